@@ -1,0 +1,54 @@
+-- The D1 schema, in full. Each change is also a numbered file in migrations/, which wrangler and the
+-- tests apply; test/schema.test.ts proves the two agree.
+
+CREATE TABLE organizations (
+  id            TEXT PRIMARY KEY,
+  name          TEXT NOT NULL,
+  -- NULL means no plan: metered routes answer 402 SUBSCRIPTION_REQUIRED.
+  plan          TEXT CHECK (plan IN ('payg', 'toolkit', 'toolkit_all_access', 'solo', 'team', 'business')),
+  -- A contract's custom requests-per-minute ceiling; NULL means the plan's figure.
+  rpm_override  INTEGER CHECK (rpm_override > 0),
+  created_at    TEXT NOT NULL
+);
+
+CREATE TABLE workspaces (
+  id               TEXT PRIMARY KEY,
+  organization_id  TEXT NOT NULL REFERENCES organizations (id),
+  name             TEXT NOT NULL,
+  created_at       TEXT NOT NULL
+);
+CREATE INDEX workspaces_by_organization ON workspaces (organization_id);
+
+CREATE TABLE api_keys (
+  id              TEXT PRIMARY KEY,
+  workspace_id    TEXT NOT NULL REFERENCES workspaces (id),
+  -- Hex SHA-256 of the whole key: the only thing authentication compares.
+  key_hash        TEXT NOT NULL,
+  -- AES-GCM ciphertext (KEY_ENCRYPTION_KEY) so the dashboard can re-reveal the key.
+  key_ciphertext  TEXT NOT NULL,
+  key_hint        TEXT NOT NULL,
+  scope           TEXT NOT NULL CHECK (scope IN ('workspace', 'agent', 'data_job', 'workspace_dryrun', 'workspace_mcp', 'meta_agent')),
+  name            TEXT NOT NULL,
+  created_at      TEXT NOT NULL,
+  last_used_at    TEXT,
+  revoked_at      TEXT
+);
+CREATE UNIQUE INDEX api_keys_by_hash ON api_keys (key_hash);
+CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
+
+CREATE TABLE usage (
+  id               TEXT PRIMARY KEY,
+  request_id       TEXT NOT NULL,
+  organization_id  TEXT NOT NULL,
+  workspace_id     TEXT NOT NULL,
+  key_id           TEXT NOT NULL,
+  operation        TEXT NOT NULL,
+  status           INTEGER NOT NULL,
+  error_code       TEXT,
+  -- Money in units of 1/10,000 cent.
+  cost_units       INTEGER NOT NULL DEFAULT 0,
+  cached           INTEGER NOT NULL DEFAULT 0,
+  latency_ms       INTEGER NOT NULL,
+  created_at       TEXT NOT NULL
+);
+CREATE INDEX usage_by_workspace_time ON usage (workspace_id, created_at);

@@ -1,0 +1,69 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { PatternRouter } from 'hono/router/pattern-router';
+import { failure } from '../core/envelope';
+import { ApiError } from '../core/errors';
+import { newId } from '../core/ids';
+import { locationOfTarget, validationErrorFromZod } from '../core/validation';
+import type { AppEnv } from './context';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * The one app factory: request ids, the validation hook, the error handler and the not-found handler
+ * are set here once, so every route answers in the same envelope.
+ */
+export function createApp(): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationErrorFromZod(result.error, locationOfTarget(result.target));
+    },
+  });
+
+  app.use(async (c, next) => {
+    const requestId = newId('req');
+    c.set('requestId', requestId);
+    await next();
+    c.res.headers.set('x-request-id', requestId);
+  });
+
+  app.onError((error, c) => failure(c, toApiError(error, c)));
+
+  let routeTable: PatternRouter<string> | undefined;
+  app.notFound((c) => {
+    routeTable ??= buildRouteTable(app);
+    const path = c.req.path;
+    const allowed = METHODS.filter((method) => routeTable!.match(method, path)[0].length > 0);
+    if (allowed.length > 0) {
+      return failure(
+        c,
+        new ApiError('ENDPOINT_NOT_FOUND', `${c.req.method} is not served at ${path}; it answers ${allowed.join(', ')}.`, {
+          headers: { Allow: allowed.join(', ') },
+        }),
+      );
+    }
+    return failure(c, ApiError.notFound(`No route ${c.req.method} ${path}. See /openapi.json for the API reference.`));
+  });
+
+  return app;
+}
+
+/** Routes with a concrete method (not middleware), so a wrong method can be told apart from a wrong path. */
+function buildRouteTable(app: OpenAPIHono<AppEnv>): PatternRouter<string> {
+  const table = new PatternRouter<string>();
+  for (const route of app.routes) {
+    if (route.method !== 'ALL') table.add(route.method, route.path, route.method);
+  }
+  return table;
+}
+
+function toApiError(error: unknown, c: Context<AppEnv>): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException && error.status === 400) {
+    // Hono's body parsers throw this for a body that is not the JSON it claims to be.
+    return ApiError.validation([{ field: 'body', location: 'body', message: error.message || 'Malformed request body.' }]);
+  }
+  console.error(JSON.stringify({ level: 'error', requestId: c.get('requestId'), path: c.req.path, error: String(error), stack: error instanceof Error ? error.stack : undefined }));
+  return ApiError.internal();
+}

@@ -1,0 +1,79 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { createKey, createOrganization, createWorkspace, getOrganization, revealKey, revokeKey } from '../../core/accounts';
+import { success } from '../../core/envelope';
+import { ApiError } from '../../core/errors';
+import { KEY_SCOPES, secretsEqual } from '../../core/keys';
+import { PLANS } from '../../core/plans';
+import type { AppEnv } from '../context';
+import { jsonContent } from '../schemas';
+
+/**
+ * The operator API, for the people who run an installation. It is not part of the public reference
+ * (`hide`), and when OPS_TOKEN is unset it does not exist at all.
+ */
+export function requireOpsToken(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const expected = c.env.OPS_TOKEN;
+    if (!expected) throw ApiError.notFound(`No route ${c.req.method} ${c.req.path}.`);
+    const given = /^Bearer +(\S+)$/i.exec(c.req.header('authorization')?.trim() ?? '')?.[1] ?? '';
+    if (!(await secretsEqual(given, expected))) throw ApiError.unauthorized('The operator API needs "Authorization: Bearer <OPS_TOKEN>".');
+    await next();
+    c.res.headers.set('cache-control', 'no-store');
+  };
+}
+
+const name = z.string().trim().min(1).max(200);
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{24}$`), `Expected an id starting with ${prefix}_.`);
+const keyIdParam = z.object({ id: id('key') });
+const anyJson = jsonContent(z.any(), 'OK');
+
+const routes = {
+  createOrganization: createRoute({
+    method: 'post',
+    path: '/ops/v1/organizations',
+    hide: true,
+    request: { body: { content: { 'application/json': { schema: z.strictObject({ name, plan: z.enum(PLANS).nullable().optional() }) } }, required: true } },
+    responses: { 201: anyJson },
+  }),
+  getOrganization: createRoute({
+    method: 'get',
+    path: '/ops/v1/organizations/{id}',
+    hide: true,
+    request: { params: z.object({ id: id('org') }) },
+    responses: { 200: anyJson },
+  }),
+  createWorkspace: createRoute({
+    method: 'post',
+    path: '/ops/v1/workspaces',
+    hide: true,
+    request: { body: { content: { 'application/json': { schema: z.strictObject({ organizationId: id('org'), name }) } }, required: true } },
+    responses: { 201: anyJson },
+  }),
+  createKey: createRoute({
+    method: 'post',
+    path: '/ops/v1/keys',
+    hide: true,
+    request: {
+      body: {
+        content: { 'application/json': { schema: z.strictObject({ workspaceId: id('ws'), scope: z.enum(KEY_SCOPES).default('workspace'), name: name.default('API key') }) } },
+        required: true,
+      },
+    },
+    responses: { 201: anyJson },
+  }),
+  revealKey: createRoute({ method: 'post', path: '/ops/v1/keys/{id}/reveal', hide: true, request: { params: keyIdParam }, responses: { 200: anyJson } }),
+  revokeKey: createRoute({ method: 'post', path: '/ops/v1/keys/{id}/revoke', hide: true, request: { params: keyIdParam }, responses: { 200: anyJson } }),
+};
+
+export function registerOps(app: OpenAPIHono<AppEnv>) {
+  app.use('/ops/v1/*', requireOpsToken());
+
+  app.openapi(routes.createOrganization, async (c) => c.json(success(await createOrganization(c.env.DB, c.req.valid('json'))), 201));
+  app.openapi(routes.getOrganization, async (c) => c.json(success(await getOrganization(c.env.DB, c.req.valid('param').id)), 200));
+  app.openapi(routes.createWorkspace, async (c) => c.json(success(await createWorkspace(c.env.DB, c.req.valid('json'))), 201));
+  app.openapi(routes.createKey, async (c) => c.json(success(await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('json'))), 201));
+  app.openapi(routes.revealKey, async (c) => c.json(success(await revealKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('param').id)), 200));
+  app.openapi(routes.revokeKey, async (c) => c.json(success(await revokeKey(c.env.DB, c.req.valid('param').id)), 200));
+}

@@ -1,0 +1,68 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { success } from '../../core/envelope';
+import { ApiError } from '../../core/errors';
+import { CATALOG } from '../../operations/catalog';
+import type { AppEnv } from '../context';
+import { errorResponses, jsonContent, successEnvelope } from '../schemas';
+
+const Platform = z
+  .object({
+    slug: z.string().openapi({ example: 'linkedin' }),
+    name: z.string(),
+    category: z.string(),
+    description: z.string(),
+    operations: z.array(
+      z.object({
+        name: z.string(),
+        summary: z.string(),
+        method: z.enum(['GET', 'POST']),
+        path: z.string(),
+        paths: z.array(z.string()),
+        mcpTool: z.string(),
+        price: z.object({
+          cents: z.number().openapi({ description: 'Price in cents per unit below.' }),
+          per: z.enum(['request', 'row', 'results page', 'keyword']),
+          note: z.string().optional(),
+        }),
+      }),
+    ),
+  })
+  .openapi('Platform');
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/v1/platforms',
+  tags: ['Discovery'],
+  summary: 'Catalog of sources and their per-call prices',
+  operationId: 'listPlatforms',
+  security: [],
+  responses: {
+    200: jsonContent(successEnvelope(z.object({ platforms: z.array(Platform) })), 'Every source and its operations.'),
+    ...errorResponses(),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/v1/platforms/{slug}',
+  tags: ['Discovery'],
+  summary: "One source's catalog entry",
+  operationId: 'getPlatform',
+  security: [],
+  request: { params: z.object({ slug: z.string().openapi({ param: { name: 'slug', in: 'path' }, example: 'linkedin' }) }) },
+  responses: { 200: jsonContent(successEnvelope(Platform), 'The source and its operations.'), ...errorResponses(404) },
+});
+
+export function registerPlatforms(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listRoute, (c) => c.json(success({ platforms: CATALOG }), 200));
+  app.openapi(getRoute, (c) => {
+    const { slug } = c.req.valid('param');
+    const platform = CATALOG.find((entry) => entry.slug === slug);
+    if (!platform) {
+      const valid = CATALOG.map((entry) => entry.slug).join(', ');
+      throw new ApiError('PROVIDER_NOT_FOUND', `No source '${slug}'. Valid slugs: ${valid}.`);
+    }
+    return c.json(success(platform), 200);
+  });
+}

@@ -1,0 +1,52 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { html } from 'hono/html';
+import packageJson from '../../../package.json';
+import { publicUrls } from '../../core/config';
+import type { AppEnv } from '../context';
+
+type Document = ReturnType<OpenAPIHono<AppEnv>['getOpenAPIDocument']>;
+
+/** `/openapi.json` (generated from the route definitions once per isolate) and the interactive `/docs`. */
+export function registerReference(app: OpenAPIHono<AppEnv>) {
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A workspace API key: `Authorization: Bearer sluice_live_<32 hex>`. No other header is accepted.',
+  });
+
+  let document: Document | undefined;
+  app.get('/openapi.json', (c) => {
+    document ??= app.getOpenAPIDocument({
+      openapi: '3.0.0',
+      info: {
+        title: 'Sluice API',
+        version: '1.0.0',
+        description: `Unified data API: web, SEO, model answers, social-platform and lead data behind one workspace key. Build ${packageJson.version}.`,
+        license: { name: 'Proprietary', url: `${publicUrls(c.env).app}/terms` },
+      },
+      servers: [{ url: publicUrls(c.env).base }],
+      security: [{ bearerAuth: [] }],
+      tags: [
+        { name: 'Discovery', description: 'Public routes: liveness, catalog, setup.' },
+        { name: 'Account', description: 'Credits and usage of the calling workspace.' },
+        { name: 'Data', description: 'Metered data operations.' },
+      ],
+    });
+    return c.json(document);
+  });
+
+  app.get('/docs', (c) =>
+    c.html(html`<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Sluice API reference</title>
+  </head>
+  <body>
+    <script id="api-reference" data-url="/openapi.json"></script>
+    <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script>
+  </body>
+</html>`),
+  );
+}

@@ -1,0 +1,151 @@
+import { ApiError } from './errors';
+import { newId } from './ids';
+import { decryptKey, encryptKey, generateKey, hashKey, keyHint, type KeyScope } from './keys';
+import type { Plan } from './plans';
+
+export interface Organization {
+  id: string;
+  name: string;
+  plan: Plan | null;
+  rpmOverride: number | null;
+  createdAt: string;
+}
+
+export interface Workspace {
+  id: string;
+  organizationId: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  scope: KeyScope;
+  name: string;
+  hint: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** What authentication resolves a key to: the key, its workspace and the organization that pays. */
+export interface KeyPrincipal {
+  keyId: string;
+  scope: KeyScope;
+  revoked: boolean;
+  workspaceId: string;
+  organizationId: string;
+  plan: Plan | null;
+  rpmOverride: number | null;
+}
+
+export async function createOrganization(db: D1Database, input: { name: string; plan?: Plan | null }): Promise<Organization> {
+  const organization: Organization = {
+    id: newId('org'),
+    name: input.name,
+    plan: input.plan ?? null,
+    rpmOverride: null,
+    createdAt: new Date().toISOString(),
+  };
+  await db
+    .prepare('INSERT INTO organizations (id, name, plan, created_at) VALUES (?, ?, ?, ?)')
+    .bind(organization.id, organization.name, organization.plan, organization.createdAt)
+    .run();
+  return organization;
+}
+
+export async function getOrganization(db: D1Database, id: string): Promise<Organization> {
+  const row = await db
+    .prepare('SELECT id, name, plan, rpm_override AS rpmOverride, created_at AS createdAt FROM organizations WHERE id = ?')
+    .bind(id)
+    .first<Organization>();
+  if (!row) throw ApiError.notFound(`No organization ${id}.`);
+  return row;
+}
+
+export async function createWorkspace(db: D1Database, input: { organizationId: string; name: string }): Promise<Workspace> {
+  await getOrganization(db, input.organizationId);
+  const workspace: Workspace = { id: newId('ws'), ...input, createdAt: new Date().toISOString() };
+  await db
+    .prepare('INSERT INTO workspaces (id, organization_id, name, created_at) VALUES (?, ?, ?, ?)')
+    .bind(workspace.id, workspace.organizationId, workspace.name, workspace.createdAt)
+    .run();
+  return workspace;
+}
+
+const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS hint, created_at AS createdAt,
+  last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
+
+/** Creates a key and answers its plaintext: the only time it leaves the server unasked. */
+export async function createKey(
+  db: D1Database,
+  encryptionSecret: string,
+  input: { workspaceId: string; scope: KeyScope; name: string },
+): Promise<ApiKeyRecord & { key: string }> {
+  const workspace = await db.prepare('SELECT id FROM workspaces WHERE id = ?').bind(input.workspaceId).first();
+  if (!workspace) throw ApiError.notFound(`No workspace ${input.workspaceId}.`);
+  const id = newId('key');
+  const key = generateKey();
+  const record: ApiKeyRecord = {
+    id,
+    workspaceId: input.workspaceId,
+    scope: input.scope,
+    name: input.name,
+    hint: keyHint(key),
+    createdAt: new Date().toISOString(),
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  await db
+    .prepare(
+      `INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(id, record.workspaceId, await hashKey(key), await encryptKey(key, id, encryptionSecret), record.hint, record.scope, record.name, record.createdAt)
+    .run();
+  return { ...record, key };
+}
+
+export async function getKey(db: D1Database, id: string): Promise<ApiKeyRecord> {
+  const row = await db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`).bind(id).first<ApiKeyRecord>();
+  if (!row) throw ApiError.notFound(`No key ${id}.`);
+  return row;
+}
+
+/** Decrypts a key for its owner. A revoked key stays revoked, so revealing it would only invite confusion. */
+export async function revealKey(db: D1Database, encryptionSecret: string, id: string): Promise<ApiKeyRecord & { key: string }> {
+  const row = await db
+    .prepare(`SELECT ${KEY_COLUMNS}, key_ciphertext AS ciphertext FROM api_keys WHERE id = ?`)
+    .bind(id)
+    .first<ApiKeyRecord & { ciphertext: string }>();
+  if (!row) throw ApiError.notFound(`No key ${id}.`);
+  if (row.revokedAt) throw ApiError.conflict(`Key ${id} was revoked at ${row.revokedAt}; issue a new key.`);
+  const { ciphertext, ...record } = row;
+  return { ...record, key: await decryptKey(ciphertext, id, encryptionSecret) };
+}
+
+/** Revocation is irreversible and idempotent: revoking twice keeps the first timestamp. */
+export async function revokeKey(db: D1Database, id: string): Promise<ApiKeyRecord> {
+  await db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(new Date().toISOString(), id).run();
+  return getKey(db, id);
+}
+
+export async function findPrincipal(db: D1Database, keyHash: string): Promise<KeyPrincipal | null> {
+  const row = await db
+    .prepare(
+      `SELECT k.id AS keyId, k.scope, k.revoked_at IS NOT NULL AS revoked, w.id AS workspaceId,
+              o.id AS organizationId, o.plan, o.rpm_override AS rpmOverride
+         FROM api_keys k
+         JOIN workspaces w ON w.id = k.workspace_id
+         JOIN organizations o ON o.id = w.organization_id
+        WHERE k.key_hash = ?`,
+    )
+    .bind(keyHash)
+    .first<Omit<KeyPrincipal, 'revoked'> & { revoked: number }>();
+  return row ? { ...row, revoked: row.revoked === 1 } : null;
+}
+
+export function touchKey(db: D1Database, keyId: string): Promise<unknown> {
+  return db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').bind(new Date().toISOString(), keyId).run();
+}

@@ -1,0 +1,96 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/** The complete set of error codes of the spec, each with the status it is answered with by default. */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  INSUFFICIENT_CREDITS: 402,
+  PLAN_LIMIT_REACHED: 402,
+  SEAT_LIMIT_REACHED: 402,
+  DEPLOY_GATE_FAILED: 402,
+  SUBSCRIPTION_REQUIRED: 402,
+  INVITATION_EMAIL_MISMATCH: 403,
+  NOT_FOUND: 404,
+  PROVIDER_NOT_FOUND: 404,
+  ENDPOINT_NOT_FOUND: 404,
+  ENDPOINT_MIGRATED: 410,
+  CONFLICT: 409,
+  TRIAL_ALREADY_USED: 409,
+  RATE_LIMITED: 429,
+  PROVIDER_ERROR: 502,
+  PROVIDER_UNAVAILABLE: 503,
+  UPSTREAM_CREDITS_EXHAUSTED: 503,
+  INTERNAL_ERROR: 500,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+export type ErrorLocation = 'query' | 'path' | 'body';
+export interface ErrorDetail {
+  field: string;
+  location: ErrorLocation;
+  message: string;
+}
+
+interface ApiErrorOptions {
+  status?: ContentfulStatusCode;
+  details?: ErrorDetail[];
+  /** Seconds; also sent as the `Retry-After` header. */
+  retryAfter?: number;
+  /** Extra response headers, e.g. `Link` for a migrated endpoint or `Allow` for a wrong method. */
+  headers?: Record<string, string>;
+  /** Extra members of the error object, e.g. `how_to_get_access` on a 401. */
+  extra?: Record<string, unknown>;
+}
+
+/** An error that knows its own code and status; the envelope turns it into a response in one place. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ContentfulStatusCode;
+  readonly details?: ErrorDetail[];
+  readonly retryAfter?: number;
+  readonly headers: Record<string, string>;
+  readonly extra: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = options.status ?? ERROR_STATUS[code];
+    this.details = options.details;
+    this.retryAfter = options.retryAfter === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfter));
+    this.headers = options.headers ?? {};
+    this.extra = options.extra ?? {};
+  }
+
+  static validation(details: ErrorDetail[], message = describeDetails(details)): ApiError {
+    return new ApiError('VALIDATION_ERROR', message, { details });
+  }
+
+  static unauthorized(message: string, extra?: Record<string, unknown>): ApiError {
+    return new ApiError('UNAUTHORIZED', message, { extra });
+  }
+
+  static forbidden(message: string): ApiError {
+    return new ApiError('UNAUTHORIZED', message, { status: 403 });
+  }
+
+  static notFound(message = 'No such route.'): ApiError {
+    return new ApiError('NOT_FOUND', message);
+  }
+
+  static conflict(message: string): ApiError {
+    return new ApiError('CONFLICT', message);
+  }
+
+  static internal(): ApiError {
+    return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id.');
+  }
+}
+
+function describeDetails(details: ErrorDetail[]): string {
+  if (details.length === 0) return 'The request is invalid.';
+  const fields = details.map((detail) => `${detail.location} ${detail.field}`).join(', ');
+  return `Invalid request: check ${fields}.`;
+}

@@ -1,0 +1,11 @@
+/** Resource ids: a readable prefix and 96 random bits, e.g. `org_3f9a...`. */
+export type IdPrefix = 'org' | 'ws' | 'key' | 'req' | 'use';
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomHex(12)}`;
+}
+
+export function randomHex(bytes: number): string {
+  const buffer = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(buffer, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}

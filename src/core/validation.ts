@@ -1,0 +1,48 @@
+import type { z } from 'zod';
+import { ApiError, type ErrorDetail, type ErrorLocation } from './errors';
+
+const LOCATION_OF_TARGET: Record<string, ErrorLocation> = {
+  json: 'body',
+  form: 'body',
+  query: 'query',
+  param: 'path',
+};
+
+export function locationOfTarget(target: string): ErrorLocation {
+  return LOCATION_OF_TARGET[target] ?? 'body';
+}
+
+/** One detail per offending field: issues on the same field are joined into one message. */
+export function detailsFromZod(error: z.ZodError, location: ErrorLocation): ErrorDetail[] {
+  const byField = new Map<string, string[]>();
+  const add = (field: string, message: string) => {
+    const messages = byField.get(field) ?? [];
+    if (!messages.includes(message)) messages.push(message);
+    byField.set(field, messages);
+  };
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) add(fieldName([...issue.path, key], location), 'Unknown field.');
+      continue;
+    }
+    add(fieldName(issue.path, location), humanMessage(issue));
+  }
+  return [...byField].map(([field, messages]) => ({ field, location, message: messages.join(' ') }));
+}
+
+export function validationErrorFromZod(error: z.ZodError, location: ErrorLocation): ApiError {
+  return ApiError.validation(detailsFromZod(error, location));
+}
+
+function fieldName(path: PropertyKey[], location: ErrorLocation): string {
+  if (path.length === 0) return location;
+  return path
+    .map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`))
+    .join('');
+}
+
+function humanMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) return 'Required.';
+  const message = issue.message.replace(/^Invalid input: /, '');
+  return /[.!?]$/.test(message) ? message : `${message}.`;
+}

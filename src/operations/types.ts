@@ -1,0 +1,60 @@
+import type { z } from '@hono/zod-openapi';
+import type { Env } from '../core/config';
+
+/** What a provider hands back on success; failures are thrown as ApiError by the normalizer. */
+export interface ProviderResult {
+  data: unknown;
+  /** Upstream's human message, kept beside `data` where the spec shows one. */
+  message?: string;
+}
+
+export interface ProviderContext {
+  env: Env;
+  /** Aborted when the operation's time limit passes or the client goes away. */
+  signal: AbortSignal;
+}
+
+export type ProviderCall<Input> = (input: Input, context: ProviderContext) => Promise<ProviderResult>;
+
+/** How a price is shown in the catalog. */
+export interface PriceDisplay {
+  cents: number;
+  per: 'request' | 'row' | 'results page' | 'keyword';
+  note?: string;
+}
+
+export interface Price<Input> {
+  display: PriceDisplay;
+  /** The most the call can cost: held before the upstream call. In units (1/10,000 cent). */
+  quote(input: Input): number;
+  /** What the call actually costs, from the upstream result; never more than the quote. */
+  settle(input: Input, result: ProviderResult): number;
+}
+
+/** One operation of the registry: everything REST, OpenAPI, MCP and the catalog need, declared once. */
+export interface Operation<Input extends z.ZodObject = z.ZodObject, Output extends z.ZodType = z.ZodType> {
+  /** Platform slug: `linkedin`, `web`, `seo`, ... Also the MCP group. */
+  platform: string;
+  /** Kebab-case name, the last path segment: `get-company-by-domain`. */
+  name: string;
+  method: 'GET' | 'POST';
+  /** Paths served; the first is canonical. */
+  paths: [string, ...string[]];
+  summary: string;
+  description: string;
+  /** Query schema for GET, body schema for POST; strict, so unknown fields are refused. */
+  input: Input;
+  /** The schema of `data` on success, for the OpenAPI document. */
+  output: Output;
+  price: Price<z.infer<Input>>;
+  call: ProviderCall<z.infer<Input>>;
+  timeoutMs: number;
+}
+
+export function mcpToolName(operation: Pick<Operation, 'platform' | 'name'>): string {
+  return `data_${operation.platform}_${operation.name.replaceAll('-', '_')}`;
+}
+
+export function operationId(operation: Pick<Operation, 'platform' | 'name'>): string {
+  return `${operation.platform}.${operation.name}`;
+}

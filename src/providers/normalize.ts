@@ -1,0 +1,80 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ApiError } from '../core/errors';
+
+/**
+ * The spec's upstream normalization rules, in one module:
+ * 1. a 200 carrying a failure body → 422 PROVIDER_ERROR;
+ * 2. an upstream 4xx → PROVIDER_ERROR with that status;
+ * 3. 5xx, network errors and timeouts → 502 PROVIDER_ERROR;
+ * 4. our own upstream quota exhausted → 503 UPSTREAM_CREDITS_EXHAUSTED, never 402.
+ * Our own credential being refused (401/403) is our fault, not the caller's: 502, detail logged only.
+ */
+export const normalizeUpstream = {
+  unavailable(provider: string, missing: string[]): ApiError {
+    return new ApiError('PROVIDER_UNAVAILABLE', `${provider} is not configured on this server: set ${missing.join(' and ')}.`, { retryAfter: 60 });
+  },
+
+  rejected(provider: string, upstreamMessage: string | undefined): ApiError {
+    const reason = upstreamMessage ? `: ${upstreamMessage}` : '.';
+    return new ApiError('PROVIDER_ERROR', `${provider} could not answer this request${reason}`, { status: 422 });
+  },
+
+  creditsExhausted(provider: string): ApiError {
+    return new ApiError('UPSTREAM_CREDITS_EXHAUSTED', `${provider} quota of this service is exhausted. Retry shortly; this call was not charged.`, {
+      retryAfter: 60,
+    });
+  },
+
+  failed(provider: string, reason: string): ApiError {
+    return new ApiError('PROVIDER_ERROR', `${provider} failed: ${reason}. Back off and retry; this call was not charged.`, { status: 502 });
+  },
+
+  /** Classifies a non-2xx upstream response. `quotaHint` lets a vendor mark a 429 as quota exhaustion. */
+  async fromStatus(provider: string, response: Response, quotaHint = /quota|credits?|exceeded/i): Promise<ApiError> {
+    const text = await response.text().catch(() => '');
+    const status = response.status;
+    if (status === 402 || (status === 429 && quotaHint.test(text))) return normalizeUpstream.creditsExhausted(provider);
+    if (status === 401 || status === 403) {
+      console.error(JSON.stringify({ level: 'error', provider, upstreamStatus: status, body: text.slice(0, 500), note: 'our upstream credential was refused' }));
+      return normalizeUpstream.failed(provider, 'the service could not authenticate upstream');
+    }
+    if (status >= 400 && status < 500) {
+      const retryAfter = Number(response.headers.get('retry-after'));
+      return new ApiError('PROVIDER_ERROR', `${provider} rejected the request (HTTP ${status})${messageOf(text)}`, {
+        status: status as ContentfulStatusCode,
+        ...(status === 429 && retryAfter > 0 ? { retryAfter } : {}),
+      });
+    }
+    return normalizeUpstream.failed(provider, `HTTP ${status}`);
+  },
+
+  /** A fetch that never throws anything but a classified ApiError. */
+  async fetch(provider: string, input: string | URL, init: RequestInit & { signal: AbortSignal }): Promise<Response> {
+    try {
+      return await fetch(input, init);
+    } catch (error) {
+      if (init.signal.aborted) throw normalizeUpstream.failed(provider, 'timed out');
+      throw normalizeUpstream.failed(provider, `network error (${error instanceof Error ? error.message : String(error)})`);
+    }
+  },
+
+  /** Reads a JSON body; a body that is not JSON is an upstream failure. */
+  async json(provider: string, response: Response, signal: AbortSignal): Promise<unknown> {
+    try {
+      return await response.json();
+    } catch {
+      if (signal.aborted) throw normalizeUpstream.failed(provider, 'timed out');
+      throw normalizeUpstream.failed(provider, 'answered with a body that is not JSON');
+    }
+  },
+};
+
+function messageOf(text: string): string {
+  try {
+    const body = JSON.parse(text) as { message?: unknown; error?: unknown };
+    const message = typeof body.message === 'string' ? body.message : typeof body.error === 'string' ? body.error : undefined;
+    return message ? `: ${message.slice(0, 300)}` : '.';
+  } catch {
+    return '.';
+  }
+}

@@ -1,0 +1,42 @@
+import { exports } from 'cloudflare:workers';
+import type { KeyScope } from '../../src/core/keys';
+import type { Plan } from '../../src/core/plans';
+
+export const OPS_TOKEN = 'test-ops-token';
+
+/** A request to the api worker under test, through its real fetch handler. */
+export function call(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`http://sluice.test${path}`, init));
+}
+
+export async function json<T = any>(response: Response): Promise<T> {
+  return (await response.json()) as T;
+}
+
+export async function ops<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await call(`/ops/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: await json<T>(response) };
+}
+
+export interface Provisioned {
+  organizationId: string;
+  workspaceId: string;
+  keyId: string;
+  key: string;
+}
+
+/** A fresh organization, workspace and key through the operator API, as an installation would make them. */
+export async function provision(options: { plan?: Plan | null; scope?: KeyScope } = {}): Promise<Provisioned> {
+  const organization = await ops('POST', '/organizations', { name: 'Test org', plan: options.plan === undefined ? 'payg' : options.plan });
+  const workspace = await ops('POST', '/workspaces', { organizationId: organization.body.data.id, name: 'Test workspace' });
+  const key = await ops('POST', '/keys', { workspaceId: workspace.body.data.id, scope: options.scope ?? 'workspace', name: 'test' });
+  return { organizationId: organization.body.data.id, workspaceId: workspace.body.data.id, keyId: key.body.data.id, key: key.body.data.key };
+}
+
+export function bearer(key: string): RequestInit {
+  return { headers: { authorization: `Bearer ${key}` } };
+}
