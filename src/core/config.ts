@@ -1,21 +1,31 @@
-/** Bindings and settings of the api worker. Every public URL and credential is configuration. */
-export interface Env {
+/**
+ * Every setting an installation can give, with what it is for. `npm start` passes each of these from
+ * the environment (over `.dev.vars`) to the workers; deployments set them as vars or secrets.
+ */
+export const SETTINGS = {
+  BASE_URL: 'Public URL of the REST API (api worker).',
+  TOOLS_BASE_URL: 'Public URL on which the web and SEO tool endpoints are shown at root paths (api worker).',
+  MCP_URL: 'Public URL of the MCP endpoint, path /mcp.',
+  APP_URL: 'Public URL of the dashboard.',
+  KEY_ENCRYPTION_KEY: 'Secret: base64 of 32 random bytes; AES-GCM key that lets a key be re-revealed.',
+  OPS_TOKEN: 'Secret: bearer of the operator API /ops/v1; when unset that API does not exist.',
+  BUILD_ID: 'The build served (a commit), shown by /health.',
+  LINKEDIN_API_KEY: 'Secret: RapidAPI key of the professional-network data vendor.',
+  LINKEDIN_API_HOST: 'RapidAPI host of the professional-network data vendor.',
+  LINKEDIN_BASE_URL: 'Base URL of that vendor; default https://<LINKEDIN_API_HOST>.',
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** Bindings and settings of the api worker. */
+export type Env = Partial<Record<SettingName, string>> & {
   DB: D1Database;
-  /** Base64 of 32 random bytes: the AES-GCM key that lets a key be re-revealed. */
-  KEY_ENCRYPTION_KEY: string;
-  /** Bearer for the operator API; when unset, `/ops/v1/*` does not exist. */
-  OPS_TOKEN?: string;
   BASE_URL: string;
   TOOLS_BASE_URL: string;
   MCP_URL: string;
   APP_URL: string;
-  /** The build served, e.g. a commit hash; set at deploy time. */
-  BUILD_ID?: string;
-  /** Professional-network data, a RapidAPI-style vendor. */
-  LINKEDIN_API_KEY?: string;
-  LINKEDIN_API_HOST?: string;
-  LINKEDIN_BASE_URL?: string;
-}
+  KEY_ENCRYPTION_KEY: string;
+};
 
 export interface PublicUrls {
   base: string;

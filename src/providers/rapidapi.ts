@@ -1,8 +1,8 @@
-import type { Env } from '../core/config';
+import type { SettingName } from '../core/config';
 import type { ProviderCall } from '../operations/types';
 import { normalizeUpstream } from './normalize';
 
-type Setting = keyof Env & string;
+type Setting = SettingName;
 
 /** A RapidAPI-style vendor: key and host headers, JSON answers shaped `{ success, message, data }`. */
 export interface RapidApiVendor {
