@@ -12,6 +12,8 @@ export default defineConfig({
             main: './src/api/index.ts',
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
+              // A second, empty database: test/schema.test.ts builds schema.sql in it to compare with the migrations.
+              d1Databases: { SCRATCH_DB: 'scratch' },
               bindings: {
                 TEST_MIGRATIONS: await readD1Migrations('./migrations'),
                 KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY,

@@ -39,7 +39,7 @@ export function requireApiKey(): MiddlewareHandler<AppEnv> {
     }
     const header = c.req.header('authorization');
     if (header === undefined) throw refuse('Missing Authorization header. Send "Authorization: Bearer <key>".');
-    const match = /^Bearer +(\S*)$/i.exec(header.trim());
+    const match = /^Bearer(?: +(\S*))?$/i.exec(header.trim());
     if (!match) throw refuse('Malformed Authorization header. Expected "Bearer <key>".');
     const key = match[1] ?? '';
     if (key === '') throw refuse('Empty API key. Send "Authorization: Bearer <key>".');
@@ -54,7 +54,9 @@ export function requireApiKey(): MiddlewareHandler<AppEnv> {
     }
 
     c.set('principal', principal);
-    c.executionCtx.waitUntil(touchKey(c.env.DB, principal.keyId));
+    c.executionCtx.waitUntil(
+      touchKey(c.env.DB, principal.keyId).catch((error) => console.error(JSON.stringify({ level: 'error', note: 'last_used_at not stamped', keyId: principal.keyId, error: String(error) }))),
+    );
     await next();
   };
 }

@@ -1,0 +1,93 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../src/operations';
+import { call, json } from './support/api';
+
+describe('GET /v1/platforms', () => {
+  it('lists every operation of the registry with its per-call price', async () => {
+    const body = await json(await call('/v1/platforms'));
+    expect(body.success).toBe(true);
+    const listed = body.data.platforms.flatMap((platform: any) => platform.operations.map((operation: any) => `${platform.slug}/${operation.name}`));
+    expect(listed.sort()).toEqual(OPERATIONS.map((operation) => `${operation.platform}/${operation.name}`).sort());
+    const linkedin = body.data.platforms.find((platform: any) => platform.slug === 'linkedin');
+    expect(linkedin.operations).toContainEqual(
+      expect.objectContaining({
+        name: 'get-company-by-domain',
+        method: 'GET',
+        path: '/v1/data/linkedin/get-company-by-domain',
+        mcpTool: 'data_linkedin_get_company_by_domain',
+        price: { cents: 1, per: 'request' },
+      }),
+    );
+  });
+
+  it('answers one source by slug', async () => {
+    const body = await json(await call('/v1/platforms/linkedin'));
+    expect(body.data.slug).toBe('linkedin');
+    expect(body.data.operations.length).toBeGreaterThan(0);
+  });
+
+  it('answers an unknown slug with 404 PROVIDER_NOT_FOUND listing the valid slugs', async () => {
+    const response = await call('/v1/platforms/myspace');
+    expect(response.status).toBe(404);
+    const { error } = await json(response);
+    expect(error.code).toBe('PROVIDER_NOT_FOUND');
+    expect(error.message).toContain('myspace');
+    for (const slug of new Set(OPERATIONS.map((operation) => operation.platform))) expect(error.message).toContain(slug);
+  });
+});
+
+describe('GET /agent-setup/prompt.md', () => {
+  it('is Markdown built from configuration: key, REST URL, MCP URL and an authenticated example call', async () => {
+    const response = await call('/agent-setup/prompt.md');
+    expect(response.headers.get('content-type')).toMatch(/^text\/markdown/);
+    const text = await response.text();
+    expect(text).toMatch(/^# /);
+    expect(text).toContain(`${env.APP_URL}/signup`);
+    expect(text).toContain(`Base URL: ${env.BASE_URL}`);
+    expect(text).toContain(env.MCP_URL);
+    expect(text).toContain(`curl -s ${env.BASE_URL}/v1/credits -H "Authorization: Bearer $SLUICE_API_KEY"`);
+  });
+});
+
+describe('GET /openapi.json', () => {
+  it('declares OpenAPI 3.0.0 and API version 1.0.0, with the bearer scheme', async () => {
+    const document = await json(await call('/openapi.json'));
+    expect(document.openapi).toBe('3.0.0');
+    expect(document.info.version).toBe('1.0.0');
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.servers).toEqual([{ url: env.BASE_URL }]);
+  });
+
+  it('documents the error envelope on every operation and leaves the operator API out', async () => {
+    const document = await json(await call('/openapi.json'));
+    const paths = Object.keys(document.paths);
+    expect(paths).toEqual(expect.arrayContaining(['/health', '/v1/platforms', '/v1/platforms/{slug}', '/agent-setup/prompt.md']));
+    expect(paths.some((path) => path.startsWith('/ops'))).toBe(false);
+    for (const [path, item] of Object.entries<any>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        const errorRefs = Object.entries<any>(operation.responses)
+          .filter(([status]) => Number(status) >= 400)
+          .map(([, response]) => response.content['application/json'].schema.$ref);
+        expect(errorRefs.length, `${method} ${path}`).toBeGreaterThan(0);
+        for (const ref of errorRefs) expect(ref).toBe('#/components/schemas/ErrorEnvelope');
+      }
+    }
+  });
+
+  it('is built once, not per request', async () => {
+    const first = await (await call('/openapi.json')).text();
+    const second = await (await call('/openapi.json')).text();
+    expect(second).toBe(first);
+  });
+});
+
+describe('GET /docs', () => {
+  it('serves an interactive reference of /openapi.json', async () => {
+    const response = await call('/docs');
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const page = await response.text();
+    expect(page).toContain('data-url="/openapi.json"');
+    expect(page).toContain('@scalar/api-reference');
+  });
+});

@@ -1,0 +1,20 @@
+import { env } from 'cloudflare:workers';
+import { expect, it } from 'vitest';
+import schema from '../schema.sql?raw';
+
+/** The tables and indexes of a database, as SQLite records them. */
+async function shape(db: D1Database, exclude: string[]) {
+  const { results } = await db
+    .prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name")
+    .all<{ type: string; name: string; sql: string }>();
+  return results.filter((row) => !exclude.includes(row.name)).map((row) => ({ ...row, sql: row.sql.replace(/\s+/g, ' ') }));
+}
+
+it('schema.sql describes exactly what the migrations build', async () => {
+  const scratch = env.SCRATCH_DB;
+  const statements = schema.replace(/--.*$/gm, '').split(';').map((part) => part.trim()).filter(Boolean);
+  for (const statement of statements) {
+    await scratch.prepare(statement).run();
+  }
+  expect(await shape(scratch, [])).toEqual(await shape(env.DB, ['d1_migrations']));
+});
