@@ -1,10 +1,13 @@
 import { requireApiKey } from '../core/auth';
 import { createApp } from './app';
 import { registerAgentSetup } from './routes/agent-setup';
+import { registerCredits } from './routes/credits';
+import { registerOperations } from './routes/data';
 import { registerHealth } from './routes/health';
 import { registerOps } from './routes/ops';
 import { registerPlatforms } from './routes/platforms';
 import { registerReference } from './routes/reference';
+import { registerUsage } from './routes/usage';
 
 /** `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. */
 const PUBLIC_V1 = /^\/v1\/platforms(\/|$)/;
@@ -17,9 +20,15 @@ export function buildApiApp() {
   registerHealth(app);
   registerPlatforms(app);
   registerAgentSetup(app);
+  registerCredits(app);
+  registerUsage(app);
+  registerOperations(app, authenticate);
   registerOps(app);
   registerReference(app);
   return app;
 }
+
+export { OrgWallet } from '../../durable-objects/org-wallet';
+export { WorkspaceGate } from '../../durable-objects/workspace-gate';
 
 export default buildApiApp();

@@ -64,6 +64,13 @@ export async function getOrganization(db: D1Database, id: string): Promise<Organ
   return row;
 }
 
+/** Sets the plan (or none) and an optional custom requests-per-minute ceiling for all the organization's workspaces. */
+export async function setPlan(db: D1Database, id: string, input: { plan: Plan | null; rpm?: number | null }): Promise<Organization> {
+  await getOrganization(db, id);
+  await db.prepare('UPDATE organizations SET plan = ?, rpm_override = ? WHERE id = ?').bind(input.plan, input.rpm ?? null, id).run();
+  return getOrganization(db, id);
+}
+
 export async function createWorkspace(db: D1Database, input: { organizationId: string; name: string }): Promise<Workspace> {
   await getOrganization(db, input.organizationId);
   const workspace: Workspace = { id: newId('ws'), ...input, createdAt: new Date().toISOString() };

@@ -1,3 +1,6 @@
+import type { OrgWallet } from '../../durable-objects/org-wallet';
+import type { WorkspaceGate } from '../../durable-objects/workspace-gate';
+
 /**
  * Every setting an installation can give, with what it is for. `npm start` passes each of these from
  * the environment (over `.dev.vars`) to the workers; deployments set them as vars or secrets.
@@ -20,6 +23,8 @@ export type SettingName = keyof typeof SETTINGS;
 /** Bindings and settings of the api worker. */
 export type Env = Partial<Record<SettingName, string>> & {
   DB: D1Database;
+  WORKSPACE_GATE: DurableObjectNamespace<WorkspaceGate>;
+  ORG_WALLET: DurableObjectNamespace<OrgWallet>;
   BASE_URL: string;
   TOOLS_BASE_URL: string;
   MCP_URL: string;

@@ -50,6 +50,7 @@ export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
   readonly details?: ErrorDetail[];
   readonly retryAfter?: number;
+  /** Mutable so a layer above (the pipeline's rate-limit headers) can add to it. */
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
 

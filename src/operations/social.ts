@@ -89,6 +89,7 @@ const getCompanyByDomain: Operation = {
     quote: () => unitsFromCents(1),
     settle: () => unitsFromCents(1),
   },
+  keepsMessage: true,
   call: rapidApiGet(linkedinVendor, 'get-company-by-domain'),
   timeoutMs: 30_000,
 };

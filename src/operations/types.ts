@@ -47,6 +47,8 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   /** The schema of `data` on success, for the OpenAPI document. */
   output: Output;
   price: Price<z.infer<Input>>;
+  /** The response keeps the upstream's `message` beside `data` (where the spec shows one). */
+  keepsMessage?: boolean;
   call: ProviderCall<z.infer<Input>>;
   timeoutMs: number;
 }

@@ -40,3 +40,28 @@ export async function provision(options: { plan?: Plan | null; scope?: KeyScope 
 export function bearer(key: string): RequestInit {
   return { headers: { authorization: `Bearer ${key}` } };
 }
+
+/** Credits the organization's wallet through the operator API. */
+export async function credit(organizationId: string, cents: { purchasedCents?: number; subscriptionCents?: number }) {
+  const response = await ops('POST', `/organizations/${organizationId}/wallet/credit`, cents);
+  if (response.status !== 200) throw new Error(`credit failed: ${JSON.stringify(response.body)}`);
+  return response.body.data;
+}
+
+export async function wallet(organizationId: string) {
+  return (await ops('GET', `/organizations/${organizationId}/wallet`)).body.data;
+}
+
+export function companyByDomain(key: string, domain: string): Promise<Response> {
+  return call(`/v1/data/linkedin/get-company-by-domain?domain=${encodeURIComponent(domain)}`, bearer(key));
+}
+
+/** Waits for rows written off the response path (waitUntil) to land. */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {
+  let value = await read();
+  for (let attempt = 0; attempt < attempts && !done(value); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    value = await read();
+  }
+  return value;
+}

@@ -1,11 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { createKey, createOrganization, createWorkspace, getOrganization, revealKey, revokeKey } from '../../core/accounts';
+import { createKey, createOrganization, createWorkspace, getOrganization, revealKey, revokeKey, setPlan } from '../../core/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { KEY_SCOPES, secretsEqual } from '../../core/keys';
-import { PLANS } from '../../core/plans';
+import { unitsFromCents } from '../../core/money';
+import { allowanceUnits, PLANS } from '../../core/plans';
+import { balanceInCents, ledgerEntryInCents, walletOf } from '../../core/wallet';
 import type { AppEnv } from '../context';
 import { jsonContent } from '../schemas';
 
@@ -27,6 +29,8 @@ export function requireOpsToken(): MiddlewareHandler<AppEnv> {
 const name = z.string().trim().min(1).max(200);
 const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{24}$`), `Expected an id starting with ${prefix}_.`);
 const keyIdParam = z.object({ id: id('key') });
+const organizationIdParam = z.object({ id: id('org') });
+const cents = z.number().int().min(0).max(100_000_000);
 const anyJson = jsonContent(z.any(), 'OK');
 
 const routes = {
@@ -41,9 +45,42 @@ const routes = {
     method: 'get',
     path: '/ops/v1/organizations/{id}',
     hide: true,
-    request: { params: z.object({ id: id('org') }) },
+    request: { params: organizationIdParam },
     responses: { 200: anyJson },
   }),
+  setPlan: createRoute({
+    method: 'put',
+    path: '/ops/v1/organizations/{id}/plan',
+    hide: true,
+    request: {
+      params: organizationIdParam,
+      body: { content: { 'application/json': { schema: z.strictObject({ plan: z.enum(PLANS).nullable(), rpm: z.number().int().min(1).max(1_000_000).nullable().optional() }) } }, required: true },
+    },
+    responses: { 200: anyJson },
+  }),
+  creditWallet: createRoute({
+    method: 'post',
+    path: '/ops/v1/organizations/{id}/wallet/credit',
+    hide: true,
+    request: {
+      params: organizationIdParam,
+      body: {
+        content: {
+          'application/json': {
+            schema: z
+              .strictObject({ purchasedCents: cents.optional(), subscriptionCents: cents.optional() })
+              .refine((body) => body.purchasedCents !== undefined || body.subscriptionCents !== undefined, {
+                message: 'Give purchasedCents, subscriptionCents or both.',
+                path: ['purchasedCents'],
+              }),
+          },
+        },
+        required: true,
+      },
+    },
+    responses: { 200: anyJson },
+  }),
+  showWallet: createRoute({ method: 'get', path: '/ops/v1/organizations/{id}/wallet', hide: true, request: { params: organizationIdParam }, responses: { 200: anyJson } }),
   createWorkspace: createRoute({
     method: 'post',
     path: '/ops/v1/workspaces',
@@ -70,8 +107,31 @@ const routes = {
 export function registerOps(app: OpenAPIHono<AppEnv>) {
   app.use('/ops/v1/*', requireOpsToken());
 
-  app.openapi(routes.createOrganization, async (c) => c.json(success(await createOrganization(c.env.DB, c.req.valid('json'))), 201));
+  app.openapi(routes.createOrganization, async (c) => {
+    const organization = await createOrganization(c.env.DB, c.req.valid('json'));
+    await walletOf(c.env, organization.id).configure(allowanceUnits(organization.plan));
+    return c.json(success(organization), 201);
+  });
   app.openapi(routes.getOrganization, async (c) => c.json(success(await getOrganization(c.env.DB, c.req.valid('param').id)), 200));
+  app.openapi(routes.setPlan, async (c) => {
+    const organization = await setPlan(c.env.DB, c.req.valid('param').id, c.req.valid('json'));
+    // A plan change starts a new period with the new plan's allowance in full.
+    await walletOf(c.env, organization.id).configure(allowanceUnits(organization.plan));
+    return c.json(success(organization), 200);
+  });
+  app.openapi(routes.creditWallet, async (c) => {
+    const { id: organizationId } = c.req.valid('param');
+    await getOrganization(c.env.DB, organizationId);
+    const { purchasedCents = 0, subscriptionCents = 0 } = c.req.valid('json');
+    const balance = await walletOf(c.env, organizationId).credit({ purchasedUnits: unitsFromCents(purchasedCents), subscriptionUnits: unitsFromCents(subscriptionCents) });
+    return c.json(success({ organizationId, ...balanceInCents(balance) }), 200);
+  });
+  app.openapi(routes.showWallet, async (c) => {
+    const { id: organizationId } = c.req.valid('param');
+    await getOrganization(c.env.DB, organizationId);
+    const { balance, ledger } = await walletOf(c.env, organizationId).statement(50);
+    return c.json(success({ organizationId, ...balanceInCents(balance), ledger: ledger.map(ledgerEntryInCents) }), 200);
+  });
   app.openapi(routes.createWorkspace, async (c) => c.json(success(await createWorkspace(c.env.DB, c.req.valid('json'))), 201));
   app.openapi(routes.createKey, async (c) => c.json(success(await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('json'))), 201));
   app.openapi(routes.revealKey, async (c) => c.json(success(await revealKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('param').id)), 200));

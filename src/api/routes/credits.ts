@@ -1,0 +1,40 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { success } from '../../core/envelope';
+import { PLANS } from '../../core/plans';
+import { balanceInCents, walletOf } from '../../core/wallet';
+import type { AppEnv } from '../context';
+import { errorResponses, jsonContent, successEnvelope } from '../schemas';
+
+const Credits = z
+  .object({
+    organizationId: z.string(),
+    plan: z.enum(PLANS).nullable().openapi({ description: 'null when the organization has no plan: metered routes answer 402 SUBSCRIPTION_REQUIRED.' }),
+    purchasedBalanceCents: z.number().openapi({ description: 'Top-ups; never expire.' }),
+    subscriptionRemainingCents: z.number().openapi({ description: "What is left of this period's allowance; spent before purchased balance." }),
+    subscriptionAllowanceCents: z.number().openapi({ description: "The plan's allowance per period." }),
+    heldCents: z.number().openapi({ description: 'Reserved by calls in flight; already taken out of the balances above.' }),
+    availableCents: z.number().openapi({ description: 'purchasedBalanceCents + subscriptionRemainingCents.' }),
+    periodEnd: z.string().nullable().openapi({ description: 'When the subscription allowance resets (ISO 8601), null without a plan.' }),
+  })
+  .openapi('Credits');
+
+const route = createRoute({
+  method: 'get',
+  path: '/v1/credits',
+  tags: ['Account'],
+  summary: "The organization's credit balance",
+  operationId: 'getCredits',
+  responses: { 200: jsonContent(successEnvelope(Credits), 'Balances of the organization that pays for this workspace.'), ...errorResponses(401, 403) },
+});
+
+export function registerCredits(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const principal = c.get('principal');
+    const balance = await walletOf(c.env, principal.organizationId).balance();
+    return c.json(
+      success({ organizationId: principal.organizationId, plan: principal.plan, ...balanceInCents(balance) }),
+      200,
+    );
+  });
+}

@@ -1,0 +1,43 @@
+import type { Admission } from '../../durable-objects/workspace-gate';
+import { clock } from './clock';
+import type { Env } from './config';
+
+/**
+ * Workspaces whose window is exhausted, until the window ends. Once the object has said no, this isolate
+ * says no by itself until the reset, so a flood never reaches the object. Bounded: expired entries are
+ * dropped when the map grows.
+ */
+const exhaustedUntil = new Map<string, { limit: number; resetAt: number }>();
+const MAX_REMEMBERED = 10_000;
+
+export async function admit(env: Env, workspaceId: string, limit: number): Promise<Admission> {
+  const now = clock.now();
+  const exhausted = exhaustedUntil.get(workspaceId);
+  if (exhausted && now < exhausted.resetAt && exhausted.limit === limit) {
+    return { allowed: false, limit, remaining: 0, resetAt: exhausted.resetAt };
+  }
+  exhaustedUntil.delete(workspaceId);
+
+  const admission = await env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(workspaceId)).admit(limit);
+  if (!admission.allowed) {
+    if (exhaustedUntil.size >= MAX_REMEMBERED) {
+      for (const [id, entry] of exhaustedUntil) if (entry.resetAt <= now) exhaustedUntil.delete(id);
+    }
+    if (exhaustedUntil.size < MAX_REMEMBERED) exhaustedUntil.set(workspaceId, { limit, resetAt: admission.resetAt });
+  }
+  return admission;
+}
+
+/** Whole seconds until the window ends, at least 1. */
+export function secondsUntilReset(admission: Admission): number {
+  return Math.max(1, Math.ceil((admission.resetAt - clock.now()) / 1000));
+}
+
+/** The RateLimit-* headers every limited response carries. */
+export function rateLimitHeaders(admission: Admission): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(admission.limit),
+    'RateLimit-Remaining': String(admission.remaining),
+    'RateLimit-Reset': String(secondsUntilReset(admission)),
+  };
+}

@@ -1,0 +1,127 @@
+import { createExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { buildApiApp } from '../../src/api';
+import company from '../fixtures/linkedin-company.json';
+import { bearer, call, companyByDomain, credit, eventually, json, provision, wallet } from '../support/api';
+
+async function funded(cents = 10) {
+  const account = await provision();
+  await credit(account.organizationId, { purchasedCents: cents });
+  return account;
+}
+
+describe('GET /v1/data/linkedin/get-company-by-domain', () => {
+  it('answers the company record with the upstream message beside data, and charges 1 cent', async () => {
+    const account = await funded(10);
+    const response = await companyByDomain(account.key, 'stripe.com');
+    expect(response.status).toBe(200);
+    const body = await json(response);
+    expect(body).toMatchObject({ success: true, message: '', data: { ...company.data, website: 'https://stripe.com' } });
+    expect(body.meta).toEqual({ costCents: 1, purchasedBalanceCents: 9, subscriptionRemainingCents: 0, cached: false, latencyMs: expect.any(Number) });
+    expect(response.headers.get('ratelimit-limit')).toBe('60');
+    expect(response.headers.get('ratelimit-remaining')).toBe('59');
+    expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(9);
+  });
+
+  it('records a usage row for the call', async () => {
+    const account = await funded(10);
+    const response = await companyByDomain(account.key, 'stripe.com');
+    const requestId = response.headers.get('x-request-id');
+    const row = await eventually(
+      () => env.DB.prepare('SELECT * FROM usage WHERE request_id = ?').bind(requestId).first<Record<string, unknown>>(),
+      (found) => found !== null,
+    );
+    expect(row).toMatchObject({
+      workspace_id: account.workspaceId,
+      organization_id: account.organizationId,
+      key_id: account.keyId,
+      operation: 'linkedin.get-company-by-domain',
+      status: 200,
+      error_code: null,
+      cost_units: 10_000,
+    });
+  });
+
+  it('refuses a missing domain with 400 VALIDATION_ERROR on the query, uncharged', async () => {
+    const account = await funded(10);
+    const response = await call('/v1/data/linkedin/get-company-by-domain', bearer(account.key));
+    expect(response.status).toBe(400);
+    expect((await json(response)).error.details).toEqual([{ field: 'domain', location: 'query', message: 'Required.' }]);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(10);
+  });
+
+  it('refuses a URL instead of a domain, and an unknown parameter, naming each', async () => {
+    const account = await funded(10);
+    const response = await call('/v1/data/linkedin/get-company-by-domain?domain=https://stripe.com/about&colour=red', bearer(account.key));
+    expect(response.status).toBe(400);
+    const fields = (await json(response)).error.details.map((detail: { field: string }) => detail.field).sort();
+    expect(fields).toEqual(['colour', 'domain']);
+  });
+
+  it('answers 402 SUBSCRIPTION_REQUIRED for an organization with no plan', async () => {
+    const account = await provision({ plan: null });
+    const response = await companyByDomain(account.key, 'stripe.com');
+    expect(response.status).toBe(402);
+    expect((await json(response)).error.code).toBe('SUBSCRIPTION_REQUIRED');
+  });
+
+  it('answers 402 INSUFFICIENT_CREDITS stating the required and available amounts', async () => {
+    const account = await provision();
+    const response = await companyByDomain(account.key, 'stripe.com');
+    expect(response.status).toBe(402);
+    const { error } = await json(response);
+    expect(error.code).toBe('INSUFFICIENT_CREDITS');
+    expect(error.message).toContain('needs 1 cent');
+    expect(error.message).toContain('has 0 cents available');
+  });
+
+  it('answers 503 PROVIDER_UNAVAILABLE naming the missing settings when the vendor is not configured', async () => {
+    const account = await funded(10);
+    const response = await buildApiApp().fetch(
+      new Request('http://sluice.test/v1/data/linkedin/get-company-by-domain?domain=stripe.com', bearer(account.key)),
+      { ...env, LINKEDIN_API_KEY: undefined, LINKEDIN_API_HOST: undefined },
+      createExecutionContext(),
+    );
+    expect(response.status).toBe(503);
+    const { error } = await json(response);
+    expect(error.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(error.message).toContain('LINKEDIN_API_KEY');
+    expect(error.message).toContain('LINKEDIN_API_HOST');
+    expect(response.headers.get('retry-after')).toBe(String(error.retryAfter));
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(10);
+  });
+
+  describe('upstream normalization: every failure is billed zero and its hold released', () => {
+    it.each([
+      ['a 200 with success:false', 'rejected.com', 422, 'PROVIDER_ERROR', /Company not found/],
+      ['an upstream 404', 'status404.com', 404, 'PROVIDER_ERROR', /HTTP 404/],
+      ['an upstream 400', 'status400.com', 400, 'PROVIDER_ERROR', /Invalid domain/],
+      ['an upstream throttle 429', 'throttled.com', 429, 'PROVIDER_ERROR', /HTTP 429/],
+      ['an upstream 500', 'status500.com', 502, 'PROVIDER_ERROR', /HTTP 500/],
+      ['an upstream 503', 'status503.com', 502, 'PROVIDER_ERROR', /HTTP 503/],
+      ['a network error', 'network.com', 502, 'PROVIDER_ERROR', /failed/],
+      ['a 200 that is not JSON', 'notjson.com', 502, 'PROVIDER_ERROR', /not JSON/],
+      ['our upstream credential refused', 'forbidden.com', 502, 'PROVIDER_ERROR', /could not authenticate upstream/],
+      ['an upstream 402', 'status402.com', 503, 'UPSTREAM_CREDITS_EXHAUSTED', /quota/],
+      ['an upstream monthly quota 429', 'quota.com', 503, 'UPSTREAM_CREDITS_EXHAUSTED', /quota/],
+    ])('%s becomes %s %s', async (_, domain, status, code, message) => {
+      const account = await funded(10);
+      const response = await companyByDomain(account.key, domain);
+      expect(response.status).toBe(status);
+      const { error } = await json(response);
+      expect(error.code).toBe(code);
+      expect(error.message).toMatch(message);
+      const after = await wallet(account.organizationId);
+      expect(after).toMatchObject({ purchasedBalanceCents: 10, heldCents: 0 });
+      expect(after.ledger.map((entry: { kind: string }) => entry.kind).slice(0, 2)).toEqual(['release', 'hold']);
+    });
+
+    it('passes an upstream Retry-After through on a throttle', async () => {
+      const account = await funded(10);
+      const response = await companyByDomain(account.key, 'throttled.com');
+      expect(response.headers.get('retry-after')).toBe('7');
+    });
+  });
+});
