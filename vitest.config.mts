@@ -1,6 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
-import { FAKE_LINKEDIN, linkedinUpstream } from './test/fakes/linkedin-upstream';
+import { FAKE_LINKEDIN, linkedinUpstream } from './test/fakes/linkedin-upstream.ts';
 
 const TEST_KEY_ENCRYPTION_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
 
