@@ -1,0 +1,200 @@
+/**
+ * `npm start` end to end: the real stack (workerd via Miniflare) as a child process in a throwaway
+ * SLUICE_HOME, driven by what it prints, the operator CLI and plain HTTP.
+ */
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, ops, runCommand, type Started, startStack, stopAll, stopStack, tempDir } from './support/processes';
+
+const home = tempDir('start');
+let env: NodeJS.ProcessEnv;
+let first: Started;
+
+const FROM_ENV = 'https://api.from-env.example';
+const FROM_DEV_VARS = 'https://api.from-dev-vars.example';
+const TOOLS_FROM_DEV_VARS = 'https://tools.from-dev-vars.example';
+
+/** The ids made through the CLI, checked again after the restart. */
+const made: { organizationId?: string; workspaceId?: string; keyId?: string; key?: string; wallet?: unknown } = {};
+
+function opsEnv(): NodeJS.ProcessEnv {
+  return { ...env, SLUICE_OPS_URL: first.apiUrl };
+}
+
+async function cli<T = any>(...args: string[]): Promise<T> {
+  const ran = await ops(opsEnv(), ...args);
+  if (ran.code !== 0) throw new Error(`ops ${args.join(' ')} exited ${ran.code}:\n${ran.stderr}`);
+  return JSON.parse(ran.stdout) as T;
+}
+
+function credits(key: string): Promise<Response> {
+  return fetch(`${first.apiUrl}/v1/credits`, { headers: { authorization: `Bearer ${key}` } });
+}
+
+beforeAll(async () => {
+  env = await isolatedEnv(home);
+  writeFileSync(join(home, '.dev.vars'), `BASE_URL=${FROM_DEV_VARS}\nTOOLS_BASE_URL="${TOOLS_FROM_DEV_VARS}"\n`);
+  first = await startStack({ ...env, BASE_URL: FROM_ENV });
+});
+
+afterAll(async () => {
+  await stopAll();
+});
+
+describe('npm start', () => {
+  it('prints a curl line that works as printed', async () => {
+    expect(first.curl).toBe(`curl -s ${first.apiUrl}/v1/credits -H "Authorization: Bearer ${first.key}"`);
+    const ran = await runCommand('bash', ['-c', first.curl]);
+    expect(ran.code).toBe(0);
+    const body = JSON.parse(ran.stdout);
+    expect(typeof body.success).toBe('boolean');
+  });
+
+  it('listens on the port it was given and keeps secrets private', async () => {
+    expect(first.apiUrl).toBe(`http://127.0.0.1:${env.SLUICE_API_PORT}`);
+    const health = await (await fetch(`${first.apiUrl}/health`)).json();
+    expect(health).toMatchObject({ success: true, data: { status: 'ok' } });
+    const secrets = JSON.parse(readFileSync(join(home, 'secrets.json'), 'utf8'));
+    expect(secrets.OPS_TOKEN).toBe(first.opsToken);
+    expect(secrets.OPS_TOKEN).toMatch(/^[0-9a-f]{32}$/);
+    expect(Buffer.from(secrets.KEY_ENCRYPTION_KEY, 'base64')).toHaveLength(32);
+    expect(statSync(join(home, 'secrets.json')).mode & 0o777).toBe(0o600);
+  });
+
+  it('takes a setting from the environment over .dev.vars, and from .dev.vars over the default', async () => {
+    const prompt = await (await fetch(`${first.apiUrl}/agent-setup/prompt.md`)).text();
+    expect(prompt).toContain(`Base URL: ${FROM_ENV}`);
+    expect(prompt).not.toContain(FROM_DEV_VARS);
+    expect(prompt).toContain(`Tool endpoints (web, SEO): ${TOOLS_FROM_DEV_VARS}`);
+    // Not given anywhere: follows the chosen ports.
+    expect(prompt).toContain(`http://127.0.0.1:${env.SLUICE_MCP_PORT}/mcp`);
+  });
+});
+
+describe('the operator CLI', () => {
+  it('creates an organization, a workspace and a key; reveals and revokes the key', async () => {
+    const organization = await cli('org', 'create', '--name', 'CLI org', '--plan', 'payg');
+    expect(organization).toMatchObject({ id: expect.stringMatching(/^org_/), name: 'CLI org', plan: 'payg' });
+    expect(await cli('org', 'show', '--id', organization.id)).toMatchObject({ id: organization.id, name: 'CLI org' });
+
+    const noPlan = await cli('org', 'create', '--name', 'No plan');
+    expect(noPlan.plan).toBeNull();
+
+    const workspace = await cli('workspace', 'create', '--org', organization.id, '--name', 'CLI workspace');
+    expect(workspace).toMatchObject({ id: expect.stringMatching(/^ws_/), organizationId: organization.id });
+
+    const key = await cli('key', 'create', '--workspace', workspace.id, '--name', 'cli');
+    expect(key).toMatchObject({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^sluice_live_[0-9a-f]{32}$/) });
+    expect((await cli('key', 'reveal', '--id', key.id)).key).toBe(key.key);
+
+    expect((await credits(key.key)).status).not.toBe(401);
+    const revoked = await cli('key', 'revoke', '--id', key.id);
+    expect(revoked.revokedAt).toEqual(expect.any(String));
+    const refused = await credits(key.key);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ success: false });
+
+    Object.assign(made, { organizationId: organization.id, workspaceId: workspace.id });
+  });
+
+  it('answers API errors on stderr with exit 1', async () => {
+    const ran = await ops(opsEnv(), 'org', 'show', '--id', 'org_000000000000000000000000');
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toBe('');
+    expect(ran.stderr).toMatch(/NOT_FOUND/);
+  });
+
+  it('prints usage: on --help to stdout, on a wrong command line to stderr with exit 2', async () => {
+    const help = await ops(opsEnv(), '--help');
+    expect(help.code).toBe(0);
+    for (const command of ['org create', 'workspace create', 'key create', 'key reveal', 'key revoke', 'wallet credit', 'plan set', 'mcp-token create']) {
+      expect(help.stdout).toContain(command);
+    }
+    for (const args of [['frobnicate'], ['key', 'create'], ['org', 'create', '--nam', 'x'], ['wallet', 'credit', '--org', 'org_x', '--purchased-cents', 'ten']]) {
+      const ran = await ops(opsEnv(), ...args);
+      expect(ran.code, args.join(' ')).toBe(2);
+      expect(ran.stdout).toBe('');
+      expect(ran.stderr).toMatch(/Usage: npm run -s ops --/);
+    }
+  });
+
+  it('credits and shows a wallet, sets a plan, makes and revokes an MCP token', async () => {
+    const organizationId = made.organizationId!;
+    const credited = await cli('wallet', 'credit', '--org', organizationId, '--purchased-cents', '1250', '--subscription-cents', '300');
+    expect(credited).toMatchObject({ organizationId });
+    const wallet = await cli('wallet', 'show', '--org', organizationId);
+    expect(wallet).toMatchObject({ organizationId });
+    expect(JSON.stringify(wallet)).toContain('1250');
+
+    const plan = await cli('plan', 'set', '--org', organizationId, '--plan', 'team', '--rpm', '500');
+    expect(plan).toMatchObject({ id: organizationId, plan: 'team', rpmOverride: 500 });
+
+    const token = await cli('mcp-token', 'create', '--workspace', made.workspaceId!);
+    expect(token).toMatchObject({ id: expect.stringMatching(/^key_/), token: expect.stringMatching(/^sluice_live_[0-9a-f]{32}$/), scope: 'workspace_mcp' });
+    expect(token.key).toBeUndefined();
+    expect((await cli('mcp-token', 'revoke', '--id', token.id)).revokedAt).toEqual(expect.any(String));
+
+    // For the restart test: a key that stays valid, and the wallet as it stands now.
+    const key = await cli('key', 'create', '--workspace', made.workspaceId!);
+    Object.assign(made, { keyId: key.id, key: key.key, wallet: await cli('wallet', 'show', '--org', organizationId) });
+  });
+});
+
+/**
+ * Errors the recommended ruleset finds in the document today, in worker code this suite does not own
+ * (reported; `z.null()` fields render as `{nullable: true}` without a type). Delete each entry once the
+ * document is fixed; any other error fails the test at once.
+ */
+const KNOWN_LINT_ERRORS = new Set([
+  'nullable-type-sibling #/components/schemas/CompanyRecord/properties/founded/nullable',
+  'nullable-type-sibling #/components/schemas/CompanyRecord/properties/fundingData/properties/lastFundingRound/properties/leadInvestors/nullable',
+  'nullable-type-sibling #/components/schemas/CompanyRecord/additionalProperties/nullable',
+]);
+
+describe('the served reference', () => {
+  it('passes @redocly/cli lint with the recommended rules (warnings allowed)', async () => {
+    const document = await (await fetch(`${first.apiUrl}/openapi.json`)).text();
+    const file = join(home, 'openapi.json');
+    writeFileSync(file, document);
+    const ran = await runCommand('npx', ['redocly', 'lint', file, '--format=json'], {
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    });
+    const report = JSON.parse(ran.stdout.slice(ran.stdout.indexOf('{'))) as { problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
+    const errors = report.problems.filter((problem) => problem.severity === 'error').map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}`);
+    expect(errors.filter((error) => !KNOWN_LINT_ERRORS.has(error))).toEqual([]);
+    if (errors.length === 0) expect(ran.code).toBe(0);
+  });
+});
+
+describe('restarting', () => {
+  let second: Started;
+
+  beforeAll(async () => {
+    await stopStack(first.child);
+    // This time BASE_URL is not in the environment, so .dev.vars gives it.
+    second = await startStack(env);
+  });
+
+  it('prints the same key and operator token', () => {
+    expect(second.key).toBe(first.key);
+    expect(second.opsToken).toBe(first.opsToken);
+    expect(second.output()).not.toMatch(/Applied migration/);
+  });
+
+  it('keeps D1 and Durable Object state', async () => {
+    const api = second.apiUrl;
+    const call = (path: string, key: string) => fetch(`${api}${path}`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await call('/v1/credits', made.key!)).status).not.toBe(401);
+    const opsCall = (path: string) => fetch(`${api}/ops/v1${path}`, { headers: { authorization: `Bearer ${second.opsToken}` } }).then((r) => r.json() as Promise<any>);
+    expect((await opsCall(`/organizations/${made.organizationId}`)).data).toMatchObject({ plan: 'team', rpmOverride: 500 });
+    // The wallet lives in the OrgWallet Durable Object's own SQLite storage.
+    const wallet = (await opsCall(`/organizations/${made.organizationId}/wallet`)).data;
+    expect(wallet).toEqual(made.wallet);
+  });
+
+  it('takes BASE_URL from .dev.vars when the environment does not give it', async () => {
+    const prompt = await (await fetch(`${second.apiUrl}/agent-setup/prompt.md`)).text();
+    expect(prompt).toContain(`Base URL: ${FROM_DEV_VARS}`);
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Helpers for the node tests: run `npm start` (scripts/start.ts) as a real child process in a throwaway
+ * SLUICE_HOME, wait for what it prints, and always take it down again.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `sluice-${prefix}-`));
+}
+
+/** A port nobody listens on right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Environment of a stack of its own: its own home (secrets, seed, build, state) and its own ports. */
+export async function isolatedEnv(home: string): Promise<NodeJS.ProcessEnv> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // Settings the developer may have exported must not leak into what the tests check.
+  for (const name of ['BASE_URL', 'TOOLS_BASE_URL', 'MCP_URL', 'APP_URL', 'OPS_TOKEN', 'KEY_ENCRYPTION_KEY', 'BUILD_ID', 'SLUICE_OPS_URL']) delete env[name];
+  return {
+    ...env,
+    SLUICE_HOME: home,
+    SLUICE_STATE_DIR: join(home, 'state'),
+    SLUICE_DEV_VARS: join(home, '.dev.vars'),
+    SLUICE_API_PORT: String(await freePort()),
+    SLUICE_MCP_PORT: String(await freePort()),
+    SLUICE_APP_PORT: String(await freePort()),
+    WRANGLER_SEND_METRICS: 'false',
+    NO_COLOR: '1',
+  };
+}
+
+export interface Started {
+  child: ChildProcess;
+  output: () => string;
+  key: string;
+  curl: string;
+  apiUrl: string;
+  opsToken: string;
+}
+
+const running = new Set<ChildProcess>();
+
+/** `npx tsx scripts/start.ts`, resolved once the banner (key, token, curl line) has been printed. */
+export function startStack(env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<Started> {
+  // Its own process group, so the whole tree (npx, tsx, node, workerd) can be signalled at once.
+  const child = spawn('npx', ['tsx', 'scripts/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+
+  return new Promise((resolveStarted, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      reject(new Error(`${why}\n--- output of npm start ---\n${output}`));
+    };
+    const timer = setTimeout(() => fail(`npm start printed no banner within ${timeoutMs / 1000} s.`), timeoutMs);
+    child.once('exit', (code, signal) => fail(`npm start exited early (${signal ?? code}).`));
+    const poll = setInterval(() => {
+      if (!/Ctrl-C stops/.test(output)) return;
+      const key = /API key\s+(sluice_live_[0-9a-f]{32})/.exec(output)?.[1];
+      const curl = /^\s*(curl .*)$/m.exec(output)?.[1];
+      const apiUrl = /REST API\s+(http\S+)/.exec(output)?.[1];
+      const opsToken = /Operator token\s+(\S+)/.exec(output)?.[1];
+      if (!key || !curl || !apiUrl || !opsToken) return fail('The banner lacks the key, the curl line, the REST URL or the operator token.');
+      clearTimeout(timer);
+      clearInterval(poll);
+      child.removeAllListeners('exit');
+      resolveStarted({ child, output: () => output, key, curl, apiUrl, opsToken });
+    }, 100);
+  });
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the child's process group; SIGKILL if it is still there after `graceMs`. */
+export async function stopStack(child: ChildProcess | undefined, graceMs = 15_000): Promise<void> {
+  if (!child?.pid) return;
+  running.delete(child);
+  const pid = child.pid;
+  if (!groupAlive(pid)) return;
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + graceMs;
+  while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (groupAlive(pid)) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone in between
+    }
+  }
+}
+
+/** Stops every stack this file started that a test did not stop itself (for afterAll). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((child) => stopStack(child)));
+}
+
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion (never rejects; the exit code is in the answer). */
+export function runCommand(file: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Ran> {
+  return new Promise((resolveRun) => {
+    execFile(file, args, { cwd: ROOT, env: options.env ?? process.env, timeout: options.timeoutMs ?? 60_000, maxBuffer: 32 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 1) : 0;
+      resolveRun({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+/** The operator CLI, run the way `npm run -s ops --` runs it. */
+export function ops(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Ran> {
+  return runCommand('npx', ['tsx', 'scripts/ops.ts', ...args], { env });
+}
