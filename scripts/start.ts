@@ -109,8 +109,9 @@ function printBanner(stack: Stack, api: string, seed: Seed, key: string) {
   row('REST API', api);
   for (const [id, url] of others) row(id === 'mcp' ? 'MCP' : id === 'app' ? 'Dashboard' : id, url);
   if (stack.settings.BASE_URL && stack.settings.BASE_URL !== api) row('Public URL', stack.settings.BASE_URL, 'BASE_URL');
-  row('API key', key, `workspace "${SEED_NAME}" ${seed.workspaceId}, organization ${seed.organizationId} (${SEED_PLAN})`);
-  row('Operator token', stack.settings.OPS_TOKEN!, 'Authorization: Bearer ... on /ops/v1');
+  row('API key', key, `workspace "${SEED_NAME}" ${seed.workspaceId}`);
+  row('Organization', seed.organizationId, `"${SEED_NAME}", plan ${SEED_PLAN}`);
+  row('Operator token', stack.settings.OPS_TOKEN!, 'bearer of /ops/v1');
   console.log(`\n  Try it:\n    curl -s ${api}/v1/credits -H "Authorization: Bearer ${key}"`);
   // The CLI finds this stack by itself at the defaults; elsewhere it needs to be told where.
   const where = [api === 'http://127.0.0.1:8787' ? '' : `SLUICE_OPS_URL=${api} `, process.env.SLUICE_HOME ? `SLUICE_HOME=${process.env.SLUICE_HOME} ` : ''].join('');
