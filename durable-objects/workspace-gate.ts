@@ -23,12 +23,14 @@ interface Window {
  * concurrent requests cannot both take the last slot.
  */
 export class WorkspaceGate extends DurableObject<Env> {
-  private window: Window;
+  private window: Window = { start: 0, count: 0 };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // Persisted so an evicted object does not forget the requests already counted in this window.
-    this.window = ctx.storage.kv.get<Window>('window') ?? { start: 0, count: 0 };
+    void ctx.blockConcurrencyWhile(async () => {
+      this.window = (await ctx.storage.get<Window>('window')) ?? this.window;
+    });
   }
 
   admit(limit: number): Admission {
@@ -38,7 +40,9 @@ export class WorkspaceGate extends DurableObject<Env> {
     const resetAt = start + WINDOW_MS;
     if (this.window.count >= limit) return { allowed: false, limit, remaining: 0, resetAt };
     this.window.count += 1;
-    this.ctx.storage.kv.put('window', this.window);
+    // The count is decided in memory; the answer need not wait for the disk. Were the write lost, the
+    // window would forget a few requests, and a limiter should fail open, not stall every call.
+    void this.ctx.storage.put('window', this.window, { allowUnconfirmed: true });
     return { allowed: true, limit, remaining: limit - this.window.count, resetAt };
   }
 }

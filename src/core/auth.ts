@@ -54,9 +54,24 @@ export function requireApiKey(): MiddlewareHandler<AppEnv> {
     }
 
     c.set('principal', principal);
-    c.executionCtx.waitUntil(
+    if (shouldStamp(principal.keyId)) c.executionCtx.waitUntil(
       touchKey(c.env.DB, principal.keyId).catch((error) => console.error(JSON.stringify({ level: 'error', note: 'last_used_at not stamped', keyId: principal.keyId, error: String(error) }))),
     );
     await next();
   };
+}
+
+/**
+ * last_used_at is stamped off the response path at one-second resolution: a key already stamped by this
+ * isolate within the last second is not written again, so a busy key costs one write a second, not one
+ * per request. Bounded: the map is cleared when it grows past 10,000 keys.
+ */
+const lastStamped = new Map<string, number>();
+
+function shouldStamp(keyId: string): boolean {
+  const now = Date.now();
+  if (now - (lastStamped.get(keyId) ?? 0) < 1000) return false;
+  if (lastStamped.size >= 10_000) lastStamped.clear();
+  lastStamped.set(keyId, now);
+  return true;
 }

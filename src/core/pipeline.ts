@@ -80,12 +80,16 @@ export async function execute(operation: Operation, rawInput: unknown, location:
       await wallet.release(hold.holdId);
       throw error;
     }
-    const { capturedUnits, balance } = await wallet.capture(hold.holdId, actual);
-    usage = { status: 200, errorCode: null, costUnits: capturedUnits };
+    // When the call costs exactly what was held, capturing changes no balance, so the answer need not
+    // wait for it; the hold's alarm is the backstop should the capture never land.
+    let balance = hold.balance;
+    if (actual === quote) call.waitUntil(wallet.capture(hold.holdId, actual));
+    else balance = (await wallet.capture(hold.holdId, actual)).balance;
+    usage = { status: 200, errorCode: null, costUnits: actual };
     return {
       data: result.data,
       ...(result.message !== undefined ? { message: result.message } : {}),
-      meta: metaOf(capturedUnits, balance, Date.now() - started),
+      meta: metaOf(actual, balance, Date.now() - started),
       headers,
     };
   } catch (error) {

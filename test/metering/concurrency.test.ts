@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
-import { companyByDomain, credit, json, ops, provision, wallet } from '../support/api';
+import { companyByDomain, credit, eventually, json, ops, provision, wallet } from '../support/api';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -19,7 +19,8 @@ describe('the wallet under concurrency', () => {
       expect((await json(response)).error.code).toBe('INSUFFICIENT_CREDITS');
     }
 
-    const after = await wallet(account.organizationId);
+    // Captures of fixed-price calls land off the response path; wait for the last of them.
+    const after = await eventually(() => wallet(account.organizationId), (state) => state.heldCents === 0);
     expect(after).toMatchObject({ purchasedBalanceCents: 0, subscriptionRemainingCents: 0, heldCents: 0 });
     // The ledger is newest first: its latest row shows the balance, and its deltas sum to the change.
     expect(after.ledger[0]).toMatchObject({ purchasedAfterCents: 0, subscriptionAfterCents: 0 });
