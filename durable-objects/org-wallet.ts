@@ -54,6 +54,8 @@ export const HOLD_GRACE_MS = 60_000;
  */
 export class OrgWallet extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** When the alarm is set for: the earliest open hold's expiry, or null when no hold is open. */
+  private alarmAt: number | null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -90,6 +92,7 @@ export class OrgWallet extends DurableObject<Env> {
         purchased_after INTEGER NOT NULL
       );
     `);
+    this.alarmAt = this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM holds WHERE state = 'open'").one().at;
   }
 
   /** Sets the plan's monthly allowance and starts a new period with it in full. */
@@ -124,7 +127,7 @@ export class OrgWallet extends DurableObject<Env> {
       holdId, amount, fromSubscription, fromPurchased, account.period_end, now, expiresAt,
     );
     this.change('hold', holdId, -fromSubscription, -fromPurchased);
-    this.scheduleExpiry();
+    this.scheduleExpiry(expiresAt);
     return { ok: true, holdId, balance: this.balance() };
   }
 
@@ -176,6 +179,7 @@ export class OrgWallet extends DurableObject<Env> {
 
   /** Releases every hold whose call never settled (the worker died or lost the response). */
   override alarm(): void {
+    this.alarmAt = null;
     const expired = this.sql
       .exec<HoldRow>("SELECT * FROM holds WHERE state = 'open' AND expires_at <= ?", clock.now())
       .toArray();
@@ -232,8 +236,15 @@ export class OrgWallet extends DurableObject<Env> {
     return this.sql.exec<HoldRow>('SELECT * FROM holds WHERE id = ?', holdId).toArray()[0];
   }
 
-  private scheduleExpiry(): void {
-    const next = this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM holds WHERE state = 'open'").one().at;
+  /**
+   * Keeps the alarm at the earliest open hold's expiry. A new hold usually expires after the ones before
+   * it, so the alarm only moves when it is unset or later than needed; an alarm that fires early just
+   * sets itself again.
+   */
+  private scheduleExpiry(expiresAt?: number): void {
+    if (expiresAt !== undefined && this.alarmAt !== null && this.alarmAt <= expiresAt) return;
+    const next = expiresAt ?? this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM holds WHERE state = 'open'").one().at;
+    this.alarmAt = next;
     // Storage writes are ordered and the output gate holds the reply until they are durable, so no await is needed.
     if (next === null) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(next);

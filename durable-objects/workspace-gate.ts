@@ -18,19 +18,36 @@ interface Window {
 }
 
 /**
- * One per workspace: the fixed 60-second request window shared by all the workspace's keys. The window
- * is computed here, from this object's clock, and checked and counted with no `await` in between, so
- * concurrent requests cannot both take the last slot.
+ * One per workspace: the fixed 60-second request window shared by all the workspace's keys, and the
+ * workspace's revoked keys. The window is computed here, from this object's clock, and checked and
+ * counted with no `await` in between, so concurrent requests cannot both take the last slot.
  */
 export class WorkspaceGate extends DurableObject<Env> {
   private window: Window = { start: 0, count: 0 };
+  private revoked = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // Persisted so an evicted object does not forget the requests already counted in this window.
     void ctx.blockConcurrencyWhile(async () => {
-      this.window = (await ctx.storage.get<Window>('window')) ?? this.window;
+      const stored = await ctx.storage.get<Window | string[]>(['window', 'revoked']);
+      this.window = (stored.get('window') as Window | undefined) ?? this.window;
+      this.revoked = new Set((stored.get('revoked') as string[] | undefined) ?? []);
     });
+  }
+
+  /**
+   * Records a revoked key of this workspace, durably, before the revocation is answered. Isolates that
+   * remember who a key is ask here before trusting it, so no cache can accept a revoked key.
+   */
+  async revoke(keyId: string): Promise<void> {
+    if (this.revoked.has(keyId)) return;
+    this.revoked.add(keyId);
+    await this.ctx.storage.put('revoked', [...this.revoked]);
+  }
+
+  isRevoked(keyId: string): boolean {
+    return this.revoked.has(keyId);
   }
 
   admit(limit: number): Admission {

@@ -1,4 +1,6 @@
+import type { Env } from './config';
 import { ApiError } from './errors';
+import { gateOf } from './gate';
 import { newId } from './ids';
 import { decryptKey, encryptKey, generateKey, hashKey, keyHint, type KeyScope } from './keys';
 import type { Plan } from './plans';
@@ -132,10 +134,15 @@ export async function revealKey(db: D1Database, encryptionSecret: string, id: st
   return { ...record, key: await decryptKey(ciphertext, id, encryptionSecret) };
 }
 
-/** Revocation is irreversible and idempotent: revoking twice keeps the first timestamp. */
-export async function revokeKey(db: D1Database, id: string): Promise<ApiKeyRecord> {
-  await db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(new Date().toISOString(), id).run();
-  return getKey(db, id);
+/**
+ * Revocation is irreversible and idempotent: revoking twice keeps the first timestamp. The workspace's
+ * gate learns of it first, so from this moment no isolate's memory of the key is trusted; then the row.
+ */
+export async function revokeKey(env: Env, id: string): Promise<ApiKeyRecord> {
+  const key = await getKey(env.DB, id);
+  await gateOf(env, key.workspaceId).revoke(id);
+  await env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(new Date().toISOString(), id).run();
+  return getKey(env.DB, id);
 }
 
 export async function findPrincipal(db: D1Database, keyHash: string): Promise<KeyPrincipal | null> {

@@ -1,9 +1,10 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../api/context';
-import { findPrincipal, touchKey } from './accounts';
+import { touchKey } from './accounts';
 import { publicUrls } from './config';
 import { ApiError } from './errors';
 import { KEY_PATTERN, hashKey, type KeyScope } from './keys';
+import { resolvePrincipal } from './principal-cache';
 
 /** Where each non-workspace scope belongs, for the 403 message (spec "Key scopes"). */
 const SCOPE_REFUSAL: Record<Exclude<KeyScope, 'workspace'>, string> = {
@@ -45,7 +46,7 @@ export function requireApiKey(): MiddlewareHandler<AppEnv> {
     if (key === '') throw refuse('Empty API key. Send "Authorization: Bearer <key>".');
     if (!KEY_PATTERN.test(key)) throw refuse('Malformed API key. Keys look like sluice_live_ followed by 32 hex characters.');
 
-    const principal = await findPrincipal(c.env.DB, await hashKey(key));
+    const principal = await resolvePrincipal(c.env, await hashKey(key));
     if (!principal) throw refuse('Unknown API key.');
     if (principal.revoked) throw refuse('This API key has been revoked. Issue a new key in the dashboard.');
     if (principal.scope !== 'workspace') {

@@ -10,6 +10,10 @@ import type { Env } from './config';
 const exhaustedUntil = new Map<string, { limit: number; resetAt: number }>();
 const MAX_REMEMBERED = 10_000;
 
+export function gateOf(env: Env, workspaceId: string) {
+  return env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(workspaceId));
+}
+
 export async function admit(env: Env, workspaceId: string, limit: number): Promise<Admission> {
   const now = clock.now();
   const exhausted = exhaustedUntil.get(workspaceId);
@@ -18,7 +22,7 @@ export async function admit(env: Env, workspaceId: string, limit: number): Promi
   }
   exhaustedUntil.delete(workspaceId);
 
-  const admission = await env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(workspaceId)).admit(limit);
+  const admission = await gateOf(env, workspaceId).admit(limit);
   if (!admission.allowed) {
     if (exhaustedUntil.size >= MAX_REMEMBERED) {
       for (const [id, entry] of exhaustedUntil) if (entry.resetAt <= now) exhaustedUntil.delete(id);

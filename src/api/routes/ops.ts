@@ -135,5 +135,5 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
   app.openapi(routes.createWorkspace, async (c) => c.json(success(await createWorkspace(c.env.DB, c.req.valid('json'))), 201));
   app.openapi(routes.createKey, async (c) => c.json(success(await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('json'))), 201));
   app.openapi(routes.revealKey, async (c) => c.json(success(await revealKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('param').id)), 200));
-  app.openapi(routes.revokeKey, async (c) => c.json(success(await revokeKey(c.env.DB, c.req.valid('param').id)), 200));
+  app.openapi(routes.revokeKey, async (c) => c.json(success(await revokeKey(c.env, c.req.valid('param').id)), 200));
 }
