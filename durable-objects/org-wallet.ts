@@ -1,6 +1,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { Env } from '../src/core/config';
+import type { UsageRow } from '../src/core/usage';
+import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
 
 /** Balances in units of 1/10,000 cent. Open holds are already taken out of them. */
 export interface Balance {
@@ -44,6 +46,9 @@ interface HoldRow extends Record<string, SqlStorageValue> {
   captured_units: number;
 }
 
+/** When D1 refuses a batch of usage rows, the outbox tries again this much later. */
+const FLUSH_RETRY_MS = 5_000;
+
 /** A hold left open this long after its call's own time limit is abandoned, and the alarm releases it. */
 export const HOLD_GRACE_MS = 60_000;
 
@@ -54,8 +59,9 @@ export const HOLD_GRACE_MS = 60_000;
  */
 export class OrgWallet extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  /** When the alarm is set for: the earliest open hold's expiry, or null when no hold is open. */
-  private alarmAt: number | null;
+  private readonly outbox: UsageOutbox;
+  /** When the alarm is set for, or null when this instance has set none. */
+  private alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -92,7 +98,8 @@ export class OrgWallet extends DurableObject<Env> {
         purchased_after INTEGER NOT NULL
       );
     `);
-    this.alarmAt = this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM holds WHERE state = 'open'").one().at;
+    this.outbox = new UsageOutbox(this.sql);
+    this.scheduleAlarm();
   }
 
   /** Sets the plan's monthly allowance and starts a new period with it in full. */
@@ -127,7 +134,7 @@ export class OrgWallet extends DurableObject<Env> {
       holdId, amount, fromSubscription, fromPurchased, account.period_end, now, expiresAt,
     );
     this.change('hold', holdId, -fromSubscription, -fromPurchased);
-    this.scheduleExpiry(expiresAt);
+    this.alarmNoLaterThan(expiresAt);
     return { ok: true, holdId, balance: this.balance() };
   }
 
@@ -135,7 +142,8 @@ export class OrgWallet extends DurableObject<Env> {
    * Settles a hold at `actualUnits` (never more than was held) and gives back the rest. Idempotent: a
    * second capture of the same hold changes nothing and answers the first result.
    */
-  capture(holdId: string, actualUnits: number): { capturedUnits: number; balance: Balance } {
+  capture(holdId: string, actualUnits: number, usage?: UsageRow): { capturedUnits: number; balance: Balance } {
+    if (usage) this.recordUsage(usage);
     const hold = this.openHold(holdId);
     if (!hold) return { capturedUnits: this.findHold(holdId)?.captured_units ?? 0, balance: this.balance() };
     const captured = Math.max(0, Math.min(actualUnits, hold.amount));
@@ -147,10 +155,17 @@ export class OrgWallet extends DurableObject<Env> {
     return { capturedUnits: captured, balance: this.balance() };
   }
 
-  release(holdId: string): Balance {
+  release(holdId: string, usage?: UsageRow): Balance {
+    if (usage) this.recordUsage(usage);
     const hold = this.openHold(holdId);
     if (hold) this.settleReleased('release', hold);
     return this.balance();
+  }
+
+  /** Queues a usage row for D1; it lands within USAGE_FLUSH_MS, batched with its neighbours. */
+  recordUsage(usage: UsageRow): void {
+    this.outbox.add(usage);
+    this.alarmNoLaterThan(Date.now() + USAGE_FLUSH_MS);
   }
 
   balance(): Balance {
@@ -177,14 +192,20 @@ export class OrgWallet extends DurableObject<Env> {
     return { balance: this.balance(), ledger };
   }
 
-  /** Releases every hold whose call never settled (the worker died or lost the response). */
-  override alarm(): void {
+  /** Releases every hold whose call never settled (the worker died or lost the response), and sends queued usage to D1. */
+  override async alarm(): Promise<void> {
     this.alarmAt = null;
     const expired = this.sql
       .exec<HoldRow>("SELECT * FROM holds WHERE state = 'open' AND expires_at <= ?", clock.now())
       .toArray();
     for (const hold of expired) this.settleReleased('expire', hold);
-    this.scheduleExpiry();
+    try {
+      await this.outbox.flush(this.env.DB);
+    } catch (error) {
+      console.error(JSON.stringify({ level: 'error', note: 'usage rows kept for retry', error: String(error) }));
+      this.alarmNoLaterThan(Date.now() + FLUSH_RETRY_MS);
+    }
+    this.scheduleAlarm();
   }
 
   private settleReleased(kind: 'release' | 'expire', hold: HoldRow): void {
@@ -236,18 +257,21 @@ export class OrgWallet extends DurableObject<Env> {
     return this.sql.exec<HoldRow>('SELECT * FROM holds WHERE id = ?', holdId).toArray()[0];
   }
 
+  /** Sets the alarm for the earliest of: an open hold's expiry, the oldest queued usage row's flush. */
+  private scheduleAlarm(): void {
+    const holdExpiry = this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM holds WHERE state = 'open'").one().at;
+    for (const at of [holdExpiry, this.outbox.dueAt()]) if (at !== null) this.alarmNoLaterThan(at);
+  }
+
   /**
-   * Keeps the alarm at the earliest open hold's expiry. A new hold usually expires after the ones before
-   * it, so the alarm only moves when it is unset or later than needed; an alarm that fires early just
-   * sets itself again.
+   * Moves the alarm earlier when `at` comes before it; an alarm that fires early finds nothing due and
+   * sets itself again. Storage writes are ordered and the output gate holds the reply until they are
+   * durable, so no await is needed.
    */
-  private scheduleExpiry(expiresAt?: number): void {
-    if (expiresAt !== undefined && this.alarmAt !== null && this.alarmAt <= expiresAt) return;
-    const next = expiresAt ?? this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM holds WHERE state = 'open'").one().at;
-    this.alarmAt = next;
-    // Storage writes are ordered and the output gate holds the reply until they are durable, so no await is needed.
-    if (next === null) void this.ctx.storage.deleteAlarm();
-    else void this.ctx.storage.setAlarm(next);
+  private alarmNoLaterThan(at: number): void {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
   }
 }
 

@@ -10,6 +10,7 @@ import { newId } from './ids';
 import { centsFromUnits } from './money';
 import { requestsPerMinute } from './plans';
 import { validationErrorFromZod } from './validation';
+import type { UsageRow } from './usage';
 import { walletOf } from './wallet';
 
 /** Everything a surface (REST or MCP) hands the pipeline about the call it received. */
@@ -38,8 +39,11 @@ export interface Outcome {
 export async function execute(operation: Operation, rawInput: unknown, location: ErrorLocation, call: Call): Promise<Outcome> {
   const started = Date.now();
   const { env, principal } = call;
+  const wallet = walletOf(env, principal.organizationId);
+  const usage = (status: number, errorCode: string | null, costUnits: number) => usageRow(call, operation, { status, errorCode, costUnits }, started);
   let headers: Record<string, string> = {};
-  let usage: { status: number; errorCode: string | null; costUnits: number } | undefined;
+  /** The hold still open: released on any failure, so a non-success is billed zero. */
+  let openHold: string | undefined;
 
   try {
     const parsed = operation.input.safeParse(rawInput);
@@ -50,16 +54,15 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     }
 
     const quote = operation.price.quote(input);
-    const wallet = walletOf(env, principal.organizationId);
     const [admission, hold] = await Promise.all([
       admit(env, principal.workspaceId, requestsPerMinute(principal.plan, principal.rpmOverride)),
       wallet.hold(quote, operation.timeoutMs),
     ]);
     headers = rateLimitHeaders(admission);
+    if (hold.ok) openHold = hold.holdId;
 
     // A 429 wins over a 402, and a hold taken for a refused call is given straight back.
     if (!admission.allowed) {
-      if (hold.ok) await wallet.release(hold.holdId);
       const retryAfter = secondsUntilReset(admission);
       throw new ApiError('RATE_LIMITED', `This workspace has used its ${admission.limit} requests for this minute. Retry in ${retryAfter} s.`, { retryAfter });
     }
@@ -70,22 +73,16 @@ export async function execute(operation: Operation, rawInput: unknown, location:
       );
     }
 
-    let result: Awaited<ReturnType<Operation['call']>>;
-    let actual: number;
-    try {
-      const signal = call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(operation.timeoutMs)]) : AbortSignal.timeout(operation.timeoutMs);
-      result = await operation.call(input, { env, signal });
-      actual = Math.min(quote, operation.price.settle(input, result));
-    } catch (error) {
-      await wallet.release(hold.holdId);
-      throw error;
-    }
+    const signal = call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(operation.timeoutMs)]) : AbortSignal.timeout(operation.timeoutMs);
+    const result = await operation.call(input, { env, signal });
+    const actual = Math.min(quote, operation.price.settle(input, result));
+
     // When the call costs exactly what was held, capturing changes no balance, so the answer need not
     // wait for it; the hold's alarm is the backstop should the capture never land.
     let balance = hold.balance;
-    if (actual === quote) call.waitUntil(wallet.capture(hold.holdId, actual));
-    else balance = (await wallet.capture(hold.holdId, actual)).balance;
-    usage = { status: 200, errorCode: null, costUnits: actual };
+    if (actual === quote) call.waitUntil(wallet.capture(hold.holdId, actual, usage(200, null, actual)));
+    else balance = (await wallet.capture(hold.holdId, actual, usage(200, null, actual))).balance;
+    openHold = undefined;
     return {
       data: result.data,
       ...(result.message !== undefined ? { message: result.message } : {}),
@@ -93,16 +90,14 @@ export async function execute(operation: Operation, rawInput: unknown, location:
       headers,
     };
   } catch (error) {
-    if (error instanceof ApiError) {
-      Object.assign(error.headers, headers);
-      // Refusals of the rate window are not recorded: a flood must not become a flood of writes.
-      if (error.code !== 'RATE_LIMITED') usage = { status: error.status, errorCode: error.code, costUnits: 0 };
-    } else {
-      usage = { status: 500, errorCode: 'INTERNAL_ERROR', costUnits: 0 };
-    }
+    const apiError = error instanceof ApiError ? error : undefined;
+    if (apiError) Object.assign(apiError.headers, headers);
+    // Refusals of the rate window are not recorded: a flood must not become a flood of writes.
+    const row = apiError?.code === 'RATE_LIMITED' ? undefined : usage(apiError?.status ?? 500, apiError?.code ?? 'INTERNAL_ERROR', 0);
+    // Awaited, so the very next call sees the money back; were it lost, the hold's alarm releases it.
+    if (openHold) await wallet.release(openHold, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
+    else if (row) call.waitUntil(wallet.recordUsage(row).catch((reason: unknown) => logFailure('usage row not recorded', call, reason)));
     throw error;
-  } finally {
-    if (usage) call.waitUntil(recordUsage(call, operation, usage, Date.now() - started));
   }
 }
 
@@ -121,27 +116,21 @@ function formatCents(units: number): string {
   return `${cents} ${cents === 1 ? 'cent' : 'cents'}`;
 }
 
-async function recordUsage(call: Call, operation: Operation, usage: { status: number; errorCode: string | null; costUnits: number }, latencyMs: number) {
-  try {
-    await call.env.DB.prepare(
-      `INSERT INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-    )
-      .bind(
-        newId('use'),
-        call.requestId,
-        call.principal.organizationId,
-        call.principal.workspaceId,
-        call.principal.keyId,
-        operationId(operation),
-        usage.status,
-        usage.errorCode,
-        usage.costUnits,
-        latencyMs,
-        new Date(clock.now()).toISOString(),
-      )
-      .run();
-  } catch (error) {
-    console.error(JSON.stringify({ level: 'error', note: 'usage row not recorded', requestId: call.requestId, error: String(error) }));
-  }
+function usageRow(call: Call, operation: Operation, outcome: Pick<UsageRow, 'status' | 'errorCode' | 'costUnits'>, started: number): UsageRow {
+  return {
+    id: newId('use'),
+    requestId: call.requestId,
+    organizationId: call.principal.organizationId,
+    workspaceId: call.principal.workspaceId,
+    keyId: call.principal.keyId,
+    operation: operationId(operation),
+    ...outcome,
+    cached: false,
+    latencyMs: Date.now() - started,
+    createdAt: new Date(clock.now()).toISOString(),
+  };
+}
+
+function logFailure(note: string, call: Call, reason: unknown): void {
+  console.error(JSON.stringify({ level: 'error', note, requestId: call.requestId, error: String(reason) }));
 }

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { bearer, call, companyByDomain, credit, eventually, json, provision } from '../support/api';
+import { bearer, call, companyByDomain, credit, eventually, json, ops, provision } from '../support/api';
 
 async function usage(key: string, query = '') {
   const response = await call(`/v1/usage${query}`, bearer(key));
@@ -36,6 +36,23 @@ describe('GET /v1/usage', () => {
     expect(rows.filter((row: { status: number }) => row.status === 200)).toHaveLength(3);
     expect(rows).toContainEqual(expect.objectContaining({ status: 422, errorCode: 'PROVIDER_ERROR', costCents: 0, keyId: account.keyId }));
     expect(rows).toContainEqual(expect.objectContaining({ operation: 'linkedin.get-company-by-domain', status: 200, costCents: 1, cached: false }));
+  });
+
+  it('records refusals that never reached the wallet, and leaves out calls refused by the rate window', async () => {
+    const account = await provision();
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1 });
+    await call('/v1/data/linkedin/get-company-by-domain?domain=', bearer(account.key));
+    await companyByDomain(account.key, 'stripe.com');
+    await companyByDomain(account.key, 'stripe.com');
+    const rows = await eventually(
+      () => env.DB.prepare('SELECT status, error_code AS errorCode FROM usage WHERE workspace_id = ? ORDER BY status').bind(account.workspaceId).all(),
+      (result) => result.results.length >= 2,
+    );
+    // The refused hold (402, no credits) and the validation error are recorded; the 429 is not.
+    expect(rows.results).toEqual([
+      { status: 400, errorCode: 'VALIDATION_ERROR' },
+      { status: 402, errorCode: 'INSUFFICIENT_CREDITS' },
+    ]);
   });
 
   it('shows only the calling workspace', async () => {

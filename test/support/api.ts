@@ -56,8 +56,8 @@ export function companyByDomain(key: string, domain: string): Promise<Response> 
   return call(`/v1/data/linkedin/get-company-by-domain?domain=${encodeURIComponent(domain)}`, bearer(key));
 }
 
-/** Waits for rows written off the response path (waitUntil) to land. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {
+/** Waits (up to 3 s) for what lands off the response path: captures, and usage rows flushed from the wallet's outbox. */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, attempts = 300): Promise<T> {
   let value = await read();
   for (let attempt = 0; attempt < attempts && !done(value); attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
