@@ -13,9 +13,9 @@ const linkedinVendor: RapidApiVendor = {
 const Image = z.object({ url: z.string(), width: z.number().int(), height: z.number().int() });
 const Address = { geographicArea: z.string(), country: z.string(), city: z.string(), postalCode: z.string(), line1: z.string() };
 
-/** Spec "Company record". Upstream fields beyond these pass through untouched. */
+/** Spec "Company record". Upstream fields beyond these pass through untouched (the answer is not re-validated). */
 export const CompanyRecord = z
-  .looseObject({
+  .object({
     id: z.string(),
     name: z.string(),
     universalName: z.string(),
@@ -33,7 +33,7 @@ export const CompanyRecord = z
     industries: z.array(z.string()),
     specialities: z.array(z.string()),
     website: z.string(),
-    founded: z.null(),
+    founded: z.string().nullable().openapi({ description: 'Null-typed upstream: null so far.' }),
     callToAction: z
       .object({
         callToActionType: z.string(),
@@ -53,7 +53,7 @@ export const CompanyRecord = z
         lastFundingRound: z
           .object({
             investorsUrl: z.string(),
-            leadInvestors: z.null(),
+            leadInvestors: z.string().nullable().openapi({ description: 'Null-typed upstream: null so far.' }),
             fundingRoundUrl: z.string(),
             fundingType: z.string(),
             moneyRaised: z.object({ currencyCode: z.string(), amount: z.string() }).partial(),
@@ -72,7 +72,7 @@ const domain = z
   .trim()
   .min(1)
   .max(253)
-  .regex(/^(?!https?:\/\/)[a-z0-9.-]+\.[a-z]{2,}$/i, 'Expected a bare domain such as example.com, without protocol or path.')
+  .regex(/^(?!https?:\/\/)[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/, 'Expected a bare domain such as example.com, without protocol or path.')
   .openapi({ example: 'stripe.com' });
 
 const getCompanyByDomain: Operation = {
