@@ -16,6 +16,12 @@ export const SETTINGS = {
   LINKEDIN_API_KEY: 'Secret: RapidAPI key of the professional-network data vendor.',
   LINKEDIN_API_HOST: 'RapidAPI host of the professional-network data vendor.',
   LINKEDIN_BASE_URL: 'Base URL of that vendor; default https://<LINKEDIN_API_HOST>.',
+  DATAFORSEO_LOGIN: 'DataForSEO API login (SEO rows, serp, ai-visibility, model answers).',
+  DATAFORSEO_PASSWORD: 'Secret: DataForSEO API password.',
+  DATAFORSEO_BASE_URL: 'DataForSEO base URL; default https://api.dataforseo.com.',
+  FIRECRAWL_API_KEY: 'Secret: Firecrawl API key (search; scrape and map when set).',
+  FIRECRAWL_BASE_URL: 'Firecrawl base URL, cloud or self-hosted; default https://api.firecrawl.dev.',
+  WEB_PROVIDER: 'Provider of /scrape and /map: firecrawl or builtin; default firecrawl when FIRECRAWL_API_KEY is set, else builtin.',
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -1,5 +1,5 @@
 import type { Balance } from '../../durable-objects/org-wallet';
-import { operationId, type Operation } from '../operations/types';
+import { freshnessOf, operationId, timeLimitOf, type Operation } from '../operations/types';
 import type { KeyPrincipal } from './accounts';
 import { clock } from './clock';
 import type { Env } from './config';
@@ -9,6 +9,7 @@ import { admit, rateLimitHeaders, secondsUntilReset } from './gate';
 import { newId } from './ids';
 import { centsFromUnits } from './money';
 import { requestsPerMinute } from './plans';
+import { cachedAnswer, storeAnswer } from './response-cache';
 import { validationErrorFromZod } from './validation';
 import type { UsageRow } from './usage';
 import { walletOf } from './wallet';
@@ -40,7 +41,8 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   const started = Date.now();
   const { env, principal } = call;
   const wallet = walletOf(env, principal.organizationId);
-  const usage = (status: number, errorCode: string | null, costUnits: number) => usageRow(call, operation, { status, errorCode, costUnits }, started);
+  const usage = (status: number, errorCode: string | null, costUnits: number, cached = false) =>
+    usageRow(call, operation, { status, errorCode, costUnits, cached }, started);
   let headers: Record<string, string> = {};
   /** The hold still open: released on any failure, so a non-success is billed zero. */
   let openHold: string | undefined;
@@ -54,9 +56,10 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     }
 
     const quote = operation.price.quote(input);
+    const timeLimit = timeLimitOf(operation, input);
     const [admission, hold] = await Promise.all([
       admit(env, principal.workspaceId, requestsPerMinute(principal.plan, principal.rpmOverride)),
-      wallet.hold(quote, operation.timeoutMs),
+      wallet.hold(quote, timeLimit),
     ]);
     headers = rateLimitHeaders(admission);
     if (hold.ok) openHold = hold.holdId;
@@ -73,20 +76,28 @@ export async function execute(operation: Operation, rawInput: unknown, location:
       );
     }
 
-    const signal = call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(operation.timeoutMs)]) : AbortSignal.timeout(operation.timeoutMs);
-    const result = await operation.call(input, { env, signal });
+    const freshness = freshnessOf(operation, input);
+    const cacheKey = { organizationId: principal.organizationId, operation: operationId(operation), input };
+    let result = await cachedAnswer(cacheKey, freshness);
+    const cached = result !== undefined;
+    if (!result) {
+      const signal = call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(timeLimit)]) : AbortSignal.timeout(timeLimit);
+      result = await operation.call(input, { env, signal });
+      call.waitUntil(storeAnswer(cacheKey, result, freshness).catch((reason: unknown) => logFailure('answer not cached', call, reason)));
+    }
     const actual = Math.min(quote, operation.price.settle(input, result));
+    const succeeded = usage(200, null, actual, cached);
 
     // When the call costs exactly what was held, capturing changes no balance, so the answer need not
     // wait for it; the hold's alarm is the backstop should the capture never land.
     let balance = hold.balance;
-    if (actual === quote) call.waitUntil(wallet.capture(hold.holdId, actual, usage(200, null, actual)));
-    else balance = (await wallet.capture(hold.holdId, actual, usage(200, null, actual))).balance;
+    if (actual === quote) call.waitUntil(wallet.capture(hold.holdId, actual, succeeded));
+    else balance = (await wallet.capture(hold.holdId, actual, succeeded)).balance;
     openHold = undefined;
     return {
       data: result.data,
       ...(result.message !== undefined ? { message: result.message } : {}),
-      meta: metaOf(actual, balance, Date.now() - started),
+      meta: metaOf(actual, balance, Date.now() - started, cached),
       headers,
     };
   } catch (error) {
@@ -101,12 +112,12 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   }
 }
 
-function metaOf(costUnits: number, balance: Balance, latencyMs: number): Meta {
+function metaOf(costUnits: number, balance: Balance, latencyMs: number, cached: boolean): Meta {
   return {
     costCents: centsFromUnits(costUnits),
     purchasedBalanceCents: centsFromUnits(balance.purchasedUnits),
     subscriptionRemainingCents: centsFromUnits(balance.subscriptionUnits),
-    cached: false,
+    cached,
     latencyMs,
   };
 }
@@ -116,7 +127,7 @@ function formatCents(units: number): string {
   return `${cents} ${cents === 1 ? 'cent' : 'cents'}`;
 }
 
-function usageRow(call: Call, operation: Operation, outcome: Pick<UsageRow, 'status' | 'errorCode' | 'costUnits'>, started: number): UsageRow {
+function usageRow(call: Call, operation: Operation, outcome: Pick<UsageRow, 'status' | 'errorCode' | 'costUnits' | 'cached'>, started: number): UsageRow {
   return {
     id: newId('use'),
     requestId: call.requestId,
@@ -125,7 +136,6 @@ function usageRow(call: Call, operation: Operation, outcome: Pick<UsageRow, 'sta
     keyId: call.principal.keyId,
     operation: operationId(operation),
     ...outcome,
-    cached: false,
     latencyMs: Date.now() - started,
     createdAt: new Date(clock.now()).toISOString(),
   };

@@ -92,6 +92,8 @@ const getCompanyByDomain: Operation = {
   keepsMessage: true,
   call: rapidApiGet(linkedinVendor, 'get-company-by-domain'),
   timeoutMs: 30_000,
+  // Company records change slowly; an hour-old answer is as good as a fresh one.
+  freshnessMs: 60 * 60 * 1000,
 };
 
 export const socialOperations: Operation[] = [getCompanyByDomain];

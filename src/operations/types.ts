@@ -37,12 +37,15 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   platform: string;
   /** Kebab-case name, the last path segment: `get-company-by-domain`. */
   name: string;
+  /** MCP tool name when it is not `data_<platform>_<name>` (serp is `data_seo_google_search`). */
+  mcpName?: string;
   method: 'GET' | 'POST';
   /** Paths served; the first is canonical. */
   paths: [string, ...string[]];
   summary: string;
   description: string;
-  /** Query schema for GET, body schema for POST; strict, so unknown fields are refused. */
+  /** Query schema for GET, body schema for POST; strict, so unknown fields are refused. Its cross-field
+   *  rules are refinements whose issues name the offending field. */
   input: Input;
   /** The schema of `data` on success, for the OpenAPI document. */
   output: Output;
@@ -50,11 +53,26 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   /** The response keeps the upstream's `message` beside `data` (where the spec shows one). */
   keepsMessage?: boolean;
   call: ProviderCall<z.infer<Input>>;
-  timeoutMs: number;
+  /** Time limit of the upstream call; after it the call fails with 502 and is not charged. */
+  timeoutMs: number | ((input: z.infer<Input>) => number);
+  /**
+   * How long an identical call (same canonical input, same organization) may be answered from cache,
+   * in milliseconds; 0 or absent: never cached.
+   */
+  freshnessMs?: number | ((input: z.infer<Input>) => number);
 }
 
-export function mcpToolName(operation: Pick<Operation, 'platform' | 'name'>): string {
-  return `data_${operation.platform}_${operation.name.replaceAll('-', '_')}`;
+export function timeLimitOf<Input extends z.ZodObject>(operation: Operation<Input>, input: z.infer<Input>): number {
+  return typeof operation.timeoutMs === 'function' ? operation.timeoutMs(input) : operation.timeoutMs;
+}
+
+export function freshnessOf<Input extends z.ZodObject>(operation: Operation<Input>, input: z.infer<Input>): number {
+  const freshness = operation.freshnessMs ?? 0;
+  return typeof freshness === 'function' ? freshness(input) : freshness;
+}
+
+export function mcpToolName(operation: Pick<Operation, 'platform' | 'name' | 'mcpName'>): string {
+  return operation.mcpName ?? `data_${operation.platform}_${operation.name.replaceAll('-', '_')}`;
 }
 
 export function operationId(operation: Pick<Operation, 'platform' | 'name'>): string {

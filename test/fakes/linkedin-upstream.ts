@@ -6,6 +6,9 @@ export const FAKE_LINKEDIN = { key: 'fake-rapidapi-key', host: 'linkedin-data-ap
  * A fake of the RapidAPI professional-network vendor, speaking its wire format. The `domain` asked
  * for chooses the outcome, so each test can provoke one class of upstream answer.
  */
+let served = 0;
+const flakyCalls = new Map<string, number>();
+
 export async function linkedinUpstream(request: Request): Promise<Response> {
   const url = new URL(request.url);
   if (url.pathname !== '/get-company-by-domain') return Response.json({ message: 'Endpoint does not exist' }, { status: 404 });
@@ -37,6 +40,16 @@ export async function linkedinUpstream(request: Request): Promise<Response> {
       return new Response('<html>gateway</html>', { status: 200, headers: { 'content-type': 'text/html' } });
     case 'network':
       throw new Error('connection reset by peer');
+    case 'counter':
+      // Every answer differs, so a test can tell a cached answer from a fresh one.
+      served += 1;
+      return Response.json({ ...company, data: { ...company.data, followerCount: served } });
+    case 'flaky': {
+      // The first call for each flaky domain fails; later ones succeed.
+      const calls = (flakyCalls.get(domain) ?? 0) + 1;
+      flakyCalls.set(domain, calls);
+      return calls === 1 ? new Response('flaked', { status: 500 }) : Response.json(company);
+    }
     case 'slow':
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       return Response.json(company);
