@@ -1,6 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
-import { FAKE_LINKEDIN, linkedinUpstream } from './test/fakes/linkedin-upstream.ts';
+import { FAKE_SETTINGS, fakeUpstreams } from './test/fakes/index.ts';
 
 const TEST_KEY_ENCRYPTION_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
 
@@ -20,16 +20,9 @@ export default defineConfig({
                 KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY,
                 OPS_TOKEN: 'test-ops-token',
                 BUILD_ID: 'test-build',
-                LINKEDIN_API_KEY: FAKE_LINKEDIN.key,
-                LINKEDIN_API_HOST: FAKE_LINKEDIN.host,
-                LINKEDIN_BASE_URL: FAKE_LINKEDIN.baseUrl,
+                ...FAKE_SETTINGS,
               },
-              // Outbound interception: every fetch the worker makes lands in these fakes, never the internet.
-              outboundService: async (request: Request) => {
-                const { hostname } = new URL(request.url);
-                if (hostname === new URL(FAKE_LINKEDIN.baseUrl).hostname) return linkedinUpstream(request);
-                return new Response(`no fake upstream for ${hostname}`, { status: 599 });
-              },
+              outboundService: fakeUpstreams,
             },
           })),
         ],

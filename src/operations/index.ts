@@ -1,5 +1,8 @@
+import { answerOperations } from './answers';
+import { seoOperations } from './seo';
 import { socialOperations } from './social';
 import type { Operation } from './types';
+import { webOperations } from './web';
 
 /** The operation registry: REST routes, OpenAPI, MCP tools and the catalog are all generated from it. */
-export const OPERATIONS: readonly Operation[] = [...socialOperations];
+export const OPERATIONS: readonly Operation[] = [...webOperations, ...seoOperations, ...answerOperations, ...socialOperations];

@@ -65,3 +65,19 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
   }
   return value;
 }
+
+/** A POST of a JSON body to a tool endpoint, as a client would send it. */
+export function tool(key: string, path: string, body: unknown): Promise<Response> {
+  return call(path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** A fresh account on a plan with purchased balance to spend. */
+export async function funded(cents = 1000, plan: Plan = 'business'): Promise<Provisioned> {
+  const account = await provision({ plan });
+  await credit(account.organizationId, { purchasedCents: cents });
+  return account;
+}

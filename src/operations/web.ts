@@ -1,0 +1,4 @@
+import type { Operation } from './types';
+
+/** Web tools: /scrape, /search, /map. */
+export const webOperations: Operation[] = [];

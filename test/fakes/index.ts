@@ -1,0 +1,28 @@
+import { dataforseoUpstream, FAKE_DATAFORSEO } from './dataforseo.ts';
+import { FAKE_FIRECRAWL, firecrawlUpstream } from './firecrawl.ts';
+import { FAKE_LINKEDIN, linkedinUpstream } from './linkedin-upstream.ts';
+
+/** Settings that point the worker under test at the fakes. */
+export const FAKE_SETTINGS = {
+  LINKEDIN_API_KEY: FAKE_LINKEDIN.key,
+  LINKEDIN_API_HOST: FAKE_LINKEDIN.host,
+  LINKEDIN_BASE_URL: FAKE_LINKEDIN.baseUrl,
+  DATAFORSEO_LOGIN: FAKE_DATAFORSEO.login,
+  DATAFORSEO_PASSWORD: FAKE_DATAFORSEO.password,
+  DATAFORSEO_BASE_URL: FAKE_DATAFORSEO.baseUrl,
+  FIRECRAWL_API_KEY: FAKE_FIRECRAWL.key,
+  FIRECRAWL_BASE_URL: FAKE_FIRECRAWL.baseUrl,
+};
+
+const BY_HOST: Record<string, (request: Request) => Promise<Response>> = {
+  [new URL(FAKE_LINKEDIN.baseUrl).hostname]: linkedinUpstream,
+  [new URL(FAKE_DATAFORSEO.baseUrl).hostname]: dataforseoUpstream,
+  [new URL(FAKE_FIRECRAWL.baseUrl).hostname]: firecrawlUpstream,
+};
+
+/** Outbound interception: every fetch the worker makes lands in a fake, never on the internet. */
+export async function fakeUpstreams(request: Request): Promise<Response> {
+  const { hostname } = new URL(request.url);
+  const fake = BY_HOST[hostname];
+  return fake ? fake(request) : new Response(`no fake upstream for ${hostname}`, { status: 599 });
+}
