@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../src/operations';
+import type { Operation } from '../src/operations/types';
+import { call, json, ops, provision, wallet, type Provisioned } from './support/api';
+
+/**
+ * Generated bodies, valid and invalid, sent to every endpoint of the registry: never a 500, every
+ * invalid field named in `details`, never a charge for a refusal.
+ */
+
+const RUNS = 25;
+
+/** Values that are often right for some field and often wrong for another. */
+const plausible = fc.oneof(
+  fc.constantFrom('example.com', 'https://example.com/page', 'seo tools', '', 'x'.repeat(800), 'en', 'US', '%shoes%', 'desktop', 'include', 'markdown'),
+  fc.constantFrom(0, 1, 10, 15, 100, 2840, 1000, 1001, -1, 1.5, 1e12),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constantFrom(['example.com'], ['markdown', 'links'], [], [['rank', '>', 10]], [['rank', '>', 10], 'and', ['keyword', 'like', '%a%']], ['rank,desc'], ['1.rank,desc']),
+  fc.jsonValue({ maxDepth: 2 }),
+);
+
+function bodies(operation: Operation) {
+  const known = Object.keys(operation.input.shape);
+  const field = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: fc.constantFrom('unknownField', 'colour', '__proto__x') });
+  return fc.dictionary(field, plausible, { maxKeys: Math.min(6, known.length + 1) });
+}
+
+/** The top-level fields a body gets wrong on their own: unknown, or a value its field's schema refuses. */
+function fieldsWrongOnTheirOwn(operation: Operation, body: Record<string, unknown>): string[] {
+  const shape = operation.input.shape as Record<string, { safeParse(value: unknown): { success: boolean } }>;
+  return Object.entries(body)
+    .filter(([name, value]) => !(name in shape) || !shape[name]!.safeParse(value).success)
+    .map(([name]) => name);
+}
+
+function send(operation: Operation, key: string, body: Record<string, unknown>) {
+  const path = operation.paths[0];
+  if (operation.method === 'GET') {
+    const query = new URLSearchParams(Object.entries(body).map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]));
+    return call(`${path}?${query}`, { headers: { authorization: `Bearer ${key}` } });
+  }
+  return call(path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+describe('generated bodies against every endpoint', () => {
+  let account: Provisioned;
+
+  beforeAll(async () => {
+    account = await provision({ plan: 'business' });
+    // A ceiling the property runs cannot reach: this test is about validation, not the window.
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'business', rpm: 1_000_000 });
+    await ops('POST', `/organizations/${account.organizationId}/wallet/credit`, { purchasedCents: 1_000_000 });
+  });
+
+  it.each(OPERATIONS.map((operation) => [`${operation.method} ${operation.paths[0]}`, operation] as const))('%s', async (_, operation) => {
+    await fc.assert(
+      fc.asyncProperty(bodies(operation), async (body) => {
+        const before = (await wallet(account.organizationId)).purchasedBalanceCents;
+        const response = await send(operation, account.key, body);
+        expect(response.status, JSON.stringify(body)).not.toBe(500);
+        const answer = await json(response);
+        expect(answer.success).toBe(response.status === 200);
+        if (response.status !== 400) return;
+
+        expect(answer.error.code).toBe('VALIDATION_ERROR');
+        const named = answer.error.details.map((detail: { field: string; location: string; message: string }) => {
+          expect(detail.location).toBe(operation.method === 'GET' ? 'query' : 'body');
+          expect(detail.message.length).toBeGreaterThan(0);
+          return detail.field.split(/[.[]/)[0];
+        });
+        // GET queries carry strings only, so a field's own verdict is only known for POST bodies.
+        if (operation.method === 'POST') for (const field of fieldsWrongOnTheirOwn(operation, body)) expect(named, JSON.stringify(body)).toContain(field);
+        expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(before);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
