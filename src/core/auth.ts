@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../api/context';
-import { touchKey } from './accounts';
-import { publicUrls } from './config';
+import { touchKey, type KeyPrincipal } from './accounts';
+import { publicUrls, type Env } from './config';
 import { ApiError } from './errors';
 import { KEY_PATTERN, hashKey, type KeyScope } from './keys';
 import { resolvePrincipal } from './principal-cache';
@@ -29,8 +29,8 @@ export function howToGetAccess(c: Context<AppEnv>) {
 }
 
 /**
- * REST authentication, spec rules 1-5: only `Authorization: Bearer <key>`, resolved by its SHA-256 on
- * every request (no cache, so a revocation holds from the very next request), then the scope check.
+ * REST authentication, spec rules 1-5: only `Authorization: Bearer <key>`, resolved by its SHA-256
+ * (a remembered key is still checked for revocation on every request), then the scope check.
  */
 export function requireApiKey(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -55,11 +55,33 @@ export function requireApiKey(): MiddlewareHandler<AppEnv> {
     }
 
     c.set('principal', principal);
-    if (shouldStamp(principal.keyId)) c.executionCtx.waitUntil(
-      touchKey(c.env.DB, principal.keyId).catch((error) => console.error(JSON.stringify({ level: 'error', note: 'last_used_at not stamped', keyId: principal.keyId, error: String(error) }))),
-    );
+    stampUse(c.env, principal.keyId, (promise) => c.executionCtx.waitUntil(promise));
     await next();
   };
+}
+
+export type McpAuthentication = { ok: true; principal: KeyPrincipal } | { ok: false; description: string };
+
+/**
+ * The MCP endpoint's bearer: a workspace MCP token (scope `workspace_mcp`). A REST API key is refused
+ * here as a workspace MCP bearer is refused on REST. Answers a description for `WWW-Authenticate`.
+ */
+export async function authenticateMcpBearer(env: Env, token: string, waitUntil: (promise: Promise<unknown>) => void): Promise<McpAuthentication> {
+  if (!KEY_PATTERN.test(token)) return { ok: false, description: 'Malformed bearer token' };
+  const principal = await resolvePrincipal(env, await hashKey(token));
+  if (!principal) return { ok: false, description: 'Unknown bearer token' };
+  if (principal.revoked) return { ok: false, description: 'This bearer token has been revoked' };
+  if (principal.scope === 'workspace') {
+    return { ok: false, description: 'API keys are not accepted by the MCP endpoint; use a workspace MCP bearer token or OAuth' };
+  }
+  if (principal.scope !== 'workspace_mcp') return { ok: false, description: `A ${principal.scope} token is not accepted by the MCP endpoint` };
+  stampUse(env, principal.keyId, waitUntil);
+  return { ok: true, principal };
+}
+
+function stampUse(env: Env, keyId: string, waitUntil: (promise: Promise<unknown>) => void): void {
+  if (!shouldStamp(keyId)) return;
+  waitUntil(touchKey(env.DB, keyId).catch((error) => console.error(JSON.stringify({ level: 'error', note: 'last_used_at not stamped', keyId, error: String(error) }))));
 }
 
 /**
