@@ -38,7 +38,7 @@ function fieldsWrongOnTheirOwn(operation: Operation, body: Record<string, unknow
 function send(operation: Operation, key: string, body: Record<string, unknown>) {
   const path = operation.paths[0];
   if (operation.method === 'GET') {
-    const query = new URLSearchParams(Object.entries(body).map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]));
+    const query = new URLSearchParams(Object.entries(body).map(([name, value]): [string, string] => [name, typeof value === 'string' ? value : JSON.stringify(value)]));
     return call(`${path}?${query}`, { headers: { authorization: `Bearer ${key}` } });
   }
   return call(path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
