@@ -42,7 +42,7 @@ export interface WorkerSpec {
 /** The workers `npm start` runs. The first is also what Miniflare's own entry socket forwards to. */
 export const WORKERS: WorkerSpec[] = [
   { id: 'api', config: 'wrangler.toml' },
-  // { id: 'mcp', config: 'src/mcp/wrangler.toml' },
+  { id: 'mcp', config: 'src/mcp/wrangler.toml' },
   // { id: 'app', config: 'src/app/wrangler.toml' },
 ];
 

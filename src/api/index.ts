@@ -29,6 +29,7 @@ export function buildApiApp() {
 }
 
 export { OrgWallet } from '../../durable-objects/org-wallet';
+export { McpGateway } from './mcp-gateway';
 export { WorkspaceGate } from '../../durable-objects/workspace-gate';
 
 export default buildApiApp();

@@ -16,6 +16,7 @@ export const SETTINGS = {
   LINKEDIN_API_KEY: 'Secret: RapidAPI key of the professional-network data vendor.',
   LINKEDIN_API_HOST: 'RapidAPI host of the professional-network data vendor.',
   LINKEDIN_BASE_URL: 'Base URL of that vendor; default https://<LINKEDIN_API_HOST>.',
+  MCP_ALLOWED_ORIGINS: 'Comma-separated browser origins allowed to call the MCP endpoint besides its own and the dashboard\'s.',
   DATAFORSEO_LOGIN: 'DataForSEO API login (SEO rows, serp, ai-visibility, model answers).',
   DATAFORSEO_PASSWORD: 'Secret: DataForSEO API password.',
   DATAFORSEO_BASE_URL: 'DataForSEO base URL; default https://api.dataforseo.com.',

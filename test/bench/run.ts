@@ -19,7 +19,7 @@ import { Log, LogLevel, Miniflare } from 'miniflare';
 import company from '../fixtures/linkedin-company.json' with { type: 'json' };
 import { startStack } from '../../scripts/stack';
 import { opsClient } from '../../scripts/lib/ops-client';
-import { startFakeLinkedin } from './fake-upstream';
+import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);

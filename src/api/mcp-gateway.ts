@@ -1,0 +1,58 @@
+import { WorkerEntrypoint } from 'cloudflare:workers';
+import type { KeyPrincipal } from '../core/accounts';
+import { authenticateMcpBearer, type McpAuthentication } from '../core/auth';
+import type { Env } from '../core/config';
+import type { Meta } from '../core/envelope';
+import { ApiError, type ErrorDetail } from '../core/errors';
+import { execute } from '../core/pipeline';
+import { OPERATIONS } from '../operations';
+import { mcpToolName, type Operation } from '../operations/types';
+
+export interface ToolError {
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+  retryAfter?: number;
+}
+
+export type ToolOutcome = { ok: true; data: unknown; message?: string; meta: Meta } | { ok: false; status: number; error: ToolError };
+
+const BY_TOOL_NAME = new Map<string, Operation>(OPERATIONS.map((operation) => [mcpToolName(operation), operation]));
+
+/**
+ * What the mcp worker reaches over its service binding: the same authentication and the same pipeline
+ * as REST, so an MCP tool call is validated, rate-limited, billed and recorded exactly as its REST twin.
+ * Not reachable from the internet: only a worker bound to it can call it.
+ */
+export class McpGateway extends WorkerEntrypoint<Env> {
+  authenticate(token: string): Promise<McpAuthentication> {
+    return authenticateMcpBearer(this.env, token, (promise) => this.ctx.waitUntil(promise));
+  }
+
+  async callTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<ToolOutcome> {
+    const operation = BY_TOOL_NAME.get(toolName);
+    if (!operation) return { ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } };
+    try {
+      const outcome = await execute(operation, input ?? {}, 'body', {
+        env: this.env,
+        principal,
+        requestId,
+        waitUntil: (promise) => this.ctx.waitUntil(promise),
+      });
+      return { ok: true, data: outcome.data, meta: outcome.meta, ...(outcome.message !== undefined ? { message: outcome.message } : {}) };
+    } catch (error) {
+      const known = error instanceof ApiError ? error : ApiError.internal();
+      if (!(error instanceof ApiError)) console.error(JSON.stringify({ level: 'error', requestId, tool: toolName, error: String(error) }));
+      return {
+        ok: false,
+        status: known.status,
+        error: {
+          code: known.code,
+          message: known.message,
+          ...(known.details ? { details: known.details } : {}),
+          ...(known.retryAfter !== undefined ? { retryAfter: known.retryAfter } : {}),
+        },
+      };
+    }
+  }
+}

@@ -1,0 +1,212 @@
+import { rmSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
+import { startStack, type Stack } from '../../scripts/stack';
+import { startFakeLinkedin } from '../fakes/linkedin-loopback';
+import { isolatedEnv, tempDir } from './support/processes';
+
+/**
+ * The mcp worker in the real local stack (workerd, both workers, one Miniflare), driven by the MCP
+ * SDK's own client over Streamable HTTP; the professional-network vendor is a fake on loopback.
+ */
+let stack: Stack;
+let ops: OpsClient;
+let upstream: Awaited<ReturnType<typeof startFakeLinkedin>>;
+let home: string;
+let mcpUrl: string;
+let apiUrl: string;
+let organizationId: string;
+let workspaceId: string;
+let apiKey: string;
+let mcpToken: { id: string; key: string };
+/** Every REST tool endpoint, as the public catalog lists it. */
+let catalog: { name: string; method: string; path: string; mcpTool: string }[];
+
+async function connect(path = '/mcp', token = mcpToken.key): Promise<Client> {
+  const client = new Client({ name: 'sluice-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${new URL(mcpUrl).origin}${path}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+async function purchased(): Promise<number> {
+  return (await ops.call<{ purchasedBalanceCents: number }>('GET', `/ops/v1/organizations/${organizationId}/wallet`)).purchasedBalanceCents;
+}
+
+function post(path: string, headers: Record<string, string> = {}, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) {
+  return fetch(`${new URL(mcpUrl).origin}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+beforeAll(async () => {
+  home = tempDir('mcp');
+  upstream = await startFakeLinkedin();
+  stack = await startStack({
+    env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url },
+  });
+  apiUrl = stack.urls.api!;
+  mcpUrl = stack.settings.MCP_URL!;
+  ops = opsClient(apiUrl, stack.settings.OPS_TOKEN!);
+  organizationId = (await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'MCP test', plan: 'payg' })).id;
+  await ops.call('POST', `/ops/v1/organizations/${organizationId}/wallet/credit`, { purchasedCents: 100 });
+  workspaceId = (await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId, name: 'MCP test' })).id;
+  apiKey = (await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId })).key;
+  mcpToken = await ops.call<{ id: string; key: string }>('POST', '/ops/v1/keys', { workspaceId, scope: 'workspace_mcp', name: 'mcp' });
+  const platforms = (await (await fetch(`${apiUrl}/v1/platforms`)).json()).data.platforms as { operations: typeof catalog }[];
+  catalog = platforms.flatMap((platform) => platform.operations);
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  upstream?.stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('MCP authentication', () => {
+  it.each(['/mcp', '/mcp/web'])('answers an unauthenticated call to %s with the spec 401: challenge and JSON-RPC error', async (path) => {
+    const response = await post(path);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${new URL(mcpUrl).origin}/.well-known/oauth-protected-resource${path}", error="invalid_token", error_description="Missing Authorization header"`,
+    );
+    expect(await response.text()).toBe('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Missing Authorization header"},"id":null}');
+  });
+
+  it.each(['/mcp', '/mcp/web', '/mcp/seo', '/mcp/social'])('serves protected-resource metadata for %s whose resource is that exact URL', async (path) => {
+    const response = await fetch(`${new URL(mcpUrl).origin}/.well-known/oauth-protected-resource${path}`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ resource: `${new URL(mcpUrl).origin}${path}`, bearer_methods_supported: ['header'] });
+  });
+
+  it('refuses a REST API key with 401 invalid_token', async () => {
+    const response = await post('/mcp', { authorization: `Bearer ${apiKey}` });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toContain('error_description="API keys are not accepted by the MCP endpoint');
+    expect((await response.json()).error.code).toBe(-32001);
+  });
+
+  it('refuses the MCP bearer on REST /v1 with 403 UNAUTHORIZED', async () => {
+    const response = await fetch(`${apiUrl}/v1/credits`, { headers: { authorization: `Bearer ${mcpToken.key}` } });
+    expect(response.status).toBe(403);
+    expect((await response.json()).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('MCP endpoint only') });
+  });
+
+  it('refuses a foreign Origin with 403 and lets the dashboard origin through', async () => {
+    expect((await post('/mcp', { authorization: `Bearer ${mcpToken.key}`, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post('/mcp', { authorization: `Bearer ${mcpToken.key}`, origin: new URL(stack.settings.APP_URL!).origin })).status).toBe(200);
+  });
+
+  it.each(['GET', 'DELETE'])('answers %s /mcp with 405', async (method) => {
+    const response = await fetch(`${new URL(mcpUrl).origin}/mcp`, { method, headers: { authorization: `Bearer ${mcpToken.key}` } });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('refuses a revoked MCP token on the next request', async () => {
+    const token = await ops.call<{ id: string; key: string }>('POST', '/ops/v1/keys', { workspaceId, scope: 'workspace_mcp' });
+    expect((await post('/mcp', { authorization: `Bearer ${token.key}` })).status).toBe(200);
+    await ops.call('POST', `/ops/v1/keys/${token.id}/revoke`);
+    const response = await post('/mcp', { authorization: `Bearer ${token.key}` });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toContain('revoked');
+  });
+});
+
+describe('MCP tools', () => {
+  it('lists one tool per REST tool endpoint, whose input schema is the REST one, and the discovery tools', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const names = tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['sluice_tools_search', 'sluice_tools_list_enabled']));
+    const document = (await (await fetch(`${apiUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, any>> };
+    expect(catalog.length).toBeGreaterThan(0);
+    for (const operation of catalog) {
+      const tool = tools.find((candidate) => candidate.name === operation.mcpTool);
+      expect(tool, operation.mcpTool).toBeDefined();
+      expect(tool!.description).toMatch(/cents? per/);
+      const rest = document.paths[operation.path]![operation.method.toLowerCase()];
+      const restFields =
+        operation.method === 'GET'
+          ? { names: rest.parameters.map((parameter: { name: string }) => parameter.name), required: rest.parameters.filter((parameter: { required?: boolean }) => parameter.required).map((parameter: { name: string }) => parameter.name) }
+          : { names: Object.keys(rest.requestBody.content['application/json'].schema.properties), required: rest.requestBody.content['application/json'].schema.required ?? [] };
+      expect(Object.keys(tool!.inputSchema.properties ?? {}).sort(), tool!.name).toEqual([...restFields.names].sort());
+      expect([...(tool!.inputSchema.required ?? [])].sort(), tool!.name).toEqual([...restFields.required].sort());
+    }
+    await client.close();
+  });
+
+  it('bills a tool call exactly as its REST twin, and records it', async () => {
+    const client = await connect();
+    const before = await purchased();
+    const result = await client.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'mcp-billing.com' } });
+    expect(result.isError).toBeFalsy();
+    const structured = result.structuredContent as { data: { name: string }; meta: { costCents: number; purchasedBalanceCents: number } };
+    expect(structured.data.name).toBe('Stripe');
+    expect(structured.meta.costCents).toBe(1);
+    expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual(structured);
+    const afterMcp = await purchased();
+
+    const rest = await (await fetch(`${apiUrl}/v1/data/linkedin/get-company-by-domain?domain=rest-billing.com`, { headers: { authorization: `Bearer ${apiKey}` } })).json();
+    const afterRest = await purchased();
+    expect(before - afterMcp).toBe(rest.meta.costCents);
+    expect(afterMcp - afterRest).toBe(rest.meta.costCents);
+    expect(structured.meta.purchasedBalanceCents).toBe(afterMcp);
+
+    let rows: { rows: { keyId: string; operation: string }[] } | undefined;
+    for (let attempt = 0; attempt < 50 && !rows?.rows.some((row) => row.keyId === mcpToken.id); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      rows = (await (await fetch(`${apiUrl}/v1/usage`, { headers: { authorization: `Bearer ${apiKey}` } })).json()).data;
+    }
+    expect(rows!.rows).toContainEqual(expect.objectContaining({ keyId: mcpToken.id, operation: 'linkedin.get-company-by-domain' }));
+    await client.close();
+  });
+
+  it('answers invalid arguments with a tool error carrying VALIDATION_ERROR and its details, uncharged', async () => {
+    const client = await connect();
+    const before = await purchased();
+    const result = await client.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'https://stripe.com/about', colour: 'red' } });
+    expect(result.isError).toBe(true);
+    const { error } = result.structuredContent as { error: { code: string; details: { field: string }[] } };
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.details.map((detail) => detail.field).sort()).toEqual(['colour', 'domain']);
+    expect((result.content as { text: string }[])[0]!.text).toMatch(/^VALIDATION_ERROR: /);
+    expect(await purchased()).toBe(before);
+    await client.close();
+  });
+
+  it('shows each facet only its group, and refuses a tool of another group there', async () => {
+    const social = await connect('/mcp/social');
+    const socialNames = (await social.listTools()).tools.map((tool) => tool.name);
+    expect(socialNames).toContain('data_linkedin_get_company_by_domain');
+    expect(socialNames.filter((name) => name.startsWith('data_web_') || name.startsWith('data_seo_'))).toEqual([]);
+    await social.close();
+
+    const web = await connect('/mcp/web');
+    const webNames = (await web.listTools()).tools.map((tool) => tool.name);
+    expect(webNames).not.toContain('data_linkedin_get_company_by_domain');
+    for (const name of webNames) expect(name.startsWith('data_web_') || name.startsWith('sluice_tools_')).toBe(true);
+    const refused = await web.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'stripe.com' } });
+    expect(refused.isError).toBe(true);
+    expect((refused.structuredContent as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    const found = await web.callTool({ name: 'sluice_tools_search', arguments: { query: 'linkedin company' } });
+    const matches = (found.structuredContent as { tools: { name: string; enabled: boolean }[] }).tools;
+    expect(matches[0]).toMatchObject({ name: 'data_linkedin_get_company_by_domain', enabled: false });
+    await web.close();
+  });
+
+  it('finds tools by free text and lists the enabled ones with prices', async () => {
+    const client = await connect();
+    const found = await client.callTool({ name: 'sluice_tools_search', arguments: { query: 'company' } });
+    expect((found.structuredContent as { tools: { name: string; enabled: boolean; price: string }[] }).tools).toContainEqual(
+      expect.objectContaining({ name: 'data_linkedin_get_company_by_domain', enabled: true, price: '1 cent per request' }),
+    );
+    const enabled = await client.callTool({ name: 'sluice_tools_list_enabled', arguments: {} });
+    const listed = (enabled.structuredContent as { tools: { name: string }[] }).tools.map((tool) => tool.name);
+    expect(listed.sort()).toEqual(catalog.map((operation) => operation.mcpTool).sort());
+    await client.close();
+  });
+});
