@@ -1,0 +1,126 @@
+import type { Env } from '../core/config';
+import type { ProviderContext, ProviderResult } from '../operations/types';
+import type { MapInput, ScrapeInput, SearchInput } from '../operations/web';
+import { normalizeUpstream } from './normalize';
+
+/**
+ * Firecrawl v2 (cloud or self-hosted): POST /v2/scrape, /v2/search and /v2/map with a bearer key. Our
+ * field names are Firecrawl's, so each body is the validated input with defaults applied, named field by
+ * field so nothing unintended reaches the vendor. The answer becomes the spec's `{ result: [answer] }`.
+ */
+
+const PROVIDER = 'Firecrawl';
+const DEFAULT_BASE_URL = 'https://api.firecrawl.dev';
+
+/** Firecrawl's 429 is its rate or concurrency limit ("Rate limit exceeded"); only running out of credits is quota. */
+const OUT_OF_CREDITS = /insufficient credits/i;
+
+interface FirecrawlAnswer {
+  success?: unknown;
+  error?: unknown;
+  data?: unknown;
+  links?: unknown;
+}
+
+export async function firecrawlScrape(input: ScrapeInput, context: ProviderContext): Promise<ProviderResult> {
+  const answer = await post('v2/scrape', scrapeBody(input), context);
+  return { data: { result: [objectOr(answer.data, 'a page')] } };
+}
+
+export async function firecrawlSearch(input: SearchInput, context: ProviderContext): Promise<ProviderResult> {
+  const answer = await post('v2/search', searchBody(input), context);
+  return { data: { result: [objectOr(answer.data, 'search results')] } };
+}
+
+export async function firecrawlMap(input: MapInput, context: ProviderContext): Promise<ProviderResult> {
+  const answer = await post('v2/map', mapBody(input), context);
+  if (!Array.isArray(answer.links)) throw normalizeUpstream.failed(PROVIDER, 'answered without links');
+  return { data: { result: [{ links: answer.links }] } };
+}
+
+function scrapeBody(input: ScrapeInput) {
+  return {
+    url: input.url,
+    formats: input.formats,
+    onlyMainContent: input.onlyMainContent,
+    includeTags: input.includeTags,
+    excludeTags: input.excludeTags,
+    maxAge: input.maxAge,
+    waitFor: input.waitFor,
+    mobile: input.mobile,
+    timeout: input.timeout,
+    parsers: input.parsers,
+    proxy: input.proxy,
+    location: locationOf(input.location),
+  };
+}
+
+function searchBody(input: SearchInput) {
+  return {
+    query: input.query,
+    limit: input.limit,
+    sources: input.sources,
+    categories: input.categories,
+    tbs: input.tbs,
+    location: input.location,
+    country: input.country.toUpperCase(),
+    includeDomains: input.includeDomains,
+    excludeDomains: input.excludeDomains,
+    timeout: input.timeout,
+    scrapeOptions: input.scrapeOptions && { formats: input.scrapeOptions.formats, onlyMainContent: input.scrapeOptions.onlyMainContent },
+  };
+}
+
+function mapBody(input: MapInput) {
+  return {
+    url: input.url,
+    search: input.search,
+    sitemap: input.sitemap,
+    includeSubdomains: input.includeSubdomains,
+    ignoreQueryParameters: input.ignoreQueryParameters,
+    limit: input.limit,
+    // Firecrawl sets no map timeout of its own; without one from the caller, our time limit is the only one.
+    timeout: input.timeout,
+    location: locationOf(input.location),
+  };
+}
+
+function locationOf(location: ScrapeInput['location']) {
+  return location && { country: location.country.toUpperCase(), languages: location.languages };
+}
+
+/** One call: every outcome but a `success: true` answer leaves as a classified ApiError. */
+async function post(path: string, body: object, { env, signal }: ProviderContext): Promise<FirecrawlAnswer> {
+  const key = env.FIRECRAWL_API_KEY;
+  if (!key) throw normalizeUpstream.unavailable(PROVIDER, ['FIRECRAWL_API_KEY']);
+
+  const response = await normalizeUpstream.fetch(PROVIDER, endpoint(env, path), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
+  // Firecrawl's 408 is its own time limit passing: an upstream timeout, so 502 rather than the caller's 4xx.
+  if (response.status === 408) {
+    await response.body?.cancel();
+    throw normalizeUpstream.failed(PROVIDER, 'timed out (HTTP 408)');
+  }
+  if (!response.ok) throw await normalizeUpstream.fromStatus(PROVIDER, response, OUT_OF_CREDITS);
+
+  const answer = await normalizeUpstream.json(PROVIDER, response, signal);
+  if (typeof answer !== 'object' || answer === null) throw normalizeUpstream.failed(PROVIDER, 'answered with a body that is not an object');
+  const { success, error } = answer as FirecrawlAnswer;
+  if (success !== true) throw normalizeUpstream.rejected(PROVIDER, typeof error === 'string' ? error.slice(0, 300) : undefined);
+  return answer as FirecrawlAnswer;
+}
+
+/** Relative to the base, so a self-hosted instance behind a path prefix keeps it. */
+function endpoint(env: Env, path: string): URL {
+  const base = env.FIRECRAWL_BASE_URL || DEFAULT_BASE_URL;
+  return new URL(path, base.endsWith('/') ? base : `${base}/`);
+}
+
+function objectOr(value: unknown, what: string): object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw normalizeUpstream.failed(PROVIDER, `answered without ${what}`);
+  return value;
+}

@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
+import { freshnessOf, timeLimitOf } from '../../src/operations/types';
+import { webOperations } from '../../src/operations/web';
+import { FAKE_FIRECRAWL, lastReceivedBy } from '../fakes/firecrawl';
+import { funded, json, tool, wallet } from '../support/api';
+
+const scrapeOperation = webOperations.find((operation) => operation.name === 'scrape')!;
+
+/** A page no other test asks for, so the fake's record of it is this test's own. */
+function pageUrl(): string {
+  return `https://acme.example/${crypto.randomUUID()}`;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('POST /scrape', () => {
+  it.each(['/scrape', '/v1/data/web/scrape'])('answers the page in Markdown at result[0] on %s, with its metadata, for 0.1 cents', async (path) => {
+    const account = await funded(10, 'payg');
+    const url = pageUrl();
+    const response = await tool(account.key, path, { url });
+    expect(response.status).toBe(200);
+    const body = await json(response);
+    expect(body.success).toBe(true);
+    expect(body.data.result).toHaveLength(1);
+    const [page] = body.data.result;
+    expect(page.markdown).toMatch(/^# Acme Anvils/);
+    expect(page.html).toBeUndefined();
+    expect(page.metadata).toMatchObject({ title: 'Acme Anvils', sourceURL: url, statusCode: 200 });
+    expect(body.meta).toMatchObject({ costCents: 0.1, purchasedBalanceCents: 9.9, cached: false });
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(9.9);
+  });
+
+  it('answers every requested format: html, rawHtml, links, images, summary, json, screenshot, changeTracking', async () => {
+    const account = await funded(10, 'payg');
+    const formats = ['markdown', 'html', 'rawHtml', 'links', 'images', 'summary', { type: 'json', prompt: 'Company name and founding year' }, { type: 'screenshot' }, { type: 'changeTracking' }];
+    const body = await json(await tool(account.key, '/scrape', { url: pageUrl(), formats }));
+    const [page] = body.data.result;
+    expect(page.html).toContain('<h1>Acme Anvils</h1>');
+    expect(page.rawHtml).toMatch(/^<!DOCTYPE html>/);
+    expect(page.links).toContain('https://acme.example/anvils/classic');
+    expect(page.images).toEqual(['https://acme.example/img/anvil.jpg']);
+    expect(page.summary).toMatch(/anvils/);
+    expect(page.json).toEqual({ company: 'Acme Anvils', founded: 1949 });
+    expect(page.screenshot).toMatch(/^https:\/\//);
+    expect(page.changeTracking).toMatchObject({ changeStatus: 'new' });
+  });
+
+  it('sends Firecrawl POST /v2/scrape with our bearer key and every default applied', async () => {
+    const account = await funded(10, 'payg');
+    const url = pageUrl();
+    await tool(account.key, '/scrape', { url });
+    const sent = await lastReceivedBy('/v2/scrape', url);
+    expect(sent?.authorization).toBe(`Bearer ${FAKE_FIRECRAWL.key}`);
+    expect(sent?.body).toEqual({
+      url,
+      formats: ['markdown'],
+      onlyMainContent: true,
+      maxAge: 172_800_000,
+      waitFor: 0,
+      mobile: false,
+      timeout: 60_000,
+      proxy: 'auto',
+    });
+  });
+
+  it('maps every field to Firecrawl, upper-casing the location country', async () => {
+    const account = await funded(10, 'payg');
+    const url = pageUrl();
+    const request = {
+      url,
+      formats: ['markdown', { type: 'screenshot', fullPage: true, quality: 80 }, { type: 'changeTracking', modes: ['git-diff'] }],
+      onlyMainContent: false,
+      includeTags: ['article', '.content'],
+      excludeTags: ['#ads'],
+      maxAge: 3_600_000,
+      waitFor: 1500,
+      mobile: true,
+      timeout: 20_000,
+      parsers: [{ type: 'pdf', mode: 'ocr', maxPages: 5 }],
+      proxy: 'basic',
+      location: { country: 'de', languages: ['de-DE', 'en'] },
+    };
+    expect((await tool(account.key, '/scrape', request)).status).toBe(200);
+    expect((await lastReceivedBy('/v2/scrape', url))?.body).toEqual({ ...request, location: { country: 'DE', languages: ['de-DE', 'en'] } });
+  });
+
+  describe('price: a page is 0.1 cents; LLM extraction and the enhanced proxy cost 0.4 cents more each', () => {
+    it.each([
+      ['markdown only', { formats: ['markdown'] }, 0.1],
+      ['every non-extracting format', { formats: ['markdown', 'summary', 'html', 'rawHtml', 'links', 'images', { type: 'screenshot' }] }, 0.1],
+      ['a json format', { formats: ['markdown', { type: 'json', schema: { type: 'object', properties: { company: { type: 'string' } } } }] }, 0.5],
+      ['changeTracking in json mode', { formats: ['markdown', { type: 'changeTracking', modes: ['json'] }] }, 0.5],
+      ['changeTracking in git-diff mode', { formats: ['markdown', { type: 'changeTracking', modes: ['git-diff'] }] }, 0.1],
+      ['proxy enhanced', { proxy: 'enhanced' }, 0.5],
+      ['proxy basic', { proxy: 'basic' }, 0.1],
+      ['a json format through the enhanced proxy', { formats: [{ type: 'json', prompt: 'Company name' }], proxy: 'enhanced' }, 0.9],
+    ])('%s costs %s cents', async (_, options, cents) => {
+      const account = await funded(10, 'payg');
+      const body = await json(await tool(account.key, '/scrape', { url: pageUrl(), ...options }));
+      expect(body.meta.costCents).toBe(cents);
+      expect((await wallet(account.organizationId)).purchasedBalanceCents).toBeCloseTo(10 - cents, 10);
+    });
+  });
+
+  describe('the cache: maxAge is how old an answer may be', () => {
+    it('answers an identical scrape from cache with meta.cached true, without a new upstream scrape', async () => {
+      const account = await funded(10, 'payg');
+      const url = pageUrl();
+      const first = await json(await tool(account.key, '/scrape', { url }));
+      const second = await json(await tool(account.key, '/scrape', { url }));
+      expect(first.meta.cached).toBe(false);
+      expect(second.meta.cached).toBe(true);
+      // The fake gives every scrape its own scrapeId: the same id means Firecrawl was not asked again.
+      expect(second.data.result[0].metadata.scrapeId).toBe(first.data.result[0].metadata.scrapeId);
+    });
+
+    it('fetches afresh on every call with maxAge 0, and tells Firecrawl maxAge 0', async () => {
+      const account = await funded(10, 'payg');
+      const url = pageUrl();
+      const first = await json(await tool(account.key, '/scrape', { url, maxAge: 0 }));
+      const second = await json(await tool(account.key, '/scrape', { url, maxAge: 0 }));
+      expect([first.meta.cached, second.meta.cached]).toEqual([false, false]);
+      expect(second.data.result[0].metadata.scrapeId).not.toBe(first.data.result[0].metadata.scrapeId);
+      expect((await lastReceivedBy('/v2/scrape', url))?.body).toMatchObject({ maxAge: 0 });
+    });
+
+    it('fetches afresh once the cached answer is older than maxAge', async () => {
+      const account = await funded(10, 'payg');
+      const url = pageUrl();
+      const first = await json(await tool(account.key, '/scrape', { url, maxAge: 60_000 }));
+      vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 61_000);
+      const later = await json(await tool(account.key, '/scrape', { url, maxAge: 60_000 }));
+      expect(later.meta.cached).toBe(false);
+      expect(later.data.result[0].metadata.scrapeId).not.toBe(first.data.result[0].metadata.scrapeId);
+    });
+
+    it('still answers from cache a minute later under the default maxAge of two days', async () => {
+      const account = await funded(10, 'payg');
+      const url = pageUrl();
+      await tool(account.key, '/scrape', { url });
+      vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 61_000);
+      expect((await json(await tool(account.key, '/scrape', { url }))).meta.cached).toBe(true);
+    });
+  });
+
+  it('gives the upstream call the requested timeout plus 5 s of transport margin, and caches for maxAge', () => {
+    const input = scrapeOperation.input.parse({ url: 'https://acme.example/', timeout: 20_000, maxAge: 5_000 });
+    expect(timeLimitOf(scrapeOperation, input)).toBe(25_000);
+    expect(freshnessOf(scrapeOperation, input)).toBe(5_000);
+    expect(timeLimitOf(scrapeOperation, scrapeOperation.input.parse({ url: 'https://acme.example/' }))).toBe(65_000);
+  });
+});
