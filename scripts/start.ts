@@ -12,6 +12,8 @@ interface Seed {
   organizationId: string;
   workspaceId: string;
   keyId: string;
+  /** The development workspace's MCP bearer token (scope workspace_mcp). */
+  mcpTokenId?: string;
 }
 
 const SEED_NAME = 'Development';
@@ -54,8 +56,9 @@ async function main() {
     const api = stack.urls.api!;
     const client = opsClient(api, stack.settings.OPS_TOKEN!);
     const { seed, key } = await ensureSeed(client);
+    const mcpToken = await ensureMcpToken(client, seed);
     if (stopping) return;
-    printBanner(stack, api, seed, key);
+    printBanner(stack, api, seed, key, mcpToken);
   } catch (error) {
     if (stopping) return;
     console.error(`\nnpm start failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -96,23 +99,42 @@ async function ensureSeed(client: OpsClient): Promise<{ seed: Seed; key: string 
   return { seed, key: created.key };
 }
 
+/** The development workspace's MCP bearer, re-revealed like the key, minted once when missing. */
+async function ensureMcpToken(client: OpsClient, seed: Seed): Promise<string> {
+  if (seed.mcpTokenId) {
+    try {
+      return (await client.call<KeyWithSecret>('POST', `/ops/v1/keys/${seed.mcpTokenId}/reveal`)).key;
+    } catch (error) {
+      if (!(error instanceof OpsError)) throw error;
+    }
+  }
+  const created = await client.call<KeyWithSecret>('POST', '/ops/v1/keys', { workspaceId: seed.workspaceId, scope: 'workspace_mcp', name: `${SEED_KEY_NAME} MCP` });
+  writeJson(seedPath(), { ...seed, mcpTokenId: created.id });
+  return created.key;
+}
+
 function createDevelopmentKey(client: OpsClient, workspaceId: string): Promise<KeyWithSecret> {
   return client.call<KeyWithSecret>('POST', '/ops/v1/keys', { workspaceId, scope: 'workspace', name: SEED_KEY_NAME });
 }
 
-function printBanner(stack: Stack, api: string, seed: Seed, key: string) {
+function printBanner(stack: Stack, api: string, seed: Seed, key: string, mcpToken: string) {
   const row = (label: string, value: string, note = '') => console.log(`  ${label.padEnd(16)}${bold(value)}${note ? dim(`  ${note}`) : ''}`);
   const state = relative(PROJECT_ROOT, stack.stateDir) || stack.stateDir;
   const others = (Object.entries(stack.urls) as [string, string][]).filter(([id]) => id !== 'api');
 
   console.log(`\n${bold('Sluice is running')} ${dim(`(workerd via Miniflare; state in ${state.startsWith('..') ? stack.stateDir : state})`)}\n`);
   row('REST API', api);
-  for (const [id, url] of others) row(id === 'mcp' ? 'MCP' : id === 'app' ? 'Dashboard' : id, url);
+  for (const [id, url] of others) row(id === 'mcp' ? 'MCP endpoint' : id === 'app' ? 'Dashboard' : id, id === 'mcp' ? `${url}/mcp` : url);
   if (stack.settings.BASE_URL && stack.settings.BASE_URL !== api) row('Public URL', stack.settings.BASE_URL, 'BASE_URL');
   row('API key', key, `workspace "${SEED_NAME}" ${seed.workspaceId}`);
   row('Organization', seed.organizationId, `"${SEED_NAME}", plan ${SEED_PLAN}`);
+  row('MCP token', mcpToken, 'bearer of the MCP endpoint (not accepted on REST)');
   row('Operator token', stack.settings.OPS_TOKEN!, 'bearer of /ops/v1');
   console.log(`\n  Try it:\n    curl -s ${api}/v1/credits -H "Authorization: Bearer ${key}"`);
+  if (stack.urls.mcp) {
+    const server = { type: 'http', url: `${stack.urls.mcp}/mcp`, headers: { Authorization: `Bearer ${mcpToken}` } };
+    console.log(`\n  MCP client config (e.g. .mcp.json):\n    ${JSON.stringify({ mcpServers: { sluice: server } })}`);
+  }
   // The CLI finds this stack by itself at the defaults; elsewhere it needs to be told where.
   const where = [api === 'http://127.0.0.1:8787' ? '' : `SLUICE_OPS_URL=${api} `, process.env.SLUICE_HOME ? `SLUICE_HOME=${process.env.SLUICE_HOME} ` : ''].join('');
   console.log(`\n  Operator CLI:  ${where}npm run -s ops -- --help`);

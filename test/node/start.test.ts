@@ -51,6 +51,18 @@ describe('npm start', () => {
     expect(typeof body.success).toBe('boolean');
   });
 
+  it('prints the MCP endpoint and a workspace MCP token that lists tools there', async () => {
+    expect(first.mcpUrl).toBe(`http://127.0.0.1:${env.SLUICE_MCP_PORT}/mcp`);
+    const response = await fetch(first.mcpUrl!, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${first.mcpToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name)).toContain('sluice_tools_search');
+    expect(first.output()).toContain(`"url":"${first.mcpUrl}"`);
+  });
+
   it('listens on the port it was given and keeps secrets private', async () => {
     expect(first.apiUrl).toBe(`http://127.0.0.1:${env.SLUICE_API_PORT}`);
     const health = await (await fetch(`${first.apiUrl}/health`)).json();
@@ -165,8 +177,9 @@ describe('restarting', () => {
     second = await startStack(env);
   });
 
-  it('prints the same key and operator token', () => {
+  it('prints the same key, MCP token and operator token', () => {
     expect(second.key).toBe(first.key);
+    expect(second.mcpToken).toBe(first.mcpToken);
     expect(second.opsToken).toBe(first.opsToken);
     expect(second.output()).not.toMatch(/Applied migration/);
   });

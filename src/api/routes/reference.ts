@@ -16,7 +16,7 @@ export function registerReference(app: OpenAPIHono<AppEnv>) {
 
   let document: Document | undefined;
   app.get('/openapi.json', (c) => {
-    document ??= app.getOpenAPIDocument({
+    document ??= withoutUntypedNullable(app.getOpenAPIDocument({
       openapi: '3.0.0',
       info: {
         title: 'Sluice API',
@@ -31,7 +31,7 @@ export function registerReference(app: OpenAPIHono<AppEnv>) {
         { name: 'Account', description: 'Credits and usage of the calling workspace.' },
         { name: 'Data', description: 'Metered data operations.' },
       ],
-    });
+    }));
     return c.json(document);
   });
 
@@ -49,4 +49,17 @@ export function registerReference(app: OpenAPIHono<AppEnv>) {
   </body>
 </html>`),
   );
+}
+
+/**
+ * The generator renders "any value" (z.unknown(), z.any(), open records) as `{nullable: true}` with no
+ * type, which OpenAPI 3.0 leaves meaningless and linters reject. Dropping that lone `nullable` leaves
+ * `{}`, which is exactly "any value, null included" in 3.0.
+ */
+function withoutUntypedNullable<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(withoutUntypedNullable) as T;
+  if (!node || typeof node !== 'object') return node;
+  const typed = ['type', '$ref', 'allOf', 'anyOf', 'oneOf'].some((name) => name in node);
+  const entries = Object.entries(node).filter(([name]) => typed || name !== 'nullable');
+  return Object.fromEntries(entries.map(([name, value]) => [name, withoutUntypedNullable(value)])) as T;
 }

@@ -52,6 +52,8 @@ export interface Started {
   curl: string;
   apiUrl: string;
   opsToken: string;
+  mcpUrl?: string;
+  mcpToken?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -79,11 +81,13 @@ export function startStack(env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<
       const curl = /^\s*(curl .*)$/m.exec(output)?.[1];
       const apiUrl = /REST API\s+(http\S+)/.exec(output)?.[1];
       const opsToken = /Operator token\s+(\S+)/.exec(output)?.[1];
+      const mcpUrl = /MCP endpoint\s+(http\S+)/.exec(output)?.[1];
+      const mcpToken = /MCP token\s+(sluice_live_[0-9a-f]{32})/.exec(output)?.[1];
       if (!key || !curl || !apiUrl || !opsToken) return fail('The banner lacks the key, the curl line, the REST URL or the operator token.');
       clearTimeout(timer);
       clearInterval(poll);
       child.removeAllListeners('exit');
-      resolveStarted({ child, output: () => output, key, curl, apiUrl, opsToken });
+      resolveStarted({ child, output: () => output, key, curl, apiUrl, opsToken, ...(mcpUrl ? { mcpUrl } : {}), ...(mcpToken ? { mcpToken } : {}) });
     }, 100);
   });
 }
