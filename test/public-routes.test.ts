@@ -48,6 +48,14 @@ describe('GET /agent-setup/prompt.md', () => {
     expect(text).toContain(env.MCP_URL);
     expect(text).toContain(`curl -s ${env.BASE_URL}/v1/credits -H "Authorization: Bearer $SLUICE_API_KEY"`);
   });
+
+  it('explains how to add the MCP server to a client, with this installation\'s MCP URL', async () => {
+    const text = await (await call('/agent-setup/prompt.md')).text();
+    expect(text).toContain(`"url": "${env.MCP_URL}"`);
+    expect(text).toContain(`claude mcp add --transport http sluice ${env.MCP_URL}`);
+    expect(text).toContain(`${env.MCP_URL}/web`);
+    expect(text).toContain('sluice_tools_search');
+  });
 });
 
 describe('GET /openapi.json', () => {

@@ -45,9 +45,25 @@ curl -s ${urls.base}/v1/credits -H "Authorization: Bearer $SLUICE_API_KEY"
 
 ## 3. Or use MCP
 
-- MCP endpoint (Streamable HTTP): ${urls.mcp}
-- Authenticate with OAuth 2.1 (your client discovers it) or a workspace MCP bearer token from the dashboard.
-  A REST API key is not accepted by the MCP endpoint.
+- MCP endpoint (Streamable HTTP, POST, stateless): ${urls.mcp}
+- Servers with one group's tools only: ${urls.mcp}/web, ${urls.mcp}/seo, ${urls.mcp}/social
+- Authenticate with a workspace MCP bearer token (made in the dashboard; scope \`workspace_mcp\`), sent as
+  \`Authorization: Bearer $SLUICE_MCP_TOKEN\`. A REST API key is not accepted by the MCP endpoint, and the
+  MCP token is not accepted by the REST API.
+- Add it to a client that reads an \`mcpServers\` config (e.g. \`.mcp.json\`):
+
+\`\`\`json
+{"mcpServers": {"sluice": {"type": "http", "url": "${urls.mcp}", "headers": {"Authorization": "Bearer $SLUICE_MCP_TOKEN"}}}}
+\`\`\`
+
+- Or from a shell, for Claude Code:
+
+\`\`\`sh
+claude mcp add --transport http sluice ${urls.mcp} --header "Authorization: Bearer $SLUICE_MCP_TOKEN"
+\`\`\`
+
+- Every REST tool is a tool named \`data_<group>_<operation>\` with the same parameters. Find one with
+  \`sluice_tools_search\` (free text) or list them with \`sluice_tools_list_enabled\`.
 
 ## Responses
 
