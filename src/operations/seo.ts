@@ -1,4 +1,618 @@
-import type { Operation } from './types';
+import { z } from '@hono/zod-openapi';
+import { unitsFromCents } from '../core/money';
+import { dataforseoLive, escapeKeyword } from '../providers/dataforseo';
+import { perRequest, perRow } from './pricing';
+import { filters, languageCode, limit, locationCode, offset, orderBy, rowQuery, rowsOf as rowsReturned } from './row-query';
+import type { Operation, Price } from './types';
 
 /** SEO tools: /serp, keyword, competitor, backlink, domain, technology and AI-visibility endpoints. */
-export const seoOperations: Operation[] = [];
+
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
+
+// ---------------------------------------------------------------- inputs
+
+const DOMAIN = '(?:[A-Za-z0-9-]+\\.)+[A-Za-z]{2,}';
+// No regex flags: they are lost in the OpenAPI document, so clients would validate differently.
+const bareDomain = z
+  .string()
+  .trim()
+  .min(1)
+  .max(253)
+  .regex(new RegExp(`^${DOMAIN}$`), 'Expected a bare domain such as example.com, without protocol or path.')
+  .openapi({ example: 'example.com' });
+
+const domainOrPage = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2048)
+  .regex(
+    new RegExp(`^(?:https?://${DOMAIN}(?::[0-9]+)?(?:[/?#]\\S*)?|${DOMAIN})$`),
+    'Expected a bare domain such as example.com, or a full page URL starting with http:// or https://.',
+  )
+  .openapi({ example: 'example.com' });
+
+const keyword = z.string().trim().min(1);
+
+/** An object-level refinement: the issue names the field it is about. */
+function issue(context: z.RefinementCtx, path: (string | number)[], message: string): void {
+  context.addIssue({ code: 'custom', path, message });
+}
+
+const SerpInput = z.strictObject({
+  keyword: keyword
+    .max(700)
+    .openapi({ description: 'The query, up to 700 characters. Search operators (site:, inurl:, filetype:) work and cost about 5x.', example: 'best running shoes' }),
+  location_code: locationCode.openapi({ description: 'Geo target code; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE, 2250 FR, 2724 ES, 2356 IN, 2076 BR.' }),
+  language_code: languageCode,
+  device: z.enum(['desktop', 'mobile']).default('desktop'),
+  depth: z
+    .number()
+    .int()
+    .min(10)
+    .max(700)
+    .multipleOf(10)
+    .default(10)
+    .openapi({ description: 'Results to fetch, 10-700 in steps of 10; every 10 bills as one results page.' }),
+});
+
+const KeywordIdeasInput = z.strictObject({
+  keywords: z.array(keyword).min(1).max(200).openapi({ description: '1-200 seed keywords.', example: ['running shoes'] }),
+  ...rowQuery,
+});
+
+const KeywordOverviewInput = z.strictObject({
+  keywords: z.array(keyword).min(1).max(700).openapi({ description: '1-700 exact keywords; cost scales with the count.', example: ['running shoes', 'trail shoes'] }),
+  location_code: locationCode,
+  language_code: languageCode,
+});
+
+const KeywordGapInput = z.strictObject({
+  target1: bareDomain.openapi({ description: 'Your domain, without protocol.' }),
+  target2: bareDomain.openapi({ description: 'The competitor domain, without protocol.' }),
+  ...rowQuery,
+  limit: limit.openapi({ description: 'Maximum intersecting keywords, 1-1000; cost scales with rows returned.' }),
+});
+
+const RankedKeywordsInput = z.strictObject({
+  target: domainOrPage.openapi({ description: 'A domain without protocol, or a full page URL.' }),
+  ...rowQuery,
+});
+
+const CompetitorsInput = z.strictObject({
+  target: bareDomain,
+  location_code: locationCode,
+  language_code: languageCode,
+  limit,
+  filters: filters.optional(),
+  order_by: orderBy.optional(),
+});
+
+const ReferringDomainsInput = z.strictObject({
+  target: domainOrPage.openapi({ description: 'A domain or subdomain without protocol, or a full page URL.' }),
+  limit,
+  offset,
+  filters: filters.optional(),
+  order_by: orderBy.optional(),
+  exclude_internal_backlinks: z.boolean().default(true),
+});
+
+const targetOrderRule = /^([0-9]+)\.[a-z0-9_]+(?:\.[a-z0-9_]+)*,(?:asc|desc)$/;
+
+const BacklinkGapInput = z
+  .strictObject({
+    targets: z.array(bareDomain).min(1).max(20).openapi({ description: '1-20 competitor domains.', example: ['competitor-a.com', 'competitor-b.com'] }),
+    exclude_targets: z.array(bareDomain).max(10).optional().openapi({ description: 'Up to 10 domains that the referring sites must not already link to (yours).' }),
+    limit,
+    offset,
+    filters: filters.optional(),
+    order_by: z
+      .array(z.string().regex(targetOrderRule, 'Each entry is <target index>.<field>,<asc|desc>, e.g. 1.rank,desc.'))
+      .min(1)
+      .max(3)
+      .optional()
+      .openapi({ description: 'Up to 3 sort rules, each <target index>.<field>,<asc|desc>; the index is 1-based within targets. Default: 1.rank,desc.', example: ['1.rank,desc'] }),
+  })
+  .superRefine((input, context) => {
+    input.order_by?.forEach((rule, index) => {
+      const target = Number(targetOrderRule.exec(rule)?.[1]);
+      if (target < 1 || target > input.targets.length) {
+        issue(context, ['order_by', index], `The target index ${target} is not within targets (1-${input.targets.length}).`);
+      }
+    });
+  });
+
+const BacklinksSummaryInput = z.strictObject({
+  target: domainOrPage.openapi({ description: 'A domain without protocol, or a page with protocol.' }),
+  include_subdomains: z.boolean().default(true),
+  exclude_internal_backlinks: z.boolean().default(true),
+});
+
+const DomainOverviewInput = z.strictObject({
+  target: bareDomain,
+  location_code: locationCode,
+  language_code: languageCode,
+});
+
+const TechSearchInput = z.strictObject({
+  technologies: z
+    .array(keyword)
+    .min(1)
+    .max(10)
+    .openapi({ description: '1-10 technology names; several entries intersect (domains using all of them).', example: ['WordPress'] }),
+  limit,
+  offset,
+  filters: filters.optional(),
+  order_by: orderBy.optional(),
+});
+
+/** The upstream takes at most 10 target entities, domains and keywords together. */
+const AI_VISIBILITY_ENTITIES = 10;
+
+const AiVisibilityInput = z
+  .strictObject({
+    targets: z.array(bareDomain).max(10).optional().openapi({ description: 'Up to 10 domains, without protocol.', example: ['example.com'] }),
+    keywords: z.array(keyword).max(10).optional().openapi({ description: 'Up to 10 keywords.', example: ['crm software'] }),
+    limit: limit.openapi({ description: 'Most-mentioned domains to list in items, 1-1000. The price is flat per request.' }),
+  })
+  .superRefine((input, context) => {
+    const targets = input.targets?.length ?? 0;
+    const keywords = input.keywords?.length ?? 0;
+    if (targets + keywords === 0) {
+      for (const field of ['targets', 'keywords']) issue(context, [field], 'Pass at least one of targets or keywords.');
+    } else if (targets + keywords > AI_VISIBILITY_ENTITIES) {
+      for (const field of ['targets', 'keywords']) {
+        issue(context, [field], `targets and keywords together take at most ${AI_VISIBILITY_ENTITIES} entries; ${targets + keywords} were given.`);
+      }
+    }
+  });
+
+// ---------------------------------------------------------------- payloads (documentation only)
+
+const int = () => z.number().int();
+const counts = z.record(z.string(), int());
+
+/** `{ result: [first] }`: the spec's common SEO payload. Upstream fields beyond these pass through. */
+function payload(first: z.ZodType, description: string) {
+  return z.object({ result: z.array(first).openapi({ description }) }).partial();
+}
+
+function rowsPayload(item: z.ZodType, itemsDescription: string, extra: z.ZodRawShape = {}) {
+  return z.object({ total_count: int(), items_count: int(), ...extra, items: z.array(item).openapi({ description: itemsDescription }) }).partial();
+}
+
+const KeywordInfo = z
+  .object({
+    search_volume: int().nullable(),
+    cpc: z.number().nullable(),
+    competition: z.number().nullable(),
+    competition_level: z.string().nullable(),
+    monthly_searches: z.array(z.object({ year: int(), month: int(), search_volume: int().nullable() }).partial()).nullable(),
+  })
+  .partial()
+  .openapi({ description: 'Search volume, CPC, competition and the monthly trend.' });
+const KeywordProperties = z.object({ keyword_difficulty: int().nullable() }).partial();
+const KeywordData = z.object({ keyword: z.string(), keyword_info: KeywordInfo, keyword_properties: KeywordProperties }).partial();
+const RankedElement = z
+  .object({ type: z.string(), rank_group: int(), rank_absolute: int(), url: z.string(), domain: z.string(), title: z.string(), etv: z.number() })
+  .partial();
+const PositionBuckets = z
+  .object({
+    pos_1: int(),
+    pos_2_3: int(),
+    pos_4_10: int(),
+    pos_11_20: int(),
+    pos_21_30: int(),
+    pos_31_40: int(),
+    pos_41_50: int(),
+    pos_51_60: int(),
+    pos_61_70: int(),
+    pos_71_80: int(),
+    pos_81_90: int(),
+    pos_91_100: int(),
+    count: int().openapi({ description: 'Ranking keywords.' }),
+    etv: z.number().openapi({ description: 'Estimated monthly organic traffic.' }),
+    estimated_paid_traffic_cost: z.number().openapi({ description: 'What that traffic would cost in ads, USD.' }),
+  })
+  .partial();
+const BacklinkCounts = {
+  rank: int(),
+  backlinks: int(),
+  first_seen: z.string().nullable(),
+  lost_date: z.string().nullable(),
+  backlinks_spam_score: int(),
+  broken_backlinks: int(),
+  referring_domains: int(),
+};
+
+const SerpPayload = payload(
+  rowsPayload(
+    z
+      .object({
+        type: z.string().openapi({ description: 'organic, featured_snippet, people_also_ask, local_pack, ...' }),
+        rank_group: int(),
+        rank_absolute: int(),
+        position: z.string(),
+        title: z.string(),
+        url: z.string(),
+        domain: z.string(),
+        description: z.string().openapi({ description: 'The snippet.' }),
+        items: z.array(z.looseObject({})).openapi({ description: 'Entries of a SERP feature (questions, places, ...).' }),
+      })
+      .partial(),
+    'Organic listings and SERP features, in page order.',
+    { keyword: z.string(), check_url: z.string(), se_results_count: int(), item_types: z.array(z.string()) },
+  ),
+  'result[0].items: organic listings (position, title, URL, snippet) and SERP features (featured snippets, people-also-ask, local pack).',
+);
+
+const KeywordIdeasPayload = payload(
+  rowsPayload(z.object({ keyword: z.string(), keyword_info: KeywordInfo, keyword_properties: KeywordProperties }).partial(), 'Keyword ideas, by relevance unless order_by says otherwise.'),
+  'result[0].items: keyword ideas with keyword_info (search volume, CPC, competition) and keyword_properties.keyword_difficulty.',
+);
+
+const KeywordOverviewPayload = payload(
+  rowsPayload(
+    z
+      .object({
+        keyword: z.string(),
+        keyword_info: KeywordInfo,
+        keyword_properties: KeywordProperties,
+        serp_info: z.object({ serp_item_types: z.array(z.string()), se_results_count: int() }).partial(),
+        search_intent_info: z.object({ main_intent: z.string() }).partial(),
+      })
+      .partial(),
+    'One row per keyword sent.',
+  ),
+  'result[0].items: per-keyword volume, CPC, competition, difficulty, trend history (keyword_info.monthly_searches) and SERP characteristics.',
+);
+
+const KeywordGapPayload = payload(
+  rowsPayload(
+    z
+      .object({
+        keyword_data: KeywordData,
+        first_domain_serp_element: RankedElement.nullable().openapi({ description: "target1's ranking; absent or null when it does not rank." }),
+        second_domain_serp_element: RankedElement.nullable().openapi({ description: "target2's ranking; absent or null when it does not rank." }),
+      })
+      .partial(),
+    'Keywords both domains are measured on.',
+  ),
+  'result[0].items: keyword_data, first_domain_serp_element and second_domain_serp_element (rank_absolute, rank_group, url).',
+);
+
+const RankedKeywordsPayload = payload(
+  rowsPayload(
+    z.object({ keyword_data: KeywordData, ranked_serp_element: z.object({ serp_item: RankedElement }).partial() }).partial(),
+    'Keywords the target ranks for.',
+  ),
+  'result[0].items: keyword_data.keyword_info.search_volume, keyword_data.keyword_properties.keyword_difficulty, ranked_serp_element.serp_item.rank_absolute.',
+);
+
+const CompetitorsPayload = payload(
+  rowsPayload(
+    z
+      .object({
+        domain: z.string(),
+        avg_position: z.number(),
+        sum_position: int(),
+        intersections: int().openapi({ description: 'Keywords shared with the target.' }),
+        metrics: z.object({ organic: PositionBuckets, paid: PositionBuckets }).partial(),
+        full_domain_metrics: z.object({ organic: PositionBuckets, paid: PositionBuckets }).partial(),
+      })
+      .partial(),
+    'Competing domains; the first row is the target itself.',
+  ),
+  'result[0].items: intersections, visibility and traffic estimates, metrics.organic.count; the first row is the target itself.',
+);
+
+const ReferringDomainsPayload = payload(
+  rowsPayload(
+    z.object({ type: z.string(), domain: z.string(), ...BacklinkCounts, referring_pages: int() }).partial(),
+    'Referring domains: rank, backlinks, first_seen, lost_date (null while still linking) and backlinks_spam_score.',
+  ),
+  'result[0].items: one row per referring domain.',
+);
+
+const BacklinkGapPayload = payload(
+  rowsPayload(
+    z
+      .object({
+        domain_intersection: z
+          .record(z.string(), z.object({ type: z.string(), target: z.string(), ...BacklinkCounts }).partial())
+          .openapi({ description: 'Keyed by the 1-based index of targets ("1", "2", ...); rank is the referring domain\'s own authority (0-1000).' }),
+        summary: z.looseObject({}),
+      })
+      .partial(),
+    'Referring domains linking to the targets, by rank descending unless order_by says otherwise.',
+  ),
+  'result[0].items[].domain_intersection, keyed by target index.',
+);
+
+const BacklinksSummaryPayload = payload(
+  z
+    .object({
+      target: z.string(),
+      rank: int().openapi({ description: "The target's own authority (not the per-referring-domain rank)." }),
+      backlinks: int(),
+      backlinks_spam_score: int(),
+      referring_domains: int(),
+      referring_main_domains: int(),
+      broken_backlinks: int(),
+      broken_pages: int(),
+      first_seen: z.string().nullable(),
+      referring_links_tld: counts.openapi({ description: 'TLD distribution of referring links.' }),
+      referring_links_types: counts,
+      referring_links_attributes: counts.openapi({ description: 'Link attributes (nofollow, ...), anchors in the full upstream answer.' }),
+    })
+    .partial(),
+  'result[0] is the flat summary (no items array).',
+);
+
+const DomainOverviewPayload = payload(
+  rowsPayload(
+    z
+      .object({ se_type: z.string(), location_code: int(), language_code: z.string(), metrics: z.object({ organic: PositionBuckets, paid: PositionBuckets }).partial() })
+      .partial(),
+    'Ranking keywords (metrics.organic.count), estimated traffic (etv) and its value, split by position buckets.',
+    { target: z.string() },
+  ),
+  'result[0].items: domain rank metrics for the target.',
+);
+
+const TechSearchPayload = payload(
+  rowsPayload(
+    z
+      .object({
+        domain: z.string(),
+        title: z.string(),
+        domain_rank: int(),
+        last_visited: z.string(),
+        country_iso_code: z.string(),
+        language_code: z.string(),
+        technologies: z.record(z.string(), z.record(z.string(), z.array(z.string()))),
+      })
+      .partial(),
+    'Domains using every technology asked for.',
+  ),
+  'result[0].items: domain, domain_rank, country_iso_code, last_visited.',
+);
+
+const MentionGroup = z.array(z.object({ key: z.string(), mentions: int(), ai_search_volume: int() }).partial());
+const MentionMetrics = z
+  .object({
+    platform: MentionGroup,
+    location: MentionGroup,
+    language: MentionGroup,
+    sources_domain: MentionGroup,
+    total: z.object({ mentions: int(), ai_search_volume: int() }).partial(),
+  })
+  .partial();
+
+const AiVisibilityPayload = payload(
+  rowsPayload(MentionMetrics.extend({ domain: z.string().optional() }), 'The domains most mentioned with the targets; may legitimately be empty.', {
+    aggregated_metrics: MentionMetrics.openapi({ description: 'Mentions and AI search volume by platform, location and language.' }),
+  }),
+  'result[0].aggregated_metrics, and the most-mentioned domains in result[0].items.',
+);
+
+// ---------------------------------------------------------------- prices
+
+/** The operators for which the upstream bills a serp task 5x (its docs list them on the keyword field). */
+const SEARCH_OPERATOR =
+  /(?:^|[^a-z])(?:allinanchor|allintext|allintitle|allinurl|cache|define|definition|filetype|id|inanchor|info|intext|intitle|inurl|link|site):/i;
+
+/** Serp: one results page per 10 of depth; search operators cost 5x. */
+const perResultsPage: Price<z.infer<typeof SerpInput>> = {
+  display: { cents: 0.45, per: 'results page', note: 'one page per 10 of depth; x5 when the keyword uses an operator such as site:, inurl: or filetype:' },
+  quote: (input) => unitsFromCents(0.45) * (input.depth / 10) * (SEARCH_OPERATOR.test(input.keyword) ? 5 : 1),
+  settle: (input) => perResultsPage.quote(input),
+};
+
+/** Keyword overview: quoted on the keywords sent, charged on those that came back with data (as upstream bills). */
+const perKeyword: Price<z.infer<typeof KeywordOverviewInput>> = {
+  display: { cents: 0.01, per: 'keyword', note: 'plus 1 cent per request; quoted on the keywords sent, charged on those returned with data' },
+  quote: (input) => unitsFromCents(1) + unitsFromCents(0.01) * input.keywords.length,
+  settle: (input, result) => unitsFromCents(1) + unitsFromCents(0.01) * Math.min(rowsReturned(result.data), input.keywords.length),
+};
+
+// ---------------------------------------------------------------- the registry
+
+/** Erases an entry's input type, so entries with different schemas share one list. */
+function entry<Input extends z.ZodObject>(operation: Operation<Input>): Operation {
+  return operation as unknown as Operation;
+}
+
+function seoPaths(name: string): [string, string] {
+  return [`/${name}`, `/v1/data/seo/${name}`];
+}
+
+const labs = (endpoint: string) => `/v3/dataforseo_labs/google/${endpoint}/live`;
+
+export const seoOperations: Operation[] = [
+  entry({
+    platform: 'seo',
+    name: 'serp',
+    mcpName: 'data_seo_google_search',
+    method: 'POST',
+    paths: seoPaths('serp'),
+    summary: 'Live Google search results',
+    description: 'Live Google results for a query: organic listings and SERP features, in result[0].items.',
+    input: SerpInput,
+    output: SerpPayload,
+    price: perResultsPage,
+    call: dataforseoLive('/v3/serp/google/organic/live/advanced', (input) => ({ ...input, keyword: escapeKeyword(input.keyword) })),
+    timeoutMs: 60_000,
+    // Rankings move within the day; an hour-old page is still the page.
+    freshnessMs: HOUR,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'keyword-ideas',
+    method: 'POST',
+    paths: seoPaths('keyword-ideas'),
+    summary: 'Keyword ideas from seed keywords',
+    description:
+      'Keyword ideas expanded from 1-200 seeds, with volume, CPC, competition and difficulty, in result[0].items. The default order is relevance; ideas come from category-level expansion, so sorting by volume surfaces unrelated head terms.',
+    input: KeywordIdeasInput,
+    output: KeywordIdeasPayload,
+    price: perRow(1, 0.02),
+    call: dataforseoLive(labs('keyword_ideas'), (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'keyword-overview',
+    method: 'POST',
+    paths: seoPaths('keyword-overview'),
+    summary: 'Metrics of exact keywords',
+    description: 'Per-keyword search volume, CPC, competition, difficulty, trend history and SERP characteristics for 1-700 exact keywords, in result[0].items.',
+    input: KeywordOverviewInput,
+    output: KeywordOverviewPayload,
+    price: perKeyword,
+    call: dataforseoLive(labs('keyword_overview'), (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'keyword-gap',
+    method: 'POST',
+    paths: seoPaths('keyword-gap'),
+    summary: 'Keywords two domains rank for, side by side',
+    description:
+      "Keywords of target1 (you) and target2 (a competitor) with each domain's ranking, in result[0].items. A gap where the competitor is in the top 10 and you are beyond 20: filters [[\"second_domain_serp_element.rank_absolute\", \"<=\", 10], \"and\", [\"first_domain_serp_element.rank_absolute\", \">\", 20]].",
+    input: KeywordGapInput,
+    output: KeywordGapPayload,
+    price: perRow(1, 0.02),
+    call: dataforseoLive(labs('domain_intersection'), (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'ranked-keywords',
+    method: 'POST',
+    paths: seoPaths('ranked-keywords'),
+    summary: 'Keywords a domain or page ranks for',
+    description:
+      'Keywords the target ranks for, with volume, difficulty and rank, in result[0].items. Filter example: ranked_serp_element.serp_item.rank_absolute; sort example: keyword_data.keyword_info.search_volume.',
+    input: RankedKeywordsInput,
+    output: RankedKeywordsPayload,
+    price: perRow(1, 0.02),
+    call: dataforseoLive(labs('ranked_keywords'), (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'competitors',
+    method: 'POST',
+    paths: seoPaths('competitors'),
+    summary: 'Domains competing for the same keywords',
+    description: 'Competing domains with keyword overlap (intersections) and traffic estimates, in result[0].items; the first row is the target itself. No offset.',
+    input: CompetitorsInput,
+    output: CompetitorsPayload,
+    price: perRow(1, 0.02),
+    call: dataforseoLive(labs('competitors_domain'), (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'referring-domains',
+    method: 'POST',
+    paths: seoPaths('referring-domains'),
+    summary: 'Domains linking to a target',
+    description: 'Referring domains of a domain, subdomain or page, with rank, backlinks, first and last seen dates and spam score, in result[0].items.',
+    input: ReferringDomainsInput,
+    output: ReferringDomainsPayload,
+    price: perRow(2, 0.02),
+    call: dataforseoLive('/v3/backlinks/referring_domains/live', (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'backlink-gap',
+    method: 'POST',
+    paths: seoPaths('backlink-gap'),
+    summary: 'Sites linking to competitors',
+    description:
+      'Referring domains that link to the targets (and not to exclude_targets), in result[0].items; items[].domain_intersection is keyed by the 1-based index of targets, and its rank is the referring domain\'s authority. Default sort: 1.rank,desc.',
+    input: BacklinkGapInput,
+    output: BacklinkGapPayload,
+    price: perRow(2, 0.02),
+    call: dataforseoLive('/v3/backlinks/domain_intersection/live', ({ targets, order_by, ...rest }) => ({
+      // The upstream keys targets by their 1-based position, as the payload does.
+      targets: Object.fromEntries(targets.map((target, index) => [String(index + 1), target])),
+      order_by: order_by ?? ['1.rank,desc'],
+      ...rest,
+    })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'backlinks-summary',
+    method: 'POST',
+    paths: seoPaths('backlinks-summary'),
+    summary: 'Backlink profile of a target',
+    description:
+      "The target's backlink profile as a flat object at result[0]: total backlinks, referring domains, rank (the target's own authority), spam score, broken links, anchor and TLD distributions.",
+    input: BacklinksSummaryInput,
+    output: BacklinksSummaryPayload,
+    price: perRequest(2),
+    call: dataforseoLive('/v3/backlinks/summary/live', (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'domain-overview',
+    method: 'POST',
+    paths: seoPaths('domain-overview'),
+    summary: 'Organic and paid reach of a domain',
+    description: 'Ranking keywords, estimated organic traffic and its value, split by position buckets, in result[0].items.',
+    input: DomainOverviewInput,
+    output: DomainOverviewPayload,
+    price: perRequest(1),
+    call: dataforseoLive(labs('domain_rank_overview'), (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'tech-search',
+    method: 'POST',
+    paths: seoPaths('tech-search'),
+    summary: 'Domains using given technologies',
+    description: 'Domains that use every technology given, with domain rank, country and last visit, in result[0].items. Filter example: country_iso_code; sort example: domain_rank.',
+    input: TechSearchInput,
+    output: TechSearchPayload,
+    price: perRow(1, 0.2, 'about 10x keyword rows'),
+    call: dataforseoLive('/v3/domain_analytics/technologies/domains_by_technology/live', (input) => ({ ...input })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+  entry({
+    platform: 'seo',
+    name: 'ai-visibility',
+    method: 'POST',
+    paths: seoPaths('ai-visibility'),
+    summary: 'Mentions of domains and keywords in AI answers',
+    description:
+      'How often the targets and keywords are mentioned in AI answers (Google AI Overviews, ChatGPT): result[0].aggregated_metrics by platform, location and language, and the most-mentioned domains in result[0].items (which may be empty). Pass targets, keywords or both.',
+    input: AiVisibilityInput,
+    output: AiVisibilityPayload,
+    price: perRequest(18, 'flat, whatever the rows'),
+    call: dataforseoLive('/v3/ai_optimization/llm_mentions/top_mentioned_domains/live', ({ targets, keywords, limit: rows }) => ({
+      target: [...(targets ?? []).map((domain) => ({ domain })), ...(keywords ?? []).map((phrase) => ({ keyword: escapeKeyword(phrase) }))],
+      limit: rows,
+    })),
+    timeoutMs: 60_000,
+    freshnessMs: DAY,
+  }),
+];
