@@ -1,0 +1,198 @@
+import { ApiError } from '../../core/errors';
+import { normalizeUpstream } from '../normalize';
+import { isIpLiteral, nonPublicAddressReason, privateNameReason } from './addresses';
+import { resolveHost, type Fetcher } from './resolver';
+import { hostPortOf, type BuiltinWebSettings } from './settings';
+
+/**
+ * The only way the built-in web provider reaches the network: public http(s) targets only, every redirect
+ * hop checked again, at most 5 redirects, bodies capped while they stream.
+ *
+ * What it cannot close: the DNS-rebinding window. A name is resolved through DNS-over-HTTPS and every
+ * address checked, but the platform's fetch resolves the name again on its own, and a hostile
+ * authoritative server answering with a zero TTL could hand it a different (private) address in the
+ * milliseconds between. The Workers runtime offers no way to pin the checked address while keeping TLS
+ * and SNI on the name. On Cloudflare's network a Worker's fetch does not reach private networks anyway; a
+ * self-hosted workerd should additionally run without routes to private networks it must not reach.
+ */
+
+export const MAX_REDIRECTS = 5;
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const PROVIDER = 'The built-in web provider';
+
+export interface FetchedResource {
+  /** The URL asked for. */
+  requestedUrl: string;
+  /** Where the last redirect led. */
+  url: string;
+  status: number;
+  headers: Headers;
+  /** The media type, lower case, without parameters; empty when the server sent none. */
+  contentType: string;
+  body: Uint8Array;
+}
+
+export interface SafeFetchContext {
+  settings: BuiltinWebSettings;
+  signal: AbortSignal;
+  /** Defaults to the platform's fetch. */
+  fetch?: Fetcher;
+}
+
+export interface FetchOptions {
+  headers?: Record<string, string>;
+  maxBytes?: number;
+  /** The field a refusal names (map refuses on `url` too, but a caller may check other inputs). */
+  field?: string;
+}
+
+export class SafeFetcher {
+  private readonly fetcher: Fetcher;
+  /** One resolution per name per call: a crawl asks for the same host many times. */
+  private readonly resolved = new Map<string, Promise<string[]>>();
+
+  constructor(private readonly context: SafeFetchContext) {
+    this.fetcher = context.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  get signal(): AbortSignal {
+    return this.context.signal;
+  }
+
+  /** Throws 400 VALIDATION_ERROR on `field` unless the URL is a public http(s) target (or an allowed private one). */
+  async assertPublic(url: URL, field = 'url', redirectedFrom?: string): Promise<void> {
+    const refuse = (reason: string) => refusal(field, url, reason, redirectedFrom);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse(`not an http(s) URL (${url.protocol.replace(/:$/, '')})`);
+    if (url.username || url.password) throw refuse('a URL with a user name or password, which is never fetched');
+    if (this.context.settings.allowedPrivateHosts.has(hostPortOf(url))) return;
+
+    const hostname = url.hostname.replace(/\.$/, '');
+    if (isIpLiteral(hostname)) {
+      const reason = nonPublicAddressReason(hostname);
+      if (reason) throw refuse(reason);
+      return;
+    }
+    const nameReason = privateNameReason(hostname);
+    if (nameReason) throw refuse(nameReason);
+
+    const addresses = await this.resolve(hostname);
+    for (const address of addresses) {
+      const reason = nonPublicAddressReason(address);
+      if (reason) throw refuse(`a name that resolves to ${address}, ${reason}`);
+    }
+  }
+
+  /** GETs a URL, following at most 5 redirects by hand and checking each hop before it is requested. */
+  async fetch(target: string | URL, options: FetchOptions = {}): Promise<FetchedResource> {
+    const field = options.field ?? 'url';
+    const requestedUrl = typeof target === 'string' ? parseTarget(target, field) : target;
+    let url = requestedUrl;
+    for (let redirects = 0; ; redirects++) {
+      await this.assertPublic(url, field, redirects > 0 ? requestedUrl.href : undefined);
+      const response = await this.request(url, options.headers ?? {});
+      const location = response.headers.get('location');
+      if (!REDIRECTS.has(response.status) || !location) {
+        return {
+          requestedUrl: requestedUrl.href,
+          url: url.href,
+          status: response.status,
+          headers: response.headers,
+          contentType: mediaType(response.headers.get('content-type')),
+          body: await this.read(response, url, options.maxBytes ?? MAX_BODY_BYTES),
+        };
+      }
+      await response.body?.cancel();
+      if (redirects === MAX_REDIRECTS) throw normalizeUpstream.rejected(PROVIDER, `${requestedUrl.href} redirects more than ${MAX_REDIRECTS} times`);
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw normalizeUpstream.rejected(PROVIDER, `${url.href} redirects to an address that is not a URL`);
+      }
+      url = next;
+    }
+  }
+
+  private resolve(hostname: string): Promise<string[]> {
+    let pending = this.resolved.get(hostname);
+    if (!pending) {
+      pending = resolveHost(hostname, this.context.settings.dnsUrl, this.fetcher, this.context.signal);
+      this.resolved.set(hostname, pending);
+    }
+    return pending;
+  }
+
+  private async request(url: URL, headers: Record<string, string>): Promise<Response> {
+    const signal = this.context.signal;
+    try {
+      return await this.fetcher(url, { method: 'GET', headers, redirect: 'manual', signal });
+    } catch (error) {
+      if (signal.aborted) throw normalizeUpstream.failed(`Fetching ${url.href}`, 'timed out');
+      throw normalizeUpstream.failed(`Fetching ${url.href}`, `network error (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+
+  /** The body, counted as it streams: a response past the cap is abandoned, whatever its Content-Length claimed. */
+  private async read(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
+    const tooLarge = () => normalizeUpstream.rejected(PROVIDER, `${url.href} is larger than ${formatBytes(maxBytes)}`);
+    if (Number(response.headers.get('content-length')) > maxBytes) {
+      await response.body?.cancel();
+      throw tooLarge();
+    }
+    if (!response.body) return new Uint8Array();
+    const reader = response.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        total += value.byteLength;
+        if (total > maxBytes) {
+          await reader.cancel();
+          throw tooLarge();
+        }
+        chunks.push(value);
+      }
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if (this.context.signal.aborted) throw normalizeUpstream.failed(`Fetching ${url.href}`, 'timed out');
+      throw normalizeUpstream.failed(`Fetching ${url.href}`, `the connection broke (${error instanceof Error ? error.message : String(error)})`);
+    }
+    return concat(chunks, total);
+  }
+}
+
+/** Parses what the caller sent; a string that is not an absolute URL is refused on its field. */
+export function parseTarget(text: string, field = 'url'): URL {
+  try {
+    return new URL(text);
+  } catch {
+    throw ApiError.validation([{ field, location: 'body', message: 'An absolute http(s) URL, such as https://example.com/page.' }]);
+  }
+}
+
+function refusal(field: string, url: URL, reason: string, redirectedFrom: string | undefined): ApiError {
+  const what = redirectedFrom ? `${redirectedFrom} redirects to ${url.href}, which is ${reason}` : `${url.href} is ${reason}`;
+  const message = `Only public http(s) addresses are fetched: ${what}.`;
+  return ApiError.validation([{ field, location: 'body', message }], message);
+}
+
+function mediaType(header: string | null): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : `${bytes} bytes`;
+}

@@ -1,0 +1,295 @@
+/**
+ * A fake of the public web for the built-in web provider: a DNS-over-HTTPS resolver (JSON API) and a
+ * handful of sites, dispatched by host name. It is pure (no file access), so it runs both inside workerd
+ * (tests hand `fetch` to the provider) and in Node as part of the outbound service; the saved pages of
+ * test/fixtures/pages are handed in by whoever builds it.
+ */
+
+export const FAKE_DNS_URL = 'https://dns.fake/dns-query';
+
+/** The saved pages the sites serve. */
+export interface FixturePages {
+  article: string;
+  docs: string;
+  gallery: string;
+  pdf: Uint8Array;
+}
+
+export interface FakeWeb {
+  /** Drop-in for the platform's fetch. */
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** The outbound-service form: one request in, one response out. */
+  handle: (request: Request) => Promise<Response>;
+  /** Every URL requested, in order, DNS queries included. */
+  requests: string[];
+  /** Serves `html` at `url` from now on (a page that changes between scrapes). */
+  setPage(url: string, html: string): void;
+}
+
+const PUBLIC_V4 = '93.184.215.14';
+const PUBLIC_V6 = '2606:2800:21f:cb07:6820:80da:af6b:8b2c';
+
+type DnsEntry = { A?: string[]; AAAA?: string[]; CNAME?: string; status?: number; httpStatus?: number };
+
+/** What the fake resolver knows; any other name is NXDOMAIN. */
+export const FAKE_DNS: Record<string, DnsEntry> = {
+  'news.example.com': { A: [PUBLIC_V4], AAAA: [PUBLIC_V6] },
+  'docs.example.org': { A: [PUBLIC_V4] },
+  'shop.example.net': { A: [PUBLIC_V4] },
+  'static.example.net': { A: [PUBLIC_V4] },
+  'www.map.example.com': { A: [PUBLIC_V4] },
+  'blog.map.example.com': { A: [PUBLIC_V4] },
+  'other.example.org': { A: [PUBLIC_V4] },
+  'plain.example.com': { A: [PUBLIC_V4] },
+  'v6only.example.com': { AAAA: [PUBLIC_V6] },
+  'nat64-public.example.com': { AAAA: ['64:ff9b::5db8:d70e'] },
+  'private.example.com': { A: ['10.1.2.3'] },
+  'loopback.example.com': { A: ['127.0.0.1'] },
+  'mixed.example.com': { A: [PUBLIC_V4, '192.168.1.10'] },
+  'metadata.example.com': { A: ['169.254.169.254'] },
+  'cgnat.example.com': { A: ['100.100.100.200'] },
+  'zero.example.com': { A: ['0.0.0.0'] },
+  'multicast.example.com': { A: ['239.1.2.3'] },
+  'ula.example.com': { AAAA: ['fd00:ec2::254'] },
+  'linklocal6.example.com': { AAAA: ['fe80::1'] },
+  'loopback6.example.com': { A: [PUBLIC_V4], AAAA: ['::1'] },
+  'mapped.example.com': { AAAA: ['::ffff:10.0.0.1'] },
+  'nat64.example.com': { AAAA: ['64:ff9b::a00:1'] },
+  'sixtofour.example.com': { AAAA: ['2002:c0a8:101::1'] },
+  'cname-private.example.com': { CNAME: 'edge.internal-cdn.example.net', A: ['10.9.9.9'] },
+  'servfail.example.com': { status: 2 },
+  'resolver-error.example.com': { httpStatus: 500 },
+  'malformed.example.com': { A: ['2130706433'] },
+};
+
+const html = (body: string, init: ResponseInit = {}) =>
+  new Response(body, { ...init, headers: { 'content-type': 'text/html; charset=utf-8', ...(init.headers as Record<string, string> | undefined) } });
+const text = (body: string, type = 'text/plain; charset=utf-8', status = 200) => new Response(body, { status, headers: { 'content-type': type } });
+const redirect = (location: string, status = 302) => new Response(null, { status, headers: { location } });
+const page = (title: string, links: string[], extra = '') =>
+  `<!doctype html><html lang="en"><head><title>${title}</title><meta name="description" content="About ${title.toLowerCase()}."></head><body><h1>${title}</h1>${extra}<ul>${links
+    .map((href) => `<li><a href="${href}">${href}</a></li>`)
+    .join('')}</ul></body></html>`;
+
+/** What a private address would answer if a refusal ever failed: a test that sees it has found a hole. */
+const INTERNAL = () => html('<html><head><title>Internal admin</title></head><body><h1>INTERNAL SECRET</h1></body></html>');
+
+export function fakeWeb(pages: FixturePages): FakeWeb {
+  const requests: string[] = [];
+  const overrides = new Map<string, string>();
+
+  const sites: Record<string, (url: URL, request: Request) => Response | Promise<Response>> = {
+    'dns.fake': (url) => resolve(url),
+    'news.example.com': (url, request) => news(url, request, pages),
+    'docs.example.org': (url) => (url.pathname === '/guide/install' ? html(pages.docs) : html('<h1>Not found</h1>', { status: 404 })),
+    'shop.example.net': (url) => (url.pathname === '/catalogue/' ? html(pages.gallery) : html('<h1>Introuvable</h1>', { status: 404 })),
+    'v6only.example.com': () => html('<html><head><title>IPv6 only</title></head><body><p>Reached over IPv6.</p></body></html>'),
+    'nat64-public.example.com': () => html('<html><head><title>NAT64</title></head><body><p>A public address through NAT64.</p></body></html>'),
+    'www.map.example.com': (url) => mapSite(url),
+    'blog.map.example.com': (url) => blogSite(url),
+    'plain.example.com': (url) => plainSite(url),
+    'other.example.org': () => html(page('Elsewhere', ['/more'])),
+  };
+  for (const internal of ['10.0.0.5', '127.0.0.1', '169.254.169.254', '[::1]', 'private.example.com', 'loopback.example.com', 'intranet.corp', 'localhost']) {
+    sites[internal] = INTERNAL;
+  }
+
+  const handle = async (request: Request): Promise<Response> => {
+    requests.push(request.url);
+    const url = new URL(request.url);
+    const override = overrides.get(`${url.origin}${url.pathname}`);
+    if (override !== undefined) return html(override);
+    const site = sites[url.host] ?? sites[url.hostname];
+    return site ? site(url, request) : new Response(`no fake site for ${url.host}`, { status: 599 });
+  };
+
+  return {
+    handle,
+    fetch: (input, init) => handle(new Request(input, init)),
+    requests,
+    setPage: (url, body) => {
+      const target = new URL(url);
+      overrides.set(`${target.origin}${target.pathname}`, body);
+    },
+  };
+}
+
+function resolve(url: URL): Response {
+  const name = url.searchParams.get('name') ?? '';
+  const type = url.searchParams.get('type') as 'A' | 'AAAA';
+  const entry = FAKE_DNS[name];
+  if (!entry) return Response.json({ Status: 3, Question: [{ name, type: type === 'A' ? 1 : 28 }] }, { headers: { 'content-type': 'application/dns-json' } });
+  if (entry.httpStatus) return text('resolver trouble', 'text/plain', entry.httpStatus);
+  if (entry.status) return Response.json({ Status: entry.status }, { headers: { 'content-type': 'application/dns-json' } });
+  const answers = [
+    ...(entry.CNAME ? [{ name, type: 5, TTL: 300, data: `${entry.CNAME}.` }] : []),
+    ...(entry[type] ?? []).map((data) => ({ name: entry.CNAME ?? name, type: type === 'A' ? 1 : 28, TTL: 300, data })),
+  ];
+  return Response.json({ Status: 0, TC: false, RD: true, RA: true, AD: false, CD: false, Answer: answers }, { headers: { 'content-type': 'application/dns-json' } });
+}
+
+function news(url: URL, request: Request, pages: FixturePages): Response | Promise<Response> {
+  const path = url.pathname;
+  if (path === '/2026/harbour-dredging') return html(pages.article);
+  if (path === '/missing') return html('<html><head><title>Page not found</title></head><body><h1>Page not found</h1><p>Try the <a href="/">front page</a>.</p></body></html>', { status: 404 });
+  if (path === '/broken') return html('<html><head><title>Server error</title></head><body><h1>Something went wrong</h1></body></html>', { status: 500 });
+  if (path === '/old-path') return redirect('/2026/harbour-dredging', 301);
+  if (path.startsWith('/hops/')) {
+    const left = Number(path.slice('/hops/'.length));
+    return left > 0 ? redirect(`/hops/${left - 1}`) : html('<html><head><title>Arrived</title></head><body><p>After the redirects.</p></body></html>');
+  }
+  if (path === '/loop') return redirect('/loop');
+  const redirects: Record<string, string> = {
+    '/to-private': 'http://10.0.0.5/admin',
+    '/to-metadata': 'http://169.254.169.254/latest/meta-data/',
+    '/to-loopback-v6': 'http://[::1]/',
+    '/to-private-name': 'https://private.example.com/',
+    '/to-localhost': 'http://localhost/',
+    '/to-file': 'file:///etc/passwd',
+    '/to-decimal': 'http://2130706433/',
+  };
+  if (redirects[path]) return redirect(redirects[path]);
+  if (path === '/report.pdf') return new Response(pages.pdf, { headers: { 'content-type': 'application/pdf' } });
+  if (path === '/download') return new Response(pages.pdf, { headers: { 'content-type': 'application/octet-stream' } });
+  if (path === '/logo.png') return new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), { headers: { 'content-type': 'image/png' } });
+  if (path === '/notes.txt') return text('Tide tables\n\nHigh water 06:12, low water 12:30.\n');
+  if (path === '/latin1') {
+    const bytes = Uint8Array.from('<html><head><title>Café du port</title></head><body><p>Crème brûlée à volonté.</p></body></html>', (char) => char.charCodeAt(0));
+    return new Response(bytes, { headers: { 'content-type': 'text/html; charset=iso-8859-1' } });
+  }
+  if (path === '/huge') return new Response(endless(), { headers: { 'content-type': 'text/html' } });
+  if (path === '/slow') return new Promise<Response>((_, reject) => request.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+  if (path === '/echo') {
+    const headers = Object.fromEntries([...request.headers].filter(([name]) => name === 'user-agent' || name === 'accept-language'));
+    return html(`<html><head><title>Echo</title></head><body><pre id="headers">${JSON.stringify(headers)}</pre></body></html>`);
+  }
+  if (path === '/tracked') return html('<html><head><title>Prices</title></head><body><main><h1>Prices</h1><h2>Ferry</h2><p>Adult: 12 EUR</p><h2>Parking</h2><p>Per day: 9 EUR</p></main></body></html>');
+  return html('<h1>Not found</h1>', { status: 404 });
+}
+
+/** 11 MB of HTML, sent in pieces with no Content-Length: only counting the stream catches it. */
+function endless(): ReadableStream<Uint8Array> {
+  const piece = new TextEncoder().encode(`<p>${'x'.repeat(1020)}</p>`);
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= 11 * 1024) return controller.close();
+      controller.enqueue(piece);
+      sent++;
+    },
+  });
+}
+
+const MAP = 'https://www.map.example.com';
+const BLOG = 'https://blog.map.example.com';
+
+const MAP_ROBOTS = `# Crawlers in general
+User-agent: *
+Disallow: /private/
+
+# Our own crawler gets one more rule (and must repeat the general ones: only its group applies)
+User-agent: SluiceBot
+Disallow: /private/
+Disallow: /drafts/
+
+Sitemap: ${MAP}/sitemap_index.xml
+`;
+
+const SITEMAP_INDEX = `<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc>${MAP}/sitemaps/pages.xml.gz</loc><lastmod>2026-03-01</lastmod></sitemap>
+  <sitemap><loc>${MAP}/sitemaps/posts.xml</loc></sitemap>
+</sitemapindex>`;
+
+const PAGES_SITEMAP = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+  <url><loc>${MAP}/</loc></url>
+  <url><loc>${MAP}/about</loc><image:image><image:loc>${MAP}/img/team.jpg</image:loc></image:image></url>
+  <url><loc>${MAP}/pricing</loc></url>
+  <url><loc>${MAP}/contact?ref=footer</loc></url>
+  <url><loc>${MAP}/docs/getting-started</loc></url>
+</urlset>`;
+
+const POSTS_SITEMAP = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc>${BLOG}/2026/spring-release</loc></url>
+  <url><loc>${BLOG}/2026/harbour-sensors</loc></url>
+  <url><loc>https://other.example.org/elsewhere</loc></url>
+</urlset>`;
+
+async function gzip(body: string): Promise<Uint8Array> {
+  const compressed = new Blob([new TextEncoder().encode(body)]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Uint8Array(await new Response(compressed).arrayBuffer());
+}
+
+async function mapSite(url: URL): Promise<Response> {
+  switch (url.pathname) {
+    case '/robots.txt':
+      return text(MAP_ROBOTS);
+    case '/sitemap_index.xml':
+      return text(SITEMAP_INDEX, 'application/xml');
+    case '/sitemaps/pages.xml.gz':
+      return new Response(await gzip(PAGES_SITEMAP), { headers: { 'content-type': 'application/gzip' } });
+    case '/sitemaps/posts.xml':
+      return text(POSTS_SITEMAP, 'text/xml');
+    case '/':
+      return html(
+        page('Harbour Sensors', [
+          '/about',
+          '/products/lanterns?utm_source=nav',
+          '/products/lanterns?utm_source=footer',
+          '/private/secret',
+          '/drafts/new-pricing',
+          '/team#people',
+          `${BLOG}/`,
+          'https://other.example.org/',
+          'mailto:hello@map.example.com',
+        ]),
+      );
+    case '/about':
+      return html(page('About us', ['/', '/team']));
+    case '/team':
+      return html(page('Our team', ['/about']));
+    case '/products/lanterns':
+      return html(page('Lanterns', ['/products/lanterns/storm', '/products/buoys']));
+    case '/products/lanterns/storm':
+      return html(page('Storm lantern', []));
+    case '/products/buoys':
+      return html(page('Sensor buoys', ['/products/buoys/tide-gauge']));
+    case '/products/buoys/tide-gauge':
+      return html(page('Tide gauge buoy', []));
+    case '/private/secret':
+      return html(page('Secret', ['/private/only-from-secret']));
+    case '/drafts/new-pricing':
+      return html(page('Draft pricing', ['/drafts/only-from-draft']));
+    default:
+      return html(page('Not found', []), { status: 404 });
+  }
+}
+
+function blogSite(url: URL): Response {
+  switch (url.pathname) {
+    case '/robots.txt':
+      return text('User-agent: *\nDisallow: /admin/\n');
+    case '/':
+      return html(page('Harbour Sensors blog', ['/admin/login', '/2026/spring-release', '/tags/sensors']));
+    case '/2026/spring-release':
+      return html(page('Spring release', ['/']));
+    case '/2026/harbour-sensors':
+      return html(page('Harbour sensors in the field', ['/']));
+    case '/tags/sensors':
+      return html(page('Posts about sensors', ['/2026/harbour-sensors']));
+    case '/admin/login':
+      return html(page('Admin login', ['/admin/secret-page']));
+    default:
+      return html(page('Not found', []), { status: 404 });
+  }
+}
+
+/** A site with no robots.txt, found through /sitemap.xml alone, listed as plain text. */
+function plainSite(url: URL): Response {
+  if (url.pathname === '/sitemap.xml') return text('https://plain.example.com/\nhttps://plain.example.com/a\nhttps://plain.example.com/b\n');
+  if (url.pathname === '/') return html(page('Plain', ['/a']));
+  if (url.pathname === '/a' || url.pathname === '/b') return html(page(url.pathname, []));
+  return html('<h1>Not found</h1>', { status: 404 });
+}
