@@ -19,6 +19,20 @@ const location = z
   })
   .openapi({ description: 'Where the page is fetched from: a proxy in that country, with its languages and time zone.' });
 
+/**
+ * A union refuses a bad entry as a whole, at the entry's own path. Where the entry got past its type (an object
+ * of a known kind with one bad field), that field's complaint says more than the list of what entries may be.
+ */
+function entryError(expected: string) {
+  return (issue: z.core.$ZodRawIssue): string | undefined => {
+    if (issue.code !== 'invalid_union') return undefined;
+    const inner = (issue.errors as z.core.$ZodIssue[][]).flat().find((found) => found.path.length > 0 && found.path[0] !== 'type');
+    if (!inner) return expected;
+    const field = inner.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`)).join('');
+    return `${field}: ${inner.message.replace(/^Invalid input: /, '')}.`;
+  };
+}
+
 const FORMAT_PRESETS = ['markdown', 'summary', 'html', 'rawHtml', 'links', 'images'] as const;
 
 const formatObject = z.discriminatedUnion('type', [
@@ -39,7 +53,7 @@ const formatObject = z.discriminatedUnion('type', [
 ]);
 
 const format = z.union([z.enum(FORMAT_PRESETS), formatObject], {
-  error: `Each format is one of ${FORMAT_PRESETS.join(', ')}, or an object whose type is json, screenshot or changeTracking.`,
+  error: entryError(`Each format is one of ${FORMAT_PRESETS.join(', ')}, or an object whose type is json, screenshot or changeTracking.`),
 });
 
 const formats = z.array(format).openapi({
@@ -58,6 +72,9 @@ function changeTrackingNeedsMarkdown(entries: unknown, context: z.core.$Refineme
   }
 }
 
+/** Cross-field rules run even when another field is wrong too, so one refusal names every offending field. */
+const evenBesideOtherFaults = { when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null };
+
 /** Longest wait a search or a map may ask for; the spec gives only a minimum, and no worker call usefully waits longer. */
 const MAX_TIMEOUT_MS = 300_000;
 
@@ -74,21 +91,24 @@ const scrapeInput = z
     timeout: z.number().int().min(1000).max(MAX_TIMEOUT_MS).default(60_000).openapi({ description: 'Milliseconds before the scrape gives up (not charged).' }),
     parsers: z
       .array(
-        z.union([
-          z.literal('pdf'),
-          z.strictObject({ type: z.literal('pdf'), mode: z.enum(['fast', 'auto', 'ocr']).optional(), maxPages: z.number().int().min(1).max(10_000).optional() }),
-        ]),
+        z.union(
+          [
+            z.literal('pdf'),
+            z.strictObject({ type: z.literal('pdf'), mode: z.enum(['fast', 'auto', 'ocr']).optional(), maxPages: z.number().int().min(1).max(10_000).optional() }),
+          ],
+          { error: entryError('Each parser is "pdf" or an object {type: "pdf", mode?, maxPages?}.') },
+        ),
       )
       .optional()
       .openapi({ description: 'PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64.' }),
     proxy: z.enum(['basic', 'enhanced', 'auto']).default('auto').openapi({ description: 'auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.' }),
     location: location.optional(),
   })
-  .superRefine((input, context) => changeTrackingNeedsMarkdown(input.formats, context, ['formats']));
+  .superRefine((input, context) => changeTrackingNeedsMarkdown(input.formats, context, ['formats']), evenBesideOtherFaults);
 
 const SOURCE_TYPES = ['web', 'news', 'images'] as const;
 const source = z.union([z.enum(SOURCE_TYPES), z.strictObject({ type: z.enum(SOURCE_TYPES) })], {
-  error: 'Each source is web, news or images, or an object {type} naming one of them.',
+  error: entryError('Each source is web, news or images, or an object {type} naming one of them.'),
 });
 
 const hostname = z
@@ -118,7 +138,7 @@ const searchInput = z
       context.addIssue({ code: 'custom', path: ['excludeDomains'], message: 'includeDomains and excludeDomains are mutually exclusive; send one of them.' });
     }
     changeTrackingNeedsMarkdown(input.scrapeOptions?.formats, context, ['scrapeOptions', 'formats']);
-  });
+  }, evenBesideOtherFaults);
 
 const mapInput = z.strictObject({
   url: httpUrl.openapi({ description: 'Base URL of the site.' }),

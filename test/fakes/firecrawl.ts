@@ -84,9 +84,17 @@ const FAILURES: Record<string, () => Response> = {
   'fail-500': () => Response.json({ success: false, code: 'UNKNOWN_ERROR', error: 'An unexpected error occurred on the server.' }, { status: 500 }),
   'success-false': () => Response.json({ success: false, error: 'All scraping engines failed! -- Double check the URL to make sure it is not broken.' }),
   'not-json': () => new Response('<html><body>502 Bad Gateway</body></html>', { status: 200, headers: { 'content-type': 'text/html' } }),
-  network: () => {
-    throw new Error('connection reset by peer');
-  },
+  // The connection drops mid-answer: headers arrive, the body never does.
+  network: () =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"success":tr'));
+          controller.error(new Error('connection reset by peer'));
+        },
+      }),
+      { headers: { 'content-type': 'application/json' } },
+    ),
 };
 
 function failureFor(subject: string): (() => Response) | undefined {
