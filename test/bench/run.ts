@@ -6,6 +6,7 @@
  *   - a bare worker that fetches the fake upstream and relays it (the floor of any upstream call),
  *   - GET /v1/credits (authentication + a wallet read),
  *   - the metered company-by-domain call (authentication, window, hold, upstream, capture, usage row),
+ *   - the same call as an MCP tool call (mcp worker, service binding, the same pipeline),
  *   - the fake upstream alone (its own process),
  * then the metered/floor throughput ratio and the latency the pipeline adds over the upstream.
  * Local state lives on tmpfs (BENCH_STATE_ROOT, default /dev/shm): the figures are the software's,
@@ -34,11 +35,27 @@ interface Figures {
   failures: number;
 }
 
-async function load(name: string, url: string, headers: Record<string, string> = {}): Promise<Figures> {
+/** A request per call; `fresh` makes each one different, so the response cache never answers it. */
+interface Target {
+  headers?: Record<string, string>;
+  fresh?: (sequence: number) => { path?: string; body?: string };
+}
+
+let sequence = 0;
+
+async function load(name: string, url: string, target: Target = {}): Promise<Figures> {
+  const { fresh, headers = {} } = target;
+  const first = fresh?.(0) ?? {};
+  const request = {
+    url,
+    headers,
+    ...(first.body ? { method: 'POST' as const, body: first.body } : {}),
+    ...(fresh ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, ...fresh(++sequence) }) }] } : {}),
+  };
   // A short warm-up so the first isolate start and JIT are not in the figures.
-  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 });
-  const loaded = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
-  const single = await autocannon({ url, headers, connections: 1, duration: Math.max(2, DURATION_S / 2) });
+  await autocannon({ ...request, connections: CONNECTIONS, duration: 2 });
+  const loaded = await autocannon({ ...request, connections: CONNECTIONS, duration: DURATION_S });
+  const single = await autocannon({ ...request, connections: 1, duration: Math.max(2, DURATION_S / 2) });
   return {
     name,
     requestsPerSecond: loaded.requests.average,
@@ -102,15 +119,22 @@ async function main() {
     const workspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: 'Bench' });
     const key = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: 'bench' });
     const auth = { authorization: `Bearer ${key.key}` };
+    const mcpToken = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, scope: 'workspace_mcp', name: 'bench' });
+    const mcpHeaders = { authorization: `Bearer ${mcpToken.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const toolCall = (n: number) => ({
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'data_linkedin_get_company_by_domain', arguments: { domain: `mcp${n}.example.com` } } }),
+    });
+    const companyPath = (n: number) => ({ path: `/v1/data/linkedin/get-company-by-domain?domain=rest${n}.example.com` });
 
     const rows = [
       await load('bare worker (floor)', bare.floor),
       await load('bare worker relaying the upstream', bare.relay),
-      await load('GET /v1/credits', `${api}/v1/credits`, auth),
-      await load('metered get-company-by-domain', `${api}/v1/data/linkedin/get-company-by-domain?domain=stripe.com`, auth),
+      await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth }),
+      await load('metered get-company-by-domain (never cached)', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath }),
+      await load('the same call as an MCP tool call', `${stack.urls.mcp}/mcp`, { headers: mcpHeaders, fresh: toolCall }),
       await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`),
     ];
-    const [floorRow, relayRow, , meteredRow, upstreamRow] = rows as [Figures, Figures, Figures, Figures, Figures];
+    const [floorRow, relayRow, , meteredRow, mcpRow, upstreamRow] = rows as [Figures, Figures, Figures, Figures, Figures, Figures];
 
     console.log(`\nSluice bench: loopback, workerd sockets hit directly (no wrangler proxy), state on ${STATE_ROOT}`);
     console.log(`requests/s and loaded p99 at ${CONNECTIONS} connections for ${DURATION_S} s; p50/p99 at 1 connection\n`);
@@ -122,6 +146,7 @@ async function main() {
     console.log(`\nmetered / floor throughput: ${(meteredRow.requestsPerSecond / floorRow.requestsPerSecond).toFixed(2)} (aim: 0.50 or better)`);
     console.log(`metered / relay throughput: ${(meteredRow.requestsPerSecond / relayRow.requestsPerSecond).toFixed(2)}`);
     console.log(`added p50 latency (metered p50 - upstream p50, 1 connection): ${(meteredRow.p50 - upstreamRow.p50).toFixed(1)} ms (aim: under 3 ms)`);
+    console.log(`MCP tool call over REST: throughput ${(mcpRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)}, p50 +${(mcpRow.p50 - meteredRow.p50).toFixed(1)} ms`);
     if (rows.some((row) => row.failures > 0)) {
       console.log('\nWARNING: some requests did not answer 2xx; the figures above include failures.');
       process.exitCode = 1;
