@@ -54,7 +54,8 @@ const SerpInput = z.strictObject({
     .max(700)
     .multipleOf(10)
     .default(10)
-    .openapi({ description: 'Results to fetch, 10-700 in steps of 10; every 10 bills as one results page.' }),
+    // The generator drops multipleOf; stated here so clients see the step.
+    .openapi({ description: 'Results to fetch, 10-700 in steps of 10; every 10 bills as one results page.', multipleOf: 10 }),
 });
 
 const KeywordIdeasInput = z.strictObject({
