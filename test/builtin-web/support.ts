@@ -1,3 +1,5 @@
+import { env } from 'cloudflare:workers';
+import type { Env } from '../../src/core/config';
 import article from '../fixtures/pages/article.html?raw';
 import docs from '../fixtures/pages/docs.html?raw';
 import gallery from '../fixtures/pages/gallery.html?raw';
@@ -22,4 +24,9 @@ export function settings(options: { allow?: string } = {}): BuiltinWebSettings {
 /** A signal that gives a test's call 10 seconds, like the pipeline's time limit would. */
 export function signal(ms = 10_000): AbortSignal {
   return AbortSignal.timeout(ms);
+}
+
+/** The worker's settings, with the resolver pointed at the fake one. */
+export function webEnv(extra: Record<string, string | undefined> = {}): Env {
+  return { ...env, SCRAPE_DNS_URL: FAKE_DNS_URL, FIRECRAWL_API_KEY: undefined, ...extra } as Env;
 }

@@ -22,8 +22,8 @@ export interface FakeWeb {
   handle: (request: Request) => Promise<Response>;
   /** Every URL requested, in order, DNS queries included. */
   requests: string[];
-  /** Serves `html` at `url` from now on (a page that changes between scrapes). */
-  setPage(url: string, html: string): void;
+  /** Serves `html` at `url` from now on, with `status` (a page that changes between scrapes). */
+  setPage(url: string, html: string, status?: number): void;
 }
 
 const PUBLIC_V4 = '93.184.215.14';
@@ -76,7 +76,7 @@ const INTERNAL = () => html('<html><head><title>Internal admin</title></head><bo
 
 export function fakeWeb(pages: FixturePages): FakeWeb {
   const requests: string[] = [];
-  const overrides = new Map<string, string>();
+  const overrides = new Map<string, { body: string; status: number }>();
 
   const sites: Record<string, (url: URL, request: Request) => Response | Promise<Response>> = {
     'dns.fake': (url) => resolve(url),
@@ -98,7 +98,7 @@ export function fakeWeb(pages: FixturePages): FakeWeb {
     requests.push(request.url);
     const url = new URL(request.url);
     const override = overrides.get(`${url.origin}${url.pathname}`);
-    if (override !== undefined) return html(override);
+    if (override !== undefined) return html(override.body, { status: override.status });
     const site = sites[url.host] ?? sites[url.hostname];
     return site ? site(url, request) : new Response(`no fake site for ${url.host}`, { status: 599 });
   };
@@ -107,9 +107,9 @@ export function fakeWeb(pages: FixturePages): FakeWeb {
     handle,
     fetch: (input, init) => handle(new Request(input, init)),
     requests,
-    setPage: (url, body) => {
+    setPage: (url, body, status = 200) => {
       const target = new URL(url);
-      overrides.set(`${target.origin}${target.pathname}`, body);
+      overrides.set(`${target.origin}${target.pathname}`, { body, status });
     },
   };
 }
@@ -161,7 +161,7 @@ function news(url: URL, request: Request, pages: FixturePages): Response | Promi
   if (path === '/slow') return new Promise<Response>((_, reject) => request.signal.addEventListener('abort', () => reject(new Error('aborted'))));
   if (path === '/echo') {
     const headers = Object.fromEntries([...request.headers].filter(([name]) => name === 'user-agent' || name === 'accept-language'));
-    return html(`<html><head><title>Echo</title></head><body><pre id="headers">${JSON.stringify(headers)}</pre></body></html>`);
+    return html(`<html><head><title>Echo</title></head><body><pre><code>${JSON.stringify(headers)}</code></pre></body></html>`);
   }
   if (path === '/tracked') return html('<html><head><title>Prices</title></head><body><main><h1>Prices</h1><h2>Ferry</h2><p>Adult: 12 EUR</p><h2>Parking</h2><p>Per day: 9 EUR</p></main></body></html>');
   return html('<h1>Not found</h1>', { status: 404 });

@@ -1,0 +1,112 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { clock } from '../../src/core/clock';
+import { gitDiff, sectionChanges } from '../../src/providers/builtin-web/diffs';
+import type { ScrapeFormat } from '../../src/providers/builtin-web/inputs';
+import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
+import { signal, web, webEnv } from './support';
+
+const TRACKED = 'https://news.example.com/tracked';
+const BOTH_MODES: ScrapeFormat[] = ['markdown', { type: 'changeTracking', modes: ['git-diff', 'json'] }];
+
+const pricesPage = (adult: string, parking: string) =>
+  `<html><head><title>Prices</title></head><body><main><h1>Prices</h1><h2>Ferry</h2><p>Adult: ${adult}</p><h2>Parking</h2><p>Per day: ${parking}</p></main></body></html>`;
+
+async function tracked(site: ReturnType<typeof web>, organizationId: string, formats: ScrapeFormat[] = BOTH_MODES, url = TRACKED) {
+  const result = await scrapeWithBuiltin({ url, formats }, { env: webEnv(), signal: signal(), fetch: site.fetch, organizationId });
+  return (result.data as { result: { markdown: string; changeTracking: Record<string, any> }[] }).result[0]!;
+}
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+describe('changeTracking compares with the previous scrape of the same URL by the same organization', () => {
+  it('answers new, then same, then changed with a git diff and the changed sections', async () => {
+    const site = web();
+    const organizationId = `org_${crypto.randomUUID()}`;
+    clock.now = () => Date.parse('2026-03-01T10:00:00.000Z');
+
+    const first = await tracked(site, organizationId);
+    expect(first.changeTracking).toEqual({ previousScrapeAt: null, changeStatus: 'new', visibility: 'visible' });
+    expect(first.markdown).toContain('Adult: 12 EUR');
+
+    clock.now = () => Date.parse('2026-03-02T10:00:00.000Z');
+    const second = await tracked(site, organizationId);
+    expect(second.changeTracking).toEqual({ previousScrapeAt: '2026-03-01T10:00:00.000Z', changeStatus: 'same', visibility: 'visible' });
+
+    site.setPage(TRACKED, pricesPage('14 EUR', '9 EUR'));
+    clock.now = () => Date.parse('2026-03-03T10:00:00.000Z');
+    const third = await tracked(site, organizationId);
+    expect(third.changeTracking).toMatchObject({ previousScrapeAt: '2026-03-02T10:00:00.000Z', changeStatus: 'changed', visibility: 'visible' });
+    expect(third.changeTracking.diff.text).toBe('@@ -2,7 +2,7 @@\n \n ## Ferry\n \n-Adult: 12 EUR\n+Adult: 14 EUR\n \n ## Parking\n ');
+    expect(third.changeTracking.diff.json.files[0].chunks[0]).toEqual({
+      content: '@@ -2,7 +2,7 @@',
+      changes: [
+        { type: 'normal', ln1: 2, ln2: 2, content: '' },
+        { type: 'normal', ln1: 3, ln2: 3, content: '## Ferry' },
+        { type: 'normal', ln1: 4, ln2: 4, content: '' },
+        { type: 'del', ln: 5, content: 'Adult: 12 EUR' },
+        { type: 'add', ln: 5, content: 'Adult: 14 EUR' },
+        { type: 'normal', ln1: 6, ln2: 6, content: '' },
+        { type: 'normal', ln1: 7, ln2: 7, content: '## Parking' },
+        { type: 'normal', ln1: 8, ln2: 8, content: '' },
+      ],
+    });
+    expect(third.changeTracking.json).toEqual({ Ferry: { previous: 'Adult: 12 EUR', current: 'Adult: 14 EUR' } });
+
+    // The changed page is what the next scrape compares with.
+    clock.now = () => Date.parse('2026-03-04T10:00:00.000Z');
+    expect((await tracked(site, organizationId)).changeTracking).toMatchObject({ changeStatus: 'same', previousScrapeAt: '2026-03-03T10:00:00.000Z' });
+  });
+
+  it('keeps each organization to its own history', async () => {
+    const site = web();
+    const first = `org_${crypto.randomUUID()}`;
+    await tracked(site, first);
+    expect((await tracked(site, first)).changeTracking.changeStatus).toBe('same');
+    expect((await tracked(site, `org_${crypto.randomUUID()}`)).changeTracking.changeStatus).toBe('new');
+  });
+
+  it('answers the status alone when no mode is asked for', async () => {
+    const site = web();
+    const organizationId = `org_${crypto.randomUUID()}`;
+    const plain: ScrapeFormat[] = ['markdown', { type: 'changeTracking' }];
+    await tracked(site, organizationId, plain);
+    site.setPage(TRACKED, pricesPage('14 EUR', '10 EUR'));
+    const changed = await tracked(site, organizationId, plain);
+    expect(changed.changeTracking).toEqual({ previousScrapeAt: expect.any(String), changeStatus: 'changed', visibility: 'visible' });
+  });
+
+  it('answers removed when a page that had content now answers 404', async () => {
+    const site = web();
+    const organizationId = `org_${crypto.randomUUID()}`;
+    await tracked(site, organizationId);
+    site.setPage(TRACKED, '<h1>Gone</h1>', 404);
+    expect((await tracked(site, organizationId)).changeTracking).toMatchObject({ changeStatus: 'removed', previousScrapeAt: expect.any(String) });
+    site.setPage(TRACKED, pricesPage('12 EUR', '9 EUR'));
+    expect((await tracked(site, organizationId)).changeTracking.changeStatus).toBe('same');
+  });
+});
+
+describe('the diffs', () => {
+  it('keys sections by heading, ignores # inside code fences, and names added and removed sections', () => {
+    const before = 'Intro text\n\n# Title\n\n## Install\n\n```bash\n# not a heading\nnpm i\n```\n\n## Old section\n\ngone soon';
+    const after = 'Intro text\n\n# Title\n\n## Install\n\n```bash\n# not a heading\nnpm i --global\n```\n\n## New section\n\nfresh';
+    expect(sectionChanges(before, after)).toEqual({
+      Install: { previous: '```bash\n# not a heading\nnpm i\n```', current: '```bash\n# not a heading\nnpm i --global\n```' },
+      'Old section': { previous: 'gone soon', current: null },
+      'New section': { previous: null, current: 'fresh' },
+    });
+  });
+
+  it('tells repeated headings apart', () => {
+    expect(sectionChanges('## FAQ\n\na\n\n## FAQ\n\nb', '## FAQ\n\na\n\n## FAQ\n\nc')).toEqual({ 'FAQ (2)': { previous: 'b', current: 'c' } });
+  });
+
+  it('writes unified hunks with line numbers on both sides', () => {
+    const diff = gitDiff('a\nb\nc', 'a\nB\nc\nd');
+    expect(diff.text).toBe('@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d');
+    expect(diff.json.files[0]!.chunks[0]!.changes.map((change) => change.type)).toEqual(['normal', 'del', 'add', 'normal', 'add']);
+  });
+});
