@@ -1,0 +1,173 @@
+import type { ProviderResult } from '../../operations/types';
+import { normalizeUpstream } from '../normalize';
+import type { BuiltinWebContext, MapInput } from './inputs';
+import { collectLinks, parsePage, readMetadata } from './page';
+import { rankByRelevance, type SiteLink } from './relevance';
+import { loadRobots, type RobotsRules } from './robots';
+import { parseTarget, SafeFetcher } from './safe-fetch';
+import { acceptLanguage } from './scrape';
+import { builtinWebSettings } from './settings';
+import { sitemapPages } from './sitemaps';
+
+const DEFAULT_LIMIT = 5000;
+/** When the caller gives no timeout: the registry's time limit for /map is 60 s, and discovery stops well before. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** Time kept back from the timeout to rank and answer. */
+const ANSWER_MARGIN_MS = 1_000;
+const MAX_CRAWLED_PAGES = 100;
+const CRAWL_CONCURRENCY = 4;
+const MAX_PAGE_BYTES = 2 * 1024 * 1024;
+const SITEMAP_LIMITS = { maxFiles: 50, maxUrls: 100_000 };
+/** Links that are files, not pages: listed when found, never fetched by the crawl. */
+const NOT_PAGES = /\.(?:pdf|zip|gz|tgz|rar|7z|jpe?g|png|gif|webp|avif|svg|ico|mp[34]|webm|mov|avi|woff2?|ttf|css|js|json|xml|txt|csv|xlsx?|docx?|pptx?)$/i;
+
+/**
+ * /map without any vendor: the site's sitemaps (from robots.txt, else /sitemap.xml; indexes and gzip
+ * followed) and a breadth-first crawl of its pages within the time limit, obeying robots.txt. Answers
+ * `{ result: [{ links: [{ url, title?, description? }] }] }`, Firecrawl's shape.
+ */
+export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext): Promise<ProviderResult> {
+  const settings = builtinWebSettings(context.env);
+  const budget = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
+  const discovery = AbortSignal.any([context.signal, AbortSignal.timeout(budget)]);
+  const fetcher = new SafeFetcher({ settings, signal: discovery, ...(context.fetch ? { fetch: context.fetch } : {}) });
+  const headers = { 'user-agent': settings.userAgent, 'accept-language': acceptLanguage(input.location) };
+
+  const base = parseTarget(input.url);
+  // A refused or unresolvable site fails the call here; later pages that fail are only skipped.
+  await fetcher.assertPublic(base);
+
+  const site = new SiteScope(base, input.includeSubdomains ?? true, input.ignoreQueryParameters ?? true);
+  const robots = new Map<string, Promise<RobotsRules>>();
+  const rulesFor = (url: URL) => {
+    let rules = robots.get(url.origin);
+    if (!rules) robots.set(url.origin, (rules = loadRobots(url.origin, fetcher, headers)));
+    return rules;
+  };
+  const found = new Map<string, SiteLink>();
+  const add = (url: string) => {
+    const key = site.normalize(url);
+    if (key && !found.has(key)) found.set(key, { url: key });
+    return key;
+  };
+
+  if ((input.sitemap ?? 'include') !== 'skip') {
+    const declared = (await rulesFor(base)).sitemaps;
+    const sources = declared.length > 0 ? declared : [`${base.origin}/sitemap.xml`];
+    for (const url of await sitemapPages(sources, fetcher, headers, SITEMAP_LIMITS)) add(url);
+  }
+
+  if ((input.sitemap ?? 'include') !== 'only') {
+    const enough = input.search ? Number.POSITIVE_INFINITY : (input.limit ?? DEFAULT_LIMIT);
+    await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, found, add, enough });
+  }
+
+  if (context.signal.aborted) throw normalizeUpstream.failed(`Mapping ${base.origin}`, 'timed out');
+  const links = [...found.values()];
+  const ranked = input.search ? rankByRelevance(links, input.search) : links;
+  return { data: { result: [{ links: ranked.slice(0, input.limit ?? DEFAULT_LIMIT) }] } };
+}
+
+interface Crawl {
+  start: string;
+  seeds: string[];
+  fetcher: SafeFetcher;
+  headers: Record<string, string>;
+  site: SiteScope;
+  rulesFor: (url: URL) => Promise<RobotsRules>;
+  found: Map<string, SiteLink>;
+  add: (url: string) => string | undefined;
+  /** Stop once this many URLs are known. */
+  enough: number;
+}
+
+/**
+ * Breadth-first, a few pages at a time, in a fixed order (links are recorded in the order of the pages
+ * that hold them), so the same site maps the same way every time. A page robots.txt disallows is
+ * neither fetched nor listed, unless the site's own sitemap lists it.
+ */
+async function crawl({ start, seeds, fetcher, headers, site, rulesFor, found, add, enough }: Crawl): Promise<void> {
+  const startKey = site.normalize(start);
+  const queue = [...new Set([start, ...seeds])];
+  const visited = new Set<string>();
+  let fetched = 0;
+  while (queue.length > 0 && fetched < MAX_CRAWLED_PAGES && found.size < enough && !fetcher.signal.aborted) {
+    const batch: string[] = [];
+    while (queue.length > 0 && batch.length < Math.min(CRAWL_CONCURRENCY, MAX_CRAWLED_PAGES - fetched)) {
+      const next = queue.shift()!;
+      const key = site.normalize(next);
+      if (!key || visited.has(key) || NOT_PAGES.test(new URL(key).pathname)) continue;
+      visited.add(key);
+      batch.push(next);
+    }
+    fetched += batch.length;
+    const pages = await Promise.all(batch.map((url) => visit(url, fetcher, headers, rulesFor)));
+    for (const [index, page] of pages.entries()) {
+      if (!page) continue;
+      const key = site.normalize(batch[index]!);
+      // The base URL is listed once it proved to be a page the crawler may read.
+      if (key === startKey) add(start);
+      const known = key ? found.get(key) : undefined;
+      if (known) Object.assign(known, page.details);
+      for (const link of page.links) {
+        const url = new URL(link);
+        if (!site.contains(url) || !(await rulesFor(url)).allows(link)) continue;
+        const linkKey = add(link);
+        if (linkKey && !visited.has(linkKey)) queue.push(link);
+      }
+    }
+  }
+}
+
+interface VisitedPage {
+  details: Pick<SiteLink, 'title' | 'description'>;
+  links: string[];
+}
+
+async function visit(url: string, fetcher: SafeFetcher, headers: Record<string, string>, rulesFor: (url: URL) => Promise<RobotsRules>): Promise<VisitedPage | undefined> {
+  try {
+    if (!(await rulesFor(new URL(url))).allows(url)) return undefined;
+    const resource = await fetcher.fetch(url, { headers: { ...headers, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' }, maxBytes: MAX_PAGE_BYTES });
+    if (resource.status < 200 || resource.status >= 300 || !resource.contentType.includes('html')) return undefined;
+    const page = parsePage(new TextDecoder().decode(resource.body), resource.url);
+    const { title, description } = readMetadata(page);
+    return { details: { ...(title ? { title } : {}), ...(description ? { description } : {}) }, links: collectLinks(page) };
+  } catch {
+    // A page that fails or is refused (a redirect into private space) is simply not part of the map.
+    return undefined;
+  }
+}
+
+/** Which URLs belong to the site being mapped, and the one spelling each is listed under. */
+class SiteScope {
+  private readonly domain: string;
+
+  constructor(
+    private readonly base: URL,
+    private readonly includeSubdomains: boolean,
+    private readonly ignoreQueryParameters: boolean,
+  ) {
+    this.domain = base.hostname.replace(/^www\./, '');
+  }
+
+  /** The base host, its www. twin, and (with includeSubdomains) any host below the site's domain. */
+  contains(url: URL): boolean {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+    const host = url.hostname;
+    if (host === this.base.hostname || host === this.domain || host === `www.${this.domain}`) return true;
+    return this.includeSubdomains && host.endsWith(`.${this.domain}`);
+  }
+
+  /** The listed form of a URL of the site, without fragment (and query, when ignored); undefined when outside. */
+  normalize(text: string): string | undefined {
+    try {
+      const url = new URL(text);
+      if (!this.contains(url)) return undefined;
+      url.hash = '';
+      if (this.ignoreQueryParameters) url.search = '';
+      return url.href;
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import type { MapInput } from '../../src/providers/builtin-web/inputs';
+import { mapWithBuiltin } from '../../src/providers/builtin-web/map';
+import { parseSitemap } from '../../src/providers/builtin-web/sitemaps';
+import { rankByRelevance } from '../../src/providers/builtin-web/relevance';
+import { signal, web, webEnv } from './support';
+
+type Link = { url: string; title?: string; description?: string };
+
+async function map(input: Partial<MapInput> = {}, site = web()): Promise<{ links: Link[]; requests: string[] }> {
+  const result = await mapWithBuiltin({ url: 'https://www.map.example.com', ...input }, { env: webEnv(), signal: signal(), fetch: site.fetch });
+  const data = result.data as { result: { links: Link[] }[] };
+  return { links: data.result[0]!.links, requests: site.requests.filter((url) => !url.startsWith('https://dns.fake/')) };
+}
+
+const M = 'https://www.map.example.com';
+const B = 'https://blog.map.example.com';
+
+/** What the sitemap index lists on the site (its gzip part and its plain part), in order. */
+const FROM_SITEMAPS = [`${M}/`, `${M}/about`, `${M}/pricing`, `${M}/contact`, `${M}/docs/getting-started`, `${B}/2026/spring-release`, `${B}/2026/harbour-sensors`];
+
+describe('map of a site with robots.txt, a sitemap index (gzip and plain), subdomains and query strings', () => {
+  it('lists the sitemaps’ URLs, then what the crawl found, each once, in a fixed order', async () => {
+    const { links } = await map();
+    expect(links.map((link) => link.url)).toEqual([
+      ...FROM_SITEMAPS,
+      `${M}/products/lanterns`,
+      `${M}/team`,
+      `${B}/`,
+      `${M}/products/lanterns/storm`,
+      `${M}/products/buoys`,
+      `${B}/tags/sensors`,
+      `${M}/products/buoys/tide-gauge`,
+    ]);
+  });
+
+  it('gives the title and description of every page it read', async () => {
+    const { links } = await map();
+    expect(links[0]).toEqual({ url: `${M}/`, title: 'Harbour Sensors', description: 'About harbour sensors.' });
+    expect(links.find((link) => link.url === `${M}/products/buoys`)).toEqual({ url: `${M}/products/buoys`, title: 'Sensor buoys', description: 'About sensor buoys.' });
+    // Listed by the sitemap, but the page answers 404: no title to give.
+    expect(links.find((link) => link.url === `${M}/pricing`)).toEqual({ url: `${M}/pricing` });
+  });
+
+  it('neither fetches nor lists what robots.txt disallows, for SluiceBot’s own group and for *', async () => {
+    const { links, requests } = await map();
+    const urls = links.map((link) => link.url).join('\n');
+    for (const hidden of ['/private/', '/drafts/', '/only-from-', '/admin/']) {
+      expect(urls).not.toContain(hidden);
+      expect(requests.some((url) => url.includes(hidden))).toBe(false);
+    }
+    expect(requests).toContain(`${M}/robots.txt`);
+    expect(requests).toContain(`${B}/robots.txt`);
+  });
+
+  it('stays on the site: nothing from other hosts, mailto links or fragments', async () => {
+    const { links } = await map();
+    for (const { url } of links) {
+      expect(new URL(url).hostname).toMatch(/(^|\.)map\.example\.com$/);
+      expect(url).not.toContain('#');
+    }
+  });
+
+  it('sitemap "only" lists the sitemaps alone, reading the gzip sitemap of the index, without crawling', async () => {
+    const { links, requests } = await map({ sitemap: 'only' });
+    expect(links.map((link) => link.url)).toEqual(FROM_SITEMAPS);
+    expect(requests).toEqual([`${M}/robots.txt`, `${M}/sitemap_index.xml`, `${M}/sitemaps/pages.xml.gz`, `${M}/sitemaps/posts.xml`]);
+  });
+
+  it('sitemap "skip" crawls alone: what only the sitemaps list is missing', async () => {
+    const { links, requests } = await map({ sitemap: 'skip' });
+    const urls = links.map((link) => link.url);
+    expect(urls).toEqual([
+      `${M}/`,
+      `${M}/about`,
+      `${M}/products/lanterns`,
+      `${M}/team`,
+      `${B}/`,
+      `${M}/products/lanterns/storm`,
+      `${M}/products/buoys`,
+      `${B}/2026/spring-release`,
+      `${B}/tags/sensors`,
+      `${M}/products/buoys/tide-gauge`,
+      `${B}/2026/harbour-sensors`,
+    ]);
+    expect(requests.some((url) => url.includes('sitemap'))).toBe(false);
+  });
+
+  it('leaves subdomains out with includeSubdomains false', async () => {
+    const { links, requests } = await map({ includeSubdomains: false });
+    expect(links.map((link) => link.url)).toEqual([
+      `${M}/`,
+      `${M}/about`,
+      `${M}/pricing`,
+      `${M}/contact`,
+      `${M}/docs/getting-started`,
+      `${M}/products/lanterns`,
+      `${M}/team`,
+      `${M}/products/lanterns/storm`,
+      `${M}/products/buoys`,
+      `${M}/products/buoys/tide-gauge`,
+    ]);
+    expect(requests.some((url) => url.startsWith(B))).toBe(false);
+  });
+
+  it('keeps query strings apart with ignoreQueryParameters false', async () => {
+    const urls = (await map({ ignoreQueryParameters: false })).links.map((link) => link.url);
+    expect(urls).toContain(`${M}/contact?ref=footer`);
+    expect(urls).toContain(`${M}/products/lanterns?utm_source=nav`);
+    expect(urls).toContain(`${M}/products/lanterns?utm_source=footer`);
+    expect(urls).not.toContain(`${M}/contact`);
+    expect(urls).not.toContain(`${M}/products/lanterns`);
+  });
+
+  it('orders by relevance to search: whole words of the URL first, then titles, ties to the shallower URL', async () => {
+    const { links } = await map({ search: 'Harbour sensors' });
+    expect(links.slice(0, 4).map((link) => link.url)).toEqual([`${B}/2026/harbour-sensors`, `${M}/`, `${B}/`, `${B}/tags/sensors`]);
+    expect(links).toHaveLength(14);
+  });
+
+  it('answers at most limit URLs, and stops crawling once it has them', async () => {
+    const all = await map();
+    const three = await map({ limit: 3 });
+    expect(three.links.map((link) => link.url)).toEqual(FROM_SITEMAPS.slice(0, 3));
+    expect(three.requests.length).toBeLessThan(all.requests.length);
+    expect((await map({ limit: 9 })).links.map((link) => link.url)).toEqual(all.links.slice(0, 9).map((link) => link.url));
+  });
+});
+
+describe('map of other sites', () => {
+  it('falls back to /sitemap.xml when robots.txt names none (here: none at all), reading a plain-text sitemap', async () => {
+    const { links, requests } = await map({ url: 'https://plain.example.com/', sitemap: 'only' });
+    expect(links.map((link) => link.url)).toEqual(['https://plain.example.com/', 'https://plain.example.com/a', 'https://plain.example.com/b']);
+    expect(requests).toEqual(['https://plain.example.com/robots.txt', 'https://plain.example.com/sitemap.xml']);
+  });
+
+  it('refuses a private site with 400 VALIDATION_ERROR on url, fetching nothing', async () => {
+    const site = web();
+    await expect(map({ url: 'http://192.168.1.1/' }, site)).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'url', location: 'body' }] });
+    await expect(map({ url: 'https://mixed.example.com/' }, site)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(site.requests.filter((url) => !url.startsWith('https://dns.fake/'))).toEqual([]);
+  });
+
+  it('fails with 502 PROVIDER_ERROR when the site’s name does not resolve', async () => {
+    await expect(map({ url: 'https://nowhere.example.com/' })).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 502 });
+  });
+
+  it('stops discovering at its time limit and answers what it found', async () => {
+    const started = Date.now();
+    const { links } = await map({ url: 'https://news.example.com/slow', timeout: 1000, sitemap: 'skip' });
+    expect(links).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe('the parts', () => {
+  it('reads urlset and sitemapindex entries, skipping image locations and non-http entries', () => {
+    expect(
+      parseSitemap(
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"><url><loc> https://a.example/x </loc><image:image><image:loc>https://a.example/i.jpg</image:loc></image:image></url><url><loc>ftp://a.example/y</loc></url></urlset>',
+      ),
+    ).toEqual({ pages: ['https://a.example/x'], sitemaps: [] });
+    expect(parseSitemap('<sitemapindex><sitemap><loc>https://a.example/s1.xml</loc></sitemap></sitemapindex>')).toEqual({ pages: [], sitemaps: ['https://a.example/s1.xml'] });
+  });
+
+  it('ranks whole URL words above parts of words above titles, and keeps every link', () => {
+    const ranked = rankByRelevance(
+      [{ url: 'https://a.example/about' }, { url: 'https://a.example/x', title: 'Pricing plans' }, { url: 'https://a.example/pricingplans' }, { url: 'https://a.example/docs/pricing' }],
+      'pricing',
+    );
+    expect(ranked.map((link) => link.url)).toEqual(['https://a.example/docs/pricing', 'https://a.example/pricingplans', 'https://a.example/x', 'https://a.example/about']);
+  });
+});
