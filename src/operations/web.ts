@@ -114,7 +114,7 @@ const source = z.union([z.enum(SOURCE_TYPES), z.strictObject({ type: z.enum(SOUR
 const hostname = z
   .string()
   .max(253)
-  .regex(/^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))+$/, 'A hostname without protocol or path, such as example.com.');
+  .regex(/^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/, 'A hostname without protocol or path, such as example.com.');
 
 const searchInput = z
   .strictObject({
@@ -227,7 +227,7 @@ const PageMetadata = z
   .looseObject({
     title: text,
     description: text,
-    language: text.nullable(),
+    language: text,
     sourceURL: z.string().openapi({ description: 'The URL asked for.' }),
     url: z.string().openapi({ description: 'The final URL, after redirects.' }),
     statusCode: z.number().int().openapi({ description: "The page's own HTTP status; a 404 page is still a successful scrape." }),
