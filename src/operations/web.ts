@@ -156,7 +156,7 @@ export type SearchInput = z.infer<typeof searchInput>;
 export type MapInput = z.infer<typeof mapInput>;
 
 // Prices follow Firecrawl's credits at 0.1 cent each: a page is 1 credit, LLM extraction 4 more; 10 search results 2.
-const PAGE = unitsFromCents(0.1);
+const SCRAPED_PAGE = unitsFromCents(0.1);
 const EXTRACTION = unitsFromCents(0.4);
 const ENHANCED_PROXY = unitsFromCents(0.4);
 const SEARCH_RESULTS_PAGE = unitsFromCents(0.2);
@@ -166,14 +166,14 @@ function extracts(entries: Format[]): boolean {
   return entries.some((entry) => typeof entry === 'object' && (entry.type === 'json' || (entry.type === 'changeTracking' && entry.modes?.includes('json') === true)));
 }
 
-function pageUnits(entries: Format[], proxy?: ScrapeInput['proxy']): number {
-  return PAGE + (extracts(entries) ? EXTRACTION : 0) + (proxy === 'enhanced' ? ENHANCED_PROXY : 0);
+function scrapedPageUnits(entries: Format[], proxy?: ScrapeInput['proxy']): number {
+  return SCRAPED_PAGE + (extracts(entries) ? EXTRACTION : 0) + (proxy === 'enhanced' ? ENHANCED_PROXY : 0);
 }
 
 const scrapePrice: Price<ScrapeInput> = {
   display: { cents: 0.1, per: 'request', note: 'one page; plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction), plus 0.4 cents with proxy enhanced' },
-  quote: (input) => pageUnits(input.formats, input.proxy),
-  settle: (input) => pageUnits(input.formats, input.proxy),
+  quote: (input) => scrapedPageUnits(input.formats, input.proxy),
+  settle: (input) => scrapedPageUnits(input.formats, input.proxy),
 };
 
 function sourceCount(input: SearchInput): number {
@@ -206,7 +206,7 @@ const searchPrice: Price<SearchInput> = {
   },
   quote: (input) => {
     const most = input.limit * sourceCount(input);
-    return searchUnits(most) + (input.scrapeOptions ? most * pageUnits(input.scrapeOptions.formats) : 0);
+    return searchUnits(most) + (input.scrapeOptions ? most * scrapedPageUnits(input.scrapeOptions.formats) : 0);
   },
   settle: (input, result) => {
     const most = input.limit * sourceCount(input);
@@ -214,7 +214,7 @@ const searchPrice: Price<SearchInput> = {
     const returned = Math.min(most, lists.reduce((sum, list) => sum + list.length, 0));
     if (!input.scrapeOptions) return searchUnits(returned);
     const scraped = Math.min(most, lists.reduce((sum, list) => sum + list.filter(isScraped).length, 0));
-    return searchUnits(returned) + scraped * pageUnits(input.scrapeOptions.formats);
+    return searchUnits(returned) + scraped * scrapedPageUnits(input.scrapeOptions.formats);
   },
 };
 
