@@ -24,7 +24,8 @@ export const FAKE_DATAFORSEO = { login: 'fake-login', password: 'fake-password',
  *
  * A marker anywhere in the task chooses the outcome, so a test provokes one class of answer:
  * `fail-NNNNN` (task status code), `topfail-NNNNN` (request status code), `http-NNN`, `not-json`,
- * `network-error`, `slow` (2 s late), `empty` (no rows, no citations).
+ * `network-error`, `slow` (2 s late), `empty` (no rows, no citations), `flaky` (the first call of a task
+ * fails with HTTP 500, later ones succeed).
  *
  * The fake runs in Node while tests run in workerd, so what it received is read back over its own
  * HTTP surface: `GET /__received?path=/v3/...&marker=...` answers `{count, last: {task, authorization}}`
@@ -70,6 +71,7 @@ interface Received {
 
 const received: Received[] = [];
 const RECEIVED_KEPT = 5_000;
+const flakyCalls = new Map<string, number>();
 
 export async function dataforseoUpstream(request: Request): Promise<Response> {
   const url = new URL(request.url);
@@ -93,6 +95,11 @@ export async function dataforseoUpstream(request: Request): Promise<Response> {
   if (text.includes('network-error')) throw new Error('connection reset by peer');
   if (text.includes('not-json')) return new Response('<html><body>502 Bad Gateway</body></html>', { headers: { 'content-type': 'text/html' } });
   if (text.includes('slow')) await new Promise((resolve) => setTimeout(resolve, 2_000));
+  if (text.includes('flaky')) {
+    const calls = (flakyCalls.get(text) ?? 0) + 1;
+    flakyCalls.set(text, calls);
+    if (calls === 1) return new Response('Internal Server Error', { status: 500 });
+  }
   const httpStatus = marker('http');
   if (httpStatus) return httpFailure(Number(httpStatus));
   const topCode = marker('topfail');

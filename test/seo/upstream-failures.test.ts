@@ -2,6 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/api';
+import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
 import { funded, json, tool, wallet } from '../support/api';
 
 const unique = () => crypto.randomUUID().slice(0, 8);
@@ -82,12 +83,16 @@ describe('DataForSEO failures are normalized, billed zero and their hold release
     expect(after).toMatchObject({ purchasedBalanceCents: 100, heldCents: 0 });
   });
 
-  it('never caches a failure', async () => {
+  it('never caches a failure: the retry reaches the upstream, and its success is what gets cached', async () => {
     const account = await funded(100, 'payg');
-    const body = { keywords: [`fail-50000 ${unique()}`] };
-    await tool(account.key, '/keyword-ideas', body);
-    const again = await tool(account.key, '/keyword-ideas', body);
-    expect(again.status).toBe(502);
+    const marker = `flaky-${unique()}`;
+    // The fake fails the first call of a flaky task and answers the ones after.
+    expect((await tool(account.key, '/keyword-ideas', { keywords: [marker] })).status).toBe(502);
+    const retried = await json(await tool(account.key, '/keyword-ideas', { keywords: [marker] }));
+    expect([retried.success, retried.meta.cached]).toEqual([true, false]);
+    expect((await json(await tool(account.key, '/keyword-ideas', { keywords: [marker] }))).meta.cached).toBe(true);
+    const received = await json(await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?path=${encodeURIComponent('/v3/dataforseo_labs/google/keyword_ideas/live')}&marker=${marker}`));
+    expect(received.count).toBe(2);
   });
 });
 
