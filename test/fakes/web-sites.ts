@@ -71,6 +71,24 @@ const page = (title: string, links: string[], extra = '') =>
     .map((href) => `<li><a href="${href}">${href}</a></li>`)
     .join('')}</ul></body></html>`;
 
+/** Private hosts the fake answers too, so a refusal that ever failed would show as a page, not an error. */
+const INTERNAL_HOSTS = ['10.0.0.5', '127.0.0.1', '169.254.169.254', '[::1]', 'private.example.com', 'loopback.example.com', 'intranet.corp', 'localhost'];
+
+/** Every host name the fake web answers for (IPv6 literals in brackets), for routing outbound requests to it. */
+export const FAKE_WEB_HOSTS = [
+  'dns.fake',
+  'news.example.com',
+  'docs.example.org',
+  'shop.example.net',
+  'v6only.example.com',
+  'nat64-public.example.com',
+  'www.map.example.com',
+  'blog.map.example.com',
+  'plain.example.com',
+  'other.example.org',
+  ...INTERNAL_HOSTS,
+];
+
 /** What a private address would answer if a refusal ever failed: a test that sees it has found a hole. */
 const INTERNAL = () => html('<html><head><title>Internal admin</title></head><body><h1>INTERNAL SECRET</h1></body></html>');
 
@@ -90,9 +108,7 @@ export function fakeWeb(pages: FixturePages): FakeWeb {
     'plain.example.com': (url) => plainSite(url),
     'other.example.org': () => html(page('Elsewhere', ['/more'])),
   };
-  for (const internal of ['10.0.0.5', '127.0.0.1', '169.254.169.254', '[::1]', 'private.example.com', 'loopback.example.com', 'intranet.corp', 'localhost']) {
-    sites[internal] = INTERNAL;
-  }
+  for (const internal of INTERNAL_HOSTS) sites[internal] = INTERNAL;
 
   const handle = async (request: Request): Promise<Response> => {
     requests.push(request.url);

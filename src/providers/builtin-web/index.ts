@@ -1,0 +1,7 @@
+/**
+ * The built-in web provider: /scrape and /map served from the worker itself, with no vendor account.
+ * Safety (public targets only) lives in safe-fetch.ts; every outbound request goes through it.
+ */
+export { scrapeWithBuiltin } from './scrape';
+export { mapWithBuiltin } from './map';
+export type { BuiltinWebContext, MapInput as BuiltinMapInput, ScrapeInput as BuiltinScrapeInput } from './inputs';
