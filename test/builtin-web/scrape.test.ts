@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScrapeInput } from '../../src/providers/builtin-web/inputs';
-import { acceptLanguage, scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
+import { acceptLanguage } from '../../src/providers/builtin-web/headers';
+import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
 import { signal, web, webEnv } from './support';
 
 type Page = {

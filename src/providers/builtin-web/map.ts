@@ -1,11 +1,11 @@
 import type { ProviderResult } from '../../operations/types';
 import { normalizeUpstream } from '../normalize';
+import { pageRequestHeaders } from './headers';
 import type { BuiltinWebContext, MapInput } from './inputs';
 import { collectLinks, parsePage, readMetadata } from './page';
 import { rankByRelevance, type SiteLink } from './relevance';
 import { loadRobots, type RobotsRules } from './robots';
 import { parseTarget, SafeFetcher } from './safe-fetch';
-import { acceptLanguage } from './scrape';
 import { builtinWebSettings } from './settings';
 import { sitemapPages } from './sitemaps';
 
@@ -31,7 +31,7 @@ export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext
   const budget = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
   const discovery = AbortSignal.any([context.signal, AbortSignal.timeout(budget)]);
   const fetcher = new SafeFetcher({ settings, signal: discovery, ...(context.fetch ? { fetch: context.fetch } : {}) });
-  const headers = { 'user-agent': settings.userAgent, 'accept-language': acceptLanguage(input.location) };
+  const headers = pageRequestHeaders(settings, { location: input.location });
 
   const base = parseTarget(input.url);
   // A refused or unresolvable site fails the call here; later pages that fail are only skipped.

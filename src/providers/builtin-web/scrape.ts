@@ -3,10 +3,11 @@ import type { ProviderResult } from '../../operations/types';
 import { normalizeUpstream } from '../normalize';
 import { trackChanges, type ChangeMode, type ChangeTracking } from './change-tracking';
 import { pageContent, type Wanted } from './documents';
-import type { BuiltinWebContext, PageLocation, ScrapeFormat, ScrapeInput } from './inputs';
+import type { BuiltinWebContext, ScrapeFormat, ScrapeInput } from './inputs';
 import { checkSelectors } from './page';
 import { SafeFetcher } from './safe-fetch';
-import { builtinWebSettings, type BuiltinWebSettings } from './settings';
+import { pageRequestHeaders } from './headers';
+import { builtinWebSettings } from './settings';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -34,7 +35,7 @@ export async function scrapeWithBuiltin(input: ScrapeInput, context: BuiltinWebC
   }
 
   const fetcher = new SafeFetcher({ settings, signal, ...(context.fetch ? { fetch: context.fetch } : {}) });
-  const resource = await fetcher.fetch(input.url, { headers: requestHeaders(settings, input) });
+  const resource = await fetcher.fetch(input.url, { headers: pageRequestHeaders(settings, input) });
   const has = (format: ScrapeFormat) => formats.includes(format);
   const wanted: Wanted = { markdown: has('markdown') || tracking !== undefined, html: has('html'), rawHtml: has('rawHtml'), links: has('links'), images: has('images') };
   const { markdown, warnings: contentWarnings, metadata, ...content } = await pageContent(resource, input, wanted);
@@ -77,24 +78,6 @@ function refuseWhatNeedsAnotherProvider(formats: readonly ScrapeFormat[], proxy:
 function changeTrackingOf(formats: readonly ScrapeFormat[]): { modes: readonly ChangeMode[] } | undefined {
   for (const format of formats) if (typeof format === 'object' && format.type === 'changeTracking') return { modes: format.modes ?? [] };
   return undefined;
-}
-
-function requestHeaders(settings: BuiltinWebSettings, input: ScrapeInput): Record<string, string> {
-  return {
-    'user-agent': input.mobile ? settings.mobileUserAgent : settings.userAgent,
-    accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,application/pdf;q=0.8,*/*;q=0.5',
-    'accept-language': acceptLanguage(input.location),
-  };
-}
-
-/** `de-CH, de;q=0.9, en;q=0.8` from the languages in order of preference; American English by default. */
-export function acceptLanguage(location: PageLocation | undefined): string {
-  const languages = location?.languages?.filter((language) => /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(language)) ?? [];
-  if (languages.length === 0) return 'en-US,en;q=0.9';
-  return languages
-    .slice(0, 9)
-    .map((language, index) => (index === 0 ? language : `${language};q=${(1 - index / 10).toFixed(1)}`))
-    .join(', ');
 }
 
 function wait(ms: number, signal: AbortSignal, url: string): Promise<void> {
