@@ -1,4 +1,5 @@
 import type { ProviderResult } from '../../operations/types';
+import { withDeadline } from './deadline';
 import { normalizeUpstream } from '../normalize';
 import { pageRequestHeaders } from './headers';
 import type { BuiltinWebContext, MapInput } from './inputs';
@@ -27,13 +28,20 @@ const NOT_PAGES = /\.(?:pdf|zip|gz|tgz|rar|7z|jpe?g|png|gif|webp|avif|svg|ico|mp
  * `{ result: [{ links: [{ url, title?, description? }] }] }`, Firecrawl's shape.
  */
 export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext): Promise<ProviderResult> {
-  const settings = builtinWebSettings(context.env);
   const budget = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
-  const discovery = AbortSignal.any([context.signal, AbortSignal.timeout(budget)]);
+  const base = parseTarget(input.url);
+  const links = await withDeadline(context.signal, budget, (discovery) => discover(input, base, context, discovery));
+  if (context.signal.aborted) throw normalizeUpstream.failed(`Mapping ${base.origin}`, 'timed out');
+  const ranked = input.search ? rankByRelevance(links, input.search) : links;
+  return { data: { result: [{ links: ranked.slice(0, input.limit ?? DEFAULT_LIMIT) }] } };
+}
+
+/** Every URL of the site found before `discovery` aborts, in the order found. */
+async function discover(input: MapInput, base: URL, context: BuiltinWebContext, discovery: AbortSignal): Promise<SiteLink[]> {
+  const settings = builtinWebSettings(context.env);
   const fetcher = new SafeFetcher({ settings, signal: discovery, ...(context.fetch ? { fetch: context.fetch } : {}) });
   const headers = pageRequestHeaders(settings, { location: input.location });
 
-  const base = parseTarget(input.url);
   // A refused or unresolvable site fails the call here; later pages that fail are only skipped.
   await fetcher.assertPublic(base);
 
@@ -62,10 +70,7 @@ export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext
     await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, found, add, enough });
   }
 
-  if (context.signal.aborted) throw normalizeUpstream.failed(`Mapping ${base.origin}`, 'timed out');
-  const links = [...found.values()];
-  const ranked = input.search ? rankByRelevance(links, input.search) : links;
-  return { data: { result: [{ links: ranked.slice(0, input.limit ?? DEFAULT_LIMIT) }] } };
+  return [...found.values()];
 }
 
 interface Crawl {

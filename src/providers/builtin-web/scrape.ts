@@ -2,6 +2,7 @@ import type { Env } from '../../core/config';
 import type { ProviderResult } from '../../operations/types';
 import { normalizeUpstream } from '../normalize';
 import { trackChanges, type ChangeMode, type ChangeTracking } from './change-tracking';
+import { withDeadline } from './deadline';
 import { pageContent, type Wanted } from './documents';
 import type { BuiltinWebContext, ScrapeFormat, ScrapeInput } from './inputs';
 import { checkSelectors } from './page';
@@ -23,8 +24,17 @@ export async function scrapeWithBuiltin(input: ScrapeInput, context: BuiltinWebC
   const tracking = changeTrackingOf(formats);
   if (tracking && !context.organizationId) throw new Error('Change tracking needs the organization of the call in the provider context.');
 
+  return withDeadline(context.signal, input.timeout ?? DEFAULT_TIMEOUT_MS, (signal) => scrapePage(input, formats, tracking, context, signal));
+}
+
+async function scrapePage(
+  input: ScrapeInput,
+  formats: readonly ScrapeFormat[],
+  tracking: { modes: readonly ChangeMode[] } | undefined,
+  context: BuiltinWebContext,
+  signal: AbortSignal,
+): Promise<ProviderResult> {
   const settings = builtinWebSettings(context.env);
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(input.timeout ?? DEFAULT_TIMEOUT_MS)]);
   const warnings: string[] = [];
   if (input.waitFor) {
     await wait(input.waitFor, signal, input.url);

@@ -1,0 +1,13 @@
+/**
+ * Runs `work` with a signal that aborts when `parent` does or after `ms`, whichever comes first. The
+ * timer is cleared once the work settles (AbortSignal.timeout would leave it pending for its full term).
+ */
+export async function withDeadline<T>(parent: AbortSignal, ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException('The time limit passed.', 'TimeoutError')), ms);
+  try {
+    return await work(AbortSignal.any([parent, deadline.signal]));
+  } finally {
+    clearTimeout(timer);
+  }
+}
