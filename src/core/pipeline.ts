@@ -77,12 +77,11 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     }
 
     const freshness = freshnessOf(operation, input);
-    const cacheKey = { organizationId: principal.organizationId, operation: operationId(operation), input };
+    const cacheKey = { organizationId: principal.organizationId, operation: operationId(operation), input: operation.cacheKeyOf?.(input) ?? input };
     let result = await cachedAnswer(cacheKey, freshness);
     const cached = result !== undefined;
     if (!result) {
-      const signal = call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(timeLimit)]) : AbortSignal.timeout(timeLimit);
-      result = await operation.call(input, { env, signal });
+      result = await withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env, signal }));
       call.waitUntil(storeAnswer(cacheKey, result, freshness).catch((reason: unknown) => logFailure('answer not cached', call, reason)));
     }
     const actual = Math.min(quote, operation.price.settle(input, result));
@@ -109,6 +108,20 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     if (openHold) await wallet.release(openHold, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
     else if (row) call.waitUntil(wallet.recordUsage(row).catch((reason: unknown) => logFailure('usage row not recorded', call, reason)));
     throw error;
+  }
+}
+
+/**
+ * Runs an upstream call with a signal that aborts at the time limit or when the client goes away. The
+ * timer is cleared as soon as the call settles, so finished calls leave no timers behind.
+ */
+async function withTimeLimit<T>(timeLimit: number, clientGone: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(new DOMException('The time limit passed.', 'TimeoutError')), timeLimit);
+  try {
+    return await run(clientGone ? AbortSignal.any([clientGone, limit.signal]) : limit.signal);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -60,6 +60,8 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
    * in milliseconds; 0 or absent: never cached.
    */
   freshnessMs?: number | ((input: z.infer<Input>) => number);
+  /** What makes two calls identical for the cache, when not the whole input (scrape leaves out maxAge). */
+  cacheKeyOf?: (input: z.infer<Input>) => unknown;
 }
 
 export function timeLimitOf<Input extends z.ZodObject>(operation: Operation<Input>, input: z.infer<Input>): number {

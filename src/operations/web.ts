@@ -326,7 +326,10 @@ const scrape: Operation<typeof scrapeInput> = {
     return firecrawlScrape(input, context);
   },
   timeoutMs: (input) => input.timeout + TRANSPORT_MARGIN_MS,
-  freshnessMs: (input) => input.maxAge,
+  // Change tracking compares with the previous scrape, so its answer is never one to replay.
+  freshnessMs: (input) => (input.formats.some((format) => typeof format === 'object' && format.type === 'changeTracking') ? 0 : input.maxAge),
+  // maxAge says how old an answer may be, not which answer: scrapes differing only in it share an entry.
+  cacheKeyOf: ({ maxAge: _maxAge, ...rest }) => rest,
 };
 
 const search: Operation<typeof searchInput> = {

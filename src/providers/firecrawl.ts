@@ -100,11 +100,6 @@ async function post(path: string, body: object, { env, signal }: ProviderContext
     body: JSON.stringify(body),
     signal,
   });
-  // Firecrawl's 408 is its own time limit passing: an upstream timeout, so 502 rather than the caller's 4xx.
-  if (response.status === 408) {
-    await response.body?.cancel();
-    throw normalizeUpstream.failed(PROVIDER, 'timed out (HTTP 408)');
-  }
   if (!response.ok) throw await normalizeUpstream.fromStatus(PROVIDER, response, OUT_OF_CREDITS);
 
   const answer = await normalizeUpstream.json(PROVIDER, response, signal);

@@ -29,11 +29,16 @@ export const normalizeUpstream = {
     return new ApiError('PROVIDER_ERROR', `${provider} failed: ${reason}. Back off and retry; this call was not charged.`, { status: 502 });
   },
 
-  /** Classifies a non-2xx upstream response. `quotaHint` lets a vendor mark a 429 as quota exhaustion. */
-  async fromStatus(provider: string, response: Response, quotaHint = /quota|credits?|exceeded/i): Promise<ApiError> {
+  /**
+   * Classifies a non-2xx upstream response. A 429 is a throttle unless its body speaks of quota or
+   * credits (`quotaHint`, per vendor); "Rate limit exceeded" is a throttle, not an empty wallet.
+   */
+  async fromStatus(provider: string, response: Response, quotaHint = /quota|credits?/i): Promise<ApiError> {
     const text = await response.text().catch(() => '');
     const status = response.status;
     if (status === 402 || (status === 429 && quotaHint.test(text))) return normalizeUpstream.creditsExhausted(provider);
+    // 408 is the upstream's own time limit passing: a timeout (rule 3), not the caller's mistake.
+    if (status === 408) return normalizeUpstream.failed(provider, 'timed out (HTTP 408)');
     if (status === 401 || status === 403) {
       console.error(JSON.stringify({ level: 'error', provider, upstreamStatus: status, body: text.slice(0, 500), note: 'our upstream credential was refused' }));
       return normalizeUpstream.failed(provider, 'the service could not authenticate upstream');
