@@ -22,7 +22,9 @@ export function detailsFromZod(error: z.ZodError, location: ErrorLocation): Erro
   };
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) add(fieldName([...issue.path, key], location), 'Unknown field.');
+      // A schema may say why a field is refused here (Perplexity's models always search, say).
+      const message = /^Unrecognized keys?\b/.test(issue.message) ? 'Unknown field.' : issue.message;
+      for (const key of issue.keys) add(fieldName([...issue.path, key], location), message);
       continue;
     }
     add(fieldName(issue.path, location), humanMessage(issue));

@@ -3,7 +3,7 @@ import { unitsFromCents } from '../core/money';
 import { dataforseoLive, escapeKeyword } from '../providers/dataforseo';
 import { perRequest } from './pricing';
 import { languageCode, locationCode } from './row-query';
-import type { Operation, Price } from './types';
+import { defineOperation, type Operation, type Price } from './types';
 
 /** Model-answer endpoints A-D: /chatgpt-api-answer, /perplexity-api-answer, /claude-api-answer, /chatgpt-app-answer. */
 
@@ -175,11 +175,6 @@ function byModel<Model extends string>(cents: Record<Model, number>): Price<{ mo
 
 // ---------------------------------------------------------------- the registry
 
-/** Erases an entry's input type, so entries with different schemas share one list. */
-function entry<Input extends z.ZodObject>(operation: Operation<Input>): Operation {
-  return operation as unknown as Operation;
-}
-
 const llmResponses = (vendor: string) => `/v3/ai_optimization/${vendor}/llm_responses/live`;
 
 /** The country code travels upper-case, as the upstream lists it. */
@@ -188,7 +183,7 @@ function country(code: string | undefined): string | undefined {
 }
 
 export const answerOperations: Operation[] = [
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'chatgpt-api-answer',
     method: 'POST',
@@ -203,7 +198,7 @@ export const answerOperations: Operation[] = [
     timeoutMs: ANSWER_TIME_LIMIT_MS,
     freshnessMs: 0,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'perplexity-api-answer',
     method: 'POST',
@@ -218,7 +213,7 @@ export const answerOperations: Operation[] = [
     timeoutMs: ANSWER_TIME_LIMIT_MS,
     freshnessMs: 0,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'claude-api-answer',
     method: 'POST',
@@ -233,7 +228,7 @@ export const answerOperations: Operation[] = [
     timeoutMs: ANSWER_TIME_LIMIT_MS,
     freshnessMs: 0,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'chatgpt-app-answer',
     method: 'POST',

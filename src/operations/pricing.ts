@@ -16,7 +16,7 @@ export function perRow<Input extends { limit: number }>(baseCents: number, rowCe
   const base = unitsFromCents(baseCents);
   const row = unitsFromCents(rowCents);
   return {
-    display: { cents: rowCents, per: 'row', note: `${note ? `${note}; ` : ''}plus ${baseCents} cents per request; quoted on limit, charged on rows returned` },
+    display: { cents: rowCents, per: 'row', note: `${note ? `${note}; ` : ''}plus ${baseCents} ${baseCents === 1 ? 'cent' : 'cents'} per request; quoted on limit, charged on rows returned` },
     quote: (input) => base + row * input.limit,
     settle: (input, result) => base + row * Math.min(rowsOf(result.data), input.limit),
   };

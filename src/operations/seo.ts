@@ -3,7 +3,7 @@ import { unitsFromCents } from '../core/money';
 import { dataforseoLive, escapeKeyword } from '../providers/dataforseo';
 import { perRequest, perRow } from './pricing';
 import { filters, languageCode, limit, locationCode, offset, orderBy, rowQuery, rowsOf as rowsReturned } from './row-query';
-import type { Operation, Price } from './types';
+import { defineOperation, type Operation, type Price } from './types';
 
 /** SEO tools: /serp, keyword, competitor, backlink, domain, technology and AI-visibility endpoints. */
 
@@ -420,11 +420,6 @@ const perKeyword: Price<z.infer<typeof KeywordOverviewInput>> = {
 
 // ---------------------------------------------------------------- the registry
 
-/** Erases an entry's input type, so entries with different schemas share one list. */
-function entry<Input extends z.ZodObject>(operation: Operation<Input>): Operation {
-  return operation as unknown as Operation;
-}
-
 function seoPaths(name: string): [string, string] {
   return [`/${name}`, `/v1/data/seo/${name}`];
 }
@@ -432,7 +427,7 @@ function seoPaths(name: string): [string, string] {
 const labs = (endpoint: string) => `/v3/dataforseo_labs/google/${endpoint}/live`;
 
 export const seoOperations: Operation[] = [
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'serp',
     mcpName: 'data_seo_google_search',
@@ -448,7 +443,7 @@ export const seoOperations: Operation[] = [
     // Rankings move within the day; an hour-old page is still the page.
     freshnessMs: HOUR,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'keyword-ideas',
     method: 'POST',
@@ -463,7 +458,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'keyword-overview',
     method: 'POST',
@@ -477,7 +472,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'keyword-gap',
     method: 'POST',
@@ -492,7 +487,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'ranked-keywords',
     method: 'POST',
@@ -507,7 +502,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'competitors',
     method: 'POST',
@@ -521,7 +516,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'referring-domains',
     method: 'POST',
@@ -535,7 +530,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'backlink-gap',
     method: 'POST',
@@ -555,7 +550,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'backlinks-summary',
     method: 'POST',
@@ -570,7 +565,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'domain-overview',
     method: 'POST',
@@ -584,7 +579,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'tech-search',
     method: 'POST',
@@ -598,7 +593,7 @@ export const seoOperations: Operation[] = [
     timeoutMs: 60_000,
     freshnessMs: DAY,
   }),
-  entry({
+  defineOperation({
     platform: 'seo',
     name: 'ai-visibility',
     method: 'POST',

@@ -4,7 +4,7 @@ import { unitsFromCents } from '../core/money';
 import { firecrawlMap, firecrawlScrape, firecrawlSearch } from '../providers/firecrawl';
 import { normalizeUpstream } from '../providers/normalize';
 import { perRequest } from './pricing';
-import type { Operation, Price, ProviderResult } from './types';
+import { defineOperation, type Operation, type Price, type ProviderResult } from './types';
 
 /** Web tools: /scrape, /search, /map (spec "Web endpoints"). */
 
@@ -369,9 +369,4 @@ const map: Operation<typeof mapInput> = {
   freshnessMs: 60 * 60 * 1000,
 };
 
-/** A typed entry joins the untyped registry: its functions only ever receive the input its own schema parsed. */
-function registered<Input extends z.ZodObject>(operation: Operation<Input>): Operation {
-  return operation as unknown as Operation;
-}
-
-export const webOperations: Operation[] = [registered(scrape), registered(search), registered(map)];
+export const webOperations: Operation[] = [defineOperation(scrape), defineOperation(search), defineOperation(map)];

@@ -73,6 +73,12 @@ const received: Received[] = [];
 const RECEIVED_KEPT = 5_000;
 const flakyCalls = new Map<string, number>();
 
+/** From a test: what the fake received at `path` in tasks whose JSON contains `marker`. */
+export async function receivedBy(path: string, marker: string): Promise<{ count: number; last: { task: Record<string, unknown>; authorization: string } | null }> {
+  const response = await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?${new URLSearchParams({ path, marker })}`);
+  return (await response.json()) as { count: number; last: { task: Record<string, unknown>; authorization: string } | null };
+}
+
 export async function dataforseoUpstream(request: Request): Promise<Response> {
   const url = new URL(request.url);
   if (request.method === 'GET' && url.pathname === '/__received') return receivedAnswer(url);

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
+import { receivedBy } from '../fakes/dataforseo';
 import summary from '../fixtures/dataforseo/backlinks-summary.json';
 import { funded, json, tool, wallet } from '../support/api';
-
-/** What the fake DataForSEO received at `path` in tasks containing `marker`. */
-async function sent(path: string, marker: string): Promise<{ count: number; last: { task: Record<string, unknown> } | null }> {
-  return json(await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?path=${encodeURIComponent(path)}&marker=${encodeURIComponent(marker)}`));
-}
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -26,7 +21,7 @@ describe('POST /referring-domains', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     const body = await json(await tool(account.key, '/referring-domains', { target: `https://${marker}.example.com/page`, limit: 5, offset: 2, order_by: ['rank,desc'] }));
-    expect((await sent('/v3/backlinks/referring_domains/live', marker)).last?.task).toEqual({
+    expect((await receivedBy('/v3/backlinks/referring_domains/live', marker)).last?.task).toEqual({
       target: `https://${marker}.example.com/page`,
       limit: 5,
       offset: 2,
@@ -55,7 +50,7 @@ describe('POST /backlink-gap', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/backlink-gap', { targets: [`${marker}-a.com`, `${marker}-b.com`], exclude_targets: ['mine.com'] });
-    expect((await sent('/v3/backlinks/domain_intersection/live', marker)).last?.task).toEqual({
+    expect((await receivedBy('/v3/backlinks/domain_intersection/live', marker)).last?.task).toEqual({
       targets: { '1': `${marker}-a.com`, '2': `${marker}-b.com` },
       exclude_targets: ['mine.com'],
       order_by: ['1.rank,desc'],
@@ -70,7 +65,7 @@ describe('POST /backlink-gap', () => {
     const body = await json(
       await tool(account.key, '/backlink-gap', { targets: [`${marker}-a.com`, `${marker}-b.com`], order_by: ['2.backlinks,desc'], offset: 1, limit: 3, filters }),
     );
-    expect((await sent('/v3/backlinks/domain_intersection/live', marker)).last?.task).toMatchObject({ order_by: ['2.backlinks,desc'], offset: 1, limit: 3, filters });
+    expect((await receivedBy('/v3/backlinks/domain_intersection/live', marker)).last?.task).toMatchObject({ order_by: ['2.backlinks,desc'], offset: 1, limit: 3, filters });
     expect(body.data.result[0].items).toHaveLength(3);
     expect(body.meta.costCents).toBe(2.06);
   });
@@ -98,9 +93,9 @@ describe('POST /backlinks-summary', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     const first = await json(await tool(account.key, '/backlinks-summary', { target: `${marker}.com` }));
-    expect((await sent('/v3/backlinks/summary/live', marker)).last?.task).toEqual({ target: `${marker}.com`, include_subdomains: true, exclude_internal_backlinks: true });
+    expect((await receivedBy('/v3/backlinks/summary/live', marker)).last?.task).toEqual({ target: `${marker}.com`, include_subdomains: true, exclude_internal_backlinks: true });
     await tool(account.key, '/backlinks-summary', { target: `${marker}.org`, include_subdomains: false, exclude_internal_backlinks: false });
-    expect((await sent('/v3/backlinks/summary/live', `${marker}.org`)).last?.task).toEqual({ target: `${marker}.org`, include_subdomains: false, exclude_internal_backlinks: false });
+    expect((await receivedBy('/v3/backlinks/summary/live', `${marker}.org`)).last?.task).toEqual({ target: `${marker}.org`, include_subdomains: false, exclude_internal_backlinks: false });
     expect(first.meta.costCents).toBe(2);
   });
 });

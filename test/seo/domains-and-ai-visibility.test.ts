@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
+import { receivedBy } from '../fakes/dataforseo';
 import { funded, json, tool } from '../support/api';
-
-/** What the fake DataForSEO received at `path` in tasks containing `marker`. */
-async function sent(path: string, marker: string): Promise<{ count: number; last: { task: Record<string, unknown> } | null }> {
-  return json(await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?path=${encodeURIComponent(path)}&marker=${encodeURIComponent(marker)}`));
-}
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -21,7 +16,7 @@ describe('POST /domain-overview', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     const body = await json(await tool(account.key, '/domain-overview', { target: `${marker}.com`, location_code: 2250, language_code: 'fr' }));
-    expect((await sent('/v3/dataforseo_labs/google/domain_rank_overview/live', marker)).last?.task).toEqual({ target: `${marker}.com`, location_code: 2250, language_code: 'fr' });
+    expect((await receivedBy('/v3/dataforseo_labs/google/domain_rank_overview/live', marker)).last?.task).toEqual({ target: `${marker}.com`, location_code: 2250, language_code: 'fr' });
     expect(body.meta.costCents).toBe(1);
   });
 });
@@ -41,7 +36,7 @@ describe('POST /tech-search', () => {
     const body = await json(
       await tool(account.key, '/tech-search', { technologies: ['WordPress', marker], limit: 4, filters: [['country_iso_code', '=', 'US']], order_by: ['domain_rank,desc'] }),
     );
-    expect((await sent('/v3/domain_analytics/technologies/domains_by_technology/live', marker)).last?.task).toEqual({
+    expect((await receivedBy('/v3/domain_analytics/technologies/domains_by_technology/live', marker)).last?.task).toEqual({
       technologies: ['WordPress', marker],
       limit: 4,
       filters: [['country_iso_code', '=', 'US']],
@@ -67,7 +62,7 @@ describe('POST /ai-visibility', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/ai-visibility', { targets: [`${marker}.com`, 'rival.com'], keywords: ['crm software', '100% free crm'], limit: 20 });
-    expect((await sent('/v3/ai_optimization/llm_mentions/top_mentioned_domains/live', marker)).last?.task).toEqual({
+    expect((await receivedBy('/v3/ai_optimization/llm_mentions/top_mentioned_domains/live', marker)).last?.task).toEqual({
       target: [{ domain: `${marker}.com` }, { domain: 'rival.com' }, { keyword: 'crm software' }, { keyword: '100%25 free crm' }],
       limit: 20,
     });

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
+import { receivedBy } from '../fakes/dataforseo';
 import { funded, json, tool, wallet } from '../support/api';
 
 const LABS = '/v3/dataforseo_labs/google';
-
-/** What the fake DataForSEO received at `path` in tasks containing `marker`. */
-async function sent(path: string, marker: string): Promise<{ count: number; last: { task: Record<string, unknown> } | null }> {
-  return json(await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?path=${encodeURIComponent(path)}&marker=${encodeURIComponent(marker)}`));
-}
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -44,7 +39,7 @@ describe('POST /keyword-ideas', () => {
     const marker = unique();
     const filters = [['keyword_info.search_volume', '>', 1000], 'and', ['keyword', 'like', '%trail%']];
     await tool(account.key, '/keyword-ideas', { keywords: [`trail ${marker}`, 'hiking boots'], offset: 20, filters, order_by: ['keyword_info.search_volume,desc'] });
-    expect((await sent(`${LABS}/keyword_ideas/live`, marker)).last?.task).toEqual({
+    expect((await receivedBy(`${LABS}/keyword_ideas/live`, marker)).last?.task).toEqual({
       keywords: [`trail ${marker}`, 'hiking boots'],
       location_code: 2840,
       language_code: 'en',
@@ -90,7 +85,7 @@ describe('POST /keyword-overview', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/keyword-overview', { keywords: [marker], location_code: 2276, language_code: 'de' });
-    expect((await sent(`${LABS}/keyword_overview/live`, marker)).last?.task).toEqual({ keywords: [marker], location_code: 2276, language_code: 'de' });
+    expect((await receivedBy(`${LABS}/keyword_overview/live`, marker)).last?.task).toEqual({ keywords: [marker], location_code: 2276, language_code: 'de' });
   });
 });
 
@@ -112,7 +107,7 @@ describe('POST /keyword-gap', () => {
     const marker = unique();
     const filters = [['second_domain_serp_element.rank_absolute', '<=', 10], 'and', ['first_domain_serp_element.rank_absolute', '>', 20]];
     const body = await json(await tool(account.key, '/keyword-gap', { target1: `${marker}.com`, target2: 'competitor.com', limit: 4, filters }));
-    expect((await sent(`${LABS}/domain_intersection/live`, marker)).last?.task).toEqual({
+    expect((await receivedBy(`${LABS}/domain_intersection/live`, marker)).last?.task).toEqual({
       target1: `${marker}.com`,
       target2: 'competitor.com',
       location_code: 2840,
@@ -141,7 +136,7 @@ describe('POST /ranked-keywords', () => {
     const marker = unique();
     const target = `https://example.com/blog/${marker}?ref=1`;
     const body = await json(await tool(account.key, '/ranked-keywords', { target, order_by: ['keyword_data.keyword_info.search_volume,desc'] }));
-    expect((await sent(`${LABS}/ranked_keywords/live`, marker)).last?.task).toMatchObject({ target, order_by: ['keyword_data.keyword_info.search_volume,desc'] });
+    expect((await receivedBy(`${LABS}/ranked_keywords/live`, marker)).last?.task).toMatchObject({ target, order_by: ['keyword_data.keyword_info.search_volume,desc'] });
     expect(body.data.result[0].items).toHaveLength(10);
     expect(body.meta.costCents).toBe(1.2);
   });
@@ -164,7 +159,7 @@ describe('POST /competitors', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     const body = await json(await tool(account.key, '/competitors', { target: `${marker}.com`, limit: 3, order_by: ['intersections,desc'] }));
-    expect((await sent(`${LABS}/competitors_domain/live`, marker)).last?.task).toEqual({
+    expect((await receivedBy(`${LABS}/competitors_domain/live`, marker)).last?.task).toEqual({
       target: `${marker}.com`,
       location_code: 2840,
       language_code: 'en',

@@ -7,14 +7,9 @@ import { hashKey } from '../../src/core/keys';
 import { execute } from '../../src/core/pipeline';
 import { OPERATIONS } from '../../src/operations';
 import { freshnessOf, mcpToolName, timeLimitOf } from '../../src/operations/types';
-import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
+import { receivedBy } from '../fakes/dataforseo';
 import scraper from '../fixtures/dataforseo/llm-scraper-chat-gpt.json';
 import { funded, json, tool, wallet } from '../support/api';
-
-/** What the fake DataForSEO received at `path` in tasks containing `marker`. */
-async function sent(path: string, marker: string): Promise<{ count: number; last: { task: Record<string, unknown> } | null }> {
-  return json(await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?path=${encodeURIComponent(path)}&marker=${encodeURIComponent(marker)}`));
-}
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -51,7 +46,7 @@ describe.each(API_ANSWERS)('POST /$name', ({ name, upstream, model }) => {
     const first = await json(await tool(account.key, `/${name}`, { user_prompt: `same question ${marker}` }));
     const second = await json(await tool(account.key, `/${name}`, { user_prompt: `same question ${marker}` }));
     expect([first.meta.cached, second.meta.cached]).toEqual([false, false]);
-    expect((await sent(upstream, marker)).count).toBe(2);
+    expect((await receivedBy(upstream, marker)).count).toBe(2);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBeCloseTo(100 - first.meta.costCents - second.meta.costCents, 6);
   });
 });
@@ -61,7 +56,7 @@ describe('the vendor task of each model answer', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/chatgpt-api-answer', { user_prompt: `q ${marker}` });
-    expect((await sent(API_ANSWERS[0].upstream, marker)).last?.task).toEqual({
+    expect((await receivedBy(API_ANSWERS[0].upstream, marker)).last?.task).toEqual({
       user_prompt: `q ${marker}`,
       model_name: 'gpt-4o-mini',
       max_output_tokens: 1024,
@@ -75,14 +70,14 @@ describe('the vendor task of each model answer', () => {
     const marker = unique();
     const input = { user_prompt: `q ${marker}`, model_name: 'gpt-5-mini', max_output_tokens: 2048, web_search: true, force_web_search: true, web_search_country_iso_code: 'gb' };
     await tool(account.key, '/v1/data/seo/chatgpt-api-answer', input);
-    expect((await sent(API_ANSWERS[0].upstream, marker)).last?.task).toEqual({ ...input, web_search_country_iso_code: 'GB' });
+    expect((await receivedBy(API_ANSWERS[0].upstream, marker)).last?.task).toEqual({ ...input, web_search_country_iso_code: 'GB' });
   });
 
   it('B sends no web_search fields: sonar models always search', async () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/perplexity-api-answer', { user_prompt: `q ${marker}`, model_name: 'sonar-pro', max_output_tokens: 16, web_search_country_iso_code: 'DE' });
-    expect((await sent(API_ANSWERS[1].upstream, marker)).last?.task).toEqual({
+    expect((await receivedBy(API_ANSWERS[1].upstream, marker)).last?.task).toEqual({
       user_prompt: `q ${marker}`,
       model_name: 'sonar-pro',
       max_output_tokens: 16,
@@ -94,7 +89,7 @@ describe('the vendor task of each model answer', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/claude-api-answer', { user_prompt: `q ${marker}`, model_name: 'claude-sonnet-4-5', web_search: false });
-    expect((await sent(API_ANSWERS[2].upstream, marker)).last?.task).toEqual({
+    expect((await receivedBy(API_ANSWERS[2].upstream, marker)).last?.task).toEqual({
       user_prompt: `q ${marker}`,
       model_name: 'claude-sonnet-4-5',
       max_output_tokens: 1024,
@@ -119,9 +114,9 @@ describe('POST /chatgpt-app-answer', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/chatgpt-app-answer', { keyword: `c++ or 100% rust? ${marker}`, location_code: 2826, language_code: 'en' });
-    expect((await sent(APP_ANSWER, marker)).last?.task).toEqual({ keyword: `c%2B%2B or 100%25 rust? ${marker}`, location_code: 2826, language_code: 'en' });
+    expect((await receivedBy(APP_ANSWER, marker)).last?.task).toEqual({ keyword: `c%2B%2B or 100%25 rust? ${marker}`, location_code: 2826, language_code: 'en' });
     await tool(account.key, '/chatgpt-app-answer', { keyword: `defaults ${marker}` });
-    expect((await sent(APP_ANSWER, `defaults ${marker}`)).last?.task).toEqual({ keyword: `defaults ${marker}`, location_code: 2840, language_code: 'en' });
+    expect((await receivedBy(APP_ANSWER, `defaults ${marker}`)).last?.task).toEqual({ keyword: `defaults ${marker}`, location_code: 2840, language_code: 'en' });
   });
 
   it('is never cached', async () => {
@@ -129,7 +124,7 @@ describe('POST /chatgpt-app-answer', () => {
     const marker = unique();
     await tool(account.key, '/chatgpt-app-answer', { keyword: `again ${marker}` });
     expect((await json(await tool(account.key, '/chatgpt-app-answer', { keyword: `again ${marker}` }))).meta.cached).toBe(false);
-    expect((await sent(APP_ANSWER, marker)).count).toBe(2);
+    expect((await receivedBy(APP_ANSWER, marker)).count).toBe(2);
   });
 });
 

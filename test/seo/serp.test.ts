@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
+import { FAKE_DATAFORSEO, receivedBy } from '../fakes/dataforseo';
 import serp from '../fixtures/dataforseo/serp-google-organic.json';
 import { funded, json, tool, wallet } from '../support/api';
 
 const SERP_PATH = '/v3/serp/google/organic/live/advanced';
-
-/** What the fake DataForSEO received at `path` in tasks containing `marker`. */
-async function sent(path: string, marker: string): Promise<{ count: number; last: { task: Record<string, unknown>; authorization: string } | null }> {
-  return json(await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?path=${encodeURIComponent(path)}&marker=${encodeURIComponent(marker)}`));
-}
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -28,7 +23,7 @@ describe('POST /serp', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/serp', { keyword: `running ${marker}` });
-    const { count, last } = await sent(SERP_PATH, marker);
+    const { count, last } = await receivedBy(SERP_PATH, marker);
     expect(count).toBe(1);
     expect(last?.task).toEqual({ keyword: `running ${marker}`, location_code: 2840, language_code: 'en', device: 'desktop', depth: 10 });
     expect(last?.authorization).toBe(`Basic ${btoa(`${FAKE_DATAFORSEO.login}:${FAKE_DATAFORSEO.password}`)}`);
@@ -38,7 +33,7 @@ describe('POST /serp', () => {
     const account = await funded(100, 'payg');
     const marker = unique();
     await tool(account.key, '/serp', { keyword: `c++ 100% ${marker}`, location_code: 2826, language_code: 'fr', device: 'mobile', depth: 30 });
-    const { last } = await sent(SERP_PATH, marker);
+    const { last } = await receivedBy(SERP_PATH, marker);
     expect(last?.task).toEqual({ keyword: `c%2B%2B 100%25 ${marker}`, location_code: 2826, language_code: 'fr', device: 'mobile', depth: 30 });
   });
 
@@ -75,6 +70,6 @@ describe('POST /serp', () => {
     expect(first.meta.cached).toBe(false);
     expect(second.meta.cached).toBe(true);
     expect(second.data).toEqual(first.data);
-    expect((await sent(SERP_PATH, marker)).count).toBe(1);
+    expect((await receivedBy(SERP_PATH, marker)).count).toBe(1);
   });
 });
