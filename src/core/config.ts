@@ -23,6 +23,9 @@ export const SETTINGS = {
   FIRECRAWL_API_KEY: 'Secret: Firecrawl API key (search; scrape and map when set).',
   FIRECRAWL_BASE_URL: 'Firecrawl base URL, cloud or self-hosted; default https://api.firecrawl.dev.',
   WEB_PROVIDER: 'Provider of /scrape and /map: firecrawl or builtin; default firecrawl when FIRECRAWL_API_KEY is set, else builtin.',
+  SCRAPE_DNS_URL: 'DNS-over-HTTPS JSON resolver the built-in web provider checks every host name with before fetching; default https://cloudflare-dns.com/dns-query. When it cannot answer, nothing is fetched.',
+  SCRAPE_ALLOW_PRIVATE_HOSTS: 'Comma-separated host:port pairs the built-in web provider may fetch although they are private (an intranet, a local test site); exact matches only; empty by default.',
+  SCRAPE_CRAWLER_INFO_URL: 'Page about the crawler, named in its User-Agent (SluiceBot/1.0); default <BASE_URL>/docs.',
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -81,7 +81,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     let result = await cachedAnswer(cacheKey, freshness);
     const cached = result !== undefined;
     if (!result) {
-      result = await withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env, signal }));
+      result = await withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env, signal, organizationId: principal.organizationId }));
       call.waitUntil(storeAnswer(cacheKey, result, freshness).catch((reason: unknown) => logFailure('answer not cached', call, reason)));
     }
     const actual = Math.min(quote, operation.price.settle(input, result));

@@ -6,12 +6,16 @@ export interface ProviderResult {
   data: unknown;
   /** Upstream's human message, kept beside `data` where the spec shows one. */
   message?: string;
+  /** Which provider answered, where an operation has more than one and prices them differently. */
+  servedBy?: 'builtin';
 }
 
 export interface ProviderContext {
   env: Env;
   /** Aborted when the operation's time limit passes or the client goes away. */
   signal: AbortSignal;
+  /** The organization the call is billed to (change tracking compares within it). */
+  organizationId: string;
 }
 
 export type ProviderCall<Input> = (input: Input, context: ProviderContext) => Promise<ProviderResult>;

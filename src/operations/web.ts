@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Env } from '../core/config';
 import { unitsFromCents } from '../core/money';
+import { mapWithBuiltin, scrapeWithBuiltin } from '../providers/builtin-web';
 import { firecrawlMap, firecrawlScrape, firecrawlSearch } from '../providers/firecrawl';
 import { normalizeUpstream } from '../providers/normalize';
 import { perRequest } from './pricing';
@@ -173,8 +174,13 @@ function scrapedPageUnits(entries: Format[], proxy?: ScrapeInput['proxy']): numb
 const scrapePrice: Price<ScrapeInput> = {
   display: { cents: 0.1, per: 'request', note: 'one page; plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction), plus 0.4 cents with proxy enhanced' },
   quote: (input) => scrapedPageUnits(input.formats, input.proxy),
-  settle: (input) => scrapedPageUnits(input.formats, input.proxy),
+  // The built-in provider runs no language model: its json-mode change tracking is a diff, not an extraction.
+  settle: (input, result) => scrapedPageUnits(result.servedBy === 'builtin' ? withoutExtraction(input.formats) : input.formats, input.proxy),
 };
+
+function withoutExtraction(entries: Format[]): Format[] {
+  return entries.filter((entry) => typeof entry !== 'object' || entry.type !== 'changeTracking');
+}
 
 function sourceCount(input: SearchInput): number {
   return new Set(input.sources.map((entry) => (typeof entry === 'string' ? entry : entry.type))).size;
@@ -300,14 +306,12 @@ const TRANSPORT_MARGIN_MS = 5_000;
 const MAP_TIME_LIMIT_MS = 60_000;
 
 /**
- * /scrape and /map are served by Firecrawl when its key is set and WEB_PROVIDER does not ask for the built-in
- * provider; the built-in provider does not exist yet, so anything else is unavailable.
+ * Who serves /scrape and /map: WEB_PROVIDER when it names one, else Firecrawl when its key is set,
+ * else the built-in provider, so a fresh installation scrapes and maps with no vendor account.
  */
-function requireFirecrawlForPages(env: Env, path: '/scrape' | '/map'): void {
-  if (env.WEB_PROVIDER === 'builtin') {
-    throw normalizeUpstream.unavailable(`The built-in web provider (WEB_PROVIDER=builtin) of ${path}`, ['FIRECRAWL_API_KEY', 'WEB_PROVIDER=firecrawl']);
-  }
-  if (!env.FIRECRAWL_API_KEY) throw normalizeUpstream.unavailable(`The web provider of ${path}`, ['FIRECRAWL_API_KEY']);
+function pageProviderOf(env: Env): 'firecrawl' | 'builtin' {
+  if (env.WEB_PROVIDER === 'builtin' || env.WEB_PROVIDER === 'firecrawl') return env.WEB_PROVIDER;
+  return env.FIRECRAWL_API_KEY ? 'firecrawl' : 'builtin';
 }
 
 const scrape: Operation<typeof scrapeInput> = {
@@ -317,14 +321,12 @@ const scrape: Operation<typeof scrapeInput> = {
   paths: ['/scrape', '/v1/data/web/scrape'],
   summary: 'Scrape one page',
   description:
-    'Fetches one URL, JavaScript-rendered pages included, and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.',
+    'Fetches one URL (JavaScript-rendered pages with Firecrawl; the built-in provider reads the HTML as served) and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.',
   input: scrapeInput,
   output: ScrapePayload,
   price: scrapePrice,
-  call: (input, context) => {
-    requireFirecrawlForPages(context.env, '/scrape');
-    return firecrawlScrape(input, context);
-  },
+  call: async (input, context) =>
+    pageProviderOf(context.env) === 'builtin' ? { ...(await scrapeWithBuiltin(input, context)), servedBy: 'builtin' } : firecrawlScrape(input, context),
   timeoutMs: (input) => input.timeout + TRANSPORT_MARGIN_MS,
   // Change tracking compares with the previous scrape, so its answer is never one to replay.
   freshnessMs: (input) => (input.formats.some((format) => typeof format === 'object' && format.type === 'changeTracking') ? 0 : input.maxAge),
@@ -360,10 +362,7 @@ const map: Operation<typeof mapInput> = {
   input: mapInput,
   output: MapPayload,
   price: perRequest(0.1),
-  call: (input, context) => {
-    requireFirecrawlForPages(context.env, '/map');
-    return firecrawlMap(input, context);
-  },
+  call: (input, context) => (pageProviderOf(context.env) === 'builtin' ? mapWithBuiltin(input, context) : firecrawlMap(input, context)),
   timeoutMs: (input) => (input.timeout === undefined ? MAP_TIME_LIMIT_MS : input.timeout + TRANSPORT_MARGIN_MS),
   // A site's set of URLs changes slowly; an hour-old map is as good as a fresh one.
   freshnessMs: 60 * 60 * 1000,

@@ -1,6 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { dataforseoUpstream, FAKE_DATAFORSEO } from './dataforseo.ts';
 import { FAKE_FIRECRAWL, firecrawlUpstream } from './firecrawl.ts';
 import { FAKE_LINKEDIN, linkedinUpstream } from './linkedin-upstream.ts';
+import { FAKE_DNS_URL, FAKE_WEB_HOSTS, fakeWeb } from './web-sites.ts';
+
+const page = (name: string) => readFileSync(new URL(`../fixtures/pages/${name}`, import.meta.url));
+/** Public-looking sites and a DNS-over-HTTPS resolver, for the built-in web provider. */
+const fakeWebSites = fakeWeb({
+  article: page('article.html').toString('utf8'),
+  docs: page('docs.html').toString('utf8'),
+  gallery: page('gallery.html').toString('utf8'),
+  pdf: Uint8Array.from(page('harbour-report.pdf')),
+});
 
 /** Settings that point the worker under test at the fakes. */
 export const FAKE_SETTINGS = {
@@ -12,12 +23,14 @@ export const FAKE_SETTINGS = {
   DATAFORSEO_BASE_URL: FAKE_DATAFORSEO.baseUrl,
   FIRECRAWL_API_KEY: FAKE_FIRECRAWL.key,
   FIRECRAWL_BASE_URL: FAKE_FIRECRAWL.baseUrl,
+  SCRAPE_DNS_URL: FAKE_DNS_URL,
 };
 
 const BY_HOST: Record<string, (request: Request) => Promise<Response>> = {
   [new URL(FAKE_LINKEDIN.baseUrl).hostname]: linkedinUpstream,
   [new URL(FAKE_DATAFORSEO.baseUrl).hostname]: dataforseoUpstream,
   [new URL(FAKE_FIRECRAWL.baseUrl).hostname]: firecrawlUpstream,
+  ...Object.fromEntries(FAKE_WEB_HOSTS.map((host) => [host, fakeWebSites.handle])),
 };
 
 /** Outbound interception: every fetch the worker makes lands in a fake, never on the internet. */

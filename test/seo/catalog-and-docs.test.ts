@@ -33,7 +33,7 @@ describe('GET /v1/platforms/seo', () => {
     const { data } = await json(await call('/v1/platforms/seo'));
     const price = (name: string) => data.operations.find((operation: { name: string }) => operation.name === name).price;
     expect(price('serp')).toMatchObject({ cents: 0.45, per: 'results page', note: expect.stringMatching(/10 of depth.*x5/) });
-    expect(price('keyword-ideas')).toMatchObject({ cents: 0.02, per: 'row', note: expect.stringMatching(/1 cents per request.*rows returned/) });
+    expect(price('keyword-ideas')).toMatchObject({ cents: 0.02, per: 'row', note: expect.stringMatching(/1 cent per request.*rows returned/) });
     expect(price('referring-domains')).toMatchObject({ cents: 0.02, per: 'row', note: expect.stringMatching(/2 cents per request/) });
     expect(price('tech-search')).toMatchObject({ cents: 0.2, per: 'row' });
     expect(price('keyword-overview')).toMatchObject({ cents: 0.01, per: 'keyword', note: expect.stringMatching(/1 cent per request/) });

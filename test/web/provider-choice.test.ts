@@ -35,18 +35,65 @@ async function expectUnavailable(response: Response, organizationId: string, ...
 }
 
 describe('which provider serves the web tools', () => {
-  it.each(['/scrape', '/search', '/map'] as const)('%s answers 503 PROVIDER_UNAVAILABLE naming FIRECRAWL_API_KEY when it is not set, uncharged', async (path) => {
+  const ARTICLE = 'https://news.example.com/2026/harbour-dredging';
+
+  it('/scrape is served by the built-in provider when no Firecrawl key is set: Markdown, 0.1 cent', async () => {
     const account = await funded(10, 'payg');
-    const response = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, path, BODIES[path]());
+    const response = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, '/scrape', { url: ARTICLE });
+    expect(response.status).toBe(200);
+    const body = await json(response);
+    expect(body.data.result[0].markdown).toMatch(/^# /m);
+    expect(body.data.result[0].metadata).toMatchObject({ sourceURL: ARTICLE, statusCode: 200 });
+    expect(body.meta.costCents).toBe(0.1);
+  });
+
+  it('/map is served by the built-in provider when no Firecrawl key is set', async () => {
+    const account = await funded(10, 'payg');
+    const response = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, '/map', { url: 'https://www.map.example.com/' });
+    expect(response.status).toBe(200);
+    const links = (await json(response)).data.result[0].links as { url: string }[];
+    expect(links.length).toBeGreaterThan(0);
+    for (const link of links) expect(new URL(link.url).hostname).toMatch(/map\.example\.com$/);
+  });
+
+  it('WEB_PROVIDER=builtin wins over a Firecrawl key, which is then not called', async () => {
+    const account = await funded(10, 'payg');
+    const response = await callWith({ WEB_PROVIDER: 'builtin' }, account.key, '/scrape', { url: ARTICLE });
+    expect(response.status).toBe(200);
+    expect((await json(response)).data.result[0].metadata.sourceURL).toBe(ARTICLE);
+    expect(await lastReceivedBy('/v2/scrape', ARTICLE)).toBeUndefined();
+  });
+
+  it('refuses a private target through the REST route with 400 VALIDATION_ERROR on url, uncharged', async () => {
+    const account = await funded(10, 'payg');
+    const response = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, '/scrape', { url: 'http://169.254.169.254/latest/meta-data/' });
+    expect(response.status).toBe(400);
+    expect((await json(response)).error.details).toEqual([expect.objectContaining({ field: 'url', location: 'body' })]);
+    expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 10, heldCents: 0 });
+  });
+
+  it('does not charge the built-in provider\'s json-mode change tracking as an LLM extraction', async () => {
+    const account = await funded(10, 'payg');
+    const response = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, '/scrape', {
+      url: 'https://news.example.com/tracked',
+      formats: ['markdown', { type: 'changeTracking', modes: ['json'] }],
+    });
+    expect(response.status).toBe(200);
+    const body = await json(response);
+    expect(body.data.result[0].changeTracking.changeStatus).toBe('new');
+    expect(body.meta.costCents).toBe(0.1);
+  });
+
+  it('/search needs FIRECRAWL_API_KEY: 503 PROVIDER_UNAVAILABLE naming it, uncharged', async () => {
+    const account = await funded(10, 'payg');
+    const response = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, '/search', BODIES['/search']());
     await expectUnavailable(response, account.organizationId, 'FIRECRAWL_API_KEY');
   });
 
-  it.each(['/scrape', '/map'] as const)('%s answers 503 under WEB_PROVIDER=builtin until the built-in provider exists, even with a Firecrawl key', async (path) => {
+  it.each(['/scrape', '/map'] as const)('%s under WEB_PROVIDER=firecrawl without a key answers 503 naming FIRECRAWL_API_KEY', async (path) => {
     const account = await funded(10, 'payg');
-    const body = BODIES[path]();
-    const response = await callWith({ WEB_PROVIDER: 'builtin' }, account.key, path, body);
-    await expectUnavailable(response, account.organizationId, 'WEB_PROVIDER', 'FIRECRAWL_API_KEY');
-    expect(await lastReceivedBy(`/v2${path}`, body.url)).toBeUndefined();
+    const response = await callWith({ WEB_PROVIDER: 'firecrawl', FIRECRAWL_API_KEY: undefined }, account.key, path, BODIES[path]());
+    await expectUnavailable(response, account.organizationId, 'FIRECRAWL_API_KEY');
   });
 
   it('/search still uses Firecrawl under WEB_PROVIDER=builtin', async () => {
@@ -55,10 +102,12 @@ describe('which provider serves the web tools', () => {
     expect(response.status).toBe(200);
   });
 
-  it('/scrape uses Firecrawl under WEB_PROVIDER=firecrawl', async () => {
+  it('/scrape uses Firecrawl when its key is set', async () => {
     const account = await funded(10, 'payg');
-    const response = await callWith({ WEB_PROVIDER: 'firecrawl' }, account.key, '/scrape', BODIES['/scrape']());
+    const body = BODIES['/scrape']();
+    const response = await callWith({}, account.key, '/scrape', body);
     expect(response.status).toBe(200);
+    expect(await lastReceivedBy('/v2/scrape', body.url)).toMatchObject({ body: { url: body.url } });
   });
 
   it('keeps the path of a self-hosted FIRECRAWL_BASE_URL', async () => {
