@@ -7,12 +7,15 @@
  *   - GET /v1/credits (authentication + a wallet read),
  *   - the metered company-by-domain call (authentication, window, hold, upstream, capture, usage row),
  *   - the same call as an MCP tool call (mcp worker, service binding, the same pipeline),
+ *   - a scrape of a 200 KB page by the built-in web provider (fetch, Readability, Markdown), with the
+ *     peak resident memory of the stack's workerd while it ran,
  *   - the fake upstream alone (its own process),
  * then the metered/floor throughput ratio and the latency the pipeline adds over the upstream.
  * Local state lives on tmpfs (BENCH_STATE_ROOT, default /dev/shm): the figures are the software's,
  * not this machine's disk's.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -28,6 +31,9 @@ const STATE_ROOT = process.env.BENCH_STATE_ROOT ?? (existsSync('/dev/shm') ? '/d
 
 interface Figures {
   name: string;
+  /** Resident memory of the stack's workerd before this row and the highest while it ran, where measured. */
+  baselineRssMb?: number;
+  peakRssMb?: number;
   requestsPerSecond: number;
   loadedP99: number;
   p50: number;
@@ -66,6 +72,40 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
   };
 }
 
+/** Process ids of the workerd processes this process started (Miniflare spawns them as children). */
+function workerdChildren(): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(process.pid), 'workerd'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function residentMb(pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs a load while sampling the resident memory of `pids` every 100 ms; answers the highest seen. */
+async function withPeakMemory(pids: number[], run: () => Promise<Figures>): Promise<Figures> {
+  const resident = () => pids.reduce((sum, pid) => sum + residentMb(pid), 0);
+  const baseline = resident();
+  let peak = baseline;
+  const sample = () => (peak = Math.max(peak, resident()));
+  const timer = setInterval(sample, 100);
+  try {
+    const figures = await run();
+    sample();
+    return { ...figures, ...(pids.length > 0 ? { baselineRssMb: Math.round(baseline), peakRssMb: Math.round(peak) } : {}) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** Bare workers on their own workerd sockets, as the stack's workers are. */
 async function startBareWorkers(upstreamUrl: string): Promise<{ floor: string; relay: string; stop: () => Promise<void> }> {
   const body = JSON.stringify({ success: true, message: '', data: company.data });
@@ -98,9 +138,14 @@ async function main() {
   const home = mkdtempSync(join(STATE_ROOT, 'sluice-bench-'));
   const upstream = await startFakeLinkedin();
   const bare = await startBareWorkers(upstream.url);
+  const workerdBefore = workerdChildren();
   const stack = await startStack({
     env: {
       ...process.env,
+      // The built-in web provider serves /scrape; the loopback page server is the one private host it may fetch.
+      FIRECRAWL_API_KEY: '',
+      WEB_PROVIDER: 'builtin',
+      SCRAPE_ALLOW_PRIVATE_HOSTS: new URL(upstream.url).host,
       SLUICE_HOME: home,
       SLUICE_API_PORT: process.env.SLUICE_API_PORT ?? '18787',
       LINKEDIN_API_KEY: 'bench-key',
@@ -126,15 +171,21 @@ async function main() {
     });
     const companyPath = (n: number) => ({ path: `/v1/data/linkedin/get-company-by-domain?domain=rest${n}.example.com` });
 
+    const stackWorkerd = workerdChildren().filter((pid) => !workerdBefore.includes(pid));
+    const scrapeBody = (n: number) => ({ body: JSON.stringify({ url: `${upstream.url}/article-200k.html?n=${n}` }) });
+
     const rows = [
       await load('bare worker (floor)', bare.floor),
       await load('bare worker relaying the upstream', bare.relay),
       await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth }),
       await load('metered get-company-by-domain (never cached)', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath }),
       await load('the same call as an MCP tool call', `${stack.urls.mcp}/mcp`, { headers: mcpHeaders, fresh: toolCall }),
+      await withPeakMemory(stackWorkerd, () =>
+        load('scrape of a 200 KB page, built-in provider (never cached)', `${api}/scrape`, { headers: { ...auth, 'content-type': 'application/json' }, fresh: scrapeBody }),
+      ),
       await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`),
     ];
-    const [floorRow, relayRow, , meteredRow, mcpRow, upstreamRow] = rows as [Figures, Figures, Figures, Figures, Figures, Figures];
+    const [floorRow, relayRow, , meteredRow, mcpRow, scrapeRow, upstreamRow] = rows as [Figures, Figures, Figures, Figures, Figures, Figures, Figures];
 
     console.log(`\nSluice bench: loopback, workerd sockets hit directly (no wrangler proxy), state on ${STATE_ROOT}`);
     console.log(`requests/s and loaded p99 at ${CONNECTIONS} connections for ${DURATION_S} s; p50/p99 at 1 connection\n`);
@@ -146,6 +197,7 @@ async function main() {
     console.log(`\nmetered / floor throughput: ${(meteredRow.requestsPerSecond / floorRow.requestsPerSecond).toFixed(2)} (aim: 0.50 or better)`);
     console.log(`metered / relay throughput: ${(meteredRow.requestsPerSecond / relayRow.requestsPerSecond).toFixed(2)}`);
     console.log(`added p50 latency (metered p50 - upstream p50, 1 connection): ${(meteredRow.p50 - upstreamRow.p50).toFixed(1)} ms (aim: under 3 ms)`);
+    console.log(`scrape of a 200 KB page: workerd memory (RSS) ${scrapeRow.baselineRssMb ?? '?'} MB before, ${scrapeRow.peakRssMb ?? '?'} MB at peak during its run`);
     console.log(`MCP tool call over REST: throughput ${(mcpRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)}, p50 +${(mcpRow.p50 - meteredRow.p50).toFixed(1)} ms`);
     if (rows.some((row) => row.failures > 0)) {
       console.log('\nWARNING: some requests did not answer 2xx; the figures above include failures.');

@@ -1,11 +1,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import company from '../fixtures/linkedin-company.json' with { type: 'json' };
 
 /**
- * A loopback stand-in for the professional-network vendor: the recorded company answer, as fast as Node
- * serves it. It runs in its own process so the load generator's event loop cannot slow it down.
+ * A loopback stand-in for the professional-network vendor (the recorded company answer at
+ * /get-company-by-domain) and for a public web page of about 200 KB (/article-200k.html: the saved
+ * article, its body grown with paragraphs), as fast as Node serves them. It runs in its own process
+ * so the load generator's event loop cannot slow it down.
  */
 export async function startFakeLinkedin(): Promise<{ url: string; stop: () => void }> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -16,9 +19,23 @@ export async function startFakeLinkedin(): Promise<{ url: string; stop: () => vo
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
 }
 
+/** The saved article with paragraphs added inside its main content until the page is about 200 KB. */
+function largeArticle(): string {
+  const article = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url), 'utf8');
+  const paragraph = '<p>Dredging of the outer harbour continued through the night; the survey vessel logged depths every forty metres, and the pilots reported the new channel markers clearly visible from the breakwater.</p>\n';
+  const closing = article.lastIndexOf('</article>') >= 0 ? article.lastIndexOf('</article>') : article.lastIndexOf('</body>');
+  const padding = paragraph.repeat(Math.ceil((200_000 - article.length) / paragraph.length));
+  return article.slice(0, closing) + padding + article.slice(closing);
+}
+
 function serve() {
   const body = JSON.stringify(company);
+  const page = largeArticle();
   const server = createServer((request, response) => {
+    if (request.url?.startsWith('/article-200k.html')) {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(page) }).end(page);
+      return;
+    }
     if (!request.url?.startsWith('/get-company-by-domain')) {
       response.writeHead(404).end();
       return;
