@@ -17,6 +17,7 @@ interface Seed {
 }
 
 const SEED_NAME = 'Development';
+const SEED_CREDIT_CENTS = 500;
 const SEED_PLAN = 'payg';
 const SEED_KEY_NAME = 'development';
 
@@ -92,6 +93,8 @@ async function ensureSeed(client: OpsClient): Promise<{ seed: Seed; key: string 
     }
   }
   const organization = await client.call<{ id: string }>('POST', '/ops/v1/organizations', { name: SEED_NAME, plan: SEED_PLAN });
+  // Enough development credit to call every tool at once (pay as you go has no monthly allowance).
+  await client.call('POST', `/ops/v1/organizations/${organization.id}/wallet/credit`, { purchasedCents: SEED_CREDIT_CENTS });
   const workspace = await client.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: SEED_NAME });
   const created = await createDevelopmentKey(client, workspace.id);
   const seed: Seed = { organizationId: organization.id, workspaceId: workspace.id, keyId: created.id };
@@ -127,7 +130,7 @@ function printBanner(stack: Stack, api: string, seed: Seed, key: string, mcpToke
   for (const [id, url] of others) row(id === 'mcp' ? 'MCP endpoint' : id === 'app' ? 'Dashboard' : id, id === 'mcp' ? `${url}/mcp` : url);
   if (stack.settings.BASE_URL && stack.settings.BASE_URL !== api) row('Public URL', stack.settings.BASE_URL, 'BASE_URL');
   row('API key', key, `workspace "${SEED_NAME}" ${seed.workspaceId}`);
-  row('Organization', seed.organizationId, `"${SEED_NAME}", plan ${SEED_PLAN}`);
+  row('Organization', seed.organizationId, `"${SEED_NAME}", plan ${SEED_PLAN}, seeded with ${SEED_CREDIT_CENTS} cents of credit`);
   row('MCP token', mcpToken, 'bearer of the MCP endpoint (not accepted on REST)');
   row('Operator token', stack.settings.OPS_TOKEN!, 'bearer of /ops/v1');
   console.log(`\n  Try it:\n    curl -s ${api}/v1/credits -H "Authorization: Bearer ${key}"`);

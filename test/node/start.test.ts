@@ -5,11 +5,14 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { isolatedEnv, ops, runCommand, type Started, startStack, stopAll, stopStack, tempDir } from './support/processes';
 
 const home = tempDir('start');
 let env: NodeJS.ProcessEnv;
 let first: Started;
+/** A page server on loopback: the one private host the built-in web provider is allowed to fetch here. */
+let pages: Awaited<ReturnType<typeof startFakeLinkedin>>;
 
 const FROM_ENV = 'https://api.from-env.example';
 const FROM_DEV_VARS = 'https://api.from-dev-vars.example';
@@ -35,11 +38,14 @@ function credits(key: string): Promise<Response> {
 beforeAll(async () => {
   env = await isolatedEnv(home);
   writeFileSync(join(home, '.dev.vars'), `BASE_URL=${FROM_DEV_VARS}\nTOOLS_BASE_URL="${TOOLS_FROM_DEV_VARS}"\n`);
+  pages = await startFakeLinkedin();
+  env.SCRAPE_ALLOW_PRIVATE_HOSTS = new URL(pages.url).host;
   first = await startStack({ ...env, BASE_URL: FROM_ENV });
 });
 
 afterAll(async () => {
   await stopAll();
+  pages?.stop();
 });
 
 describe('npm start', () => {
@@ -48,7 +54,21 @@ describe('npm start', () => {
     const ran = await runCommand('bash', ['-c', first.curl]);
     expect(ran.code).toBe(0);
     const body = JSON.parse(ran.stdout);
-    expect(typeof body.success).toBe('boolean');
+    expect(body).toMatchObject({ success: true, data: { plan: 'payg', purchasedBalanceCents: 500 } });
+  });
+
+  it('scrapes a page to Markdown with no vendor credentials, through the built-in provider', async () => {
+    const response = await fetch(`${first.apiUrl}/scrape`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${first.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${pages.url}/article-200k.html` }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: { result: { markdown: string; metadata: { statusCode: number } }[] }; meta: { costCents: number } };
+    expect(body.data.result[0]!.markdown).toMatch(/^# .+/m);
+    expect(body.data.result[0]!.markdown).toContain('Dredging of the outer harbour');
+    expect(body.data.result[0]!.metadata.statusCode).toBe(200);
+    expect(body.meta.costCents).toBe(0.1);
   });
 
   it('prints the MCP endpoint and a workspace MCP token that lists tools there', async () => {
