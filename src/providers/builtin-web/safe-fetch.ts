@@ -1,6 +1,7 @@
 import { ApiError } from '../../core/errors';
 import { normalizeUpstream } from '../normalize';
 import { isIpLiteral, nonPublicAddressReason, privateNameReason } from './addresses';
+import { readAtMost } from './bounded-read';
 import { resolveHost, type Fetcher } from './resolver';
 import { hostPortOf, type BuiltinWebSettings } from './settings';
 
@@ -141,26 +142,15 @@ export class SafeFetcher {
       throw tooLarge();
     }
     if (!response.body) return new Uint8Array();
-    const reader = response.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let total = 0;
+    let body: Uint8Array | undefined;
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        total += value.byteLength;
-        if (total > maxBytes) {
-          await reader.cancel();
-          throw tooLarge();
-        }
-        chunks.push(value);
-      }
+      body = await readAtMost(response.body, maxBytes);
     } catch (error) {
-      if (error instanceof ApiError) throw error;
       if (this.context.signal.aborted) throw normalizeUpstream.failed(`Fetching ${url.href}`, 'timed out');
       throw normalizeUpstream.failed(`Fetching ${url.href}`, `the connection broke (${error instanceof Error ? error.message : String(error)})`);
     }
-    return concat(chunks, total);
+    if (!body) throw tooLarge();
+    return body;
   }
 }
 
@@ -181,16 +171,6 @@ function refusal(field: string, url: URL, reason: string, redirectedFrom: string
 
 function mediaType(header: string | null): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }
 
 function formatBytes(bytes: number): string {

@@ -1,4 +1,5 @@
 import { DOMParser } from 'linkedom';
+import { readAtMost } from './bounded-read';
 import { elements, type DomDocument } from './dom';
 import type { SafeFetcher } from './safe-fetch';
 
@@ -68,25 +69,8 @@ export function parseSitemap(text: string): SitemapEntries {
 /** The body as text, gunzipped when it is gzip (a .xml.gz file is served as bytes, not content-encoded). */
 async function textOf(body: Uint8Array): Promise<string | undefined> {
   if (body[0] !== 0x1f || body[1] !== 0x8b) return new TextDecoder().decode(body);
-  const reader = new Blob([body]).stream().pipeThrough(new DecompressionStream('gzip')).getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > MAX_SITEMAP_BYTES) {
-        await reader.cancel();
-        return undefined;
-      }
-      text += decoder.decode(value, { stream: true });
-    }
-  } catch {
-    return undefined;
-  }
-  return text + decoder.decode();
+  const unzipped = await readAtMost(new Blob([body]).stream().pipeThrough(new DecompressionStream('gzip')), MAX_SITEMAP_BYTES).catch(() => undefined);
+  return unzipped && new TextDecoder().decode(unzipped);
 }
 
 function isHttpUrl(text: string): boolean {
