@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/api';
 import company from '../fixtures/linkedin-company.json';
-import { bearer, call, companyByDomain, credit, eventually, json, provision, wallet } from '../support/api';
+import { bearer, call, companyByDomain, credit, eventually, json, provision, wallet, expectReleasedUncharged } from '../support/api';
 
 async function funded(cents = 10) {
   const account = await provision();
@@ -113,9 +113,7 @@ describe('GET /v1/data/linkedin/get-company-by-domain', () => {
       const { error } = await json(response);
       expect(error.code).toBe(code);
       expect(error.message).toMatch(message);
-      const after = await wallet(account.organizationId);
-      expect(after).toMatchObject({ purchasedBalanceCents: 10, heldCents: 0 });
-      expect(after.ledger.map((entry: { kind: string }) => entry.kind).slice(0, 2)).toEqual(['release', 'hold']);
+      await expectReleasedUncharged(account.organizationId, 10);
     });
 
     it('passes an upstream Retry-After through on a throttle', async () => {

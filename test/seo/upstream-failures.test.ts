@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/api';
 import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
-import { funded, json, tool, wallet } from '../support/api';
+import { funded, json, tool, wallet, expectReleasedUncharged } from '../support/api';
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -27,11 +27,7 @@ const BODIES: Record<string, (marker: string) => unknown> = {
   '/chatgpt-app-answer': (marker) => ({ keyword: marker }),
 };
 
-async function expectNothingCharged(organizationId: string) {
-  const after = await wallet(organizationId);
-  expect(after).toMatchObject({ purchasedBalanceCents: 100, heldCents: 0 });
-  expect(after.ledger.map((entry: { kind: string }) => entry.kind).slice(0, 2)).toEqual(['release', 'hold']);
-}
+const expectNothingCharged = (organizationId: string) => expectReleasedUncharged(organizationId, 100);
 
 describe('DataForSEO failures are normalized, billed zero and their hold released', () => {
   it.each([

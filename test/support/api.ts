@@ -1,4 +1,5 @@
 import { createExecutionContext } from 'cloudflare:test';
+import { expect } from 'vitest';
 import { env } from 'cloudflare:workers';
 import worker from '../../src/api';
 import type { KeyScope } from '../../src/core/keys';
@@ -86,4 +87,11 @@ export async function funded(cents = 1000, plan: Plan = 'business'): Promise<Pro
   const account = await provision({ plan });
   await credit(account.organizationId, { purchasedCents: cents });
   return account;
+}
+
+/** A failed call left the balance as it was and nothing held: its hold was taken, then released. */
+export async function expectReleasedUncharged(organizationId: string, purchasedCents: number): Promise<void> {
+  const after = await wallet(organizationId);
+  expect(after).toMatchObject({ purchasedBalanceCents: purchasedCents, heldCents: 0 });
+  expect(after.ledger.map((entry: { kind: string }) => entry.kind).slice(0, 2)).toEqual(['release', 'hold']);
 }

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/api';
 import { lastReceivedBy } from '../fakes/firecrawl';
-import { funded, json, tool, wallet } from '../support/api';
+import { funded, json, tool, wallet, expectReleasedUncharged } from '../support/api';
 
 /** Each endpoint with a request whose subject provokes the fake's failure class `name`. */
 const ENDPOINTS = {
@@ -35,9 +35,7 @@ describe('Firecrawl failures: each class answers its code and status, billed zer
     const { error } = await json(response);
     expect(error.code).toBe(code);
     expect(error.message).toMatch(message);
-    const after = await wallet(account.organizationId);
-    expect(after).toMatchObject({ purchasedBalanceCents: 10, heldCents: 0 });
-    expect(after.ledger.map((entry: { kind: string }) => entry.kind).slice(0, 2)).toEqual(['release', 'hold']);
+    await expectReleasedUncharged(account.organizationId, 10);
   });
 
   it('passes Firecrawl Retry-After through on a 429 rate limit, as a header and as retryAfter', async () => {
