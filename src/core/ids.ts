@@ -1,3 +1,5 @@
+import { toHex } from './digest';
+
 /** Resource ids: a readable prefix and 96 random bits, e.g. `org_3f9a...`. */
 export type IdPrefix = 'org' | 'ws' | 'key' | 'req' | 'use';
 
@@ -7,5 +9,5 @@ export function newId(prefix: IdPrefix): string {
 
 export function randomHex(bytes: number): string {
   const buffer = crypto.getRandomValues(new Uint8Array(bytes));
-  return Array.from(buffer, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return toHex(buffer);
 }

@@ -1,3 +1,4 @@
+import { sha256Hex } from './digest';
 import { randomHex } from './ids';
 
 export const KEY_PREFIX = 'sluice_live_';
@@ -12,9 +13,8 @@ export function generateKey(): string {
 }
 
 /** What the database stores and looks keys up by: the hex SHA-256 of the whole key. */
-export async function hashKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
-  return toHex(new Uint8Array(digest));
+export function hashKey(key: string): Promise<string> {
+  return sha256Hex(key);
 }
 
 /** A display hint that is safe to show: the prefix and the last four characters. */
@@ -70,10 +70,6 @@ export async function secretsEqual(given: string, expected: string): Promise<boo
     crypto.subtle.digest('SHA-256', encoder.encode(expected)),
   ]);
   return crypto.subtle.timingSafeEqual(left, right);
-}
-
-function toHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 function toBase64(bytes: Uint8Array): string {

@@ -1,5 +1,6 @@
 import type { ProviderResult } from '../operations/types';
 import { clock } from './clock';
+import { sha256Hex } from './digest';
 
 /**
  * Answers of successful upstream calls, kept in the Workers cache for an operation's freshness window.
@@ -38,9 +39,7 @@ export async function storeAnswer(key: CacheEntryKey, result: ProviderResult, fr
 /** The entry's address: the SHA-256 of the canonical input (keys sorted, so field order never matters). */
 async function cacheUrl(key: CacheEntryKey): Promise<string> {
   const canonical = JSON.stringify(canonicalize(key.input));
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(canonical));
-  const hex = Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
-  return `https://response-cache.sluice.invalid/${key.organizationId}/${key.operation}/${hex}`;
+  return `https://response-cache.sluice.invalid/${key.organizationId}/${key.operation}/${await sha256Hex(canonical)}`;
 }
 
 function canonicalize(value: unknown): unknown {

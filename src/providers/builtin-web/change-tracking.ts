@@ -1,4 +1,5 @@
 import { clock } from '../../core/clock';
+import { sha256Hex } from '../../core/digest';
 import { gitDiff, sectionChanges, type GitDiff, type SectionChanges } from './diffs';
 
 export type ChangeMode = 'git-diff' | 'json';
@@ -46,7 +47,7 @@ export async function trackChanges(db: D1Database, snapshot: ScrapeSnapshot, mod
     return { previousScrapeAt, changeStatus: 'removed', visibility: 'visible' };
   }
 
-  const hash = await sha256(snapshot.markdown);
+  const hash = await sha256Hex(snapshot.markdown);
   await db
     .prepare(
       `INSERT INTO scrape_snapshots (organization_id, url, content_hash, markdown, scraped_at) VALUES (?, ?, ?, ?, ?)
@@ -64,9 +65,4 @@ export async function trackChanges(db: D1Database, snapshot: ScrapeSnapshot, mod
     if (modes.includes('json')) tracking.json = sectionChanges(previous.markdown, snapshot.markdown);
   }
   return tracking;
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
