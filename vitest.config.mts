@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { defineConfig, type Plugin } from 'vitest/config';
 import { FAKE_SETTINGS, fakeUpstreams } from './test/fakes/index.ts';
 
@@ -22,6 +23,9 @@ const TEST_KEY_ENCRYPTION_KEY = Buffer.from(crypto.getRandomValues(new Uint8Arra
 
 export default defineConfig({
   test: {
+    // Vitest's default leaves a core idle (cores - 1: one file at a time on 2 cores); the end-to-end files
+    // mostly wait on the stacks they start, so every core runs a file.
+    maxWorkers: Math.max(2, availableParallelism()),
     projects: [
       {
         plugins: [
@@ -47,6 +51,11 @@ export default defineConfig({
           name: 'workers',
           include: ['test/**/*.test.ts'],
           exclude: ['test/node/**'],
+          // One workerd per vitest worker, reused from file to file, instead of one started (and the api worker
+          // loaded, ~5 s) per file. Files do not share accounts: each provisions its own organizations and keys.
+          isolate: false,
+          // Several tests wait on a fake upstream's real 2 s; on a busy 2-core machine 5 s is too little.
+          testTimeout: 20_000,
           setupFiles: ['./test/setup/apply-migrations.ts'],
         },
       },

@@ -83,7 +83,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
   /** Units set aside in the current second and the one before, to size draws to the rate of spending. */
   private setAside = { bucket: 0, current: 0, previous: 0 };
-  /** When a call last asked for money here: a lease unused for IDLE_LEASE_MS goes back. */
+  /** When a call last asked for money here (injectable clock): a lease unused for IDLE_LEASE_MS goes back. */
   private lastMeter = 0;
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
@@ -135,7 +135,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   async meter(ask: MeterAsk): Promise<MeterAnswer> {
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask.usage);
-    this.lastMeter = Date.now();
+    this.lastMeter = clock.now();
     // A gate that never heard from its wallet learns the plan before it applies one.
     if (this.book.neverSynced) await this.exchange(() => ({ need: 0, target: 0 }), false);
     const terms = this.book.terms ?? { plan: ask.plan, rpmOverride: ask.rpmOverride };
@@ -217,7 +217,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.book.expireHolds(clock.now());
-    const idle = Date.now() - this.lastMeter >= IDLE_LEASE_MS;
+    const idle = clock.now() - this.lastMeter >= IDLE_LEASE_MS;
     const free = this.book.free(clock.now());
     try {
       if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (idle && free.subscriptionUnits + free.purchasedUnits > 0))) {
@@ -337,7 +337,7 @@ export class WorkspaceGate extends DurableObject<Env> {
     const expiry = this.book.nextHoldExpiry();
     if (expiry !== null) this.alarmNoLaterThan(Date.now() + Math.max(0, expiry - clock.now()));
     const free = this.book.free(clock.now());
-    if (free.subscriptionUnits + free.purchasedUnits > 0) this.alarmNoLaterThan(Math.max(Date.now(), this.lastMeter + IDLE_LEASE_MS));
+    if (free.subscriptionUnits + free.purchasedUnits > 0) this.alarmNoLaterThan(Date.now() + Math.max(0, this.lastMeter + IDLE_LEASE_MS - clock.now()));
   }
 
   /**

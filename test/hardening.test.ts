@@ -30,7 +30,7 @@ describe('request bodies are capped at 1 MB and read with a bounded reader', () 
     const huge = JSON.stringify({ url: 'https://acme.example/', padding: 'x'.repeat(50 * 1024 * 1024) });
     await expectCapRefusal(await tool(account.key, '/scrape', JSON.parse(huge)));
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 10, heldCents: 0 });
-  });
+  }, 30_000);
 
   it('stops reading a body with no Content-Length once it passes the cap', async () => {
     const account = await funded(10, 'payg');

@@ -51,6 +51,9 @@ export async function linkedinUpstream(request: Request): Promise<Response> {
     case 'slow':
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       return Response.json(company);
+    case 'hang':
+      // Never answers: the call ends only when its caller goes away.
+      return new Promise<Response>((_, reject) => request.signal.addEventListener('abort', () => reject(new Error('aborted'))));
     default:
       return Response.json({ ...company, data: { ...company.data, website: `https://${domain}` } });
   }

@@ -153,10 +153,16 @@ describe('the workspace gate on the hot path', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 10 });
     expect((await call('/v1/credits', bearer(account.key))).status).toBe(200);
-    // 30 concurrent calls whose upstream never answers in time: the client goes away after a second.
+    // 30 concurrent calls whose upstream never answers: the 20 the holds block answer at once; then the
+    // clients of the 10 held calls go away (no timer: a loaded machine must not change what is asserted).
+    const leave = new AbortController();
+    let answered = 0;
     const responses = await Promise.all(
       Array.from({ length: 30 }, () =>
-        call('/v1/data/linkedin/get-company-by-domain?domain=slow.com', { ...bearer(account.key), signal: AbortSignal.timeout(1_000) }),
+        call('/v1/data/linkedin/get-company-by-domain?domain=hang.com', { ...bearer(account.key), signal: leave.signal }).then((response) => {
+          if (++answered === 20) leave.abort();
+          return response;
+        }),
       ),
     );
     const statuses = responses.map((response) => response.status);
@@ -171,6 +177,9 @@ describe('the workspace gate on the hot path', () => {
   });
 
   it('returns an idle lease to the wallet, so a sibling workspace can spend the last cent', async () => {
+    // Idleness is on the injectable clock, so the test, not the machine's speed, says when a lease is idle.
+    const start = Date.now();
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 8 });
     const sibling = await ops('POST', '/workspaces', { organizationId: account.organizationId, name: 'sibling' });
@@ -182,7 +191,7 @@ describe('the workspace gate on the hot path', () => {
     const blocked = await companyByDomain(siblingKey, 'last.example.com');
     expect(blocked.status).toBe(409);
 
-    await new Promise((resolve) => setTimeout(resolve, IDLE_LEASE_MS + 100));
+    now.mockReturnValue(start + IDLE_LEASE_MS + 100);
     await runDurableObjectAlarm(gateOf(env, account.workspaceId));
     expect((await companyByDomain(siblingKey, 'last.example.com')).status).toBe(200);
     expect((await companyByDomain(siblingKey, 'after.example.com')).status).toBe(402);
