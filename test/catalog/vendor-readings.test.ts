@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors';
 import { googleApiVendor } from '../../src/providers/google-api';
 import { hunter, peopleDataLabs } from '../../src/providers/lead-apis';
+import { OPERATIONS } from '../../src/operations';
 import { rapidApiAnswers } from '../../src/providers/rapidapi';
 import { endpointUrl, vendorParameters } from '../../src/providers/vendor';
 
@@ -67,6 +68,17 @@ describe('RapidAPI answer shapes', () => {
   it('reads code 0 as success and any other code as the vendor\'s failure', () => {
     expect(rapidApiAnswers.codeZero({ code: 0, msg: 'success', data: { a: 1 } })).toEqual({ ok: true, data: { a: 1 } });
     expect(rapidApiAnswers.codeZero({ code: -1, msg: 'Url parsing is failed!' })).toEqual({ ok: false, message: 'Url parsing is failed!' });
+  });
+});
+
+describe('the X translation vendor (Twitter283)', () => {
+  const translation = OPERATIONS.find((operation) => operation.platform === 'x' && operation.name === 'post-translation')!.upstream!.vendor;
+
+  it('reads an answer carrying translate_tweet as the translation, and one without it as a post it could not translate', () => {
+    const translated = { data: { tweet_results: { rest_id: '1', result: { rest_id: '1', translate_tweet: { translation: 'hola', source_language: 'en' } } } } };
+    expect(translation.read(translated)).toEqual({ ok: true, data: translated });
+    expect(translation.read({ data: { tweet_results: {} } })).toEqual({ ok: false, message: 'No translation of this post.' });
+    expect(translation.read({ error: 'Tweet not found' })).toEqual({ ok: false, message: 'Tweet not found' });
   });
 });
 

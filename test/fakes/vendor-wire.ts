@@ -32,12 +32,12 @@ interface VendorFake {
 const json = (body: unknown, status = 200) => Response.json(body, { status });
 
 /** RapidAPI's own gateway answers quota and key problems the same way for every vendor behind it. */
-function rapidApi(id: string, prefix: string, host: string, failures: { rejected: unknown; notFound: unknown }): VendorFake {
+function rapidApi(id: string, prefix: string, host: string, failures: { rejected?: unknown; notFound: unknown }): VendorFake {
   const key = `fake-${id}-key`;
   return {
     settings: { [`${prefix}_API_KEY`]: key, [`${prefix}_API_HOST`]: host, [`${prefix}_BASE_URL`]: `${FAKE_VENDORS_ORIGIN}/${id}` },
     authorized: (request) => request.headers.get('x-rapidapi-key') === key && request.headers.get('x-rapidapi-host') === host,
-    rejected: () => json(failures.rejected),
+    ...(failures.rejected !== undefined ? { rejected: () => json(failures.rejected) } : {}),
     callerError: () => json(failures.notFound, 404),
     quota: () => json({ message: 'You have exceeded the MONTHLY quota for Requests on your current plan, BASIC. Upgrade your plan at https://rapidapi.com' }, 429),
     keyRefused: () => json({ message: 'You are not subscribed to this API.' }, 403),
@@ -60,6 +60,8 @@ export const VENDOR_FAKES: Record<string, VendorFake> = {
     rejected: { status: 'error', message: 'User not found' },
     notFound: { message: 'Not found' },
   }),
+  // No 200 failure body: its documented schema shows none (a 200 without a translation is read as one).
+  twitter283: rapidApi('twitter283', 'TWITTER283', 'twitter283.p.rapidapi.com', { notFound: { message: 'Not found' } }),
   'instagram-looter2': rapidApi('instagram-looter2', 'INSTAGRAM', 'instagram-looter2.p.rapidapi.com', {
     rejected: { status: false, errorMessage: 'User not found or account is private' },
     notFound: { message: 'Not found' },

@@ -1,5 +1,6 @@
 /**
- * The `data` each X row answers, for the OpenAPI document: shortened from test/fixtures/twitter-api45.
+ * The `data` each X row answers, for the OpenAPI document: shortened from test/fixtures/twitter-api45
+ * (and test/fixtures/twitter283 for the translation).
  * test/openapi.test.ts parses each against its row's `output` schema.
  */
 
@@ -49,5 +50,25 @@ export const xAnswers = {
       { name: '#BlackFriday', description: '128K posts', context: 'Trending in United States' },
       { name: 'Thanksgiving', description: '412K posts', context: 'Trending in United States' },
     ],
+  },
+  'post-translation': {
+    data: {
+      tweet_results: {
+        rest_id: '1789391226282107207',
+        result: {
+          __typename: 'Tweet',
+          rest_id: '1789391226282107207',
+          translate_tweet: {
+            destination_language: 'ja',
+            entities: {},
+            localized_source_language: 'English',
+            source_language: 'en',
+            translation: 'Workers はどこでも 5 ミリ秒未満で起動するようになりました。',
+            translation_source: 'Google',
+            translation_state: 'Success',
+          },
+        },
+      },
+    },
   },
 };
