@@ -31,6 +31,8 @@ export const SETTINGS = {
   TWITTER283_API_KEY: 'Secret: RapidAPI key of Twitter283, the microblog post-translation vendor.',
   TWITTER283_API_HOST: 'RapidAPI host of Twitter283 (twitter283.p.rapidapi.com).',
   TWITTER283_BASE_URL: 'Base URL of Twitter283; default https://<TWITTER283_API_HOST>.',
+  XAI_API_KEY: 'Secret: xAI API key (Grok with X search: the microblog assistant answer).',
+  XAI_BASE_URL: 'xAI API base URL; default https://api.x.ai.',
   INSTAGRAM_API_KEY: 'Secret: RapidAPI key of the photo-sharing data vendor (Instagram Looter).',
   INSTAGRAM_API_HOST: 'RapidAPI host of the photo-sharing data vendor (instagram-looter2.p.rapidapi.com).',
   INSTAGRAM_BASE_URL: 'Base URL of that vendor; default https://<INSTAGRAM_API_HOST>.',

@@ -97,6 +97,15 @@ export const VENDOR_FAKES: Record<string, VendorFake> = {
     quota: () => json({ status: 402, error: { type: 'payment_required', message: 'You have hit your account maximum for person enrichment (all matches used)' } }, 402),
     keyRefused: () => json({ status: 401, error: { type: 'authentication_error', message: 'Invalid API key' } }, 401),
   },
+  xai: {
+    settings: { XAI_API_KEY: 'fake-xai-key', XAI_BASE_URL: `${FAKE_VENDORS_ORIGIN}/xai` },
+    authorized: (request) => request.headers.get('authorization') === 'Bearer fake-xai-key',
+    // A response object whose status is not `completed` (docs.x.ai: `completed`, `in_progress` or `incomplete`).
+    rejected: () => json({ id: 'resp-incomplete', object: 'response', status: 'incomplete', output: [], incomplete_details: { reason: 'max_output_tokens' } }),
+    callerError: () => json({ code: 'Some requested entity was not found', error: 'The model grok-4.7 does not exist or your team does not have access to it.' }, 404),
+    quota: () => json({ code: 'Some resource has been exhausted', error: 'Your team has either used all available credits or reached its monthly spending limit. To continue making API requests, please purchase more credits or raise your spending limit.' }, 429),
+    keyRefused: () => json({ code: 'Client specified an invalid argument', error: 'Incorrect API key provided. You can obtain an API key from https://console.x.ai.' }, 400),
+  },
   thecompaniesapi: {
     settings: { THECOMPANIESAPI_API_KEY: 'fake-companies-key', THECOMPANIESAPI_BASE_URL: `${FAKE_VENDORS_ORIGIN}/thecompaniesapi` },
     authorized: (request) => request.headers.get('authorization') === 'Basic fake-companies-key',

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { rapidApiAnswers, rapidApiVendor } from '../../providers/rapidapi';
+import { xai } from '../../providers/xai';
 import { row, vendorOperations } from '../vendor-operations';
 import { cursor, hashtag, HOUR, numericId, query } from './fields';
 import { xAnswers } from './x.examples';
@@ -160,4 +161,30 @@ const xTranslationOperations = vendorOperations({ platform: 'x', vendor: xTransl
   }),
 ]);
 
-export const xOperations = [...xPostOperations, ...xTranslationOperations];
+/**
+ * The platform's assistant: Grok, through xAI's Responses API with its X Search tool, so the answer is drawn
+ * from posts on X. The model is named in the row; when xAI retires it, the row changes.
+ */
+const xAssistantOperations = vendorOperations({ platform: 'x', vendor: xai, timeoutMs: 95_000, freshnessMs: 15 * 60 * 1000 }, [
+  row({
+    name: 'assistant',
+    summary: "Grok's answer, from posts on X",
+    description:
+      "The platform's assistant (Grok) answers a question after searching X itself (keywords, people, threads). The answer is xAI's response object: the text is the `output_text` of the `message` item in `output`.",
+    method: 'POST',
+    input: z.strictObject({
+      question: z.string().trim().min(1).max(500).openapi({ description: 'The question, up to 500 characters.', example: 'What are people on X saying about Cloudflare Workers this week?' }),
+    }),
+    example: { question: 'What are people on X saying about Cloudflare Workers this week?' },
+    answerExample: xAnswers.assistant,
+    output: z.looseObject({
+      id: z.string(),
+      status: z.literal('completed'),
+      output: z.array(z.looseObject({ type: z.string() })),
+    }),
+    endpoint: { method: 'POST', path: 'v1/responses', rename: { question: 'input' }, fixed: { model: 'grok-4.7', tools: [{ type: 'x_search' }], store: false } },
+    price: 30,
+  }),
+]);
+
+export const xOperations = [...xPostOperations, ...xTranslationOperations, ...xAssistantOperations];
