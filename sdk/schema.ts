@@ -1289,6 +1289,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/data/x/post-translation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A post, translated
+         * @description The platform's own translation of a post into a language: the translated text, the detected source language and the translation engine.
+         *
+         *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_x_post_translation`.
+         */
+        get: operations["data_x_post_translation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/x/assistant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grok's answer, from posts on X
+         * @description The platform's assistant (Grok) answers a question after searching X itself (keywords, people, threads). The answer is xAI's response object: the text is the `output_text` of the `message` item in `output`.
+         *
+         *     Cost: 30 cents per request; only successful calls are charged. MCP tool: `data_x_assistant`.
+         */
+        post: operations["data_x_assistant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/data/instagram/search": {
         parameters: {
             query?: never;
@@ -1319,12 +1363,34 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A location and its posts
-         * @description A place by its location id: name, address, coordinates and its top and recent media.
+         * A location
+         * @description A place by its location id (see search with select=places): name, category, coordinates, address, post count, business hours.
          *
          *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_instagram_location`.
          */
         get: operations["data_instagram_location"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/instagram/location-posts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Posts at a location
+         * @description Media tagged at a location, most recent or top-ranked; page on with `end_cursor` from `page_info.end_cursor`.
+         *
+         *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_instagram_location_posts`.
+         */
+        get: operations["data_instagram_location_posts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1342,7 +1408,7 @@ export interface paths {
         };
         /**
          * Posts with a hashtag
-         * @description Media carrying a hashtag (give it without #), with the hashtag's post count; page on with `end_cursor`.
+         * @description A hashtag's recent and top posts and its post count (give it without #); page on with `end_cursor` from `edge_hashtag_to_media.page_info.end_cursor`.
          *
          *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_instagram_hashtag`.
          */
@@ -1386,7 +1452,7 @@ export interface paths {
         };
         /**
          * A user's media
-         * @description Media posted by a user id (see user-id), newest first, up to 50 a page; page on with `end_cursor`.
+         * @description Media posted by a user id (see user-id), newest first, up to 50 a page; page on with `max_id` from the answer's `next_max_id`.
          *
          *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_instagram_user_posts`.
          */
@@ -1473,12 +1539,34 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Explore feed
-         * @description The explore feed: its sections, or the media of one section when `section_id` is given.
+         * Explore feed sections
+         * @description The explore feed's topic sections (TV & Movies, Games, ...) with their subsections; give a `section_id` to explore-section for its media.
          *
          *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_instagram_explore`.
          */
         get: operations["data_instagram_explore"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/instagram/explore-section": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Media of an explore section
+         * @description The media of one explore section, up to 50 a page; page on with `max_id` from the answer.
+         *
+         *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_instagram_explore_section`.
+         */
+        get: operations["data_instagram_explore_section"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3239,6 +3327,34 @@ export interface operations {
                      *                   "cents": 0.3,
                      *                   "per": "request"
                      *                 }
+                     *               },
+                     *               {
+                     *                 "name": "post-translation",
+                     *                 "summary": "A post, translated",
+                     *                 "method": "GET",
+                     *                 "path": "/v1/data/x/post-translation",
+                     *                 "paths": [
+                     *                   "/v1/data/x/post-translation"
+                     *                 ],
+                     *                 "mcpTool": "data_x_post_translation",
+                     *                 "price": {
+                     *                   "cents": 0.5,
+                     *                   "per": "request"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "name": "assistant",
+                     *                 "summary": "Grok's answer, from posts on X",
+                     *                 "method": "POST",
+                     *                 "path": "/v1/data/x/assistant",
+                     *                 "paths": [
+                     *                   "/v1/data/x/assistant"
+                     *                 ],
+                     *                 "mcpTool": "data_x_assistant",
+                     *                 "price": {
+                     *                   "cents": 30,
+                     *                   "per": "request"
+                     *                 }
                      *               }
                      *             ]
                      *           },
@@ -3264,13 +3380,27 @@ export interface operations {
                      *               },
                      *               {
                      *                 "name": "location",
-                     *                 "summary": "A location and its posts",
+                     *                 "summary": "A location",
                      *                 "method": "GET",
                      *                 "path": "/v1/data/instagram/location",
                      *                 "paths": [
                      *                   "/v1/data/instagram/location"
                      *                 ],
                      *                 "mcpTool": "data_instagram_location",
+                     *                 "price": {
+                     *                   "cents": 0.5,
+                     *                   "per": "request"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "name": "location-posts",
+                     *                 "summary": "Posts at a location",
+                     *                 "method": "GET",
+                     *                 "path": "/v1/data/instagram/location-posts",
+                     *                 "paths": [
+                     *                   "/v1/data/instagram/location-posts"
+                     *                 ],
+                     *                 "mcpTool": "data_instagram_location_posts",
                      *                 "price": {
                      *                   "cents": 0.5,
                      *                   "per": "request"
@@ -3362,13 +3492,27 @@ export interface operations {
                      *               },
                      *               {
                      *                 "name": "explore",
-                     *                 "summary": "Explore feed",
+                     *                 "summary": "Explore feed sections",
                      *                 "method": "GET",
                      *                 "path": "/v1/data/instagram/explore",
                      *                 "paths": [
                      *                   "/v1/data/instagram/explore"
                      *                 ],
                      *                 "mcpTool": "data_instagram_explore",
+                     *                 "price": {
+                     *                   "cents": 0.5,
+                     *                   "per": "request"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "name": "explore-section",
+                     *                 "summary": "Media of an explore section",
+                     *                 "method": "GET",
+                     *                 "path": "/v1/data/instagram/explore-section",
+                     *                 "paths": [
+                     *                   "/v1/data/instagram/explore-section"
+                     *                 ],
+                     *                 "mcpTool": "data_instagram_explore_section",
                      *                 "price": {
                      *                   "cents": 0.5,
                      *                   "per": "request"
@@ -21112,6 +21256,629 @@ export interface operations {
             };
         };
     };
+    data_x_post_translation: {
+        parameters: {
+            query: {
+                /** @description The numeric id of a post, as in /status/<id>. */
+                id: string;
+                language: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "data": {
+                     *           "tweet_results": {
+                     *             "rest_id": "1789391226282107207",
+                     *             "result": {
+                     *               "__typename": "Tweet",
+                     *               "rest_id": "1789391226282107207",
+                     *               "translate_tweet": {
+                     *                 "destination_language": "ja",
+                     *                 "entities": {},
+                     *                 "localized_source_language": "English",
+                     *                 "source_language": "en",
+                     *                 "translation": "Workers はどこでも 5 ミリ秒未満で起動するようになりました。",
+                     *                 "translation_source": "Google",
+                     *                 "translation_state": "Success"
+                     *               }
+                     *             }
+                     *           }
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            data: {
+                                tweet_results: {
+                                    result: {
+                                        translate_tweet: {
+                                            translation: string;
+                                            source_language: string;
+                                            destination_language: string;
+                                        } & {
+                                            [key: string]: unknown;
+                                        };
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_x_assistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "question": "What are people on X saying about Cloudflare Workers this week?"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question, up to 500 characters.
+                     * @example What are people on X saying about Cloudflare Workers this week?
+                     */
+                    question: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "f3c2a1d0-7e5b-4c8a-9d6e-2b1a0c9f8e7d",
+                     *         "object": "response",
+                     *         "created_at": 1795791852,
+                     *         "completed_at": 1795791897,
+                     *         "model": "grok-4.7",
+                     *         "status": "completed",
+                     *         "output": [
+                     *           {
+                     *             "id": "msg_f3c2a1d0-7e5b-4c8a-9d6e-2b1a0c9f8e7d",
+                     *             "type": "message",
+                     *             "role": "assistant",
+                     *             "status": "completed",
+                     *             "content": [
+                     *               {
+                     *                 "type": "output_text",
+                     *                 "text": "Posts on X this week mostly discuss faster Worker start-up and the new limits; developers compare cold starts favourably.",
+                     *                 "logprobs": null,
+                     *                 "annotations": []
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "tools": [
+                     *           {
+                     *             "type": "x_search"
+                     *           }
+                     *         ],
+                     *         "tool_choice": "auto",
+                     *         "parallel_tool_calls": true,
+                     *         "store": false,
+                     *         "usage": {
+                     *           "input_tokens": 5120,
+                     *           "input_tokens_details": {
+                     *             "cached_tokens": 0
+                     *           },
+                     *           "output_tokens": 96,
+                     *           "output_tokens_details": {
+                     *             "reasoning_tokens": 410
+                     *           },
+                     *           "total_tokens": 5626,
+                     *           "num_sources_used": 0,
+                     *           "num_server_side_tools_used": 4
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "completed";
+                            output: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     data_instagram_search: {
         parameters: {
             query: {
@@ -21423,14 +22190,14 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "status": true,
-                     *         "id": "212988663",
-                     *         "name": "New York, New York",
-                     *         "lat": 40.7142,
-                     *         "lng": -74.0064,
-                     *         "slug": "new-york-new-york",
-                     *         "edge_location_to_media": {
-                     *           "count": 110000000
+                     *         "location_info": {
+                     *           "location_id": "219045149",
+                     *           "name": "Dubai UAE",
+                     *           "category": "Travel & Transportation",
+                     *           "media_count": 12594,
+                     *           "lat": 25.088510700166,
+                     *           "lng": 55.147547878986,
+                     *           "slug": "dubai-uae"
                      *         }
                      *       },
                      *       "meta": {
@@ -21446,8 +22213,303 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            id: string;
-                            name: string;
+                            location_info: {
+                                location_id: string;
+                                name: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_instagram_location_posts: {
+        parameters: {
+            query: {
+                id: string;
+                /** @description recent: newest first; ranked: most popular. */
+                tab?: "recent" | "ranked";
+                /** @description The cursor of the previous answer, passed through as the vendor gave it. */
+                end_cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "edges": [
+                     *           {
+                     *             "node": {
+                     *               "pk": "3363840123456789012",
+                     *               "code": "C6q-XnGsTCz",
+                     *               "taken_at": 1715625600,
+                     *               "caption": {
+                     *                 "text": "Sunset over the Marina"
+                     *               }
+                     *             },
+                     *             "cursor": "a7b13800275848929a96cf3549813b25"
+                     *           }
+                     *         ],
+                     *         "page_info": {
+                     *           "end_cursor": "a7b13800275848929a96cf3549813b25",
+                     *           "has_next_page": true
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            edges: ({
+                                node?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            page_info: {
+                                has_next_page: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -21696,15 +22758,21 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "status": true,
-                     *         "id": "17843855416042063",
-                     *         "name": "space",
-                     *         "media_count": 41000000,
                      *         "data": {
-                     *           "recent": {
-                     *             "next_max_id": "QVFD"
+                     *           "hashtag": {
+                     *             "id": "17843855416042063",
+                     *             "name": "space",
+                     *             "edge_hashtag_to_media": {
+                     *               "count": 41000000,
+                     *               "page_info": {
+                     *                 "has_next_page": true,
+                     *                 "end_cursor": "QVFDbnJ4"
+                     *               },
+                     *               "edges": []
+                     *             }
                      *           }
-                     *         }
+                     *         },
+                     *         "status": "ok"
                      *       },
                      *       "meta": {
                      *         "costCents": 1,
@@ -21719,8 +22787,20 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            name: string;
-                            media_count?: number;
+                            data: {
+                                hashtag: {
+                                    name: string;
+                                    edge_hashtag_to_media: {
+                                        count: number;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -22226,7 +23306,7 @@ export interface operations {
                 /** @description How many results, 1-50. */
                 count?: number;
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
-                end_cursor?: string;
+                max_id?: string;
             };
             header?: never;
             path?: never;
@@ -22282,7 +23362,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             })[];
-                            more_available?: boolean;
+                            more_available: boolean;
+                            next_max_id?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -23324,8 +24405,295 @@ export interface operations {
     };
     data_instagram_explore: {
         parameters: {
-            query?: {
-                section_id?: string;
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "sections": [
+                     *           {
+                     *             "section_id": "10155994923880727",
+                     *             "name": "Games",
+                     *             "subsections": [
+                     *               {
+                     *                 "section_id": "10155994923880728",
+                     *                 "name": "Esports"
+                     *               }
+                     *             ]
+                     *           },
+                     *           {
+                     *             "section_id": "10155994923880731",
+                     *             "name": "TV & Movies",
+                     *             "subsections": []
+                     *           }
+                     *         ],
+                     *         "status": "ok"
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            sections: ({
+                                section_id: string;
+                                name: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_instagram_explore_section: {
+        parameters: {
+            query: {
+                /** @description A `section_id` from explore. */
+                id: string;
+                /** @description How many results, 1-50. */
+                count?: number;
+                /** @description The cursor of the previous answer, passed through as the vendor gave it. */
+                max_id?: string;
             };
             header?: never;
             path?: never;
@@ -23346,19 +24714,17 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "status": true,
-                     *         "sections": [
+                     *         "section_name": "Games",
+                     *         "max_id": "3022944298396964424",
+                     *         "more_available": true,
+                     *         "items": [
                      *           {
-                     *             "id": "explore_grid_0",
-                     *             "title": "For you"
-                     *           },
-                     *           {
-                     *             "id": "explore_grid_1",
-                     *             "title": "Travel"
+                     *             "id": "3363840123456789099_44551234",
+                     *             "code": "C6q-XnGsTDa",
+                     *             "media_type": 2
                      *           }
                      *         ],
-                     *         "next_max_id": "2",
-                     *         "more_available": true
+                     *         "status": "ok"
                      *       },
                      *       "meta": {
                      *         "costCents": 1,
@@ -23373,12 +24739,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            sections?: ({
-                                id: string;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            items?: unknown[];
+                            section_name: string;
+                            items: unknown[];
+                            more_available: boolean;
                         } & {
                             [key: string]: unknown;
                         };

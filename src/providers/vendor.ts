@@ -41,8 +41,11 @@ export interface VendorEndpoint {
   path: string;
   /** Our field name → the vendor's parameter name. */
   rename?: Record<string, string>;
-  /** Parameters sent on every call (Google's `part`, a search `type`). */
-  fixed?: Record<string, Scalar>;
+  /**
+   * Parameters sent on every call (Google's `part`, a search `type`). Objects and arrays only travel in a
+   * JSON body (POST): xAI's `tools: [{type: 'x_search'}]`.
+   */
+  fixed?: Record<string, Scalar | readonly object[] | object>;
   /** Input fields prefixed onto a vendor parameter: `{ tag: '#' }` makes a hashtag search query. */
   prefix?: Record<string, string>;
 }

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors';
 import { googleApiVendor } from '../../src/providers/google-api';
 import { hunter, peopleDataLabs } from '../../src/providers/lead-apis';
+import { OPERATIONS } from '../../src/operations';
 import { rapidApiAnswers } from '../../src/providers/rapidapi';
+import { xai } from '../../src/providers/xai';
 import { endpointUrl, vendorParameters } from '../../src/providers/vendor';
 
 /** The vendor-specific readings the registry-generated test does not provoke one by one. */
@@ -67,6 +69,34 @@ describe('RapidAPI answer shapes', () => {
   it('reads code 0 as success and any other code as the vendor\'s failure', () => {
     expect(rapidApiAnswers.codeZero({ code: 0, msg: 'success', data: { a: 1 } })).toEqual({ ok: true, data: { a: 1 } });
     expect(rapidApiAnswers.codeZero({ code: -1, msg: 'Url parsing is failed!' })).toEqual({ ok: false, message: 'Url parsing is failed!' });
+  });
+});
+
+describe('the X translation vendor (Twitter283)', () => {
+  const translation = OPERATIONS.find((operation) => operation.platform === 'x' && operation.name === 'post-translation')!.upstream!.vendor;
+
+  it('reads an answer carrying translate_tweet as the translation, and one without it as a post it could not translate', () => {
+    const translated = { data: { tweet_results: { rest_id: '1', result: { rest_id: '1', translate_tweet: { translation: 'hola', source_language: 'en' } } } } };
+    expect(translation.read(translated)).toEqual({ ok: true, data: translated });
+    expect(translation.read({ data: { tweet_results: {} } })).toEqual({ ok: false, message: 'No translation of this post.' });
+    expect(translation.read({ error: 'Tweet not found' })).toEqual({ ok: false, message: 'Tweet not found' });
+  });
+});
+
+describe('xAI', () => {
+  const spent = { code: 'The caller does not have permission to execute the specified operation', error: 'Your team has either used all available credits or reached its monthly spending limit.' };
+
+  it('tells our credits or spending limit running out (503, on a 403 or a 429) from a throttle and from our key being wrong', () => {
+    expect(outcome(xai.classify!(403, spent))).toEqual({ code: 'UPSTREAM_CREDITS_EXHAUSTED', status: 503 });
+    expect(outcome(xai.classify!(429, spent))).toEqual({ code: 'UPSTREAM_CREDITS_EXHAUSTED', status: 503 });
+    expect(xai.classify!(429, { code: 'Some resource has been exhausted', error: 'Too many requests' })).toBeUndefined();
+    expect(outcome(xai.classify!(400, { code: 'Client specified an invalid argument', error: 'Incorrect API key provided.' }))).toEqual({ code: 'PROVIDER_ERROR', status: 502 });
+    expect(xai.classify!(400, { code: 'Client specified an invalid argument', error: 'Argument not supported on this model: presencePenalty' })).toBeUndefined();
+  });
+
+  it('reads only a completed response as an answer', () => {
+    expect(xai.read({ id: 'r', status: 'completed', output: [] }).ok).toBe(true);
+    expect(xai.read({ id: 'r', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } })).toEqual({ ok: false, message: 'Grok did not finish (max_output_tokens)' });
   });
 });
 

@@ -32,12 +32,12 @@ interface VendorFake {
 const json = (body: unknown, status = 200) => Response.json(body, { status });
 
 /** RapidAPI's own gateway answers quota and key problems the same way for every vendor behind it. */
-function rapidApi(id: string, prefix: string, host: string, failures: { rejected: unknown; notFound: unknown }): VendorFake {
+function rapidApi(id: string, prefix: string, host: string, failures: { rejected?: unknown; notFound: unknown }): VendorFake {
   const key = `fake-${id}-key`;
   return {
     settings: { [`${prefix}_API_KEY`]: key, [`${prefix}_API_HOST`]: host, [`${prefix}_BASE_URL`]: `${FAKE_VENDORS_ORIGIN}/${id}` },
     authorized: (request) => request.headers.get('x-rapidapi-key') === key && request.headers.get('x-rapidapi-host') === host,
-    rejected: () => json(failures.rejected),
+    ...(failures.rejected !== undefined ? { rejected: () => json(failures.rejected) } : {}),
     callerError: () => json(failures.notFound, 404),
     quota: () => json({ message: 'You have exceeded the MONTHLY quota for Requests on your current plan, BASIC. Upgrade your plan at https://rapidapi.com' }, 429),
     keyRefused: () => json({ message: 'You are not subscribed to this API.' }, 403),
@@ -60,6 +60,8 @@ export const VENDOR_FAKES: Record<string, VendorFake> = {
     rejected: { status: 'error', message: 'User not found' },
     notFound: { message: 'Not found' },
   }),
+  // No 200 failure body: its documented schema shows none (a 200 without a translation is read as one).
+  twitter283: rapidApi('twitter283', 'TWITTER283', 'twitter283.p.rapidapi.com', { notFound: { message: 'Not found' } }),
   'instagram-looter2': rapidApi('instagram-looter2', 'INSTAGRAM', 'instagram-looter2.p.rapidapi.com', {
     rejected: { status: false, errorMessage: 'User not found or account is private' },
     notFound: { message: 'Not found' },
@@ -94,6 +96,15 @@ export const VENDOR_FAKES: Record<string, VendorFake> = {
     callerError: () => json({ status: 404, error: { type: 'not_found', message: 'No records were found matching your request' } }, 404),
     quota: () => json({ status: 402, error: { type: 'payment_required', message: 'You have hit your account maximum for person enrichment (all matches used)' } }, 402),
     keyRefused: () => json({ status: 401, error: { type: 'authentication_error', message: 'Invalid API key' } }, 401),
+  },
+  xai: {
+    settings: { XAI_API_KEY: 'fake-xai-key', XAI_BASE_URL: `${FAKE_VENDORS_ORIGIN}/xai` },
+    authorized: (request) => request.headers.get('authorization') === 'Bearer fake-xai-key',
+    // A response object whose status is not `completed` (docs.x.ai: `completed`, `in_progress` or `incomplete`).
+    rejected: () => json({ id: 'resp-incomplete', object: 'response', status: 'incomplete', output: [], incomplete_details: { reason: 'max_output_tokens' } }),
+    callerError: () => json({ code: 'Some requested entity was not found', error: 'The model grok-4.7 does not exist or your team does not have access to it.' }, 404),
+    quota: () => json({ code: 'Some resource has been exhausted', error: 'Your team has either used all available credits or reached its monthly spending limit. To continue making API requests, please purchase more credits or raise your spending limit.' }, 429),
+    keyRefused: () => json({ code: 'Client specified an invalid argument', error: 'Incorrect API key provided. You can obtain an API key from https://console.x.ai.' }, 400),
   },
   thecompaniesapi: {
     settings: { THECOMPANIESAPI_API_KEY: 'fake-companies-key', THECOMPANIESAPI_BASE_URL: `${FAKE_VENDORS_ORIGIN}/thecompaniesapi` },

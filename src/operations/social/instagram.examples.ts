@@ -10,8 +10,17 @@ export const instagramAnswers = {
     hashtags: [{ position: 1, hashtag: { name: 'nasa', id: '17843856079033541', media_count: 12000000 } }],
     places: [],
   },
-  location: { status: true, id: '212988663', name: 'New York, New York', lat: 40.7142, lng: -74.0064, slug: 'new-york-new-york', edge_location_to_media: { count: 110000000 } },
-  hashtag: { status: true, id: '17843855416042063', name: 'space', media_count: 41000000, data: { recent: { next_max_id: 'QVFD' } } },
+  location: {
+    location_info: { location_id: '219045149', name: 'Dubai UAE', category: 'Travel & Transportation', media_count: 12594, lat: 25.088510700166, lng: 55.147547878986, slug: 'dubai-uae' },
+  },
+  'location-posts': {
+    edges: [{ node: { pk: '3363840123456789012', code: 'C6q-XnGsTCz', taken_at: 1715625600, caption: { text: 'Sunset over the Marina' } }, cursor: 'a7b13800275848929a96cf3549813b25' }],
+    page_info: { end_cursor: 'a7b13800275848929a96cf3549813b25', has_next_page: true },
+  },
+  hashtag: {
+    data: { hashtag: { id: '17843855416042063', name: 'space', edge_hashtag_to_media: { count: 41000000, page_info: { has_next_page: true, end_cursor: 'QVFDbnJ4' }, edges: [] } } },
+    status: 'ok',
+  },
   'user-info': {
     status: true,
     id: '528817151',
@@ -41,12 +50,17 @@ export const instagramAnswers = {
     taken_at_timestamp: 1715625600,
   },
   explore: {
-    status: true,
     sections: [
-      { id: 'explore_grid_0', title: 'For you' },
-      { id: 'explore_grid_1', title: 'Travel' },
+      { section_id: '10155994923880727', name: 'Games', subsections: [{ section_id: '10155994923880728', name: 'Esports' }] },
+      { section_id: '10155994923880731', name: 'TV & Movies', subsections: [] },
     ],
-    next_max_id: '2',
+    status: 'ok',
+  },
+  'explore-section': {
+    section_name: 'Games',
+    max_id: '3022944298396964424',
     more_available: true,
+    items: [{ id: '3363840123456789099_44551234', code: 'C6q-XnGsTDa', media_type: 2 }],
+    status: 'ok',
   },
 };

@@ -7,7 +7,8 @@ import { instagramAnswers } from './instagram.examples';
 /**
  * Photo sharing: Instagram Looter on RapidAPI (IRROR Systems, instagram-looter2.p.rapidapi.com), whose
  * endpoint groups are the spec's own: global search, location, hashtag, user insight, identity utility,
- * media detail, explore feed. Answers are the payload itself; a failure says `status: false`.
+ * media detail, explore feed. Answers are the payload itself; a failure says `status: false`. Paths, parameters
+ * and answer fields follow the vendor's own API reference (IRROR Systems' "Instagram Looter API" document).
  */
 const instagramVendor = rapidApiVendor({ id: 'instagram-looter2', label: 'The Instagram data provider', settingsPrefix: 'INSTAGRAM', read: rapidApiAnswers.whole });
 
@@ -28,27 +29,45 @@ export const instagramOperations = vendorOperations({ platform: 'instagram', ven
   }),
   row({
     name: 'location',
-    summary: 'A location and its posts',
-    description: 'A place by its location id: name, address, coordinates and its top and recent media.',
-    input: z.strictObject({ id: numericId('212988663') }),
-    example: { id: '212988663' },
+    summary: 'A location',
+    description: 'A place by its location id (see search with select=places): name, category, coordinates, address, post count, business hours.',
+    input: z.strictObject({ id: numericId('219045149') }),
+    example: { id: '219045149' },
     answerExample: instagramAnswers.location,
-    output: z.looseObject({ id: z.string(), name: z.string() }),
+    output: z.looseObject({ location_info: z.looseObject({ location_id: z.string(), name: z.string() }) }),
     endpoint: { path: 'location-info' },
     price: 0.5,
   }),
   row({
+    name: 'location-posts',
+    summary: 'Posts at a location',
+    description: 'Media tagged at a location, most recent or top-ranked; page on with `end_cursor` from `page_info.end_cursor`.',
+    input: z.strictObject({
+      id: numericId('219045149'),
+      tab: z.enum(['recent', 'ranked']).default('recent').openapi({ description: 'recent: newest first; ranked: most popular.', example: 'ranked' }),
+      end_cursor: cursor('a7b13800275848929a96cf3549813b25'),
+    }),
+    example: { id: '219045149' },
+    answerExample: instagramAnswers['location-posts'],
+    output: z.looseObject({ edges: z.array(z.looseObject({ node: z.unknown() })), page_info: z.looseObject({ has_next_page: z.boolean() }) }),
+    endpoint: { path: 'location-feeds' },
+    price: 0.5,
+    freshnessMs: fifteenMinutes,
+  }),
+  row({
     name: 'hashtag',
     summary: 'Posts with a hashtag',
-    description: 'Media carrying a hashtag (give it without #), with the hashtag\'s post count; page on with `end_cursor`.',
+    description: "A hashtag's recent and top posts and its post count (give it without #); page on with `end_cursor` from `edge_hashtag_to_media.page_info.end_cursor`.",
     input: z.strictObject({
       tag: hashtag('space'),
-      end_cursor: cursor('QVFD'),
+      end_cursor: cursor('QVFDbnJ4'),
     }),
     example: { tag: 'space' },
     answerExample: instagramAnswers.hashtag,
-    output: z.looseObject({ name: z.string(), media_count: z.number().optional() }),
-    endpoint: { path: 'tag-feeds' },
+    output: z.looseObject({
+      data: z.looseObject({ hashtag: z.looseObject({ name: z.string(), edge_hashtag_to_media: z.looseObject({ count: z.number() }) }) }),
+    }),
+    endpoint: { path: 'tag-feeds', rename: { tag: 'query' } },
     price: 0.5,
     freshnessMs: fifteenMinutes,
   }),
@@ -66,11 +85,11 @@ export const instagramOperations = vendorOperations({ platform: 'instagram', ven
   row({
     name: 'user-posts',
     summary: "A user's media",
-    description: 'Media posted by a user id (see user-id), newest first, up to 50 a page; page on with `end_cursor`.',
-    input: z.strictObject({ id: numericId('528817151'), count: count(1, 50, 12), end_cursor: cursor('3363840123456789012_528817151') }),
+    description: 'Media posted by a user id (see user-id), newest first, up to 50 a page; page on with `max_id` from the answer\'s `next_max_id`.',
+    input: z.strictObject({ id: numericId('528817151'), count: count(1, 50, 12), max_id: cursor('3363840123456789012_528817151') }),
     example: { id: '528817151' },
     answerExample: instagramAnswers['user-posts'],
-    output: z.looseObject({ items: z.array(z.looseObject({ code: z.string() })), more_available: z.boolean().optional() }),
+    output: z.looseObject({ items: z.array(z.looseObject({ code: z.string() })), more_available: z.boolean(), next_max_id: z.string().optional() }),
     endpoint: { path: 'user-feeds' },
     price: 0.5,
     freshnessMs: fifteenMinutes,
@@ -95,7 +114,8 @@ export const instagramOperations = vendorOperations({ platform: 'instagram', ven
     example: { id: '528817151' },
     answerExample: instagramAnswers.username,
     output: z.looseObject({ username: z.string() }),
-    endpoint: { path: 'username-from-id', rename: { id: 'user_id' } },
+    // The same `/id` path as user-id: the vendor answers id → username when given `id`.
+    endpoint: { path: 'id' },
     price: 0.2,
   }),
   row({
@@ -111,13 +131,29 @@ export const instagramOperations = vendorOperations({ platform: 'instagram', ven
   }),
   row({
     name: 'explore',
-    summary: 'Explore feed',
-    description: 'The explore feed: its sections, or the media of one section when `section_id` is given.',
-    input: z.strictObject({ section_id: z.string().regex(/^[A-Za-z0-9_:-]{1,100}$/, 'A section id from the explore sections.').optional().openapi({ example: 'explore_grid_1' }) }),
+    summary: 'Explore feed sections',
+    description: 'The explore feed\'s topic sections (TV & Movies, Games, ...) with their subsections; give a `section_id` to explore-section for its media.',
+    input: z.strictObject({}),
     example: {},
     answerExample: instagramAnswers.explore,
-    output: z.looseObject({ sections: z.array(z.looseObject({ id: z.string() })).optional(), items: z.array(z.unknown()).optional() }),
-    endpoint: { path: 'explore' },
+    output: z.looseObject({ sections: z.array(z.looseObject({ section_id: z.string(), name: z.string() })) }),
+    endpoint: { path: 'sections' },
+    price: 0.5,
+    freshnessMs: fifteenMinutes,
+  }),
+  row({
+    name: 'explore-section',
+    summary: 'Media of an explore section',
+    description: 'The media of one explore section, up to 50 a page; page on with `max_id` from the answer.',
+    input: z.strictObject({
+      id: z.string().regex(/^[A-Za-z0-9_:-]{1,100}$/, 'A section id from explore.').openapi({ description: 'A `section_id` from explore.', example: '10155994923880727' }),
+      count: count(1, 50, 12),
+      max_id: cursor('3022944298396964424'),
+    }),
+    example: { id: '10155994923880727' },
+    answerExample: instagramAnswers['explore-section'],
+    output: z.looseObject({ section_name: z.string(), items: z.array(z.unknown()), more_available: z.boolean() }),
+    endpoint: { path: 'section' },
     price: 0.5,
     freshnessMs: fifteenMinutes,
   }),

@@ -1,5 +1,6 @@
 /**
- * The `data` each X row answers, for the OpenAPI document: shortened from test/fixtures/twitter-api45.
+ * The `data` each X row answers, for the OpenAPI document: shortened from test/fixtures/twitter-api45
+ * (twitter283 for the translation, xai for the assistant).
  * test/openapi.test.ts parses each against its row's `output` schema.
  */
 
@@ -49,5 +50,54 @@ export const xAnswers = {
       { name: '#BlackFriday', description: '128K posts', context: 'Trending in United States' },
       { name: 'Thanksgiving', description: '412K posts', context: 'Trending in United States' },
     ],
+  },
+  'post-translation': {
+    data: {
+      tweet_results: {
+        rest_id: '1789391226282107207',
+        result: {
+          __typename: 'Tweet',
+          rest_id: '1789391226282107207',
+          translate_tweet: {
+            destination_language: 'ja',
+            entities: {},
+            localized_source_language: 'English',
+            source_language: 'en',
+            translation: 'Workers はどこでも 5 ミリ秒未満で起動するようになりました。',
+            translation_source: 'Google',
+            translation_state: 'Success',
+          },
+        },
+      },
+    },
+  },
+  assistant: {
+    id: 'f3c2a1d0-7e5b-4c8a-9d6e-2b1a0c9f8e7d',
+    object: 'response',
+    created_at: 1795791852,
+    completed_at: 1795791897,
+    model: 'grok-4.7',
+    status: 'completed',
+    output: [
+      {
+        id: 'msg_f3c2a1d0-7e5b-4c8a-9d6e-2b1a0c9f8e7d',
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [
+          {
+            type: 'output_text',
+            text: 'Posts on X this week mostly discuss faster Worker start-up and the new limits; developers compare cold starts favourably.',
+            logprobs: null,
+            annotations: [],
+          },
+        ],
+      },
+    ],
+    tools: [{ type: 'x_search' }],
+    tool_choice: 'auto',
+    parallel_tool_calls: true,
+    store: false,
+    usage: { input_tokens: 5120, input_tokens_details: { cached_tokens: 0 }, output_tokens: 96, output_tokens_details: { reasoning_tokens: 410 }, total_tokens: 5626, num_sources_used: 0, num_server_side_tools_used: 4 },
   },
 };

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { rapidApiAnswers, rapidApiVendor } from '../../providers/rapidapi';
+import { xai } from '../../providers/xai';
 import { row, vendorOperations } from '../vendor-operations';
 import { cursor, hashtag, HOUR, numericId, query } from './fields';
 import { xAnswers } from './x.examples';
@@ -10,6 +11,23 @@ import { xAnswers } from './x.examples';
  */
 const xVendor = rapidApiVendor({ id: 'twitter-api45', label: 'The X data provider', settingsPrefix: 'X', read: rapidApiAnswers.whole });
 
+/**
+ * The platform's own translation of a post: Twitter283 on RapidAPI (twitter283.p.rapidapi.com), whose
+ * `TranslateTweet` answers `{data: {tweet_results: {rest_id, result: {translate_tweet}}}}`. Twitter API45 has
+ * no translation. An answer without `translate_tweet` is a post the vendor could not translate.
+ */
+const xTranslationVendor = rapidApiVendor({
+  id: 'twitter283',
+  label: 'The X translation provider',
+  settingsPrefix: 'TWITTER283',
+  read(body) {
+    const reading = rapidApiAnswers.whole(body);
+    if (!reading.ok) return reading;
+    const translated = (body as { data?: { tweet_results?: { result?: { translate_tweet?: unknown } } } }).data?.tweet_results?.result?.translate_tweet;
+    return translated ? reading : { ok: false, message: 'No translation of this post.' };
+  },
+});
+
 const screenname = z.string().regex(/^@?[A-Za-z0-9_]{1,15}$/, 'An X handle: 1-15 letters, digits or _, with or without @.').openapi({ example: 'cloudflare' });
 const postId = numericId('1789391226282107207').openapi({ description: 'The numeric id of a post, as in /status/<id>.' });
 const Timeline = z.looseObject({ timeline: z.array(z.looseObject({ tweet_id: z.string(), text: z.string() })), next_cursor: z.string().optional() });
@@ -17,7 +35,7 @@ const fiveMinutes = 5 * 60 * 1000;
 /** The `next_cursor` of the previous answer. */
 const nextCursor = cursor('DAABCgABGUyyLZe__-YKAAIZSw');
 
-export const xOperations = vendorOperations({ platform: 'x', vendor: xVendor, timeoutMs: 30_000, freshnessMs: fiveMinutes }, [
+const xPostOperations = vendorOperations({ platform: 'x', vendor: xVendor, timeoutMs: 30_000, freshnessMs: fiveMinutes }, [
   row({
     name: 'user-info',
     summary: 'User profile',
@@ -117,3 +135,56 @@ export const xOperations = vendorOperations({ platform: 'x', vendor: xVendor, ti
     price: 0.3,
   }),
 ]);
+
+/** A language as X names it: an ISO 639 code, with a region where X distinguishes one (zh-cn, zh-tw). */
+const language = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z]{2,4})?$/, 'A language code such as en, ja or zh-tw.').openapi({ example: 'en' });
+
+const xTranslationOperations = vendorOperations({ platform: 'x', vendor: xTranslationVendor, timeoutMs: 30_000, freshnessMs: 24 * HOUR }, [
+  row({
+    name: 'post-translation',
+    summary: 'A post, translated',
+    description: "The platform's own translation of a post into a language: the translated text, the detected source language and the translation engine.",
+    input: z.strictObject({ id: postId, language }),
+    example: { id: '1789391226282107207', language: 'ja' },
+    answerExample: xAnswers['post-translation'],
+    output: z.looseObject({
+      data: z.looseObject({
+        tweet_results: z.looseObject({
+          result: z.looseObject({
+            translate_tweet: z.looseObject({ translation: z.string(), source_language: z.string(), destination_language: z.string() }),
+          }),
+        }),
+      }),
+    }),
+    endpoint: { path: 'TranslateTweet', rename: { id: 'tweet_id' } },
+    price: 0.5,
+  }),
+]);
+
+/**
+ * The platform's assistant: Grok, through xAI's Responses API with its X Search tool, so the answer is drawn
+ * from posts on X. The model is named in the row; when xAI retires it, the row changes.
+ */
+const xAssistantOperations = vendorOperations({ platform: 'x', vendor: xai, timeoutMs: 95_000, freshnessMs: 15 * 60 * 1000 }, [
+  row({
+    name: 'assistant',
+    summary: "Grok's answer, from posts on X",
+    description:
+      "The platform's assistant (Grok) answers a question after searching X itself (keywords, people, threads). The answer is xAI's response object: the text is the `output_text` of the `message` item in `output`.",
+    method: 'POST',
+    input: z.strictObject({
+      question: z.string().trim().min(1).max(500).openapi({ description: 'The question, up to 500 characters.', example: 'What are people on X saying about Cloudflare Workers this week?' }),
+    }),
+    example: { question: 'What are people on X saying about Cloudflare Workers this week?' },
+    answerExample: xAnswers.assistant,
+    output: z.looseObject({
+      id: z.string(),
+      status: z.literal('completed'),
+      output: z.array(z.looseObject({ type: z.string() })),
+    }),
+    endpoint: { method: 'POST', path: 'v1/responses', rename: { question: 'input' }, fixed: { model: 'grok-4.7', tools: [{ type: 'x_search' }], store: false } },
+    price: 30,
+  }),
+]);
+
+export const xOperations = [...xPostOperations, ...xTranslationOperations, ...xAssistantOperations];
