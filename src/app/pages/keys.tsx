@@ -38,7 +38,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
         <h2>Create a key</h2>
         <form class="row" data-api={base} data-then="secret" data-secret-title="Your new API key" data-secret-note="Copy it now and keep it secret. You can reveal it again here later, until it is revoked.">
           <Field name="name" label="Name" placeholder="e.g. production, laptop, research agent" maxlength={100} />
-          <Field name="monthlyLimitCents" label="Monthly limit, cents (optional)" type="number" required={false} placeholder="no limit" hint="The most this key may spend in a calendar month (UTC)." />
+          <Field name="monthlyLimitCents" label="Monthly limit, cents (optional)" type="number" required={false} placeholder="no limit" />
           <button type="submit">Create key</button>
           <p class="form-error" role="alert"></p>
         </form>
@@ -114,8 +114,9 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
               <td>{key.monthEndsAt.slice(0, 10)}</td>
               <td class="actions">
                 {key.createdBy === user.id || canManage(access.role) ? (
-                  <form class="row" data-api={`${base}/${key.id}/limit`} data-method="PUT" data-then="reload">
+                  <form class="row limit-form" data-api={`${base}/${key.id}/limit`} data-method="PUT" data-then="reload">
                     <input id={`limit-${key.id}`} aria-label={`Monthly limit in cents for ${key.name}`} name="monthlyLimitCents" type="number" min="0" step="1" value={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)} placeholder="no limit" />
+                    <span class="muted small">cents</span>
                     <button type="submit" class="secondary small" aria-label={`Set the monthly limit of ${key.name}`}>Set limit</button>
                     <p class="form-error" role="alert"></p>
                   </form>
