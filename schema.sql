@@ -35,8 +35,9 @@ CREATE TABLE api_keys (
   last_used_at    TEXT,
   revoked_at      TEXT
 -- Added by migration 0003 (SQLite appends the column this way): the dashboard user who made the key,
--- NULL for keys made by the operator API.
-, created_by TEXT REFERENCES users (id));
+-- NULL for keys made by the operator API. Then by migration 0009: the key's optional monthly spend limit
+-- in units (NULL: none), and its version.
+, created_by TEXT REFERENCES users (id), monthly_limit_units INTEGER, limit_version INTEGER NOT NULL DEFAULT 0);
 CREATE UNIQUE INDEX api_keys_by_hash ON api_keys (key_hash);
 CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
 

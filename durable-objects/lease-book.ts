@@ -114,12 +114,13 @@ export class LeaseBook {
     return this.holds.get(id);
   }
 
-  /** Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease. */
-  capture(hold: Hold, actualUnits: number, usage: UsageRow): void {
+  /** Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease; answers what it spent. */
+  capture(hold: Hold, actualUnits: number, usage: UsageRow): number {
     this.drop(hold);
     const spent = Math.max(0, Math.min(actualUnits, hold.subscriptionUnits + hold.purchasedUnits));
     const subscriptionUnits = Math.min(spent, hold.subscriptionUnits);
     this.addCharge({ id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage });
+    return spent;
   }
 
   release(id: string): void {
@@ -138,9 +139,11 @@ export class LeaseBook {
     return this.sql.exec('SELECT 1 FROM charges WHERE id = ?', id).toArray().length > 0;
   }
 
-  /** Gives back, to the lease, every hold whose call outlived it. */
-  expireHolds(now: number): void {
-    for (const hold of this.holds.values()) if (hold.expiresAt <= now) this.drop(hold);
+  /** Gives back, to the lease, every hold whose call outlived it; answers their ids. */
+  expireHolds(now: number): string[] {
+    const expired = [...this.holds.values()].filter((hold) => hold.expiresAt <= now);
+    for (const hold of expired) this.drop(hold);
+    return expired.map((hold) => hold.id);
   }
 
   nextHoldExpiry(): number | null {

@@ -11,7 +11,10 @@ export interface LedgerEntry {
   seq: number;
   at: number;
   kind: 'plan' | 'credit' | 'period_reset' | 'capture' | 'expire';
-  /** The usage row of a capture (or the legacy hold of an expiry). */
+  /**
+   * The usage row of a capture, the legacy hold of an expiry, or the dedupe id (a Stripe event's id) of a
+   * credit or plan given with one: the ledger's unique index applies each of these once.
+   */
   holdId: string | null;
   subscriptionDelta: number;
   purchasedDelta: number;
@@ -126,26 +129,40 @@ export class OrgWallet extends DurableObject<Env> {
    * full. Subscription units held in leases belong to the period that ended: they expire with it.
    * Answers the workspaces that hold or held a lease, so the caller can tell their gates at once.
    */
-  configure(input: { allowanceUnits: number; plan: Plan | null; rpmOverride: number | null; planEndsAt?: number | null }): {
+  configure(input: { allowanceUnits: number; plan: Plan | null; rpmOverride: number | null; planEndsAt?: number | null; dedupeId?: string | null }): {
     balance: Balance;
     terms: Terms;
     generation: number;
     workspaces: string[];
+    /** False when a configuration with this dedupe id was applied before: nothing changed. */
+    applied: boolean;
+    /** Whether the wallet's terms are (still) the ones this configuration set: no later one replaced them. */
+    current: boolean;
   } {
+    const workspaces = () => this.sql.exec<{ id: string }>('SELECT workspace_id AS id FROM leases').toArray().map((row) => row.id);
+    if (input.dedupeId && this.applied('plan', input.dedupeId)) {
+      const latest = this.sql.exec<{ id: string | null }>("SELECT hold_id AS id FROM ledger WHERE kind = 'plan' ORDER BY seq DESC LIMIT 1").one().id;
+      return { balance: this.balance(), terms: this.terms()!, generation: this.generation(), workspaces: workspaces(), applied: false, current: latest === input.dedupeId };
+    }
     const account = this.account();
     const periodEnd = nextPeriodEnd(clock.now());
     this.sql.exec('UPDATE account SET allowance_units = ?, period_end = ?', input.allowanceUnits, periodEnd);
-    this.change('plan', null, input.allowanceUnits - account.subscription_units, 0);
+    this.change('plan', input.dedupeId ?? null, input.allowanceUnits - account.subscription_units, 0);
     this.sql.exec('UPDATE terms SET plan = ?, rpm_override = ?, plan_ends_at = ?, known = 1, version = version + 1', input.plan, input.rpmOverride, input.planEndsAt ?? null);
     this.newGeneration();
-    const workspaces = this.sql.exec<{ id: string }>('SELECT workspace_id AS id FROM leases').toArray().map((row) => row.id);
-    return { balance: this.balance(), terms: this.terms()!, generation: this.generation(), workspaces };
+    return { balance: this.balance(), terms: this.terms()!, generation: this.generation(), workspaces: workspaces(), applied: true, current: true };
   }
 
-  credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }): Balance {
+  /**
+   * Adds to the balances. A credit given with a dedupe id (a payment's event id) is applied once however
+   * often it is given, so whoever pays can credit first and record the payment after: a crash in
+   * between is repaired by giving the credit again.
+   */
+  credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId: string | null = null): Balance & { applied: boolean } {
     this.rollPeriod();
-    this.change('credit', null, amounts.subscriptionUnits ?? 0, amounts.purchasedUnits ?? 0);
-    return this.balance();
+    if (dedupeId && this.applied('credit', dedupeId)) return { ...this.balance(), applied: false };
+    this.change('credit', dedupeId, amounts.subscriptionUnits ?? 0, amounts.purchasedUnits ?? 0);
+    return { ...this.balance(), applied: true };
   }
 
   /**
@@ -306,6 +323,11 @@ export class OrgWallet extends DurableObject<Env> {
       .exec<{ s: number; p: number }>('SELECT COALESCE(SUM(subscription_units), 0) AS s, COALESCE(SUM(purchased_units), 0) AS p FROM leases')
       .one();
     return { subscriptionUnits: account.subscription_units - leased.s, purchasedUnits: account.purchased_units - leased.p };
+  }
+
+  /** Whether a ledger entry of this kind carries this dedupe id already. */
+  private applied(kind: 'credit' | 'plan', dedupeId: string): boolean {
+    return this.sql.exec('SELECT 1 FROM ledger WHERE kind = ? AND hold_id = ?', kind, dedupeId).toArray().length > 0;
   }
 
   private generation(): number {

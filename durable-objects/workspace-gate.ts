@@ -3,6 +3,7 @@ import { clock } from '../src/core/clock';
 import type { ObjectBindings } from '../src/core/object-bindings';
 import { requestsPerMinute, type Plan } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
+import { type KeyBudget, KeyBudgets, type KeyLimit, type KeyLimitRefusal } from './key-budgets';
 import { LeaseBook } from './lease-book';
 import { type Balance, planInForce, type SyncReply, type Terms } from './lease-protocol';
 import type { OrgWallet } from './org-wallet';
@@ -53,10 +54,15 @@ export interface MeterAsk {
   /** The plan as the key's principal knows it; used only for a wallet configured before it recorded plans. */
   plan: Plan | null;
   rpmOverride: number | null;
+  /** The key's monthly limit as its principal read it from D1; the gate keeps whichever version is newer. */
+  keyLimit?: KeyLimit | null;
 }
 
 /** Why the money for a call could not be set aside: the balance itself cannot cover it, or calls in flight hold it. */
-export type Shortfall = { kind: 'insufficient'; requiredUnits: number; availableUnits: number } | { kind: 'busy'; retryAfter: number };
+export type Shortfall =
+  | { kind: 'insufficient'; requiredUnits: number; availableUnits: number }
+  | { kind: 'busy'; retryAfter: number }
+  | ({ kind: 'key_limit' } & KeyLimitRefusal);
 
 export type MeterAnswer =
   | { kind: 'revoked' }
@@ -79,6 +85,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   private window: Window = { start: 0, count: 0 };
   private revoked = new Set<string>();
   private readonly book: LeaseBook;
+  private readonly budgets: KeyBudgets;
   /** Every exchange with the wallet, one after another: a reply is applied before the next message is made. */
   private queue: Promise<unknown> = Promise.resolve();
   /** Units set aside in the current second and the one before, to size draws to the rate of spending. */
@@ -93,6 +100,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.book = new LeaseBook(ctx.storage.sql);
+    this.budgets = new KeyBudgets(ctx.storage.sql);
     // Persisted so an evicted object does not forget the requests already counted in this window.
     void ctx.blockConcurrencyWhile(async () => {
       const stored = await ctx.storage.get<Window | string[]>(['window', 'revoked']);
@@ -131,7 +139,20 @@ export class WorkspaceGate extends DurableObject<Env> {
     return { revoked: false, balance, terms };
   }
 
-  /** Revocation, plan, window and money for one call, in that order; a 429 wins over a 402. */
+  /**
+   * Records a key's new monthly limit before the change is answered, so the very next call with it
+   * follows the limit (a limit an isolate remembers is older and cannot replace it).
+   */
+  setKeyLimit(keyId: string, limit: KeyLimit): void {
+    this.budgets.adopt(keyId, limit);
+  }
+
+  /** Each key's limit, its spend this month and what its calls in flight hold, for the dashboard. */
+  keyBudgets(keyIds: string[]): KeyBudget[] {
+    return this.budgets.budgets(keyIds, clock.now());
+  }
+
+  /** Revocation, plan, window, the key's own monthly limit and money for one call, in that order; a 429 wins over a 402. */
   async meter(ask: MeterAsk): Promise<MeterAnswer> {
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask.usage);
@@ -148,12 +169,22 @@ export class WorkspaceGate extends DurableObject<Env> {
     const admission = this.admit(requestsPerMinute(plan, terms.rpmOverride));
     if (!admission.allowed) return { kind: 'limited', admission };
 
+    // The key's limit counts what its calls in flight hold: reserved here, before any await, so
+    // concurrent calls cannot pass one limit together.
+    if (ask.keyLimit) this.budgets.adopt(ask.keyId, ask.keyLimit);
+    const capped = this.budgets.reserve(ask.usage.id, ask.keyId, ask.amountUnits, clock.now());
+    if (capped) {
+      this.refuse(ask.usage, 402, 'INSUFFICIENT_CREDITS');
+      return { kind: 'key_limit', ...capped, admission };
+    }
     const taken = await this.take(ask.usage.id, ask.amountUnits, ask.ttlMs).catch((error: unknown) => {
       // The wallet could not be reached for a draw: the call fails unbilled, and its row says so.
+      this.budgets.release(ask.usage.id);
       this.refuse(ask.usage, 500, 'INTERNAL_ERROR');
       throw error;
     });
     if (taken.kind !== 'held') {
+      this.budgets.release(ask.usage.id);
       this.refuse(ask.usage, taken.kind === 'busy' ? 409 : 402, taken.kind === 'busy' ? 'CONFLICT' : 'INSUFFICIENT_CREDITS');
       return { ...taken, admission };
     }
@@ -170,6 +201,7 @@ export class WorkspaceGate extends DurableObject<Env> {
     this.book.bind(usage);
     if (usage.status >= 400) {
       this.book.release(holdId);
+      this.budgets.release(holdId);
       this.book.record(usage);
       this.reportSoon();
       return { kind: 'released' };
@@ -178,14 +210,26 @@ export class WorkspaceGate extends DurableObject<Env> {
     if (!hold) {
       // Settled already (a repeated message): nothing changes.
       if (this.book.hasCharge(usage.id)) return { kind: 'captured', balance: this.book.balance() };
-      const taken = await this.take(`${holdId}:late`, actualUnits, 0);
+      const lateId = `${holdId}:late`;
+      // The key's limit applies to a late capture too: the room its hold kept went back when the hold did.
+      const capped = this.budgets.reserve(lateId, usage.keyId, actualUnits, clock.now());
+      if (capped) {
+        this.refuse(usage, 402, 'INSUFFICIENT_CREDITS');
+        return { kind: 'key_limit', ...capped };
+      }
+      const taken = await this.take(lateId, actualUnits, 0).catch((error: unknown) => {
+        this.budgets.release(lateId);
+        throw error;
+      });
       if (taken.kind !== 'held') {
+        this.budgets.release(lateId);
         this.refuse(usage, taken.kind === 'busy' ? 409 : 402, taken.kind === 'busy' ? 'CONFLICT' : 'INSUFFICIENT_CREDITS');
         return taken;
       }
-      hold = this.book.holdOf(`${holdId}:late`)!;
+      hold = this.book.holdOf(lateId)!;
     }
-    this.book.capture(hold, actualUnits, usage);
+    // The charge and the key's spend are stored in the same turn, so neither is kept without the other.
+    this.budgets.capture(hold.id, this.book.capture(hold, actualUnits, usage), clock.now());
     this.reportSoon();
     return { kind: 'captured', balance: this.book.balance() };
   }
@@ -216,7 +260,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   /** Gives back the money of calls that outlived their holds, reports finished calls, and returns an idle lease. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    this.book.expireHolds(clock.now());
+    for (const holdId of this.book.expireHolds(clock.now())) this.budgets.release(holdId);
     const idle = clock.now() - this.lastMeter >= IDLE_LEASE_MS;
     const free = this.book.free(clock.now());
     try {

@@ -51,11 +51,25 @@ const COMMANDS: Record<string, Command> = {
     run: (client, f) => client.call('POST', '/ops/v1/workspaces', { organizationId: f.org, name: f.name }),
   },
   'key create': {
-    usage: '--workspace WS_ID [--scope SCOPE] [--name NAME]',
-    summary: 'Create a workspace key; prints {"id", "key", ...}.',
+    usage: '--workspace WS_ID [--scope SCOPE] [--name NAME] [--monthly-limit-cents N]',
+    summary: 'Create a workspace key, optionally with a monthly spend limit of its own; prints {"id", "key", ...}.',
     required: ['workspace'],
+    run: (client, f) => {
+      const monthlyLimitCents = integer(f, 'monthly-limit-cents');
+      return client.call('POST', '/ops/v1/keys', {
+        workspaceId: f.workspace,
+        ...(f.scope === undefined ? {} : { scope: f.scope }),
+        ...(f.name === undefined ? {} : { name: f.name }),
+        ...(monthlyLimitCents === undefined ? {} : { monthlyLimitCents }),
+      });
+    },
+  },
+  'key limit': {
+    usage: '--id KEY_ID --monthly-limit-cents N|none',
+    summary: "Set a key's monthly spend limit (none: no limit of its own); the very next call follows it.",
+    required: ['id', 'monthly-limit-cents'],
     run: (client, f) =>
-      client.call('POST', '/ops/v1/keys', { workspaceId: f.workspace, ...(f.scope === undefined ? {} : { scope: f.scope }), ...(f.name === undefined ? {} : { name: f.name }) }),
+      client.call('PUT', `/ops/v1/keys/${path(f.id!)}/limit`, { monthlyLimitCents: f['monthly-limit-cents'] === 'none' ? null : integer(f, 'monthly-limit-cents') }),
   },
   'key reveal': {
     usage: '--id KEY_ID',
@@ -155,6 +169,7 @@ const OPTIONS = {
   'purchased-cents': { type: 'string' },
   'subscription-cents': { type: 'string' },
   rpm: { type: 'string' },
+  'monthly-limit-cents': { type: 'string' },
   slug: { type: 'string' },
   ...Object.fromEntries(CAP_FLAGS.map(([flag]) => [flag, { type: 'string' }])),
 } as const;

@@ -58,9 +58,10 @@ export async function checkoutForTopUp(stripe: Stripe, input: { organizationId: 
 export type WebhookOutcome = { status: 200; applied: boolean; note: string } | { status: 400; note: string };
 
 /**
- * Verifies and applies one webhook delivery. Each event id is applied once: it is claimed in D1 first, a
- * repeated delivery finds the claim and changes nothing; if applying fails, the claim is dropped so
- * Stripe's retry applies it.
+ * Verifies and applies one webhook delivery, exactly once per event id. Every step of applying is itself
+ * idempotent by the event id (the wallet applies a credit or plan carrying it once), so the event is
+ * applied first and recorded in D1 (`stripe_events`) after: a delivery that died in between, or failed,
+ * is applied again by Stripe's retry without crediting twice, and a delivery already recorded is skipped.
  */
 export async function handleStripeWebhook(env: Env, stripe: Stripe, rawBody: string, signature: string | undefined): Promise<WebhookOutcome> {
   let event: Stripe.Event;
@@ -70,17 +71,14 @@ export async function handleStripeWebhook(env: Env, stripe: Stripe, rawBody: str
     return { status: 400, note: `Signature check failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   const organizationId = organizationOf(event);
-  const claimed = await env.DB.prepare('INSERT OR IGNORE INTO stripe_events (id, type, organization_id, received_at) VALUES (?, ?, ?, ?)')
+  const appliedBefore = () => ({ status: 200 as const, applied: false, note: `Event ${event.id} was applied before.` });
+  if (await env.DB.prepare('SELECT 1 FROM stripe_events WHERE id = ?').bind(event.id).first()) return appliedBefore();
+  const note = await apply(env, event, organizationId);
+  const recorded = await env.DB.prepare('INSERT OR IGNORE INTO stripe_events (id, type, organization_id, received_at) VALUES (?, ?, ?, ?)')
     .bind(event.id, event.type, organizationId, new Date(clock.now()).toISOString())
     .run();
-  if (claimed.meta.changes !== 1) return { status: 200, applied: false, note: `Event ${event.id} was applied before.` };
-  try {
-    const note = await apply(env, event, organizationId);
-    return { status: 200, applied: true, note };
-  } catch (error) {
-    await env.DB.prepare('DELETE FROM stripe_events WHERE id = ?').bind(event.id).run();
-    throw error;
-  }
+  // Two deliveries of one event at once both apply it (the wallet takes it once); one of them records it.
+  return recorded.meta.changes === 1 ? { status: 200, applied: true, note } : appliedBefore();
 }
 
 function organizationOf(event: Stripe.Event): string | null {
@@ -97,14 +95,14 @@ async function apply(env: Env, event: Stripe.Event, organizationId: string | nul
       if (session.metadata?.kind === 'top_up') {
         const cents = session.amount_total ?? Number(session.metadata.cents);
         const organization = await getOrganization(env.DB, organizationId);
-        await walletOf(env, organizationId).credit({ purchasedUnits: unitsFromCents(cents) });
+        const credited = await walletOf(env, organizationId).credit({ purchasedUnits: unitsFromCents(cents) }, event.id);
         // Credit needs a plan to be spent: a top-up puts an organization without one on pay as you go.
-        if (!organization.plan) await applyPlan(env, organizationId, 'payg');
-        return `Credited ${cents} cents.`;
+        if (!organization.plan) await applyPlan(env, organizationId, 'payg', `${event.id}:payg`);
+        return credited.applied ? `Credited ${cents} cents.` : `Credited ${cents} cents (by an earlier delivery of this event).`;
       }
       const plan = session.metadata?.plan;
       if (!isPlan(plan)) return `Checkout for an unknown plan ${String(plan)}; ignored.`;
-      await applyPlan(env, organizationId, plan);
+      await applyPlan(env, organizationId, plan, event.id);
       const subscription = typeof session.subscription === 'string' ? session.subscription : (session.subscription?.id ?? null);
       await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = ? WHERE id = ?').bind(subscription, organizationId).run();
       return `Plan set to ${plan}.`;
@@ -113,7 +111,7 @@ async function apply(env: Env, event: Stripe.Event, organizationId: string | nul
       const subscription = event.data.object;
       const current = await env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId).first<{ id: string | null }>();
       if (current?.id !== subscription.id) return 'A subscription the organization no longer pays with ended; nothing changes.';
-      await applyPlan(env, organizationId, null);
+      await applyPlan(env, organizationId, null, event.id);
       await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL WHERE id = ?').bind(organizationId).run();
       return 'Subscription ended; the organization has no plan now.';
     }
@@ -122,10 +120,13 @@ async function apply(env: Env, event: Stripe.Event, organizationId: string | nul
   }
 }
 
-/** Sets the plan as the operator's plan set does (a new period with the plan's allowance, every gate told), the custom ceiling kept. */
-async function applyPlan(env: Env, organizationId: string, plan: Plan | null): Promise<void> {
+/**
+ * Sets the plan as the operator's plan set does (a new period with the plan's allowance, every gate
+ * told), the custom ceiling kept; once per event, however often it is delivered.
+ */
+async function applyPlan(env: Env, organizationId: string, plan: Plan | null, eventId: string): Promise<void> {
   const organization = await getOrganization(env.DB, organizationId);
-  await setPlan(env, organizationId, { plan, rpm: organization.rpmOverride });
+  await setPlan(env, organizationId, { plan, rpm: organization.rpmOverride }, eventId);
 }
 
 function isPlan(value: unknown): value is Plan {

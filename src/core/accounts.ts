@@ -4,8 +4,10 @@ import { ApiError } from './errors';
 import { gateOf } from './gate';
 import { newId } from './ids';
 import { decryptKey, encryptKey, generateKey, hashKey, keyHint, type KeyScope } from './keys';
+import { UNITS_PER_CENT, unitsFromCents } from './money';
 import type { Plan } from './plans';
 import { configureWallet } from './wallet';
+import type { KeyLimit } from '../../durable-objects/key-budgets';
 
 export interface Organization {
   id: string;
@@ -33,6 +35,8 @@ export interface ApiKeyRecord {
   createdBy: string | null;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** The most the key may spend in a UTC calendar month, in cents; null: no limit of its own. */
+  monthlyLimitCents: number | null;
 }
 
 /** What authentication resolves a key to: the key, its workspace and the organization that pays. */
@@ -44,6 +48,8 @@ export interface KeyPrincipal {
   organizationId: string;
   plan: Plan | null;
   rpmOverride: number | null;
+  /** The key's monthly spend limit as D1 has it; absent for an OAuth grant, which has none. */
+  monthlyLimit?: KeyLimit;
 }
 
 export async function createOrganization(db: D1Database, input: { name: string; plan?: Plan | null }): Promise<Organization> {
@@ -88,11 +94,22 @@ export async function getOrganization(db: D1Database, id: string): Promise<Organ
  * Sets the plan (or none) and an optional custom requests-per-minute ceiling for all the organization's
  * workspaces, and starts a new period with the plan's allowance. Answered only once the wallet and every
  * workspace gate that has metered a call know it, so the very next call follows the new plan.
+ *
+ * With a `dedupeId` (a payment's event id) the change is applied once however often it is given: the
+ * wallet, which recognises the id, goes first, so a repeat never grants the allowance again; D1 follows,
+ * also on a repeat (repairing a first attempt that died in between), unless a later change has replaced
+ * this one in the wallet since, in which case D1 already holds that later change.
  */
-export async function setPlan(env: Env, id: string, input: { plan: Plan | null; rpm?: number | null }): Promise<Organization> {
+export async function setPlan(env: Env, id: string, input: { plan: Plan | null; rpm?: number | null }, dedupeId: string | null = null): Promise<Organization> {
   await getOrganization(env.DB, id);
   // A plan set here replaces a running free trial: it no longer ends by itself.
-  await env.DB.prepare('UPDATE organizations SET plan = ?, rpm_override = ?, trial_ends_at = NULL WHERE id = ?').bind(input.plan, input.rpm ?? null, id).run();
+  const write = () => env.DB.prepare('UPDATE organizations SET plan = ?, rpm_override = ?, trial_ends_at = NULL WHERE id = ?').bind(input.plan, input.rpm ?? null, id).run();
+  if (dedupeId !== null) {
+    const configured = await configureWallet(env, { id, plan: input.plan, rpmOverride: input.rpm ?? null }, null, dedupeId);
+    if (configured.current) await write();
+    return getOrganization(env.DB, id);
+  }
+  await write();
   const organization = await getOrganization(env.DB, id);
   await configureWallet(env, organization);
   return organization;
@@ -116,13 +133,14 @@ export function insertWorkspace(db: D1Database, workspace: Workspace): D1Prepare
 }
 
 const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS hint, created_at AS createdAt,
-  created_by AS createdBy, last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
+  created_by AS createdBy, last_used_at AS lastUsedAt, revoked_at AS revokedAt,
+  monthly_limit_units / ${UNITS_PER_CENT}.0 AS monthlyLimitCents`;
 
 /** Creates a key and answers its plaintext: the only time it leaves the server unasked. */
 export async function createKey(
   db: D1Database,
   encryptionSecret: string,
-  input: { workspaceId: string; scope: KeyScope; name: string; createdBy?: string | null },
+  input: { workspaceId: string; scope: KeyScope; name: string; createdBy?: string | null; monthlyLimitCents?: number | null },
 ): Promise<ApiKeyRecord & { key: string }> {
   const workspace = await db.prepare('SELECT id FROM workspaces WHERE id = ?').bind(input.workspaceId).first();
   if (!workspace) throw ApiError.notFound(`No workspace ${input.workspaceId}.`);
@@ -138,13 +156,19 @@ export async function createKey(
     createdBy: input.createdBy ?? null,
     lastUsedAt: null,
     revokedAt: null,
+    monthlyLimitCents: input.monthlyLimitCents ?? null,
   };
+  // No gate is told: a new key is in no isolate's memory, so its first call reads the limit from here.
+  const limitUnits = record.monthlyLimitCents === null ? null : unitsFromCents(record.monthlyLimitCents);
   await db
     .prepare(
-      `INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, created_by)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, created_by, monthly_limit_units, limit_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(id, record.workspaceId, await hashKey(key), await encryptKey(key, id, encryptionSecret), record.hint, record.scope, record.name, record.createdAt, record.createdBy)
+    .bind(
+      id, record.workspaceId, await hashKey(key), await encryptKey(key, id, encryptionSecret), record.hint, record.scope, record.name, record.createdAt, record.createdBy,
+      limitUnits, limitUnits === null ? 0 : 1,
+    )
     .run();
   return { ...record, key };
 }
@@ -187,17 +211,37 @@ export async function revokeKey(env: Env, id: string): Promise<ApiKeyRecord> {
   return getKey(env.DB, id);
 }
 
+/**
+ * Sets or removes (null) a key's monthly spend limit. D1 first, with a new version, then the workspace's
+ * gate, before this answers: the very next call follows the new limit. Were the gate unreachable, the
+ * change is refused here and the key's next principal read (at most 30 s later) carries it to the gate.
+ */
+export async function setKeyLimit(env: Env, id: string, monthlyLimitCents: number | null): Promise<ApiKeyRecord> {
+  const key = await getKey(env.DB, id);
+  if (key.revokedAt) throw ApiError.conflict(`Key ${id} was revoked at ${key.revokedAt}; its limit no longer matters.`);
+  const written = await env.DB.prepare(
+    'UPDATE api_keys SET monthly_limit_units = ?, limit_version = limit_version + 1 WHERE id = ? RETURNING monthly_limit_units AS limitUnits, limit_version AS version',
+  )
+    .bind(monthlyLimitCents === null ? null : unitsFromCents(monthlyLimitCents), id)
+    .first<KeyLimit>();
+  await gateOf(env, key.workspaceId).setKeyLimit(id, written!);
+  return getKey(env.DB, id);
+}
+
 export async function findPrincipal(db: D1Database, keyHash: string): Promise<KeyPrincipal | null> {
   const row = await db
     .prepare(
       `SELECT k.id AS keyId, k.scope, k.revoked_at IS NOT NULL AS revoked, w.id AS workspaceId,
-              o.id AS organizationId, ${planInForceSql('o')} AS plan, o.rpm_override AS rpmOverride
+              o.id AS organizationId, ${planInForceSql('o')} AS plan, o.rpm_override AS rpmOverride,
+              k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion
          FROM api_keys k
          JOIN workspaces w ON w.id = k.workspace_id
          JOIN organizations o ON o.id = w.organization_id
         WHERE k.key_hash = ?`,
     )
     .bind(nowIso(), keyHash)
-    .first<Omit<KeyPrincipal, 'revoked'> & { revoked: number }>();
-  return row ? { ...row, revoked: row.revoked === 1 } : null;
+    .first<Omit<KeyPrincipal, 'revoked' | 'monthlyLimit'> & { revoked: number; limitUnits: number | null; limitVersion: number }>();
+  if (!row) return null;
+  const { limitUnits, limitVersion, ...principal } = row;
+  return { ...principal, revoked: row.revoked === 1, monthlyLimit: { limitUnits, version: limitVersion } };
 }

@@ -69,6 +69,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
       usage: usage(0, null, 0),
       plan: principal.plan,
       rpmOverride: principal.rpmOverride,
+      keyLimit: principal.monthlyLimit ?? null,
     });
     if (metered.kind === 'revoked') throw revokedKeyError(env);
     if (metered.kind === 'no_plan') {
@@ -117,8 +118,20 @@ function rateLimited(admission: Admission): ApiError {
   });
 }
 
-/** 402 only when the balance itself cannot cover the call; money held by calls in flight is a 409 to retry. */
+/**
+ * 402 only when the balance itself cannot cover the call; money held by calls in flight is a 409 to retry.
+ * A key's own monthly limit is a 402 that says so, with its figures, so nobody tops up a wallet in vain.
+ */
 function shortfallError(shortfall: Shortfall): ApiError {
+  if (shortfall.kind === 'key_limit') {
+    const inFlight = shortfall.heldUnits > 0 ? ` and its calls in flight hold ${formatCents(shortfall.heldUnits)} more` : '';
+    return new ApiError(
+      'INSUFFICIENT_CREDITS',
+      `This call needs ${formatCents(shortfall.requiredUnits)}, which would take this API key past its own monthly spend limit of ${formatCents(shortfall.limitUnits)}: ` +
+        `it has spent ${formatCents(shortfall.spentUnits)} this month${inFlight}. The limit resets on ${new Date(shortfall.resetsAt).toISOString().slice(0, 10)} (UTC). ` +
+        "The key's limit stopped this call, not the organization's balance: raise the limit in the dashboard, or wait for the reset.",
+    );
+  }
   if (shortfall.kind === 'busy') {
     return new ApiError(
       'CONFLICT',

@@ -15,15 +15,21 @@ export function walletOf(env: Env, organizationId: string) {
  * workspace that holds a lease, so none of them admits a call under the old plan after this returns.
  * Gates that never drew a lease learn the plan from the wallet before their first call.
  */
-export async function configureWallet(env: Env, organization: Pick<Organization, 'id' | 'plan' | 'rpmOverride'>, planEndsAt: number | null = null): Promise<Balance> {
+export async function configureWallet(
+  env: Env,
+  organization: Pick<Organization, 'id' | 'plan' | 'rpmOverride'>,
+  planEndsAt: number | null = null,
+  dedupeId: string | null = null,
+): Promise<Balance & { applied: boolean; current: boolean }> {
   const configured = await walletOf(env, organization.id).configure({
     allowanceUnits: allowanceUnits(organization.plan),
     plan: organization.plan,
     rpmOverride: organization.rpmOverride,
     planEndsAt,
+    dedupeId,
   });
   await Promise.all(configured.workspaces.map((workspaceId) => gateOf(env, workspaceId).adoptTerms(configured.terms, configured.generation, configured.balance)));
-  return configured.balance;
+  return { ...configured.balance, applied: configured.applied, current: configured.current };
 }
 
 /**

@@ -1,4 +1,5 @@
 
+import { env } from 'cloudflare:workers';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { PLAN_TABLE } from '../../src/core/plans';
@@ -11,13 +12,27 @@ const stripe = new Stripe('sk_test_unused', { httpClient: Stripe.createFetchHttp
 const cryptoProvider = Stripe.createSubtleCryptoProvider();
 
 /** A webhook delivery as Stripe makes it: the event JSON and its signature header, from the package's own helper. */
-async function deliver(event: Record<string, unknown>, options: { secret?: string; tamper?: boolean } = {}) {
+async function deliver(event: Record<string, unknown>, options: { secret?: string; tamper?: boolean; bindings?: Record<string, unknown> } = {}) {
   const payload = JSON.stringify({ object: 'event', api_version: '2026-01-01', created: Math.floor(Date.now() / 1000), ...event });
   const header = await stripe.webhooks.generateTestHeaderStringAsync({ payload, secret: options.secret ?? FAKE_STRIPE.webhookSecret, cryptoProvider });
   const body = options.tamper ? payload.replace('"amount_total":', '"amount_total":9') : payload;
-  const response = await dashboard('/api/billing/stripe-webhook', { method: 'POST', headers: { 'stripe-signature': header, 'content-type': 'application/json' }, body }, STRIPE);
+  const response = await dashboard('/api/billing/stripe-webhook', { method: 'POST', headers: { 'stripe-signature': header, 'content-type': 'application/json' }, body }, { ...STRIPE, ...options.bindings });
   return { status: response.status, body: (await response.json()) as any };
 }
+
+/** A database binding that fails where the webhook records an event, as a worker dying at that step would leave things. */
+const dyingBeforeRecording = new Proxy(env.DB, {
+  get(target, property) {
+    if (property === 'prepare') {
+      return (query: string) => {
+        if (query.startsWith('INSERT OR IGNORE INTO stripe_events')) throw new Error('the worker died here');
+        return target.prepare(query);
+      };
+    }
+    const value = Reflect.get(target, property);
+    return typeof value === 'function' ? value.bind(target) : value;
+  },
+});
 
 function completedCheckout(person: Person, session: Record<string, unknown>) {
   return deliver({
@@ -71,6 +86,46 @@ describe('billing through Stripe', () => {
     expect(balance.ledger.filter((entry: { kind: string }) => entry.kind === 'credit')).toHaveLength(1);
     // Credit needs a plan to be spent: the top-up put the organization on pay as you go.
     expect((await owner.json('GET', '/api/me')).body.data.organizations[0].plan).toBe('payg');
+  });
+
+  it('credits once when the worker died after crediting and before recording the event, and Stripe delivers it again', async () => {
+    const owner = await signUp();
+    const event = {
+      id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
+      type: 'checkout.session.completed',
+      data: { object: { id: 'cs_test_crash', object: 'checkout.session', mode: 'payment', payment_status: 'paid', amount_total: 1500, metadata: { organizationId: owner.organizationId, kind: 'top_up', cents: '1500' } } },
+    };
+    // The first delivery's worker dies at the last step, before the event is recorded.
+    const crashed = await deliver(event, { bindings: { DB: dyingBeforeRecording } });
+    expect(crashed.status).toBe(500);
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1500);
+
+    // Stripe retries: the credit is not given again, and the event is now recorded.
+    const retried = await deliver(event);
+    expect(retried).toMatchObject({ status: 200, body: { data: { applied: true, note: 'Credited 1500 cents (by an earlier delivery of this event).' } } });
+    expect(await deliver(event)).toMatchObject({ status: 200, body: { data: { applied: false } } });
+    const after = await wallet(owner.organizationId);
+    expect(after.purchasedBalanceCents).toBe(1500);
+    expect(after.ledger.filter((entry: { kind: string }) => entry.kind === 'credit')).toHaveLength(1);
+    expect((await owner.json('GET', '/api/me')).body.data.organizations[0].plan).toBe('payg');
+  });
+
+  it('grants a paid plan its allowance once when a delivery died before recording the event and is delivered again', async () => {
+    const owner = await signUp();
+    const key = (await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys`, { name: 'paid' })).body.data.key;
+    const event = {
+      id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
+      type: 'checkout.session.completed',
+      data: { object: { id: 'cs_test_plan', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', subscription: 'sub_test_crash', client_reference_id: owner.organizationId, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'solo' } } },
+    };
+    expect((await deliver(event, { bindings: { DB: dyingBeforeRecording } })).status).toBe(500);
+    // A call spends from the allowance the plan gave; a second grant of the allowance would refill it.
+    expect((await companyByDomain(key, 'example.com')).status).toBe(200);
+    expect((await deliver(event)).body.data.applied).toBe(true);
+    const after = await wallet(owner.organizationId);
+    expect(after.subscriptionRemainingCents).toBe(PLAN_TABLE.solo.allowanceCents - 1);
+    expect(after.ledger.filter((entry: { kind: string }) => entry.kind === 'plan')).toHaveLength(1);
+    expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('solo');
   });
 
   it('refuses a tampered or wrongly signed delivery with 400 and changes nothing', async () => {

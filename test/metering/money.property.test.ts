@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HOLD_GRACE_MS } from '../../durable-objects/workspace-gate';
-import { clock } from '../../src/core/clock';
+import { clock, utcMonthOf } from '../../src/core/clock';
 import { gateOf } from '../../src/core/gate';
 import type { UsageRow } from '../../src/core/usage';
 import { settledStatement } from '../../src/core/wallet';
@@ -137,16 +137,22 @@ const gateStep: fc.Arbitrary<GateStep> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('plan' as const) }) },
 );
 
+/** Each workspace's key gets a monthly limit in cents, or none. */
+const keyLimits = fc.array(fc.option(fc.integer({ min: 0, max: 8 }), { nil: null }), { minLength: WORKSPACES, maxLength: WORKSPACES });
+
 describe('the money property, at the gates', () => {
-  it('bills each success once, late captures and expired holds included, and never spends money that is not there', { timeout: 240_000 }, async () => {
+  it('bills each success once, late captures and expired holds included, and never spends money that is not there, nor past a key limit', { timeout: 240_000 }, async () => {
     let offset = 0;
     vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
     let sequence = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 10 }), fc.array(fc.array(gateStep, { minLength: 1, maxLength: 10 }), { minLength: 1, maxLength: 8 }), async (startCents, batches) => {
+      fc.asyncProperty(fc.integer({ min: 0, max: 10 }), fc.array(fc.array(gateStep, { minLength: 1, maxLength: 10 }), { minLength: 1, maxLength: 8 }), keyLimits, async (startCents, batches, limits) => {
         const org = await organization(startCents);
+        const started = clock.now();
+        for (const [index, limit] of limits.entries()) if (limit !== null) await ops('PUT', `/keys/${org.workspaces[index]!.keyId}/limit`, { monthlyLimitCents: limit });
         let putIn = startCents;
         const open: Array<{ workspace: number; usage: UsageRow; cents: number }> = [];
+        const capturedByKey = limits.map(() => 0);
         let capturedCents = 0;
         let captures = 0;
         const rowOf = (workspace: number, status: number, costUnits: number): UsageRow => ({
@@ -171,8 +177,9 @@ describe('the money property, at the gates', () => {
           if (answer.kind === 'captured') {
             captures += 1;
             capturedCents += actual;
+            capturedByKey[entry.workspace]! += actual;
           } else if (succeeds) {
-            expect(['insufficient', 'busy']).toContain(answer.kind);
+            expect(['insufficient', 'busy', 'key_limit']).toContain(answer.kind);
           }
         };
 
@@ -184,7 +191,7 @@ describe('the money property, at the gates', () => {
                 const usage = rowOf(step.workspace, 0, 0);
                 const answer = await gateOf(env, workspace.id).meter({ keyId: workspace.keyId, amountUnits: step.cents * CENT, ttlMs: 1_000, usage, plan: 'payg', rpmOverride: null });
                 if (answer.kind === 'held') open.push({ workspace: step.workspace, usage, cents: step.cents });
-                else expect(['insufficient', 'busy']).toContain(answer.kind);
+                else expect(['insufficient', 'busy', 'key_limit']).toContain(answer.kind);
               } else if (step.kind === 'settle') {
                 if (open.length === 0) return;
                 const [entry] = open.splice(step.pick % open.length, 1);
@@ -214,6 +221,15 @@ describe('the money property, at the gates', () => {
         expect(captureRows).toHaveLength(captures);
         expect(captured).toBe(capturedCents * CENT);
         expect(balance.purchasedUnits + captured).toBe(putIn * CENT);
+
+        // No key spent past its limit, and each gate's count of its key's spend is the ledger's, nothing held.
+        const sameMonth = utcMonthOf(started).start === utcMonthOf(clock.now()).start;
+        for (const [index, workspace] of org.workspaces.entries()) {
+          if (limits[index] !== null) expect(capturedByKey[index]).toBeLessThanOrEqual(limits[index]!);
+          const [budget] = await gateOf(env, workspace.id).keyBudgets([workspace.keyId]);
+          expect(budget!.heldUnits).toBe(0);
+          if (sameMonth) expect(budget!.spentUnits).toBe(capturedByKey[index]! * CENT);
+        }
       }),
       { numRuns: 25 },
     );

@@ -226,3 +226,45 @@ describe('the dashboard in chromium', () => {
     expect(tab.problems).toEqual([]);
   });
 });
+
+describe("a key's monthly spend limit in chromium", () => {
+  it('makes a key with a limit through the form, shows its spend this month, and raises the limit in the page', async () => {
+    const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
+    const { page, problems } = await watchedPage(own);
+    await page.goto('/signup');
+    await page.getByLabel('Your name').fill('Ada Lovelace');
+    await page.getByLabel('Email').fill(`ada-${Date.now()}@example.com`);
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+    await page.getByRole('button', { name: 'Start free trial' }).click();
+    await expect.poll(() => page.getByText('Free trial', { exact: true }).isVisible()).toBe(true);
+
+    await page.getByLabel('Name').fill('research agent');
+    await page.getByLabel('Monthly limit, cents').fill('2');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => page.locator('#secret-dialog').isVisible()).toBe(true);
+    const limitedKey = (await page.locator('#secret-value').textContent())!;
+    await page.locator('#secret-dialog').getByRole('button', { name: 'Done' }).click();
+
+    const company = () => fetch(`${apiUrl}/v1/data/linkedin/get-company-by-domain?domain=example.com`, { headers: { authorization: `Bearer ${limitedKey}` } });
+    expect((await company()).status).toBe(200);
+    expect((await company()).status).toBe(200);
+    const refused = await company();
+    expect(refused.status).toBe(402);
+    expect((await refused.json()).error.message).toContain('monthly spend limit of 2 cents');
+
+    const row = page.locator('tr', { hasText: 'research agent' }).filter({ has: page.locator('[data-limit-cents]') });
+    await page.reload();
+    expect(await row.locator('[data-spent-cents]').textContent()).toContain('$0.02');
+    expect(await row.locator('[data-limit-cents]').textContent()).toBe('$0.02');
+    await screenshot(page, 'keys-limits');
+
+    await page.getByLabel('Monthly limit in cents for research agent').fill('5');
+    await page.getByRole('button', { name: 'Set the monthly limit of research agent' }).click();
+    await expect.poll(() => row.locator('[data-limit-cents]').textContent()).toBe('$0.05');
+    expect((await company()).status).toBe(200);
+    expect(problems).toEqual([]);
+    await own.close();
+  });
+});

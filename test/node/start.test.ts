@@ -155,7 +155,7 @@ describe('the operator CLI', () => {
   it('prints usage: on --help to stdout, on a wrong command line to stderr with exit 2', async () => {
     const help = await ops(opsEnv(), '--help');
     expect(help.code).toBe(0);
-    for (const command of ['org create', 'workspace create', 'key create', 'key reveal', 'key revoke', 'wallet credit', 'plan set', 'mcp-token create']) {
+    for (const command of ['org create', 'workspace create', 'key create', 'key reveal', 'key revoke', 'key limit', 'wallet credit', 'plan set', 'mcp-token create']) {
       expect(help.stdout).toContain(command);
     }
     for (const args of [['frobnicate'], ['key', 'create'], ['org', 'create', '--nam', 'x'], ['wallet', 'credit', '--org', 'org_x', '--purchased-cents', 'ten']]) {
@@ -183,6 +183,11 @@ describe('the operator CLI', () => {
     expect(token).toMatchObject({ id: expect.stringMatching(/^key_/), token: expect.stringMatching(/^sluice_live_[0-9a-f]{32}$/), scope: 'workspace_mcp' });
     expect(token.key).toBeUndefined();
     expect((await cli('mcp-token', 'revoke', '--id', token.id)).revokedAt).toEqual(expect.any(String));
+
+    const limited = await cli('key', 'create', '--workspace', made.workspaceId!, '--monthly-limit-cents', '3');
+    expect(limited.monthlyLimitCents).toBe(3);
+    expect((await cli('key', 'limit', '--id', limited.id, '--monthly-limit-cents', '7')).monthlyLimitCents).toBe(7);
+    expect((await cli('key', 'limit', '--id', limited.id, '--monthly-limit-cents', 'none')).monthlyLimitCents).toBeNull();
 
     // For the restart test: a key that stays valid, and the wallet as it stands now.
     const key = await cli('key', 'create', '--workspace', made.workspaceId!);

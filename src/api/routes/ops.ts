@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { createKey, createOrganization, createWorkspace, getOrganization, revealKey, revokeKey, setPlan } from '../../core/accounts';
+import { createKey, createOrganization, createWorkspace, getOrganization, revealKey, revokeKey, setKeyLimit, setPlan } from '../../core/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { KEY_SCOPES, secretsEqual } from '../../core/keys';
@@ -34,6 +34,8 @@ const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{
 const keyIdParam = z.object({ id: id('key') });
 const organizationIdParam = z.object({ id: id('org') });
 const cents = z.number().int().min(0).max(100_000_000);
+/** A key's monthly spend limit in whole cents; null: no limit of its own. */
+const monthlyLimitCents = cents.nullable();
 const anyJson = jsonContent(z.any(), 'OK');
 
 const routes = {
@@ -109,7 +111,11 @@ const routes = {
     hide: true,
     request: {
       body: {
-        content: { 'application/json': { schema: z.strictObject({ workspaceId: id('ws'), scope: z.enum(KEY_SCOPES).default('workspace'), name: name.default('API key') }) } },
+        content: {
+          'application/json': {
+            schema: z.strictObject({ workspaceId: id('ws'), scope: z.enum(KEY_SCOPES).default('workspace'), name: name.default('API key'), monthlyLimitCents: monthlyLimitCents.optional() }),
+          },
+        },
         required: true,
       },
     },
@@ -117,6 +123,13 @@ const routes = {
   }),
   revealKey: createRoute({ method: 'post', path: '/ops/v1/keys/{id}/reveal', hide: true, request: { params: keyIdParam }, responses: { 200: anyJson } }),
   revokeKey: createRoute({ method: 'post', path: '/ops/v1/keys/{id}/revoke', hide: true, request: { params: keyIdParam }, responses: { 200: anyJson } }),
+  setKeyLimit: createRoute({
+    method: 'put',
+    path: '/ops/v1/keys/{id}/limit',
+    hide: true,
+    request: { params: keyIdParam, body: { content: { 'application/json': { schema: z.strictObject({ monthlyLimitCents }) } }, required: true } },
+    responses: { 200: anyJson },
+  }),
   listPlatforms: createRoute({ method: 'get', path: '/ops/v1/platforms', hide: true, responses: { 200: anyJson } }),
   switchPlatform: createRoute({
     method: 'post',
@@ -166,6 +179,7 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
   app.openapi(routes.createKey, async (c) => c.json(success(await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('json'))), 201));
   app.openapi(routes.revealKey, async (c) => c.json(success(await revealKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('param').id)), 200));
   app.openapi(routes.revokeKey, async (c) => c.json(success(await revokeKey(c.env, c.req.valid('param').id)), 200));
+  app.openapi(routes.setKeyLimit, async (c) => c.json(success(await setKeyLimit(c.env, c.req.valid('param').id, c.req.valid('json').monthlyLimitCents)), 200));
   app.openapi(routes.listPlatforms, async (c) => {
     const disabled = await disabledPlatforms(c.env.DB);
     return c.json(success({ platforms: CATALOG.map((platform) => ({ slug: platform.slug, serving: !disabled.has(platform.slug) })) }), 200);

@@ -1,30 +1,31 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
-import { type ApiKeyRecord, createKey, getKey, listKeys, revealKey, revokeKey } from '../../core/accounts';
+import { type ApiKeyRecord, createKey, getKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../core/accounts';
+import { listKeysWithSpend } from '../../core/key-spend';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
 import { canManage, type WorkspaceAccess, workspaceAccess } from '../members';
-import { jsonBody, Key, keyIdParam, KeyWithSecret, NameBody, tokenIdParam, workspaceIdParam } from './schemas';
+import { jsonBody, Key, keyIdParam, KeyLimitBody, KeyWithSecret, KeyWithSpend, NameBody, NewKeyBody, tokenIdParam, workspaceIdParam } from './schemas';
 
 const routes = {
   listKeys: createRoute({
     method: 'get',
     path: '/api/workspaces/{workspaceId}/keys',
     tags: ['API keys'],
-    summary: "The workspace's API keys (scope workspace), newest first; never a secret",
+    summary: "The workspace's API keys (scope workspace), newest first, with each one's spend this month; never a secret",
     operationId: 'listKeys',
     request: { params: workspaceIdParam },
-    responses: { 200: jsonContent(successEnvelope(z.object({ keys: z.array(Key) })), 'Keys of the workspace.'), ...errorResponses(400, 401, 404) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ keys: z.array(KeyWithSpend) })), 'Keys of the workspace.'), ...errorResponses(400, 401, 404) },
   }),
   createKey: createRoute({
     method: 'post',
     path: '/api/workspaces/{workspaceId}/keys',
     tags: ['API keys'],
-    summary: 'Create an API key; the answer carries the secret',
+    summary: 'Create an API key, optionally with a monthly spend limit of its own; the answer carries the secret',
     operationId: 'createKey',
-    request: { params: workspaceIdParam, body: jsonBody(NameBody) },
+    request: { params: workspaceIdParam, body: jsonBody(NewKeyBody) },
     responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new key, with its secret.'), ...errorResponses(400, 401, 403, 404) },
   }),
   revealKey: createRoute({
@@ -44,6 +45,15 @@ const routes = {
     operationId: 'revokeKey',
     request: { params: keyIdParam },
     responses: { 200: jsonContent(successEnvelope(Key), 'The revoked key.'), ...errorResponses(400, 401, 403, 404) },
+  }),
+  setKeyLimit: createRoute({
+    method: 'put',
+    path: '/api/workspaces/{workspaceId}/keys/{keyId}/limit',
+    tags: ['API keys'],
+    summary: "Set or remove (null) a key's monthly spend limit; the very next call follows it (owners and admins, or whoever made it)",
+    operationId: 'setKeyLimit',
+    request: { params: keyIdParam, body: jsonBody(KeyLimitBody) },
+    responses: { 200: jsonContent(successEnvelope(Key), 'The key with its new limit.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
   listTokens: createRoute({
     method: 'get',
@@ -103,16 +113,19 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.listKeys, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
-    return c.json(success({ keys: listed(await listKeys(c.env.DB, workspace.id, 'workspace')) }), 200);
+    const keys = await listKeysWithSpend(c.env, workspace.id);
+    return c.json(success({ keys: keys as (typeof keys[number] & { scope: DashboardScope })[] }), 200);
   });
 
   app.openapi(routes.createKey, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
+    const { name, monthlyLimitCents } = c.req.valid('json');
     const created = await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, {
       workspaceId: workspace.id,
       scope: 'workspace',
-      name: c.req.valid('json').name,
+      name,
       createdBy: c.get('session').user.id,
+      monthlyLimitCents: monthlyLimitCents ?? null,
     });
     return c.json(success(created as typeof created & { scope: 'workspace' }), 201);
   });
@@ -132,6 +145,14 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
     const key = await keyOf(c.env.DB, workspace, keyId, 'workspace');
     requireOwnerOrManager(workspace, key, c.get('session').user.id, 'revoke');
     return c.json(success({ ...(await revokeKey(c.env, key.id)), scope: 'workspace' as const }), 200);
+  });
+
+  app.openapi(routes.setKeyLimit, async (c) => {
+    const { workspaceId, keyId } = c.req.valid('param');
+    const workspace = await access(c, workspaceId);
+    const key = await keyOf(c.env.DB, workspace, keyId, 'workspace');
+    requireOwnerOrManager(workspace, key, c.get('session').user.id, 'change the limit of');
+    return c.json(success({ ...(await setKeyLimit(c.env, key.id, c.req.valid('json').monthlyLimitCents)), scope: 'workspace' as const }), 200);
   });
 
   app.openapi(routes.listTokens, async (c) => {

@@ -37,8 +37,15 @@ export const Key = z
     createdBy: z.string().nullable().openapi({ description: 'The user who made it; null when the operator API did.' }),
     lastUsedAt: z.string().nullable(),
     revokedAt: z.string().nullable(),
+    monthlyLimitCents: z.number().nullable().openapi({ description: "The most the key may spend in a calendar month (UTC), in cents; null: no limit of its own." }),
   })
   .openapi('Key');
+
+export const KeyWithSpend = Key.extend({
+  spentThisMonthCents: z.number().openapi({ description: 'What the key spent this calendar month (UTC), in cents.' }),
+  inFlightCents: z.number().openapi({ description: 'What its calls in flight hold now; counted against the limit too.' }),
+  monthEndsAt: z.string().openapi({ description: "When this month's spend starts again from zero (ISO 8601)." }),
+}).openapi('KeyWithSpend');
 
 export const KeyWithSecret = Key.extend({ key: z.string().openapi({ description: 'The whole secret. Store it now; keys can be revealed again, MCP tokens cannot.' }) }).openapi(
   'KeyWithSecret',
@@ -68,5 +75,17 @@ export const tokenIdParam = workspaceIdParam.extend({
 });
 
 export const NameBody = z.strictObject({ name });
+
+/**
+ * A key's monthly spend limit in whole cents, or null for none. A dashboard form sends its fields as
+ * text, so a numeric string is read as its number and an empty field as no limit.
+ */
+const monthlyLimitCents = z.preprocess(
+  (value) => (typeof value === 'string' ? (value.trim() === '' ? null : Number(value)) : value),
+  z.number('A whole number of cents.').int('A whole number of cents.').min(0, 'At least 0.').max(100_000_000, 'At most 100000000 (one million dollars).').nullable(),
+);
+
+export const NewKeyBody = z.strictObject({ name, monthlyLimitCents: monthlyLimitCents.optional() });
+export const KeyLimitBody = z.strictObject({ monthlyLimitCents });
 
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });

@@ -106,6 +106,10 @@ tbody th { text-transform: none; letter-spacing: normal; font-size: .92rem; colo
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.actions { text-align: right; white-space: nowrap; }
 td.actions button + button { margin-left: .35rem; }
+/* A key's limit, set in its own row: a narrow figure and its button side by side, the error below. */
+.limit-form { justify-content: flex-end; align-items: center; }
+.limit-form input { width: 7.5rem; min-height: 30px; padding: .25rem .5rem; }
+.limit-form .form-error { flex-basis: 100%; white-space: normal; text-align: left; }
 .badge { display: inline-block; border-radius: 999px; padding: .05rem .55rem; font-size: .78rem; font-weight: 600; }
 .badge.ok { background: var(--ok-soft); color: var(--ok); }
 .badge.off { background: var(--danger-soft); color: var(--danger); }

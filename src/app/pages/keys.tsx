@@ -1,13 +1,13 @@
 import type { FC } from 'hono/jsx';
-import type { ApiKeyRecord } from '../../core/accounts';
+import type { KeyWithSpend } from '../../core/key-spend';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
 import { CredentialTable } from './credentials';
-import { Field, formatCents, PageHead, Shell, type ShellProps } from './layout';
+import { Field, formatCents, PageHead, Shell, type ShellProps, TableHead } from './layout';
 
 export interface KeysPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
-  keys: ApiKeyRecord[];
+  keys: KeyWithSpend[];
   apiUrl: string;
   trial: { available: boolean; endsAt: string | null };
 }
@@ -38,6 +38,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
         <h2>Create a key</h2>
         <form class="row" data-api={base} data-then="secret" data-secret-title="Your new API key" data-secret-note="Copy it now and keep it secret. You can reveal it again here later, until it is revoked.">
           <Field name="name" label="Name" placeholder="e.g. production, laptop, research agent" maxlength={100} />
+          <Field name="monthlyLimitCents" label="Monthly limit, cents (optional)" type="number" required={false} placeholder="no limit" />
           <button type="submit">Create key</button>
           <p class="form-error" role="alert"></p>
         </form>
@@ -54,6 +55,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
           revokeWarning="Calls with it are refused from the very next request, and this cannot be undone."
         />
       </section>
+      {active.length > 0 ? <SpendLimits keys={active} base={base} access={access} user={user} /> : null}
     </Shell>
   );
 };
@@ -86,3 +88,44 @@ export const PlanNotice: FC<{ access: KeysPageProps['access']; trial: { availabl
     </div>
   );
 };
+
+/**
+ * Each active key's monthly spend limit and what it spent this month (UTC), with a form to change the
+ * limit for those who may: a call that would pass it is refused with 402, whatever the balance.
+ */
+const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProps['access']; user: KeysPageProps['user'] }> = ({ keys, base, access, user }) => (
+  <section class="card" aria-labelledby="limits-title">
+    <h2 id="limits-title">Spend this month and limits</h2>
+    <p class="muted small">
+      A key with a limit is refused (402 <code>INSUFFICIENT_CREDITS</code>, naming the key's limit) once a call would take it past the limit this calendar month, UTC; calls in flight count. Empty: no limit of its own.
+    </p>
+    <div class="table-wrap">
+      <table>
+        <TableHead columns={['Name', 'Spent this month', 'Monthly limit', 'Resets']} actions />
+        <tbody>
+          {keys.map((key) => (
+            <tr data-limit-key-id={key.id}>
+              <td>{key.name}</td>
+              <td data-spent-cents={String(key.spentThisMonthCents)}>
+                {formatCents(key.spentThisMonthCents)}
+                {key.inFlightCents > 0 ? <span class="muted small"> (+{formatCents(key.inFlightCents)} in flight)</span> : null}
+              </td>
+              <td data-limit-cents={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)}>{key.monthlyLimitCents === null ? 'No limit' : formatCents(key.monthlyLimitCents)}</td>
+              <td>{key.monthEndsAt.slice(0, 10)}</td>
+              <td class="actions">
+                {key.createdBy === user.id || canManage(access.role) ? (
+                  <form class="row limit-form" data-api={`${base}/${key.id}/limit`} data-method="PUT" data-then="reload">
+                    <input id={`limit-${key.id}`} aria-label={`Monthly limit in cents for ${key.name}`} name="monthlyLimitCents" type="number" min="0" step="1" value={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)} placeholder="no limit" />
+                    <span class="muted small">cents</span>
+                    <button type="submit" class="secondary small" aria-label={`Set the monthly limit of ${key.name}`}>Set limit</button>
+                    <p class="form-error" role="alert"></p>
+                  </form>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  </section>
+);

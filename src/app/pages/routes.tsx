@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { listKeys } from '../../core/accounts';
 import { publicUrls } from '../../core/config';
+import { listKeysWithSpend } from '../../core/key-spend';
 import { dailySpend, rangeOf, usageReport } from '../../core/usage-report';
 import { creditsOf } from '../api/organizations';
 import { ASSETS } from '../assets';
@@ -61,7 +62,7 @@ export function registerPages(app: Hono<DashboardEnv>) {
     const shell = { user: session.user, memberships: await membershipsOf(c.env.DB, session.user.id), access, docsUrl: urls.docs };
     switch (tab) {
       case 'keys':
-        return page(c, <KeysPage {...shell} keys={await listKeys(c.env.DB, access.workspace.id, 'workspace')} apiUrl={urls.base} trial={await trialState(c.env.DB, access.organization.id)} />);
+        return page(c, <KeysPage {...shell} keys={await listKeysWithSpend(c.env, access.workspace.id)} apiUrl={urls.base} trial={await trialState(c.env.DB, access.organization.id)} />);
       case 'mcp':
         return page(c, <McpPage {...shell} tokens={await listKeys(c.env.DB, access.workspace.id, 'workspace_mcp')} mcpUrl={urls.mcp} catalogUrl={`${urls.base}/v1/platforms`} />);
       case 'servers': {

@@ -1,0 +1,138 @@
+import { utcMonthOf } from '../src/core/clock';
+
+/**
+ * A key's monthly spend limit as last written to D1: `version` grows with every change, so a gate that
+ * hears of limits from two places (the change itself, and a principal remembered by an isolate) keeps
+ * the newer one whichever arrives last. `limitUnits` null: no limit.
+ */
+export interface KeyLimit {
+  limitUnits: number | null;
+  version: number;
+}
+
+/** A key's limit and what it spent this month (captured) and holds now (calls in flight), in units. */
+export interface KeyBudget {
+  keyId: string;
+  limitUnits: number | null;
+  spentUnits: number;
+  heldUnits: number;
+  /** Epoch ms at which this month's spend starts again from zero. */
+  resetsAt: number;
+}
+
+/** Why a call was refused by its key's own limit, with the figures the message shows. */
+export interface KeyLimitRefusal {
+  limitUnits: number;
+  spentUnits: number;
+  heldUnits: number;
+  requiredUnits: number;
+  resetsAt: number;
+}
+
+const NO_LIMIT: KeyLimit = { limitUnits: null, version: 0 };
+/** Remembered rows are dropped when this many keys are in memory; SQLite keeps them all. */
+const MAX_REMEMBERED = 10_000;
+
+/**
+ * A workspace gate's per-key spending: each key's limit, what it captured this UTC calendar month, and
+ * what its calls in flight hold. A call reserves its hold against its key before the lease is asked, in
+ * the same synchronous step as the check, so concurrent calls cannot pass one limit together; a capture
+ * turns the reservation into spend in the same turn as the charge is stored. Spend and limits are in the
+ * gate's SQLite; reservations are in memory, like the holds they mirror (an object that restarts forgets
+ * both, and a late capture checks the limit again).
+ */
+export class KeyBudgets {
+  private readonly limits = new Map<string, KeyLimit>();
+  private readonly spent = new Map<string, { monthStart: number; units: number }>();
+  private readonly heldByKey = new Map<string, number>();
+  private readonly reservations = new Map<string, { keyId: string; units: number }>();
+
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS key_limits (key_id TEXT PRIMARY KEY, limit_units INTEGER, version INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS key_spend (key_id TEXT PRIMARY KEY, month_start INTEGER NOT NULL, spent_units INTEGER NOT NULL);
+    `);
+  }
+
+  /** Keeps `limit` when it is newer than the one known; an older one (a remembered principal) changes nothing. */
+  adopt(keyId: string, limit: KeyLimit): void {
+    if (limit.version <= this.limitOf(keyId).version) return;
+    this.sql.exec('INSERT OR REPLACE INTO key_limits (key_id, limit_units, version) VALUES (?, ?, ?)', keyId, limit.limitUnits, limit.version);
+    this.remember(this.limits, keyId, limit);
+  }
+
+  /**
+   * Sets `units` aside against the key for a call (`holdId`), or says why not: its captured spend this
+   * month, plus what its calls in flight hold, plus this call would pass its limit.
+   */
+  reserve(holdId: string, keyId: string, units: number, now: number): KeyLimitRefusal | null {
+    const { limitUnits } = this.limitOf(keyId);
+    const spentUnits = this.spentThisMonth(keyId, now);
+    const heldUnits = this.heldByKey.get(keyId) ?? 0;
+    if (limitUnits !== null && spentUnits + heldUnits + units > limitUnits) {
+      return { limitUnits, spentUnits, heldUnits, requiredUnits: units, resetsAt: utcMonthOf(now).end };
+    }
+    this.reservations.set(holdId, { keyId, units });
+    this.heldByKey.set(keyId, heldUnits + units);
+    return null;
+  }
+
+  /** The call spent nothing (it failed, was refused after all, or its hold expired): its reservation goes. */
+  release(holdId: string): void {
+    const reservation = this.reservations.get(holdId);
+    if (!reservation) return;
+    this.reservations.delete(holdId);
+    const left = (this.heldByKey.get(reservation.keyId) ?? 0) - reservation.units;
+    if (left > 0) this.heldByKey.set(reservation.keyId, left);
+    else this.heldByKey.delete(reservation.keyId);
+  }
+
+  /** The call spent `spentUnits` (never more than it reserved): that much counts in the month of the capture. */
+  capture(holdId: string, spentUnits: number, now: number): void {
+    const reservation = this.reservations.get(holdId);
+    if (!reservation) return;
+    this.release(holdId);
+    if (spentUnits <= 0) return;
+    const monthStart = utcMonthOf(now).start;
+    const units = this.spentThisMonth(reservation.keyId, now) + spentUnits;
+    this.sql.exec('INSERT OR REPLACE INTO key_spend (key_id, month_start, spent_units) VALUES (?, ?, ?)', reservation.keyId, monthStart, units);
+    this.remember(this.spent, reservation.keyId, { monthStart, units });
+  }
+
+  /** Each key's limit, spend this month and what it holds now. */
+  budgets(keyIds: string[], now: number): KeyBudget[] {
+    const resetsAt = utcMonthOf(now).end;
+    return keyIds.map((keyId) => ({
+      keyId,
+      limitUnits: this.limitOf(keyId).limitUnits,
+      spentUnits: this.spentThisMonth(keyId, now),
+      heldUnits: this.heldByKey.get(keyId) ?? 0,
+      resetsAt,
+    }));
+  }
+
+  private limitOf(keyId: string): KeyLimit {
+    const known = this.limits.get(keyId);
+    if (known) return known;
+    const row = this.sql.exec<{ limit_units: number | null; version: number }>('SELECT limit_units, version FROM key_limits WHERE key_id = ?', keyId).toArray()[0];
+    const limit = row ? { limitUnits: row.limit_units, version: row.version } : NO_LIMIT;
+    this.remember(this.limits, keyId, limit);
+    return limit;
+  }
+
+  /** Spend of an earlier month counts as none: a month's spend starts from zero at its first instant, UTC. */
+  private spentThisMonth(keyId: string, now: number): number {
+    let known = this.spent.get(keyId);
+    if (!known) {
+      const row = this.sql.exec<{ month_start: number; spent_units: number }>('SELECT month_start, spent_units FROM key_spend WHERE key_id = ?', keyId).toArray()[0];
+      known = row ? { monthStart: row.month_start, units: row.spent_units } : { monthStart: 0, units: 0 };
+      this.remember(this.spent, keyId, known);
+    }
+    return known.monthStart === utcMonthOf(now).start ? known.units : 0;
+  }
+
+  private remember<T>(map: Map<string, T>, keyId: string, value: T): void {
+    if (map.size >= MAX_REMEMBERED && !map.has(keyId)) map.clear();
+    map.set(keyId, value);
+  }
+}
