@@ -94,22 +94,22 @@ function errorResponsesOf(statuses: number[], options: { metered: boolean }) {
 }
 
 /**
- * The optional request header of every metered route. Documented here; read by the route handler and
- * checked by the pipeline, so REST and MCP refuse a bad key alike.
+ * The optional request header of every metered route, as one parameter component each route refers to.
+ * Documented here; read by the route handler and checked by the pipeline, so REST and MCP refuse a bad
+ * key alike.
  */
-export const IdempotencyKeyHeaders = z.object({
-  'Idempotency-Key': z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[\x20-\x7e]+$/)
-    .optional()
-    .openapi({
-      description:
-        'Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.',
-      example: '0f8fad5b-d9cb-469f-a165-70867728950e',
-    }),
-});
+export const IdempotencyKeyParameter = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/)
+  .optional()
+  .openapi({
+    param: { name: 'Idempotency-Key', in: 'header', example: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+    description:
+      'Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.',
+    example: '0f8fad5b-d9cb-469f-a165-70867728950e',
+  });
 
 export const jsonContent = <T extends z.ZodType>(schema: T, description: string, options: { example?: unknown; metered?: boolean } = {}) => ({
   description,

@@ -11,13 +11,14 @@ import { CATALOG } from '../../operations/catalog';
 import { mcpToolName, type Operation } from '../../operations/types';
 import type { AppEnv } from '../context';
 import { exampleOf } from '../examples';
-import { IdempotencyKeyHeaders, jsonContent, Meta, meteredErrorResponses } from '../schemas';
+import { IdempotencyKeyParameter, jsonContent, Meta, meteredErrorResponses } from '../schemas';
 
 /** Every operation of the registry as a REST route: one handler, one pipeline, docs from the same schemas. */
 export function registerOperations(app: OpenAPIHono<AppEnv>, authenticate: MiddlewareHandler<AppEnv>) {
   app.use('/v1/data/*', knownSourceAndOperation());
+  const headers = z.object({ 'Idempotency-Key': app.openAPIRegistry.registerParameter('IdempotencyKey', IdempotencyKeyParameter) });
   for (const operation of OPERATIONS) {
-    app.openAPIRegistry.registerPath(routeOf(operation));
+    app.openAPIRegistry.registerPath(routeOf(operation, headers));
     for (const path of operation.paths) {
       // Paths under /v1 are already behind the /v1 key check; root-path tool endpoints get their own.
       if (!path.startsWith('/v1/')) app.use(path, authenticate);
@@ -75,7 +76,7 @@ async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
  * root path) take the same input at the same price and window, so they are named in the description and
  * in `x-aliases` rather than documented again under operation ids of their own.
  */
-function routeOf(operation: Operation) {
+function routeOf(operation: Operation, headers: z.ZodObject) {
   const price = operation.price.display;
   const [path, ...aliases] = operation.paths;
   const example = exampleOf(operation);
@@ -95,7 +96,7 @@ function routeOf(operation: Operation) {
     operationId: mcpToolName(operation),
     ...(aliases.length > 0 ? { 'x-aliases': aliases } : {}),
     request: {
-      headers: IdempotencyKeyHeaders,
+      headers,
       ...(operation.method === 'GET'
         ? { query: example ? withParameterExamples(operation.input, example.input) : operation.input }
         : { body: { content: { 'application/json': { schema: operation.input, ...(example ? { example: example.input } : {}) } }, required: true } }),
