@@ -1975,6 +1975,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+         * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+         */
+        IdempotencyKey: string;
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -2016,7 +2021,7 @@ export interface components {
         ErrorDetail: {
             field: string;
             /** @enum {string} */
-            location: "query" | "path" | "body";
+            location: "query" | "path" | "body" | "header";
             message: string;
         };
         Platform: {
@@ -2175,6 +2180,11 @@ export interface components {
             subscriptionRemainingCents: number;
             cached: boolean;
             latencyMs: number;
+            /**
+             * @description Present on a replay: this answer is that of an earlier call with the same Idempotency-Key (its data and meta as they were then), and this request was not charged.
+             * @enum {boolean}
+             */
+            replayed?: true;
         };
         /** @description One list per source asked for, each up to limit long. */
         WebSearchResults: {
@@ -2305,7 +2315,13 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /**
+         * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+         * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+         */
+        IdempotencyKey: components["schemas"]["IdempotencyKey"];
+    };
     requestBodies: never;
     headers: {
         /** @description Seconds to wait before retrying; the same value as error.retryAfter. */
@@ -2316,6 +2332,8 @@ export interface components {
         "RateLimit-Remaining": number;
         /** @description Seconds until the window resets; sent once a call reached it. */
         "RateLimit-Reset": number;
+        /** @description Sent, as `true`, when this answer replays an earlier call with the same Idempotency-Key: uncharged, not counted in the window (so no RateLimit-* headers). */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -4558,7 +4576,13 @@ export interface operations {
     data_web_scrape: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4671,6 +4695,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4798,7 +4823,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4934,7 +4959,13 @@ export interface operations {
     data_web_search: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5020,6 +5051,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5148,7 +5180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5284,7 +5316,13 @@ export interface operations {
     data_web_map: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5339,6 +5377,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5466,7 +5505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5602,7 +5641,13 @@ export interface operations {
     data_seo_google_search: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5653,6 +5698,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5823,7 +5869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5959,7 +6005,13 @@ export interface operations {
     data_seo_keyword_ideas: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6034,6 +6086,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6222,7 +6275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6358,7 +6411,13 @@ export interface operations {
     data_seo_keyword_overview: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6402,6 +6461,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6582,7 +6642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6718,7 +6778,13 @@ export interface operations {
     data_seo_keyword_gap: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6795,6 +6861,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6997,7 +7064,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7133,7 +7200,13 @@ export interface operations {
     data_seo_ranked_keywords: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7204,6 +7277,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7394,7 +7468,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7530,7 +7604,13 @@ export interface operations {
     data_seo_competitors: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7596,6 +7676,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7843,7 +7924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7979,7 +8060,13 @@ export interface operations {
     data_seo_referring_domains: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8040,6 +8127,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8186,7 +8274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8322,7 +8410,13 @@ export interface operations {
     data_seo_backlink_gap: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8392,6 +8486,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8555,7 +8650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8691,7 +8786,13 @@ export interface operations {
     data_seo_backlinks_summary: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8722,6 +8823,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8878,7 +8980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9014,7 +9116,13 @@ export interface operations {
     data_seo_domain_overview: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9050,6 +9158,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9237,7 +9346,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9373,7 +9482,13 @@ export interface operations {
     data_seo_tech_search: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9436,6 +9551,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9586,7 +9702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9722,7 +9838,13 @@ export interface operations {
     data_seo_ai_visibility: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9769,6 +9891,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9972,7 +10095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10108,7 +10231,13 @@ export interface operations {
     data_seo_chatgpt_api_answer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10161,6 +10290,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10321,7 +10451,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10457,7 +10587,13 @@ export interface operations {
     data_seo_perplexity_api_answer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10500,6 +10636,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10660,7 +10797,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10796,7 +10933,13 @@ export interface operations {
     data_seo_claude_api_answer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10849,6 +10992,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11009,7 +11153,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11145,7 +11289,13 @@ export interface operations {
     data_seo_chatgpt_app_answer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11184,6 +11334,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11333,7 +11484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11471,7 +11622,13 @@ export interface operations {
             query: {
                 domain: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11483,6 +11640,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11615,7 +11773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11753,7 +11911,13 @@ export interface operations {
             query: {
                 username: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11765,6 +11929,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11884,7 +12049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12022,7 +12187,13 @@ export interface operations {
             query: {
                 id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12034,6 +12205,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12153,7 +12325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12291,7 +12463,13 @@ export interface operations {
             query: {
                 username: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12303,6 +12481,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12444,7 +12623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12582,7 +12761,13 @@ export interface operations {
             query: {
                 url: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12594,6 +12779,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12735,7 +12921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12877,7 +13063,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 paginationToken?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12889,6 +13081,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13017,7 +13210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13155,7 +13348,13 @@ export interface operations {
             query: {
                 url: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13167,6 +13366,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13290,7 +13490,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13428,7 +13628,13 @@ export interface operations {
             query: {
                 urn: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13440,6 +13646,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13585,7 +13792,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13723,7 +13930,13 @@ export interface operations {
             query: {
                 url: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13735,6 +13948,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13856,7 +14070,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13999,7 +14213,13 @@ export interface operations {
                 /** @description Offset in steps of 25. */
                 start?: number | null;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14011,6 +14231,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14135,7 +14356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14273,7 +14494,13 @@ export interface operations {
             query: {
                 id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14285,6 +14512,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14410,7 +14638,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14548,7 +14776,13 @@ export interface operations {
             query: {
                 keyword: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14560,6 +14794,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14686,7 +14921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14822,7 +15057,13 @@ export interface operations {
     data_linkedin_system_status: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14834,6 +15075,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14942,7 +15184,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15085,7 +15327,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 pageToken?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15097,6 +15345,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15242,7 +15491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15381,7 +15630,13 @@ export interface operations {
                 id?: string;
                 forHandle?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15393,6 +15648,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15539,7 +15795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15682,7 +15938,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 pageToken?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15694,6 +15956,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15832,7 +16095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15977,7 +16240,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 pageToken?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15989,6 +16258,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16127,7 +16397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16265,7 +16535,13 @@ export interface operations {
             query: {
                 id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16277,6 +16553,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16421,7 +16698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16564,7 +16841,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 pageToken?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16576,6 +16859,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16719,7 +17003,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16859,7 +17143,13 @@ export interface operations {
                 /** @description Country the links are made for. */
                 cgeo?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16871,6 +17161,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17003,7 +17294,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17141,7 +17432,13 @@ export interface operations {
             query: {
                 unique_id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17153,6 +17450,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17287,7 +17585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17429,7 +17727,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17441,6 +17745,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17576,7 +17881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17716,7 +18021,13 @@ export interface operations {
                 /** @description Ask for the HD play link. */
                 hd?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17728,6 +18039,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17851,7 +18163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17998,7 +18310,13 @@ export interface operations {
                 /** @description 0 relevance, 1 likes, 3 date. */
                 sort_type?: "0" | "1" | "3";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18010,6 +18328,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18145,7 +18464,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18283,7 +18602,13 @@ export interface operations {
             query: {
                 collection_id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18295,6 +18620,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18413,7 +18739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18555,7 +18881,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18567,6 +18899,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18702,7 +19035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18840,7 +19173,13 @@ export interface operations {
             query: {
                 screenname: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18852,6 +19191,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18975,7 +19315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19115,7 +19455,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19127,6 +19473,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19268,7 +19615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19409,7 +19756,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19421,6 +19774,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19557,7 +19911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19698,7 +20052,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19710,6 +20070,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19846,7 +20207,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19985,7 +20346,13 @@ export interface operations {
                 /** @description The numeric id of a post, as in /status/<id>. */
                 id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19997,6 +20364,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20125,7 +20493,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20266,7 +20634,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20278,6 +20652,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20414,7 +20789,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20554,7 +20929,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20566,6 +20947,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20702,7 +21084,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20840,7 +21222,13 @@ export interface operations {
             query?: {
                 country?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20852,6 +21240,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20979,7 +21368,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -21118,7 +21507,13 @@ export interface operations {
                 query: string;
                 select?: "users" | "hashtags" | "places";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -21130,6 +21525,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21266,7 +21662,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -21404,7 +21800,13 @@ export interface operations {
             query: {
                 id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -21416,6 +21818,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21537,7 +21940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -21677,7 +22080,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 end_cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -21689,6 +22098,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21810,7 +22220,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -21948,7 +22358,13 @@ export interface operations {
             query: {
                 username: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -21960,6 +22376,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22086,7 +22503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22228,7 +22645,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 end_cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -22240,6 +22663,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22372,7 +22796,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22510,7 +22934,13 @@ export interface operations {
             query: {
                 username: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -22522,6 +22952,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22636,7 +23067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22774,7 +23205,13 @@ export interface operations {
             query: {
                 id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -22786,6 +23223,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22900,7 +23338,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23038,7 +23476,13 @@ export interface operations {
             query: {
                 url: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -23050,6 +23494,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23189,7 +23634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23327,7 +23772,13 @@ export interface operations {
             query?: {
                 section_id?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -23339,6 +23790,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23468,7 +23920,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23612,7 +24064,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -23624,6 +24082,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23758,7 +24217,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23896,7 +24355,13 @@ export interface operations {
             query: {
                 post_id: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -23908,6 +24373,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24038,7 +24504,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24181,7 +24647,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24193,6 +24665,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24324,7 +24797,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24464,7 +24937,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24476,6 +24955,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24599,7 +25079,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24741,7 +25221,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24753,6 +25239,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24888,7 +25375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25026,7 +25513,13 @@ export interface operations {
             query: {
                 url: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25038,6 +25531,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25167,7 +25661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25307,7 +25801,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25319,6 +25819,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25450,7 +25951,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25588,7 +26089,13 @@ export interface operations {
             query: {
                 url: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25600,6 +26107,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25724,7 +26232,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25865,7 +26373,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25877,6 +26391,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26007,7 +26522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -26149,7 +26664,13 @@ export interface operations {
                 last_name?: string;
                 full_name?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -26161,6 +26682,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26308,7 +26830,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -26446,7 +26968,13 @@ export interface operations {
             query: {
                 email: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -26458,6 +26986,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26594,7 +27123,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -26732,7 +27261,13 @@ export interface operations {
             query: {
                 email: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -26744,6 +27279,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26888,7 +27424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27032,7 +27568,13 @@ export interface operations {
                 seniority?: "junior" | "senior" | "executive";
                 department?: "executive" | "it" | "finance" | "management" | "sales" | "legal" | "support" | "hr" | "marketing" | "communication" | "education" | "design" | "health" | "operations";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27044,6 +27586,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27193,7 +27736,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27329,7 +27872,13 @@ export interface operations {
     data_leads_company_discovery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27369,6 +27918,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27506,7 +28056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27644,7 +28194,13 @@ export interface operations {
             query: {
                 domain: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27656,6 +28212,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27796,7 +28353,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27936,7 +28493,13 @@ export interface operations {
                 email?: string;
                 min_likelihood?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27948,6 +28511,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -28079,7 +28643,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -28218,7 +28782,13 @@ export interface operations {
                 profile?: string;
                 email?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28230,6 +28800,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -28357,7 +28928,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -28493,7 +29064,13 @@ export interface operations {
     data_leads_people_search: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28530,6 +29107,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -28667,7 +29245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -28807,7 +29385,13 @@ export interface operations {
                 name?: string;
                 profile?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28819,6 +29403,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -28950,7 +29535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29086,7 +29671,13 @@ export interface operations {
     data_leads_company_search: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29123,6 +29714,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29260,7 +29852,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29398,7 +29990,13 @@ export interface operations {
             query: {
                 website: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29410,6 +30008,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29545,7 +30144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29685,7 +30284,13 @@ export interface operations {
                 /** @description How many results, 1-100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29697,6 +30302,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29859,7 +30465,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
