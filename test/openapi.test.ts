@@ -36,7 +36,10 @@ describe('the example of every operation', () => {
       const ok = operation.responses['200'].content;
       expect(Object.values<any>(ok)[0].example, `${name} answer`).toBeDefined();
       if (operation.requestBody) expect(operation.requestBody.content['application/json'].example, `${name} body`).toBeDefined();
-      for (const parameter of operation.parameters ?? []) expect(parameter.schema.example ?? parameter.example, `${name} ${parameter.name}`).toBeDefined();
+      for (const reference of operation.parameters ?? []) {
+        const parameter = reference.$ref ? doc.components.parameters[reference.$ref.split('/').pop()] : reference;
+        expect(parameter.schema.example ?? parameter.example, `${name} ${parameter.name}`).toBeDefined();
+      }
     }
   });
 });
@@ -44,7 +47,7 @@ describe('the example of every operation', () => {
 describe('the documented headers', () => {
   it('names Retry-After on every 429 and 503, and RateLimit-* on every metered success', async () => {
     const doc = await document();
-    expect(Object.keys(doc.components.headers).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
+    expect(Object.keys(doc.components.headers).sort()).toEqual(['Idempotent-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
     let waits = 0;
     for (const [name, operation] of operationsOf(doc)) {
       for (const status of ['429', '503']) {
@@ -59,6 +62,17 @@ describe('the documented headers', () => {
       for (const status of ['200', '429']) {
         expect(Object.keys(documented.responses[status].headers ?? {}), `${operation.name} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
       }
+    }
+  });
+
+  it('takes an optional Idempotency-Key header on every metered operation and names Idempotent-Replayed on its success', async () => {
+    const doc = await document();
+    expect(doc.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
+    expect(doc.components.schemas.IdempotencyKey).toMatchObject({ type: 'string', minLength: 1, maxLength: 255 });
+    for (const operation of OPERATIONS) {
+      const documented = doc.paths[operation.paths[0]][operation.method.toLowerCase()];
+      expect(documented.parameters, operation.name).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+      expect(documented.responses['200'].headers['Idempotent-Replayed'], operation.name).toEqual({ $ref: '#/components/headers/Idempotent-Replayed' });
     }
   });
 });

@@ -38,6 +38,7 @@ export function buildApiApp() {
   return app;
 }
 
+export { IdempotencyStore } from '../../durable-objects/idempotency-store';
 export { OrgWallet } from '../../durable-objects/org-wallet';
 export { McpGateway } from './mcp-gateway';
 export { WorkspaceGate } from '../../durable-objects/workspace-gate';

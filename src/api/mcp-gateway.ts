@@ -4,6 +4,7 @@ import { authenticateMcpBearer, type McpAuthentication } from '../core/auth';
 import type { Env } from '../core/config';
 import { errorObject, type ErrorObject, type Meta } from '../core/envelope';
 import { ApiError } from '../core/errors';
+import { idempotencyKeyFromMcpMeta } from '../core/idempotency';
 import { missingSettings } from '../mcp/availability';
 import { execute } from '../core/pipeline';
 import { ensureServing } from '../core/platform-switches';
@@ -27,7 +28,8 @@ export class McpGateway extends WorkerEntrypoint<Env> {
     return authenticateMcpBearer(this.env, token);
   }
 
-  async callTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<ToolOutcome> {
+  /** `toolMeta` is the call's `_meta`, where an idempotency key travels (MCP has no per-call headers). */
+  async callTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string, toolMeta?: unknown): Promise<ToolOutcome> {
     const operation = BY_TOOL_NAME.get(toolName);
     if (!operation) return { ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } };
     try {
@@ -37,6 +39,7 @@ export class McpGateway extends WorkerEntrypoint<Env> {
         principal,
         requestId,
         waitUntil: (promise) => this.ctx.waitUntil(promise),
+        idempotencyKey: idempotencyKeyFromMcpMeta(toolMeta),
       });
       return { ok: true, data: outcome.data, meta: outcome.meta, ...(outcome.message !== undefined ? { message: outcome.message } : {}) };
     } catch (error) {

@@ -41,6 +41,10 @@ export const HEADERS = {
   'RateLimit-Limit': { description: "The workspace's requests-per-minute ceiling; sent once a call reached the rate window.", schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the current minute window; sent once a call reached it.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets; sent once a call reached it.', schema: { type: 'integer' } },
+  'Idempotent-Replayed': {
+    description: 'Sent, as `true`, when this answer replays an earlier call with the same Idempotency-Key: uncharged, not counted in the window (so no RateLimit-* headers).',
+    schema: { type: 'string', enum: ['true'] as string[] },
+  },
 } as const;
 type HeaderName = keyof typeof HEADERS;
 const refs = (...names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
@@ -52,7 +56,7 @@ const STATUS: Record<number, { description: string; example: ApiError }> = {
   402: { description: 'Payment required', example: new ApiError('INSUFFICIENT_CREDITS', 'This call needs 1 cent but the organization has 0.4 cents available. Top up to continue.') },
   403: { description: 'Credential resolves but is not allowed here', example: ApiError.forbidden('This key is not allowed on the REST API.') },
   404: { description: 'Not found', example: new ApiError('PROVIDER_NOT_FOUND', "No source 'myspace'. Valid slugs: web, seo, linkedin.") },
-  409: { description: 'Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds', example: new ApiError('CONFLICT', 'The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.', { retryAfter: 1 }) },
+  409: { description: 'Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds)', example: new ApiError('CONFLICT', 'The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.', { retryAfter: 1 }) },
   410: { description: 'Gone', example: new ApiError('ENDPOINT_MIGRATED', 'This endpoint has moved.') },
   422: { description: 'Upstream rejected the call', example: new ApiError('PROVIDER_ERROR', 'The provider refused the request: invalid target.', { status: 422 }) },
   429: { description: 'Rate limited', example: new ApiError('RATE_LIMITED', 'This workspace has used its 60 requests for this minute. Retry in 12 s.', { retryAfter: 12 }) },
@@ -89,8 +93,26 @@ function errorResponsesOf(statuses: number[], options: { metered: boolean }) {
   );
 }
 
+/**
+ * The optional request header of every metered route, as one parameter component each route refers to.
+ * Documented here; read by the route handler and checked by the pipeline, so REST and MCP refuse a bad
+ * key alike.
+ */
+export const IdempotencyKeyParameter = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/)
+  .optional()
+  .openapi({
+    param: { name: 'Idempotency-Key', in: 'header', example: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+    description:
+      'Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.',
+    example: '0f8fad5b-d9cb-469f-a165-70867728950e',
+  });
+
 export const jsonContent = <T extends z.ZodType>(schema: T, description: string, options: { example?: unknown; metered?: boolean } = {}) => ({
   description,
-  ...(options.metered ? { headers: refs(...RATE_LIMIT) } : {}),
+  ...(options.metered ? { headers: refs(...RATE_LIMIT, 'Idempotent-Replayed') } : {}),
   content: { 'application/json': { schema, ...(options.example === undefined ? {} : { example: options.example }) } },
 });

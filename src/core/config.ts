@@ -1,3 +1,4 @@
+import type { IdempotencyStore } from '../../durable-objects/idempotency-store';
 import type { OrgWallet } from '../../durable-objects/org-wallet';
 import type { WorkspaceGate } from '../../durable-objects/workspace-gate';
 import type { ObjectBindings } from './object-bindings';
@@ -71,6 +72,7 @@ export type Env = Partial<Record<SettingName, string>> &
   ObjectBindings & {
     WORKSPACE_GATE: DurableObjectNamespace<WorkspaceGate>;
     ORG_WALLET: DurableObjectNamespace<OrgWallet>;
+    IDEMPOTENCY_STORE: DurableObjectNamespace<IdempotencyStore>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

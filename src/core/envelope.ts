@@ -10,6 +10,10 @@ export const Meta = z
     subscriptionRemainingCents: z.number(),
     cached: z.boolean(),
     latencyMs: z.number(),
+    replayed: z.literal(true).optional().openapi({
+      description:
+        'Present on a replay: this answer is that of an earlier call with the same Idempotency-Key (its data and meta as they were then), and this request was not charged.',
+    }),
   })
   .openapi('Meta', { example: { costCents: 1, purchasedBalanceCents: 499, subscriptionRemainingCents: 0, cached: false, latencyMs: 212 } });
 export type Meta = z.infer<typeof Meta>;

@@ -27,7 +27,8 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-export const ErrorLocation = z.enum(['query', 'path', 'body']);
+/** `header`: only the Idempotency-Key header, which the spec's three locations predate. */
+export const ErrorLocation = z.enum(['query', 'path', 'body', 'header']);
 export type ErrorLocation = z.infer<typeof ErrorLocation>;
 
 /** One offending field of a refused request. */

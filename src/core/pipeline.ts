@@ -8,10 +8,11 @@ import type { Env } from './config';
 import type { Meta } from './envelope';
 import { ApiError, type ErrorLocation } from './errors';
 import { gateOf, knownExhausted, rateLimitHeaders, rememberExhausted, secondsUntilReset } from './gate';
+import { claimIdempotencyKey, readIdempotencyKey, replayOf, type SentIdempotencyKey } from './idempotency';
 import { newId } from './ids';
 import { centsFromUnits } from './money';
 import { answerFromCache, type CacheEntryKey } from './response-cache';
-import { validationErrorFromZod } from './validation';
+import { detailsFromZod } from './validation';
 import type { UsageRow } from './usage';
 
 /** Everything a surface (REST or MCP) hands the pipeline about the call it received. */
@@ -22,6 +23,8 @@ export interface Call {
   waitUntil(promise: Promise<unknown>): void;
   /** Aborted when the client goes away, so the upstream call stops and the hold is released. */
   signal?: AbortSignal;
+  /** The Idempotency-Key header (REST) or `_meta.idempotency_key` (MCP), when the caller sent one. */
+  idempotencyKey?: SentIdempotencyKey;
 }
 
 export interface Outcome {
@@ -32,31 +35,69 @@ export interface Outcome {
   headers: Record<string, string>;
 }
 
+type UsageOf = (status: number, errorCode: string | null, costUnits: number, cached?: boolean) => UsageRow;
+
 /**
  * The one path every metered call takes: validate, then one message to the workspace's gate (key still
  * valid, plan, window, money set aside), the provider (or the response cache), then one message to the
  * gate that settles the call and stores its usage row before the answer leaves. Every non-success is
- * billed zero. Failures are thrown as ApiError carrying the rate-limit headers.
+ * billed zero. Failures are thrown as ApiError carrying the rate-limit headers. A call with an
+ * idempotency key first claims it: a retry of a success gets that answer again, uncharged.
  */
 export async function execute(operation: Operation, rawInput: unknown, location: ErrorLocation, call: Call): Promise<Outcome> {
   const started = Date.now();
   const { env, principal } = call;
   const gate = gateOf(env, principal.workspaceId);
   const usageId = newId('use');
-  const usage = (status: number, errorCode: string | null, costUnits: number, cached = false) =>
-    usageRow(call, operation, usageId, { status, errorCode, costUnits, cached }, started);
+  const usage: UsageOf = (status, errorCode, costUnits, cached = false) => usageRow(call, operation, usageId, { status, errorCode, costUnits, cached }, started);
+  /** Records a refused call's row in one gate message, which also says whether the key may still be served. */
+  const refuse = async (error: ApiError): Promise<never> => {
+    const valid = await gate.record(usage(error.status, error.code, 0)).catch((reason: unknown) => logFailure('usage row not recorded', call, reason));
+    throw valid === false ? revokedKeyError(env) : error;
+  };
+
+  const parsed = operation.input.safeParse(rawInput);
+  const sentKey = call.idempotencyKey && readIdempotencyKey(call.idempotencyKey);
+  if (!parsed.success || (sentKey && 'problem' in sentKey)) {
+    const details = [...(parsed.success ? [] : detailsFromZod(parsed.error, location)), ...(sentKey && 'problem' in sentKey ? [sentKey.problem] : [])];
+    return refuse(ApiError.validation(details));
+  }
+  const input = parsed.data;
+  if (!sentKey) return meteredCall(operation, input, call, usage, started);
+
+  const claim = await claimIdempotencyKey(env, principal.workspaceId, sentKey.key, operation, input, timeLimitOf(operation, input));
+  if (claim.kind === 'refused') return refuse(claim.error);
+  if (claim.kind === 'replay') {
+    // Not charged and not counted in the window; recorded (cost 0, no upstream call) with the key checked.
+    const valid = await gate.record(usage(200, null, 0, true));
+    if (!valid) throw revokedKeyError(env);
+    return replayOf(claim.answer);
+  }
+  let outcome: Outcome;
+  try {
+    outcome = await meteredCall(operation, input, call, usage, started);
+  } catch (error) {
+    // A failure is free, so its retry may run afresh.
+    await claim.giveBack().catch((reason: unknown) => logFailure('idempotency key not given back', call, reason));
+    throw error;
+  }
+  // Awaited, so a retry sent the moment this answer arrives finds it; were it lost, the claim lapses.
+  await claim
+    .keep({ data: outcome.data, ...(outcome.message !== undefined ? { message: outcome.message } : {}), meta: outcome.meta })
+    .catch((reason: unknown) => logFailure('idempotent answer not kept', call, reason));
+  return outcome;
+}
+
+/** Everything after validation: the gate's `meter`, the upstream (or the cache), the gate's `settle`. */
+async function meteredCall(operation: Operation, input: Record<string, unknown>, call: Call, usage: UsageOf, started: number): Promise<Outcome> {
+  const { env, principal } = call;
+  const gate = gateOf(env, principal.workspaceId);
   let headers: Record<string, string> = {};
   /** Set once the gate holds money for this call: it must then be settled, whatever happens. */
   let held = false;
+  let holdId = '';
 
   try {
-    const parsed = operation.input.safeParse(rawInput);
-    if (!parsed.success) {
-      // One gate message, as for any call: it records the refusal and says whether the key is still valid.
-      const valid = await gate.record(usage(400, 'VALIDATION_ERROR', 0)).catch((reason: unknown) => logFailure('usage row not recorded', call, reason));
-      throw valid === false ? revokedKeyError(env) : validationErrorFromZod(parsed.error, location);
-    }
-    const input = parsed.data;
     const known = knownExhausted(principal.workspaceId);
     if (known) throw rateLimited(known);
 
@@ -82,6 +123,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     }
     if (metered.kind !== 'held') throw shortfallError(metered);
     held = true;
+    holdId = metered.holdId;
 
     const cacheKey: CacheEntryKey = { organizationId: principal.organizationId, operation: operationId(operation), input: operation.cacheKeyOf?.(input) ?? input };
     const { result, cached } = await answerFromCache(cacheKey, freshnessOf(operation, input), call.waitUntil, () =>
@@ -104,7 +146,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     // Awaited, so the very next call finds the money back; were it lost, the hold's expiry gives it back.
     if (held) {
       const row = usage(apiError?.status ?? 500, apiError?.code ?? 'INTERNAL_ERROR', 0);
-      await gate.settle(usageId, 0, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
+      await gate.settle(holdId, 0, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
     }
     throw error;
   }

@@ -1,6 +1,6 @@
 import type { ProviderResult } from '../operations/types';
 import { clock } from './clock';
-import { sha256Hex } from './digest';
+import { canonicalize, sha256Hex } from './digest';
 
 /**
  * Answers of successful upstream calls, kept in the Workers cache for an operation's freshness window.
@@ -71,17 +71,4 @@ async function storeAnswer(url: string, result: ProviderResult, freshnessMs: num
 /** The entry's address: the SHA-256 of the canonical input (keys sorted, so field order never matters). */
 async function cacheUrl(key: CacheEntryKey, canonical: string): Promise<string> {
   return `https://response-cache.sluice.invalid/${key.organizationId}/${key.operation}/${await sha256Hex(canonical)}`;
-}
-
-function canonicalize(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonicalize);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>)
-        .filter(([, entry]) => entry !== undefined)
-        .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
-        .map(([name, entry]) => [name, canonicalize(entry)]),
-    );
-  }
-  return value;
 }

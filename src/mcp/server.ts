@@ -52,7 +52,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
     }
     // An unknown tool is a protocol error (MCP: -32602), not a tool result the model should read as data.
     if (!enabled.has(params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name} is not served here. Find tools with sluice_tools_search.`);
-    const outcome = (await env.API.callTool(principal, params.name, params.arguments ?? {}, requestId)) as ToolOutcome;
+    const outcome = (await env.API.callTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as ToolOutcome;
     if (!outcome.ok) return toolError(outcome.error);
     const { ok: _ok, ...payload } = outcome;
     return toolResult(payload);

@@ -224,6 +224,8 @@ async function main() {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'data_linkedin_get_company_by_domain', arguments: { domain: `mcp${n}.example.com` } } }),
     });
     const companyPath = (n: number) => ({ path: `/v1/data/linkedin/get-company-by-domain?domain=rest${n}.example.com` });
+    // A new key and input per call (what an agent sends on its first try), and one key asked again and again (its retries).
+    const keyedCompany = (n: number) => ({ path: `/v1/data/linkedin/get-company-by-domain?domain=keyed${n}.example.com`, headers: { ...auth, 'idempotency-key': `bench-${n}` } });
 
     const stackWorkerd = workerdChildren().filter((pid) => !workerdBefore.includes(pid));
     const scrapeBody = (n: number) => ({ body: JSON.stringify({ url: `${upstream.url}/article-200k.html?n=${n}` }) });
@@ -242,6 +244,8 @@ async function main() {
           cpuOf: stackWorkerd,
         }),
       ),
+      await load('metered call with a new Idempotency-Key each time', `${api}${keyedCompany(0).path}`, { headers: auth, fresh: keyedCompany, cpuOf: stackWorkerd }),
+      await load('replay of one Idempotency-Key (uncharged)', `${api}${companyPath(0).path}`, { headers: { ...auth, 'idempotency-key': 'bench-replayed' }, cpuOf: stackWorkerd }),
     ];
     // The hostile pages come from another customer: what is measured is what they do to everyone else.
     const attacker = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Bench attacker', plan: 'business' });
@@ -255,8 +259,8 @@ async function main() {
     );
     const hostileStatuses = await hostile.stop();
     rows.push(await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`));
-    const [floorRow, relayRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, healthHostileRow, meteredHostileRow, upstreamRow] = rows as [
-      Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures,
+    const [floorRow, relayRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow] = rows as [
+      Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures,
     ];
 
     console.log(`\nSluice bench: loopback, workerd sockets hit directly (no wrangler proxy), state on ${STATE_ROOT}`);
@@ -282,6 +286,10 @@ async function main() {
       `scrape of a 200 KB page: p50 ${scrapeRow.p50} ms, workerd memory (RSS) ${scrapeRow.baselineRssMb ?? '?'} MB before, ${scrapeRow.peakRssMb ?? '?'} MB at peak during its run (aim: no worse than before, 36 ms and 688 MB on 2026-11-22)`,
     );
     console.log(`MCP tool call over REST: throughput ${(mcpRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)}, p50 +${(mcpRow.p50 - meteredRow.p50).toFixed(1)} ms`);
+    const cpu = (row: Figures) => row.cpuMsPerRequest?.toFixed(2) ?? '?';
+    console.log(
+      `Idempotency-Key: a new key costs p50 +${(keyedRow.p50 - meteredRow.p50).toFixed(1)} ms, mean +${(keyedRow.mean - meteredRow.mean).toFixed(2)} ms, CPU ${cpu(keyedRow)} against ${cpu(meteredRow)} ms; a replay ${cpu(replayRow)} ms CPU, throughput ${(replayRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)} of the metered call's`,
+    );
     const refused = hostileStatuses[422] ?? 0;
     const otherwise = Object.entries(hostileStatuses).filter(([status]) => status !== '422').map(([status, count]) => `${count} x ${status}`);
     console.log(

@@ -126,12 +126,14 @@ describe('MCP tools', () => {
     expect(catalog.length).toBeGreaterThan(0);
     for (const operation of catalog) {
       const tool = tools.find((candidate) => candidate.name === operation.mcpTool);
+      // The tool's arguments are the REST query (the Idempotency-Key header travels in _meta instead).
+      const query = (document.paths[operation.path]![operation.method.toLowerCase()].parameters ?? []).filter((parameter: { in?: string }) => parameter.in === 'query');
       expect(tool, operation.mcpTool).toBeDefined();
       expect(tool!.description).toMatch(/cents? per/);
       const rest = document.paths[operation.path]![operation.method.toLowerCase()];
       const restFields =
         operation.method === 'GET'
-          ? { names: (rest.parameters ?? []).map((parameter: { name: string }) => parameter.name), required: (rest.parameters ?? []).filter((parameter: { required?: boolean }) => parameter.required).map((parameter: { name: string }) => parameter.name) }
+          ? { names: query.map((parameter: { name: string }) => parameter.name), required: query.filter((parameter: { required?: boolean }) => parameter.required).map((parameter: { name: string }) => parameter.name) }
           : { names: Object.keys(rest.requestBody.content['application/json'].schema.properties), required: rest.requestBody.content['application/json'].schema.required ?? [] };
       expect(Object.keys(tool!.inputSchema.properties ?? {}).sort(), tool!.name).toEqual([...restFields.names].sort());
       expect([...(tool!.inputSchema.required ?? [])].sort(), tool!.name).toEqual([...restFields.required].sort());
@@ -175,6 +177,30 @@ describe('MCP tools', () => {
     expect(error.details.map((detail) => detail.field).sort()).toEqual(['colour', 'domain']);
     expect((result.content as { text: string }[])[0]!.text).toMatch(/^VALIDATION_ERROR: /);
     expect(await purchased()).toBe(before);
+    await client.close();
+  });
+
+  it('replays a tool call with the same _meta.idempotency_key uncharged, and refuses a malformed key as VALIDATION_ERROR', async () => {
+    const client = await connect();
+    const before = await purchased();
+    const ask = { name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'mcp-retry.com' }, _meta: { idempotency_key: `retry-${Date.now()}` } };
+    const first = await client.callTool(ask);
+    const retry = await client.callTool(ask);
+    expect(first.isError).toBeFalsy();
+    expect(retry.isError).toBeFalsy();
+    const firstContent = first.structuredContent as { data: unknown; meta: Record<string, unknown> };
+    const retryContent = retry.structuredContent as { data: unknown; meta: Record<string, unknown> };
+    expect(retryContent.data).toEqual(firstContent.data);
+    expect(firstContent.meta.replayed).toBeUndefined();
+    expect(retryContent.meta).toEqual({ ...firstContent.meta, replayed: true });
+    expect(before - (await purchased())).toBe(1);
+
+    const malformed = await client.callTool({ ...ask, _meta: { idempotency_key: 42 } });
+    expect(malformed.isError).toBe(true);
+    const { error } = malformed.structuredContent as { error: { code: string; details: unknown[] } };
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.details).toEqual([{ field: '_meta.idempotency_key', location: 'body', message: 'Must be 1 to 255 printable ASCII characters.' }]);
+    expect(before - (await purchased())).toBe(1);
     await client.close();
   });
 

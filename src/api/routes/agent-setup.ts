@@ -79,6 +79,9 @@ claude mcp add --transport http sluice ${urls.mcp} --header "Authorization: Bear
 
 Every response is \`{"success": true, "data": ..., "meta": ...}\` or \`{"success": false, "error": {"code", "message", "details"?, "retryAfter"?}}\`.
 Honour \`Retry-After\`; back off on 429, 502 and 503; never retry 400 or 402 unchanged (402 means top up).
+To retry a call after a timeout without paying twice, send the same \`Idempotency-Key\` header (a new UUID per
+call; over MCP \`_meta.idempotency_key\`) with each attempt: a retry within 24 hours gets the first success
+again, uncharged, with \`meta.replayed: true\`.
 `;
 }
 

@@ -3,6 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../core/idempotency';
 import { execute } from '../../core/pipeline';
 import { ensureServing } from '../../core/platform-switches';
 import { OPERATIONS } from '../../operations';
@@ -10,13 +11,14 @@ import { CATALOG } from '../../operations/catalog';
 import { mcpToolName, type Operation } from '../../operations/types';
 import type { AppEnv } from '../context';
 import { exampleOf } from '../examples';
-import { jsonContent, Meta, meteredErrorResponses } from '../schemas';
+import { IdempotencyKeyParameter, jsonContent, Meta, meteredErrorResponses } from '../schemas';
 
 /** Every operation of the registry as a REST route: one handler, one pipeline, docs from the same schemas. */
 export function registerOperations(app: OpenAPIHono<AppEnv>, authenticate: MiddlewareHandler<AppEnv>) {
   app.use('/v1/data/*', knownSourceAndOperation());
+  const headers = z.object({ 'Idempotency-Key': app.openAPIRegistry.registerParameter('IdempotencyKey', IdempotencyKeyParameter) });
   for (const operation of OPERATIONS) {
-    app.openAPIRegistry.registerPath(routeOf(operation));
+    app.openAPIRegistry.registerPath(routeOf(operation, headers));
     for (const path of operation.paths) {
       // Paths under /v1 are already behind the /v1 key check; root-path tool endpoints get their own.
       if (!path.startsWith('/v1/')) app.use(path, authenticate);
@@ -53,6 +55,7 @@ async function handle(c: Context<AppEnv>, operation: Operation) {
     requestId: c.get('requestId'),
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
     signal: c.req.raw.signal,
+    idempotencyKey: idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)),
   });
   return c.json(success(outcome.data, outcome.meta, outcome.message), 200, outcome.headers);
 }
@@ -73,7 +76,7 @@ async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
  * root path) take the same input at the same price and window, so they are named in the description and
  * in `x-aliases` rather than documented again under operation ids of their own.
  */
-function routeOf(operation: Operation) {
+function routeOf(operation: Operation, headers: z.ZodObject) {
   const price = operation.price.display;
   const [path, ...aliases] = operation.paths;
   const example = exampleOf(operation);
@@ -92,10 +95,12 @@ function routeOf(operation: Operation) {
     description: `${operation.description}\n\nCost: ${price.cents} cent${price.cents === 1 ? '' : 's'} per ${price.per}${price.note ? ` (${price.note})` : ''}; only successful calls are charged. MCP tool: \`${mcpToolName(operation)}\`.${alsoAt}`,
     operationId: mcpToolName(operation),
     ...(aliases.length > 0 ? { 'x-aliases': aliases } : {}),
-    request:
-      operation.method === 'GET'
+    request: {
+      headers,
+      ...(operation.method === 'GET'
         ? { query: example ? withParameterExamples(operation.input, example.input) : operation.input }
-        : { body: { content: { 'application/json': { schema: operation.input, ...(example ? { example: example.input } : {}) } }, required: true } },
+        : { body: { content: { 'application/json': { schema: operation.input, ...(example ? { example: example.input } : {}) } }, required: true } }),
+    },
     responses: {
       200: jsonContent(answer, 'The payload, with what the call cost and the balances after it.', {
         metered: true,

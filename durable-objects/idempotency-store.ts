@@ -1,0 +1,149 @@
+import { DurableObject } from 'cloudflare:workers';
+import { clock } from '../src/core/clock';
+import type { ObjectBindings } from '../src/core/object-bindings';
+
+/** How long a key protects its call: a retry within this long of the first call is answered from here. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/**
+ * What one workspace keeps in answers at most. Past it, new calls are still protected from a second
+ * charge (their key and digest are kept) but their answers are not, so no workspace can fill the object.
+ */
+export const KEPT_BYTES_PER_WORKSPACE = 100 * 1024 * 1024;
+/** Expired keys deleted per claim or alarm: the work of a purge stays bounded, the rest waits for the next. */
+const PURGE_BATCH = 500;
+
+export type ClaimAnswer =
+  /** The key is new (or its first call died without an answer): this call runs and must complete or release it. */
+  | { kind: 'claimed' }
+  /** The first call succeeded: its answer, as the JSON text the pipeline stored. */
+  | { kind: 'replay'; answer: string }
+  /** The first call is still running; it is presumed dead after `runningForMs` more. */
+  | { kind: 'running'; runningForMs: number }
+  /** The key was first used for another operation or input. */
+  | { kind: 'mismatch' }
+  /** The first call succeeded and was charged, but its answer was too big to keep. */
+  | { kind: 'unkept'; answerBytes: number };
+
+type State = 'running' | 'answered' | 'unkept';
+
+interface KeyRow extends Record<string, SqlStorageValue> {
+  digest: string;
+  state: State;
+  running_until: number;
+  answer: string | null;
+  answer_bytes: number;
+}
+
+/**
+ * One per workspace, reached only by calls that carry an idempotency key (the workspace's gate, on every
+ * call's path, is left alone). Each method runs with no `await`, so a claim is atomic: of ten
+ * simultaneous calls with one key, exactly one is told to run.
+ */
+export class IdempotencyStore extends DurableObject<ObjectBindings> {
+  /** Bytes of answers kept now; the table is the truth, this is its sum kept in step. */
+  private keptBytes: number;
+  private alarmAt: number | null = null;
+
+  constructor(ctx: DurableObjectState, env: ObjectBindings) {
+    super(ctx, env);
+    // An alarm set before a restart is kept, so a claim does not push it later.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+    });
+    const sql = ctx.storage.sql;
+    sql.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
+      key TEXT PRIMARY KEY,
+      digest TEXT NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('running', 'answered', 'unkept')),
+      running_until INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      answer TEXT,
+      answer_bytes INTEGER NOT NULL DEFAULT 0
+    )`);
+    sql.exec('CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at)');
+    this.keptBytes = sql.exec<{ kept: number }>("SELECT COALESCE(SUM(answer_bytes), 0) AS kept FROM idempotency_keys WHERE state = 'answered'").one().kept;
+  }
+
+  /**
+   * The first call with a key claims it for `runningForMs` (its time limit and the hold's grace: past
+   * that, a call still unanswered is dead and its money was given back). A retry learns what became of it.
+   */
+  claim(key: string, digest: string, runningForMs: number): ClaimAnswer {
+    const now = clock.now();
+    this.purge(now);
+    const row = this.rowOf(key);
+    if (row) {
+      if (row.digest !== digest) return { kind: 'mismatch' };
+      if (row.state === 'answered') return { kind: 'replay', answer: row.answer! };
+      if (row.state === 'unkept') return { kind: 'unkept', answerBytes: row.answer_bytes };
+      if (row.running_until > now) return { kind: 'running', runningForMs: row.running_until - now };
+    }
+    const expiresAt = now + IDEMPOTENCY_WINDOW_MS;
+    this.ctx.storage.sql.exec(
+      `INSERT OR REPLACE INTO idempotency_keys (key, digest, state, running_until, expires_at, answer, answer_bytes)
+       VALUES (?, ?, 'running', ?, ?, NULL, 0)`,
+      key,
+      digest,
+      now + runningForMs,
+      expiresAt,
+    );
+    this.alarmNoLaterThan(Date.now() + (expiresAt - now));
+    return { kind: 'claimed' };
+  }
+
+  /**
+   * Keeps a success's answer for the retries to come, or, when it is null (over the per-answer bound)
+   * or the workspace keeps too much already, only that it succeeded. Answers whether the answer was kept.
+   */
+  complete(key: string, digest: string, answer: string | null, answerBytes: number): boolean {
+    const row = this.rowOf(key);
+    if (!row || row.digest !== digest || row.state !== 'running') return false;
+    const kept = answer !== null && this.keptBytes + answerBytes <= KEPT_BYTES_PER_WORKSPACE;
+    this.ctx.storage.sql.exec(
+      'UPDATE idempotency_keys SET state = ?, answer = ?, answer_bytes = ? WHERE key = ?',
+      kept ? 'answered' : 'unkept',
+      kept ? answer : null,
+      answerBytes,
+      key,
+    );
+    if (kept) this.keptBytes += answerBytes;
+    return kept;
+  }
+
+  /** A call that failed gives its key back: failures cost nothing, so the retry runs afresh. */
+  release(key: string, digest: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM idempotency_keys WHERE key = ? AND digest = ? AND state = 'running'", key, digest);
+  }
+
+  /** Deletes what expired, so a workspace that stops sending keys does not keep their answers. */
+  override alarm(): void {
+    this.alarmAt = null;
+    const now = clock.now();
+    this.purge(now);
+    const next = this.ctx.storage.sql.exec<{ next: number | null }>('SELECT MIN(expires_at) AS next FROM idempotency_keys').one().next;
+    if (next !== null) this.alarmNoLaterThan(Date.now() + Math.max(0, next - now));
+  }
+
+  private rowOf(key: string): KeyRow | undefined {
+    return this.ctx.storage.sql
+      .exec<KeyRow>('SELECT digest, state, running_until, answer, answer_bytes FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
+      .toArray()[0];
+  }
+
+  private purge(now: number): void {
+    const freed = this.ctx.storage.sql
+      .exec<{ state: State; answer_bytes: number }>(
+        `DELETE FROM idempotency_keys WHERE key IN (SELECT key FROM idempotency_keys WHERE expires_at <= ? LIMIT ${PURGE_BATCH})
+         RETURNING state, answer_bytes`,
+        now,
+      )
+      .toArray();
+    for (const row of freed) if (row.state === 'answered') this.keptBytes -= row.answer_bytes;
+  }
+
+  private alarmNoLaterThan(at: number): void {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
+  }
+}

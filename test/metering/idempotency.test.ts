@@ -1,0 +1,252 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
+import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
+import { call, credit, eventually, funded, json, ops, provision, wallet, type Provisioned } from '../support/api';
+
+const LINKEDIN_HOST = 'linkedin.fake';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** The company lookup with an Idempotency-Key, as an agent retrying after a timeout sends it. */
+function lookup(account: Provisioned, domain: string, idempotencyKey?: string): Promise<Response> {
+  return call(`/v1/data/linkedin/get-company-by-domain?domain=${encodeURIComponent(domain)}`, {
+    headers: { authorization: `Bearer ${account.key}`, ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) },
+  });
+}
+
+/**
+ * Counts the worker's calls to the professional-network vendor; while `held`, each waits for `release()`,
+ * so a test can keep a first call running while its retries arrive. `answer` replaces the vendor's answer.
+ */
+function watchUpstream(options: { held?: boolean; answer?: () => Response } = {}) {
+  const realFetch = globalThis.fetch;
+  let release!: () => void;
+  const released = options.held ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+  const watched = { calls: 0, release: () => release() };
+  vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const request = new Request(input, init);
+    if (new URL(request.url).hostname !== LINKEDIN_HOST) return realFetch(request);
+    watched.calls += 1;
+    await released;
+    return options.answer ? options.answer() : realFetch(request);
+  });
+  return watched;
+}
+
+/** Captures that took money: a replay, like every success, has its capture too, of nothing. */
+async function charges(organizationId: string): Promise<number> {
+  const { ledger } = await wallet(organizationId);
+  return ledger.filter((entry: { kind: string; purchasedDeltaCents: number; subscriptionDeltaCents: number }) => entry.kind === 'capture' && entry.purchasedDeltaCents + entry.subscriptionDeltaCents !== 0).length;
+}
+
+function uniqueKey(): string {
+  return crypto.randomUUID();
+}
+
+describe('Idempotency-Key on metered calls', () => {
+  it('runs 10 simultaneous retries with one key once: one upstream call, one charge, nine 409 CONFLICT with retryAfter; a later retry replays the answer uncharged', async () => {
+    const account = await funded(100, 'payg');
+    const upstream = watchUpstream({ held: true });
+    const key = uniqueKey();
+
+    const answered: Response[] = [];
+    const all = Promise.all(Array.from({ length: 10 }, () => lookup(account, 'once.example.com', key).then((response) => (answered.push(response), response))));
+    // The first call is held at the vendor until every retry has been answered.
+    await eventually(async () => answered.length, (count) => count === 9);
+    upstream.release();
+    const responses = await all;
+
+    const fresh = responses.filter((response) => response.status === 200);
+    const conflicts = responses.filter((response) => response.status === 409);
+    expect(fresh).toHaveLength(1);
+    expect(conflicts).toHaveLength(9);
+    for (const conflict of conflicts) {
+      const { error } = await json(conflict);
+      expect(error).toMatchObject({ code: 'CONFLICT', retryAfter: 1 });
+      expect(error.message).toContain('still running');
+      expect(conflict.headers.get('retry-after')).toBe('1');
+    }
+    const first = await json(fresh[0]!);
+    expect(fresh[0]!.headers.get('idempotent-replayed')).toBeNull();
+    expect(first.meta.replayed).toBeUndefined();
+    expect(upstream.calls).toBe(1);
+    expect(await charges(account.organizationId)).toBe(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
+
+    const retry = await lookup(account, 'once.example.com', key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    const replayed = await json(retry);
+    expect(replayed.data).toEqual(first.data);
+    expect(replayed.meta).toEqual({ ...first.meta, replayed: true });
+    expect(upstream.calls).toBe(1);
+    expect(await charges(account.organizationId)).toBe(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
+
+    // Usage: the one charged call, the nine refusals and the replay (cost 0, no upstream call).
+    const rows = await eventually(
+      () => call('/v1/usage?limit=50', { headers: { authorization: `Bearer ${account.key}` } }).then(json),
+      (body) => body.data.rows.length === 11,
+    );
+    const summary = rows.data.rows.map((row: { status: number; costCents: number }) => `${row.status}:${row.costCents}`).sort();
+    expect(summary).toEqual(['200:0', '200:1', ...Array(9).fill('409:0')]);
+  });
+
+  it('refuses the same key with another input or another operation with 409 CONFLICT, uncharged; another workspace has keys of its own', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    expect((await lookup(account, 'first.example.com', key)).status).toBe(200);
+
+    const otherInput = await lookup(account, 'second.example.com', key);
+    expect(otherInput.status).toBe(409);
+    const { error } = await json(otherInput);
+    expect(error.code).toBe('CONFLICT');
+    expect(error.message).toContain('another operation or input');
+    expect(error.retryAfter).toBeUndefined();
+
+    const otherOperation = await call('/scrape', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ url: 'https://first.example.com' }),
+    });
+    expect(otherOperation.status).toBe(409);
+    expect((await json(otherOperation)).error.code).toBe('CONFLICT');
+    expect(await charges(account.organizationId)).toBe(1);
+
+    const sibling = await ops('POST', '/workspaces', { organizationId: account.organizationId, name: 'sibling' });
+    const siblingKey = await ops('POST', '/keys', { workspaceId: sibling.body.data.id });
+    const elsewhere = await lookup({ ...account, key: siblingKey.body.data.key }, 'second.example.com', key);
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.headers.get('idempotent-replayed')).toBeNull();
+    expect(await charges(account.organizationId)).toBe(2);
+  });
+
+  it('takes the input, not its spelling: the same body with its fields in another order replays', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    const scrape = (fields: Record<string, unknown>) =>
+      call('/scrape', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(fields),
+      });
+    const original = await scrape({ url: 'https://news.example.com/2026/harbour-dredging', formats: ['markdown', 'links'] });
+    expect(original.status).toBe(200);
+    const reordered = await scrape({ formats: ['markdown', 'links'], url: 'https://news.example.com/2026/harbour-dredging' });
+    expect(reordered.status).toBe(200);
+    expect(reordered.headers.get('idempotent-replayed')).toBe('true');
+    expect((await json(reordered)).data).toEqual((await json(original)).data);
+    expect(await charges(account.organizationId)).toBe(1);
+  });
+
+  it('runs the call again, and charges it, once 24 hours have passed (by the clock)', async () => {
+    const start = Date.UTC(2030, 0, 1, 12, 0, 0);
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+    const account = await funded(100, 'payg');
+    const upstream = watchUpstream();
+    const key = uniqueKey();
+    expect((await lookup(account, 'daily.example.com', key)).status).toBe(200);
+
+    now.mockReturnValue(start + DAY_MS - 1);
+    const withinADay = await lookup(account, 'daily.example.com', key);
+    expect(withinADay.headers.get('idempotent-replayed')).toBe('true');
+    expect(upstream.calls).toBe(1);
+
+    now.mockReturnValue(start + DAY_MS);
+    const nextDay = await lookup(account, 'daily.example.com', key);
+    expect(nextDay.status).toBe(200);
+    expect(nextDay.headers.get('idempotent-replayed')).toBeNull();
+    expect((await json(nextDay)).meta.costCents).toBe(1);
+    expect(upstream.calls).toBe(2);
+    expect(await charges(account.organizationId)).toBe(2);
+  });
+
+  it('keeps nothing of a failed call: its retry with the same key runs afresh and is charged once', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    // The fake vendor fails the first call for a `flaky.` domain and answers the next ones.
+    const domain = `flaky.${key}.example.com`;
+    const failed = await lookup(account, domain, key);
+    expect(failed.status).toBe(502);
+    const retried = await lookup(account, domain, key);
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    const again = await lookup(account, domain, key);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await charges(account.organizationId)).toBe(1);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['256 characters long', 'k'.repeat(256)],
+    ['holding a tab', 'one\ttwo'],
+  ])('refuses a key %s with 400 VALIDATION_ERROR naming the header, uncharged', async (_case, value) => {
+    const account = await funded(100, 'payg');
+    const upstream = watchUpstream();
+    const response = await lookup(account, 'valid.example.com', value);
+    expect(response.status).toBe(400);
+    const { error } = await json(response);
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.details).toEqual([{ field: 'Idempotency-Key', location: 'header', message: 'Must be 1 to 255 printable ASCII characters.' }]);
+    expect(upstream.calls).toBe(0);
+    expect(await charges(account.organizationId)).toBe(0);
+  });
+
+  it('names a bad key and a bad input in one 400', async () => {
+    const account = await funded(100, 'payg');
+    const response = await call('/v1/data/linkedin/get-company-by-domain?domain=', { headers: { authorization: `Bearer ${account.key}`, 'idempotency-key': 'k'.repeat(300) } });
+    expect(response.status).toBe(400);
+    const fields = (await json(response)).error.details.map((detail: { field: string }) => detail.field);
+    expect(fields.sort()).toEqual(['Idempotency-Key', 'domain']);
+  });
+
+  it('accepts 255 printable characters, spaces and quotes included', async () => {
+    const account = await funded(100, 'payg');
+    const key = `"${'a b'.repeat(84)}"`;
+    expect(key).toHaveLength(254);
+    expect((await lookup(account, 'long-key.example.com', `${key}!`)).status).toBe(200);
+    expect((await lookup(account, 'long-key.example.com', `${key}!`)).headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('refuses a revoked key with 401 rather than replaying to it', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    expect((await lookup(account, 'revoked.example.com', key)).status).toBe(200);
+    await ops('POST', `/keys/${account.keyId}/revoke`);
+    const retry = await lookup(account, 'revoked.example.com', key);
+    expect(retry.status).toBe(401);
+  });
+
+  it('charges a success whose answer is too large to keep, and answers its retry 409 CONFLICT saying so, uncharged', async () => {
+    const account = await funded(100, 'payg');
+    const huge = { ...company, data: { ...company.data, description: 'x'.repeat(1_100_000) } };
+    const upstream = watchUpstream({ answer: () => Response.json(huge) });
+    const key = uniqueKey();
+    const first = await lookup(account, 'huge.example.com', key);
+    expect(first.status).toBe(200);
+    expect((await json(first)).data.description).toHaveLength(1_100_000);
+
+    const retry = await lookup(account, 'huge.example.com', key);
+    expect(retry.status).toBe(409);
+    const { error } = await json(retry);
+    expect(error.code).toBe('CONFLICT');
+    expect(error.message).toContain('too large to keep');
+    expect(upstream.calls).toBe(1);
+    expect(await charges(account.organizationId)).toBe(1);
+  });
+
+  it('replays without charging even once the balance is spent', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 1 });
+    const key = uniqueKey();
+    expect((await lookup(account, 'last-cent.example.com', key)).status).toBe(200);
+    expect((await lookup(account, 'other.example.com')).status).toBe(402);
+    const retry = await lookup(account, 'last-cent.example.com', key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(0);
+  });
+});
