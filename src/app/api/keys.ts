@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
-import { type ApiKeyRecord, createKey, getKey, listKeys, revealKey, revokeKey } from '../../core/accounts';
+import { type ApiKeyRecord, getKey, issueKey, listKeys, revealKey, revokeKey } from '../../core/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
@@ -108,7 +108,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.createKey, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
-    const created = await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, {
+    const created = await issueKey(c.env, {
       workspaceId: workspace.id,
       scope: 'workspace',
       name: c.req.valid('json').name,
@@ -141,7 +141,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.createToken, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
-    const created = await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, {
+    const created = await issueKey(c.env, {
       workspaceId: workspace.id,
       scope: 'workspace_mcp',
       name: c.req.valid('json').name,
