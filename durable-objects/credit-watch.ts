@@ -26,9 +26,15 @@ export class CreditWatch {
     `);
   }
 
-  /** The wallet learns whose it is from the usage rows its workspaces report. */
-  ownedBy(organizationId: string): void {
-    this.sql.exec('UPDATE credit_watch SET organization_id = ? WHERE organization_id IS NULL', organizationId);
+  /**
+   * Before charges are applied: the wallet learns whose it is from the usage rows its workspaces report,
+   * and the first time, the balance those charges start from, so a fall in the very first batch counts.
+   */
+  beforeCharges(organizationId: string, availableUnits: number): void {
+    this.sql.exec(
+      'UPDATE credit_watch SET organization_id = COALESCE(organization_id, ?), reported_units = COALESCE(reported_units, ?)',
+      organizationId, availableUnits,
+    );
   }
 
   /** A call was refused 402 INSUFFICIENT_CREDITS: the balance is exhausted for that call, whatever it reads. */

@@ -284,7 +284,7 @@ export class OrgWallet extends DurableObject<Env> {
     let subscription = account.subscription_units;
     let purchased = account.purchased_units;
     const now = clock.now();
-    this.creditWatch.ownedBy(charges[0]!.usage.organizationId);
+    this.creditWatch.beforeCharges(charges[0]!.usage.organizationId, subscription + purchased);
     for (const charge of charges) {
       this.outbox.add(charge.usage);
       if (charge.usage.errorCode === 'INSUFFICIENT_CREDITS') this.creditWatch.refusedForCredits();
