@@ -311,3 +311,37 @@ describe('/v1/webhook-endpoints', () => {
     expect(await received(url)).toHaveLength(1);
   });
 });
+
+describe('the dashboard Webhooks page and its API', () => {
+  it('adds an endpoint (secret shown once), lists it with its deliveries, sends a test, and removes it', async () => {
+    const owner = await signUp();
+    await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'payg' });
+    const base = `/api/workspaces/${owner.workspaceId}/webhook-endpoints`;
+    const url = receiverUrl('ok');
+
+    const refused = await owner.json('POST', base, { url: 'http://192.168.1.1/hook', events: ['key.created'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'url' })]);
+
+    const created = await owner.json('POST', base, { url, events: ['key.created', 'key.revoked'] });
+    expect(created.status).toBe(201);
+    expect(created.body.data.secret).toMatch(/^whsec_/);
+    const tested = await owner.json('POST', `${base}/${created.body.data.id}/test`);
+    expect(tested.body.data).toMatchObject({ type: 'ping', state: 'delivered' });
+
+    const page = await owner.request('GET', `/w/${owner.workspaceId}/webhooks`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(url);
+    expect(html).toContain(tested.body.data.id);
+    expect(html).not.toContain(created.body.data.secret);
+
+    const deliveriesAnswer = await owner.json('GET', `${base}/${created.body.data.id}/deliveries`);
+    expect(deliveriesAnswer.body.data.deliveries.map((delivery: { id: string }) => delivery.id)).toEqual([tested.body.data.id]);
+    const stranger = await signUp();
+    expect((await stranger.json('GET', `/api/workspaces/${stranger.workspaceId}/webhook-endpoints/${created.body.data.id}/deliveries`)).status).toBe(404);
+
+    expect((await owner.json('DELETE', `${base}/${created.body.data.id}`)).status).toBe(200);
+    expect((await owner.json('GET', base)).body.data.endpoints).toEqual([]);
+  });
+});
