@@ -3,6 +3,7 @@ import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { SafeFetcher } from '../providers/builtin-web/safe-fetch';
+import { RETRY_ADVICE } from '../providers/normalize';
 import { builtinWebSettings } from '../providers/builtin-web/settings';
 import { deliveryTarget } from './endpoints';
 import { ATTEMPT_TIME_LIMIT_MS } from './retry-schedule';
@@ -36,7 +37,8 @@ export async function attemptDelivery(env: Env, endpointId: string, eventId: str
     const { status } = await fetcher.post(new URL(target.url), body, headers);
     return { gone: false, status, error: status >= 200 && status < 300 ? null : `The receiver answered HTTP ${status}.` };
   } catch (error) {
-    const message = error instanceof ApiError ? error.message : `The request failed (${String(error)}).`;
+    // The safe fetch speaks to API callers ("this call was not charged"); an attempt's log needs only what happened.
+    const message = error instanceof ApiError ? error.message.replace(` ${RETRY_ADVICE}`, '') : `The request failed (${String(error)}).`;
     return { gone: false, status: null, error: message };
   }
 }
