@@ -1,11 +1,17 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
-import type { ObjectBindings as Env } from '../src/core/object-bindings';
+import type { ObjectBindings } from '../src/core/object-bindings';
 import type { Plan } from '../src/core/plans';
+import { announceCredits } from '../src/webhooks/announce';
+import type { WebhookBindings } from '../src/webhooks/bindings';
+import { CreditWatch } from './credit-watch';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from './lease-protocol';
 import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
 
 export type { Balance } from './lease-protocol';
+
+/** A wallet writes usage rows to the database and tells webhook endpoints how its balance moves. */
+type Env = ObjectBindings & WebhookBindings;
 
 export interface LedgerEntry {
   seq: number;
@@ -62,6 +68,7 @@ const LEASE_SHARE = 4;
 export class OrgWallet extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly outbox: UsageOutbox;
+  private readonly creditWatch: CreditWatch;
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
 
@@ -121,6 +128,7 @@ export class OrgWallet extends DurableObject<Env> {
       this.sql.exec('ALTER TABLE terms ADD COLUMN plan_ends_at INTEGER');
     }
     this.outbox = new UsageOutbox(this.sql);
+    this.creditWatch = new CreditWatch(this.sql);
     this.scheduleAlarm();
   }
 
@@ -264,7 +272,22 @@ export class OrgWallet extends DurableObject<Env> {
       console.error(JSON.stringify({ level: 'error', note: 'usage rows kept for retry', error: String(error) }));
       this.alarmNoLaterThan(Date.now() + FLUSH_RETRY_MS);
     }
+    try {
+      await this.announceCredits();
+    } catch (error) {
+      console.error(JSON.stringify({ level: 'error', note: 'credit events kept for retry', error: String(error) }));
+      this.alarmNoLaterThan(Date.now() + FLUSH_RETRY_MS);
+    }
     this.scheduleAlarm();
+  }
+
+  /** credits.low and credits.exhausted, when the balance fell or ran out since the last alarm; off every call's path. */
+  private async announceCredits(): Promise<void> {
+    const account = this.account();
+    const balance = { subscriptionUnits: account.subscription_units, purchasedUnits: account.purchased_units };
+    const movement = this.creditWatch.movement(balance);
+    if (movement) await announceCredits(this.env, movement);
+    this.creditWatch.reported(balance.subscriptionUnits + balance.purchasedUnits, movement);
   }
 
   /**
@@ -278,8 +301,10 @@ export class OrgWallet extends DurableObject<Env> {
     let subscription = account.subscription_units;
     let purchased = account.purchased_units;
     const now = clock.now();
+    this.creditWatch.beforeCharges(charges[0]!.usage.organizationId, subscription + purchased);
     for (const charge of charges) {
       this.outbox.add(charge.usage);
+      if (charge.usage.errorCode === 'INSUFFICIENT_CREDITS') this.creditWatch.refusedForCredits();
       // Every success has its capture, a free one too (a zero-row answer), so the ledger counts successes.
       if (charge.usage.status >= 400) continue;
       // Taken from an allowance that has since been replaced: that allowance expired, and with it this part.

@@ -123,6 +123,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's webhook endpoints */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint; answers its signing secret, this once
+         * @description The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete an endpoint; deliveries waiting for a retry are dropped */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change an endpoint's URL, events or credits.low threshold */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Deliveries to an endpoint, newest first, with every attempt */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping event now and answer how its first attempt went
+         * @description The ping counts against the monthly webhook-event cap: past it this answers 402 PLAN_LIMIT_REACHED and sends nothing.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scrape": {
         parameters: {
             query?: never;
@@ -2205,6 +2282,96 @@ export interface components {
                 createdAt: string;
             }[];
             nextCursor: string | null;
+        };
+        WebhookEndpoint: {
+            /** @example we_4f1c2a9b7d3e4f6a8b0c1d2e */
+            id: string;
+            workspaceId: string;
+            /** @example https://hooks.example.com/sluice */
+            url: string;
+            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily")[];
+            /** @description credits.low is sent when the available balance falls below this. */
+            creditsLowThresholdCents: number;
+            createdAt: string;
+            updatedAt: string;
+        };
+        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpoint"] & {
+            /**
+             * @description The signing secret (Standard Webhooks, whsec_...). Shown this once: store it now.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        CreateWebhookEndpoint: {
+            /**
+             * @description A public http(s) URL; private, loopback and link-local addresses are refused.
+             * @example https://hooks.example.com/sluice
+             */
+            url: string;
+            /**
+             * @description Event types to send.
+             * @example [
+             *       "credits.low",
+             *       "key.created"
+             *     ]
+             */
+            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily")[];
+            /**
+             * @description Cents; default 100.
+             * @example 500
+             */
+            creditsLowThresholdCents?: number;
+        };
+        UpdateWebhookEndpoint: {
+            /**
+             * @description A public http(s) URL; private, loopback and link-local addresses are refused.
+             * @example https://hooks.example.com/sluice
+             */
+            url?: string;
+            /**
+             * @description Event types to send.
+             * @example [
+             *       "credits.low",
+             *       "key.created"
+             *     ]
+             */
+            events?: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily")[];
+            /**
+             * @description Cents; default 100.
+             * @example 500
+             */
+            creditsLowThresholdCents?: number;
+        };
+        WebhookDelivery: {
+            /**
+             * @description The event id, sent as the webhook-id header; the same on every retry.
+             * @example evt_9f8e7d6c5b4a39281706f5e4
+             */
+            id: string;
+            /** @example key.created */
+            type: string;
+            /**
+             * @description pending: waiting for its next attempt; delivered: a 2xx came back; failed: every attempt failed; skipped: never sent (the monthly webhook-event cap was reached, or the organization has no plan).
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed" | "skipped";
+            /** @description Why a delivery was skipped or gave up. */
+            reason: string | null;
+            createdAt: string;
+            nextAttemptAt: string | null;
+            /** @description The exact body sent (and signed). */
+            payload: string;
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        WebhookDeliveryAttempt: {
+            /** @description 1 for the first try, then each retry. */
+            attempt: number;
+            at: string;
+            /** @description The receiver's HTTP status; null when it did not answer (refused address, network error, time limit). */
+            status: number | null;
+            /** @description Why the attempt failed; null on a 2xx. */
+            error: string | null;
+            durationMs: number;
         };
         WebScrapedPage: {
             markdown?: string;
@@ -4691,6 +4858,1070 @@ export interface operations {
                      *       "error": {
                      *         "code": "UNAUTHORIZED",
                      *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Endpoints, newest first; never a secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "endpoints": [
+                     *           {
+                     *             "id": "we_4f1c2a9b7d3e4f6a8b0c1d2e",
+                     *             "workspaceId": "ws_0a1b2c3d4e5f6a7b8c9d0e1f",
+                     *             "url": "https://hooks.example.com/sluice",
+                     *             "events": [
+                     *               "credits.low",
+                     *               "key.created"
+                     *             ],
+                     *             "creditsLowThresholdCents": 500,
+                     *             "createdAt": "2026-11-22T09:58:01.000Z",
+                     *             "updatedAt": "2026-11-22T09:58:01.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            endpoints: components["schemas"]["WebhookEndpoint"][];
+                        };
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/sluice",
+                 *       "events": [
+                 *         "credits.low",
+                 *         "key.created"
+                 *       ],
+                 *       "creditsLowThresholdCents": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "we_4f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "workspaceId": "ws_0a1b2c3d4e5f6a7b8c9d0e1f",
+                     *         "url": "https://hooks.example.com/sluice",
+                     *         "events": [
+                     *           "credits.low",
+                     *           "key.created"
+                     *         ],
+                     *         "creditsLowThresholdCents": 500,
+                     *         "createdAt": "2026-11-22T09:58:01.000Z",
+                     *         "updatedAt": "2026-11-22T09:58:01.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEndpointWithSecret"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "we_4f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "workspaceId": "ws_0a1b2c3d4e5f6a7b8c9d0e1f",
+                     *         "url": "https://hooks.example.com/sluice",
+                     *         "events": [
+                     *           "credits.low",
+                     *           "key.created"
+                     *         ],
+                     *         "creditsLowThresholdCents": 500,
+                     *         "createdAt": "2026-11-22T09:58:01.000Z",
+                     *         "updatedAt": "2026-11-22T09:58:01.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "we_4f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "credits.low",
+                 *         "credits.exhausted"
+                 *       ],
+                 *       "creditsLowThresholdCents": 200
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "we_4f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "workspaceId": "ws_0a1b2c3d4e5f6a7b8c9d0e1f",
+                     *         "url": "https://hooks.example.com/sluice",
+                     *         "events": [
+                     *           "credits.low",
+                     *           "credits.exhausted"
+                     *         ],
+                     *         "creditsLowThresholdCents": 200,
+                     *         "createdAt": "2026-11-22T09:58:01.000Z",
+                     *         "updatedAt": "2026-11-22T09:58:01.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Newest deliveries to show, 1-200. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries and their attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deliveries": [
+                     *           {
+                     *             "id": "evt_9f8e7d6c5b4a39281706f5e4",
+                     *             "type": "ping",
+                     *             "state": "delivered",
+                     *             "reason": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "nextAttemptAt": null,
+                     *             "payload": "{\"type\":\"ping\",\"timestamp\":\"2026-11-22T10:00:00.000Z\",\"data\":{\"endpointId\":\"we_4f1c2a9b7d3e4f6a8b0c1d2e\",\"workspaceId\":\"ws_0a1b2c3d4e5f6a7b8c9d0e1f\",\"message\":\"A test event from Sluice.\"}}",
+                     *             "attempts": [
+                     *               {
+                     *                 "attempt": 1,
+                     *                 "at": "2026-11-22T10:00:00.000Z",
+                     *                 "status": 204,
+                     *                 "error": null,
+                     *                 "durationMs": 182
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            deliveries: components["schemas"]["WebhookDelivery"][];
+                        };
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ping delivery with its first attempt (retried like any event if it failed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "evt_9f8e7d6c5b4a39281706f5e4",
+                     *         "type": "ping",
+                     *         "state": "delivered",
+                     *         "reason": null,
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "nextAttemptAt": null,
+                     *         "payload": "{\"type\":\"ping\",\"timestamp\":\"2026-11-22T10:00:00.000Z\",\"data\":{\"endpointId\":\"we_4f1c2a9b7d3e4f6a8b0c1d2e\",\"workspaceId\":\"ws_0a1b2c3d4e5f6a7b8c9d0e1f\",\"message\":\"A test event from Sluice.\"}}",
+                     *         "attempts": [
+                     *           {
+                     *             "attempt": 1,
+                     *             "at": "2026-11-22T10:00:00.000Z",
+                     *             "status": 204,
+                     *             "error": null,
+                     *             "durationMs": 182
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid request: check body url.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
                      *       }
                      *     }
                      */

@@ -12,6 +12,9 @@ import { registerPlans } from './routes/plans';
 import { registerPlatforms } from './routes/platforms';
 import { registerReference } from './routes/reference';
 import { registerUsage } from './routes/usage';
+import { registerWebhookEndpoints } from './routes/webhook-endpoints';
+import type { Env } from '../core/config';
+import { announceDailyUsage } from '../webhooks/daily-usage';
 
 /** `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. */
 const PUBLIC_V1 = /^\/v1\/(platforms|plans)(\/|$)/;
@@ -30,6 +33,7 @@ export function buildApiApp() {
   registerAgentSetup(app);
   registerCredits(app);
   registerUsage(app);
+  registerWebhookEndpoints(app);
   registerOperations(app, authenticate);
   registerOps(app);
   registerReference(app);
@@ -42,5 +46,12 @@ export { IdempotencyStore } from '../../durable-objects/idempotency-store';
 export { OrgWallet } from '../../durable-objects/org-wallet';
 export { McpGateway } from './mcp-gateway';
 export { WorkspaceGate } from '../../durable-objects/workspace-gate';
+export { WebhookSender } from '../../durable-objects/webhook-sender';
 
-export default buildApiApp();
+const app = buildApiApp();
+
+export default {
+  fetch: app.fetch,
+  /** The cron of wrangler.toml: usage.daily to the endpoints that want it. */
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(announceDailyUsage(env)),
+} satisfies ExportedHandler<Env>;

@@ -10,6 +10,8 @@ import { execute } from '../core/pipeline';
 import { ensureServing } from '../core/platform-switches';
 import { OPERATIONS } from '../operations';
 import { mcpToolName, type Operation } from '../operations/types';
+import { senderOf } from '../webhooks/bindings';
+import { listEndpoints } from '../webhooks/endpoints';
 
 /** A refused tool call carries the REST error object itself. */
 export type ToolError = ErrorObject;
@@ -47,6 +49,12 @@ export class McpGateway extends WorkerEntrypoint<Env> {
       if (!(error instanceof ApiError)) console.error(JSON.stringify({ level: 'error', requestId, tool: toolName, error: String(error) }));
       return { ok: false, status: known.status, error: errorObject(known) };
     }
+  }
+
+  /** The workspace's webhook endpoints, each with its latest deliveries: what sluice_webhook_endpoints_list answers. */
+  async listWebhookEndpoints(principal: KeyPrincipal) {
+    const endpoints = await listEndpoints(this.env.DB, principal.workspaceId);
+    return Promise.all(endpoints.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(this.env, endpoint.id).deliveries(10) })));
   }
 
   /** Per tool, the settings its provider lacks here (empty: usable now); read from this worker's settings. */

@@ -8,6 +8,7 @@ import { registerMembers } from './api/members';
 import { registerOAuthConsent } from './api/oauth';
 import { registerOrganizations } from './api/organizations';
 import { registerUsage } from './api/usage';
+import { registerWebhooks } from './api/webhooks';
 import { requireSameOrigin } from './auth/origin';
 import { requireSession } from './auth/require-session';
 import { readSession } from './auth/sessions';
@@ -43,6 +44,7 @@ export function buildDashboardApp() {
   registerUsage(app);
   registerOAuthConsent(app);
   registerMcpServers(app);
+  registerWebhooks(app);
   registerPages(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', {

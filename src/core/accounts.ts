@@ -6,6 +6,7 @@ import { newId } from './ids';
 import { decryptKey, encryptKey, generateKey, hashKey, keyHint, type KeyScope } from './keys';
 import { UNITS_PER_CENT, unitsFromCents } from './money';
 import type { Plan } from './plans';
+import { announceKey } from '../webhooks/announce';
 import { configureWallet } from './wallet';
 import type { KeyLimit } from '../../durable-objects/key-budgets';
 
@@ -207,8 +208,19 @@ export async function revealKey(db: D1Database, encryptionSecret: string, id: st
 export async function revokeKey(env: Env, id: string): Promise<ApiKeyRecord> {
   const key = await getKey(env.DB, id);
   await gateOf(env, key.workspaceId).revoke(id);
-  await env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(new Date().toISOString(), id).run();
-  return getKey(env.DB, id);
+  const revoked = await env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(new Date().toISOString(), id).run();
+  const record = await getKey(env.DB, id);
+  // Announced once: revoking an already revoked key changes nothing and says nothing.
+  if (revoked.meta.changes > 0) await announceKey(env, 'key.revoked', record);
+  return record;
+}
+
+/** createKey, then key.created to the workspace's webhook endpoints: what every surface that makes keys calls. */
+export async function issueKey(env: Env, input: Parameters<typeof createKey>[2]): Promise<ApiKeyRecord & { key: string }> {
+  const created = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, input);
+  const { key: _secret, ...record } = created;
+  await announceKey(env, 'key.created', record);
+  return created;
 }
 
 /**

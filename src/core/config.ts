@@ -1,5 +1,6 @@
 import type { IdempotencyStore } from '../../durable-objects/idempotency-store';
 import type { OrgWallet } from '../../durable-objects/org-wallet';
+import type { WebhookSender } from '../../durable-objects/webhook-sender';
 import type { WorkspaceGate } from '../../durable-objects/workspace-gate';
 import type { ObjectBindings } from './object-bindings';
 
@@ -12,7 +13,7 @@ export const SETTINGS = {
   TOOLS_BASE_URL: 'Public URL on which the web and SEO tool endpoints are shown at root paths (api worker).',
   MCP_URL: 'Public URL of the MCP endpoint, path /mcp.',
   APP_URL: 'Public URL of the dashboard.',
-  KEY_ENCRYPTION_KEY: 'Secret: base64 of 32 random bytes; AES-GCM key that lets a key be re-revealed.',
+  KEY_ENCRYPTION_KEY: 'Secret: base64 of 32 random bytes; AES-GCM key that lets a key be re-revealed and webhook signing secrets be used.',
   OPS_TOKEN: 'Secret: bearer of the operator API /ops/v1; when unset that API does not exist.',
   BUILD_ID: 'The build served (a commit), shown by /health.',
   LINKEDIN_API_KEY: 'Secret: RapidAPI key of the professional-network data vendor.',
@@ -73,6 +74,7 @@ export type Env = Partial<Record<SettingName, string>> &
     WORKSPACE_GATE: DurableObjectNamespace<WorkspaceGate>;
     ORG_WALLET: DurableObjectNamespace<OrgWallet>;
     IDEMPOTENCY_STORE: DurableObjectNamespace<IdempotencyStore>;
+    WEBHOOK_SENDER: DurableObjectNamespace<WebhookSender>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

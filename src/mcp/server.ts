@@ -14,6 +14,8 @@ import { type CatalogTool, SearchInput, searchTools } from './tools';
 export interface Toolset {
   name: string;
   tools: CatalogTool[];
+  /** The workspace's full server also serves the tools about the workspace itself (its webhook endpoints). */
+  workspaceTools?: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(enabledTools) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(enabledTools, { workspaceTools: toolset.workspaceTools }) }));
 
   server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
     if (params.name === 'sluice_tools_search') {
@@ -50,6 +52,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
         }),
       });
     }
+    if (params.name === 'sluice_webhook_endpoints_list' && toolset.workspaceTools) return toolResult({ endpoints: await env.API.listWebhookEndpoints(principal) });
     // An unknown tool is a protocol error (MCP: -32602), not a tool result the model should read as data.
     if (!enabled.has(params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name} is not served here. Find tools with sluice_tools_search.`);
     const outcome = (await env.API.callTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as ToolOutcome;

@@ -9,6 +9,9 @@ import { ApiError } from '../core/errors';
  * 4. our own upstream quota exhausted → 503 UPSTREAM_CREDITS_EXHAUSTED, never 402.
  * Our own credential being refused (401/403) is our fault, not the caller's: 502, detail logged only.
  */
+/** What a failed upstream call's message ends with; a message shown in another setting (a webhook attempt) drops it. */
+export const RETRY_ADVICE = 'Back off and retry; this call was not charged.';
+
 export const normalizeUpstream = {
   unavailable(provider: string, missing: string[]): ApiError {
     return new ApiError('PROVIDER_UNAVAILABLE', `${provider} is not configured on this server: set ${missing.join(' and ')}.`, { retryAfter: 60 });
@@ -26,7 +29,7 @@ export const normalizeUpstream = {
   },
 
   failed(provider: string, reason: string): ApiError {
-    return new ApiError('PROVIDER_ERROR', `${provider} failed: ${reason}. Back off and retry; this call was not charged.`, { status: 502 });
+    return new ApiError('PROVIDER_ERROR', `${provider} failed: ${reason}. ${RETRY_ADVICE}`, { status: 502 });
   },
 
   /**

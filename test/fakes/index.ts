@@ -6,6 +6,7 @@ import { FAKE_VENDOR_HOST, FAKE_VENDOR_SETTINGS, vendorsUpstream } from './vendo
 import { FAKE_RESEND, resendUpstream } from './resend.ts';
 import { FAKE_STRIPE, stripeUpstream } from './stripe.ts';
 import { FAKE_DNS_URL, FAKE_WEB_HOSTS, fakeWeb } from './web-sites.ts';
+import { FAKE_RECEIVER_HOST, webhookReceiver } from './webhook-receiver.ts';
 
 const page = (name: string) => readFileSync(new URL(`../fixtures/pages/${name}`, import.meta.url));
 /** Public-looking sites and a DNS-over-HTTPS resolver, for the built-in web provider. */
@@ -38,6 +39,7 @@ const BY_HOST: Record<string, (request: Request) => Promise<Response>> = {
   [new URL(FAKE_RESEND.baseUrl).hostname]: resendUpstream,
   [new URL(FAKE_STRIPE.baseUrl).hostname]: stripeUpstream,
   ...Object.fromEntries(FAKE_WEB_HOSTS.map((host) => [host, fakeWebSites.handle])),
+  [FAKE_RECEIVER_HOST]: webhookReceiver,
 };
 
 /** Outbound interception: every fetch the worker makes lands in a fake, never on the internet. */

@@ -47,6 +47,8 @@ export const FAKE_DNS: Record<string, DnsEntry> = {
   'other.example.org': { A: [PUBLIC_V4] },
   'plain.example.com': { A: [PUBLIC_V4] },
   'apps.example.com': { A: [PUBLIC_V4] },
+  // The webhook receiver of test/fakes/webhook-receiver.ts.
+  'hooks.example.com': { A: [PUBLIC_V4] },
   'v6only.example.com': { AAAA: [PUBLIC_V6] },
   'nat64-public.example.com': { AAAA: ['64:ff9b::5db8:d70e'] },
   'private.example.com': { A: ['10.1.2.3'] },

@@ -266,5 +266,49 @@ describe("a key's monthly spend limit in chromium", () => {
     expect((await company()).status).toBe(200);
     expect(problems).toEqual([]);
     await own.close();
+describe('the Webhooks page in chromium', () => {
+  it('refuses a private URL, adds an endpoint showing its secret once, sends a test whose attempt is listed, and removes it', async () => {
+    const { page } = tab;
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.goto('/signin');
+    await page.getByLabel('Email').fill('grace@example.com');
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/keys$/);
+    await page.goto(`${workspacePath}/webhooks`);
+    expect(await page.getByRole('heading', { name: 'Webhooks', exact: true }).isVisible()).toBe(true);
+
+    await page.getByLabel('URL').fill('http://127.0.0.1:9/hook');
+    await page.getByRole('checkbox', { name: 'key.created' }).check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect.poll(() => page.locator('[data-field-error="url"]').textContent()).toContain('loopback');
+    expect(tab.problems).toEqual([expect.stringContaining('status of 400')]);
+    tab.problems.length = 0;
+
+    // An IP literal: a public address checked without a DNS lookup, which this machine cannot make.
+    const url = 'https://93.184.215.14/sluice';
+    await page.getByLabel('URL').fill(url);
+    await page.getByRole('checkbox', { name: 'credits.low' }).check();
+    await page.getByLabel('credits.low below (cents)').fill('500');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const dialog = page.locator('#secret-dialog');
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    expect(await page.locator('#secret-value').textContent()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    const card = page.locator('section', { has: page.getByRole('heading', { name: url }) });
+    await expect.poll(() => card.isVisible()).toBe(true);
+    expect(await card.textContent()).toContain('credits.low below $5.00');
+
+    await card.getByRole('button', { name: `Send a test event to ${url}` }).click();
+    // Nothing answers at that address from here: the attempt is listed as failed and a retry is planned.
+    await expect.poll(() => card.locator('tr[data-delivery-id]').count(), { timeout: 20_000 }).toBe(1);
+    const row = card.locator('tr[data-delivery-id]');
+    expect(await row.textContent()).toMatch(/ping.*pending.*#1 .*no answer/s);
+    await screenshot(page, 'webhooks');
+
+    await card.getByRole('button', { name: `Remove ${url}` }).click();
+    await page.locator('#confirm-dialog').getByRole('button', { name: 'Remove endpoint' }).click();
+    await expect.poll(() => page.getByText('No endpoint yet.').isVisible()).toBe(true);
+    expect(tab.problems).toEqual([]);
   });
 });

@@ -287,3 +287,29 @@ describe('MCP answers: request ids, security headers, capped bodies', () => {
     expect(await purchased()).toBe(before);
   });
 });
+
+describe('sluice_webhook_endpoints_list', () => {
+  it("lists the workspace's webhook endpoints on its full server /mcp, and is not served by a facet", async () => {
+    const created = await fetch(`${apiUrl}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      // An IP literal: public, and checked without a DNS lookup, which this machine cannot make.
+      body: JSON.stringify({ url: 'https://93.184.215.14/sluice', events: ['key.created', 'credits.low'], creditsLowThresholdCents: 300 }),
+    });
+    expect(created.status).toBe(201);
+    const endpoint = (await created.json()).data as { id: string };
+
+    const client = await connect();
+    const listed = await client.callTool({ name: 'sluice_webhook_endpoints_list', arguments: {} });
+    expect(listed.structuredContent).toEqual({
+      endpoints: [expect.objectContaining({ id: endpoint.id, url: 'https://93.184.215.14/sluice', events: ['key.created', 'credits.low'], creditsLowThresholdCents: 300, deliveries: [] })],
+    });
+    expect(JSON.stringify(listed.structuredContent)).not.toContain('whsec_');
+    await client.close();
+
+    const web = await connect('/mcp/web');
+    expect((await web.listTools()).tools.map((tool) => tool.name)).not.toContain('sluice_webhook_endpoints_list');
+    await expect(web.callTool({ name: 'sluice_webhook_endpoints_list', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await web.close();
+  });
+});

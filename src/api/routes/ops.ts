@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { createKey, createOrganization, createWorkspace, getOrganization, revealKey, revokeKey, setKeyLimit, setPlan } from '../../core/accounts';
+import { createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../core/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { KEY_SCOPES, secretsEqual } from '../../core/keys';
@@ -176,7 +176,7 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     return c.json(success({ organizationId, ...balanceInCents(balance), ledger: ledger.map(ledgerEntryInCents) }), 200);
   });
   app.openapi(routes.createWorkspace, async (c) => c.json(success(await createWorkspace(c.env.DB, c.req.valid('json'))), 201));
-  app.openapi(routes.createKey, async (c) => c.json(success(await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('json'))), 201));
+  app.openapi(routes.createKey, async (c) => c.json(success(await issueKey(c.env, c.req.valid('json'))), 201));
   app.openapi(routes.revealKey, async (c) => c.json(success(await revealKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('param').id)), 200));
   app.openapi(routes.revokeKey, async (c) => c.json(success(await revokeKey(c.env, c.req.valid('param').id)), 200));
   app.openapi(routes.setKeyLimit, async (c) => c.json(success(await setKeyLimit(c.env, c.req.valid('param').id, c.req.valid('json').monthlyLimitCents)), 200));

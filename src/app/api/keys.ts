@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
-import { type ApiKeyRecord, createKey, getKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../core/accounts';
+import { type ApiKeyRecord, getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../core/accounts';
 import { listKeysWithSpend } from '../../core/key-spend';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
@@ -120,7 +120,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.createKey, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
     const { name, monthlyLimitCents } = c.req.valid('json');
-    const created = await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, {
+    const created = await issueKey(c.env, {
       workspaceId: workspace.id,
       scope: 'workspace',
       name,
@@ -162,7 +162,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.createToken, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
-    const created = await createKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, {
+    const created = await issueKey(c.env, {
       workspaceId: workspace.id,
       scope: 'workspace_mcp',
       name: c.req.valid('json').name,

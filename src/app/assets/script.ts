@@ -2,7 +2,8 @@
  * The dashboard's one script, served by the worker at /assets/app.js. Pages are rendered on the server;
  * this only sends their forms and buttons to the JSON API under /api and shows what comes back:
  *   <form data-api="/api/..." data-then="reload|go:/path|secret|redirect|oauth-redirect">   submits the fields as JSON
- *     (the pressed submit button's name and value included; inputs marked data-list are sent as arrays;
+ *     (the pressed submit button's name and value included; inputs marked data-list are sent as arrays,
+ *     inputs marked data-number as numbers, left out when empty;
  *     redirect goes to the answer's https url, oauth-redirect to its redirectTo)
  *   <button data-api="/api/..." data-confirm="..." data-then="...">  posts, after a confirmation if asked
  *   <button data-copy="#id">                                         copies the target's text
@@ -118,6 +119,10 @@ export const SCRIPT = `
     const fields = new FormData(form, event.submitter);
     const body = Object.fromEntries(fields);
     for (const input of form.querySelectorAll('[data-list]')) body[input.name] = fields.getAll(input.name);
+    for (const input of form.querySelectorAll('[data-number]')) {
+      if (input.value === '') delete body[input.name];
+      else body[input.name] = Number(input.value);
+    }
     if (button) button.disabled = true;
     try {
       then(form.dataset.then, await send(form.dataset.api, form.dataset.method || 'POST', body), form);

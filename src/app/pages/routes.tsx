@@ -28,6 +28,10 @@ import { McpPage } from './mcp';
 import { ServersPage } from './servers';
 import { SettingsPage } from './settings';
 import { UsagePage } from './usage';
+import { WebhooksPage } from './webhooks';
+import { listEndpoints } from '../../webhooks/endpoints';
+import { senderOf } from '../../webhooks/bindings';
+import { webhookEventsUsed } from '../../webhooks/event-cap';
 
 const TAB_IDS = new Set<string>(TABS.map((tab) => tab.id));
 
@@ -72,6 +76,11 @@ export function registerPages(app: Hono<DashboardEnv>) {
       }
       case 'apps':
         return page(c, <ConnectionsPage {...shell} clients={await listConnectedClients(c.env.DB, access.workspace.id)} mcpUrl={urls.mcp} />);
+      case 'webhooks': {
+        const [listed, used, terms] = await Promise.all([listEndpoints(c.env.DB, access.workspace.id), webhookEventsUsed(c.env.DB, access.organization.id), termsOf(c.env.DB, access.organization.id)]);
+        const endpoints = await Promise.all(listed.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(c.env, endpoint.id).deliveries(10) })));
+        return page(c, <WebhooksPage {...shell} endpoints={endpoints} events={{ used, limit: terms.caps?.webhookEvents ?? null }} />);
+      }
       case 'usage': {
         const { from, to } = rangeOf({});
         const [report, days, credits, trial] = await Promise.all([

@@ -115,6 +115,17 @@ export class SafeFetcher {
     }
   }
 
+  /**
+   * POSTs once to a public URL and answers the status (webhook deliveries). A redirect is not followed:
+   * the receiver's 3xx is its answer. The response body is not read.
+   */
+  async post(target: URL, body: string, headers: Record<string, string>): Promise<{ status: number }> {
+    await this.assertPublic(target);
+    const response = await this.request(target, headers, { method: 'POST', body });
+    await response.body?.cancel();
+    return { status: response.status };
+  }
+
   private resolve(hostname: string): Promise<string[]> {
     let pending = this.resolved.get(hostname);
     if (!pending) {
@@ -124,10 +135,10 @@ export class SafeFetcher {
     return pending;
   }
 
-  private async request(url: URL, headers: Record<string, string>): Promise<Response> {
+  private async request(url: URL, headers: Record<string, string>, init: { method: 'GET' | 'POST'; body?: string } = { method: 'GET' }): Promise<Response> {
     const signal = this.context.signal;
     try {
-      return await this.fetcher(url, { method: 'GET', headers, redirect: 'manual', signal });
+      return await this.fetcher(url, { ...init, headers, redirect: 'manual', signal });
     } catch (error) {
       if (signal.aborted) throw normalizeUpstream.failed(`Fetching ${url.href}`, 'timed out');
       throw normalizeUpstream.failed(`Fetching ${url.href}`, `network error (${error instanceof Error ? error.message : String(error)})`);

@@ -1,0 +1,137 @@
+import type { FC } from 'hono/jsx';
+import type { Delivery } from '../../webhooks/delivery-record';
+import { DEFAULT_CREDITS_LOW_THRESHOLD_CENTS, type WebhookEndpoint } from '../../webhooks/endpoints';
+import { EVENT_NAMES, EVENT_TYPES } from '../../webhooks/events';
+import { canManage } from '../members';
+import { ConfirmButton, Field, formatCents, formatDate, PageHead, Shell, type ShellProps } from './layout';
+
+export interface WebhooksPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+  endpoints: (WebhookEndpoint & { deliveries: Delivery[] })[];
+  /** Webhook events counted this month, and the plan's cap (null without a plan). */
+  events: { used: number; limit: number | null };
+}
+
+const STATE_BADGE: Record<Delivery['state'], string> = { delivered: 'badge ok', pending: 'badge plain', failed: 'badge off', skipped: 'badge off' };
+
+/** The workspace's webhook endpoints, each with its latest deliveries and every attempt; add, test and remove. */
+export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
+  const { endpoints, access, events } = props;
+  const base = `/api/workspaces/${access.workspace.id}/webhook-endpoints`;
+  const manager = canManage(access.role);
+  return (
+    <Shell {...props} title="Webhooks" tab="webhooks">
+      <PageHead
+        title="Webhooks"
+        lede={
+          <>
+            Endpoints that receive {access.workspace.name}'s events, signed per Standard Webhooks. Credit events of {access.organization.name} reach the endpoints of every
+            workspace that subscribes to them. {events.limit === null ? 'Events need a plan.' : `${events.used} of ${events.limit.toLocaleString('en-US')} webhook events used this month.`}
+          </>
+        }
+      />
+      {endpoints.map((endpoint) => (
+        <section class="card" data-endpoint-id={endpoint.id} aria-label={`Endpoint ${endpoint.url}`}>
+          <header class="page-head">
+            <div>
+              <h2>
+                <code>{endpoint.url}</code>
+              </h2>
+              <p class="muted small">
+                {endpoint.events.join(', ')}
+                {endpoint.events.includes('credits.low') ? ` · credits.low below ${formatCents(endpoint.creditsLowThresholdCents)}` : ''} · added {formatDate(endpoint.createdAt)}
+              </p>
+            </div>
+            {manager ? (
+              <div class="actions">
+                <button type="button" class="secondary small" data-api={`${base}/${endpoint.id}/test`} aria-label={`Send a test event to ${endpoint.url}`}>
+                  Send test
+                </button>
+                <ConfirmButton api={`${base}/${endpoint.id}`} method="DELETE" confirm={`Remove ${endpoint.url}? Deliveries waiting for a retry are dropped.`} confirmLabel="Remove endpoint" ariaLabel={`Remove ${endpoint.url}`}>
+                  Remove
+                </ConfirmButton>
+              </div>
+            ) : null}
+          </header>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Next attempt</th>
+                </tr>
+              </thead>
+              <tbody>
+                {endpoint.deliveries.map((delivery) => (
+                  <tr data-delivery-id={delivery.id}>
+                    <td>
+                      {delivery.type}
+                      <br />
+                      <code class="small muted">{delivery.id}</code>
+                    </td>
+                    <td>
+                      <span class={STATE_BADGE[delivery.state]}>{delivery.state}</span>
+                      {delivery.reason ? <span class="muted small"> {delivery.reason}</span> : null}
+                    </td>
+                    <td>
+                      {delivery.attempts.length === 0 ? '—' : null}
+                      {delivery.attempts.map((attempt) => (
+                        <div class="small" title={attempt.error ?? undefined}>
+                          #{attempt.attempt} {formatDate(attempt.at)}: {attempt.status === null ? 'no answer' : `HTTP ${attempt.status}`}
+                          {attempt.error && attempt.status === null ? <span class="muted"> ({attempt.error})</span> : null}
+                        </div>
+                      ))}
+                    </td>
+                    <td>{formatDate(delivery.createdAt)}</td>
+                    <td>{formatDate(delivery.nextAttemptAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {endpoint.deliveries.length === 0 ? <p class="empty">Nothing sent yet. Send a test to see a delivery here.</p> : null}
+          </div>
+        </section>
+      ))}
+      {endpoints.length === 0 ? (
+        <section class="card">
+          <p class="empty">No endpoint yet.</p>
+        </section>
+      ) : null}
+      {manager ? (
+        <section class="card">
+          <h2>Add an endpoint</h2>
+          <form
+            class="stack"
+            data-api={base}
+            data-then="secret"
+            data-secret-field="secret"
+            data-secret-title="The endpoint's signing secret"
+            data-secret-note="Copy it now: it is shown this once. Verify each delivery's webhook-signature with it (any Standard Webhooks library)."
+          >
+            <Field name="url" label="URL" type="url" placeholder="https://example.com/webhooks/sluice" hint="A public http(s) address." maxlength={2048} />
+            <fieldset class="tool-group">
+              <legend>Events</legend>
+              {EVENT_NAMES.map((name) => (
+                <label title={EVENT_TYPES[name]}>
+                  <input type="checkbox" name="events" value={name} data-list /> <code>{name}</code>
+                </label>
+              ))}
+            </fieldset>
+            <span class="field-error" data-field-error="events"></span>
+            <div class="field grow">
+              <label for="field-threshold">credits.low below (cents)</label>
+              <input id="field-threshold" name="creditsLowThresholdCents" type="number" min="0" step="1" placeholder={String(DEFAULT_CREDITS_LOW_THRESHOLD_CENTS)} data-number aria-describedby="error-creditsLowThresholdCents" />
+              <span class="field-error" id="error-creditsLowThresholdCents" data-field-error="creditsLowThresholdCents"></span>
+            </div>
+            <p class="form-error" role="alert"></p>
+            <button type="submit">Add endpoint</button>
+          </form>
+        </section>
+      ) : (
+        <p class="muted small">Owners and admins add and remove endpoints.</p>
+      )}
+    </Shell>
+  );
+};

@@ -1,0 +1,347 @@
+import { createExecutionContext, createScheduledController, runDurableObjectAlarm, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import worker from '../src/api';
+import { clock } from '../src/core/clock';
+import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule';
+import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
+import { bearer, call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
+import { signUp } from './support/dashboard';
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+function hooks(key: string, method: string, path = '', body?: unknown) {
+  return call(`/v1/webhook-endpoints${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+async function create(account: Provisioned, body: Record<string, unknown>) {
+  const response = await hooks(account.key, 'POST', '', body);
+  return { status: response.status, body: await json(response) };
+}
+
+/** A receiver path of its own for each test, so what it received is only this test's. */
+function receiverUrl(behaviour: 'ok' | `fail-${number}`) {
+  return `${FAKE_RECEIVER}/${behaviour}/${crypto.randomUUID()}`;
+}
+
+async function received(url: string): Promise<ReceivedRequest[]> {
+  return (await fetch(`${FAKE_RECEIVER}/_received?path=${encodeURIComponent(new URL(url).pathname)}`)).json();
+}
+
+function sender(endpointId: string) {
+  return env.WEBHOOK_SENDER.get(env.WEBHOOK_SENDER.idFromName(endpointId));
+}
+
+async function deliveries(key: string, endpointId: string) {
+  return (await json(await hooks(key, 'GET', `/${endpointId}/deliveries`))).data.deliveries as {
+    id: string;
+    type: string;
+    state: string;
+    reason: string | null;
+    nextAttemptAt: string | null;
+    attempts: { attempt: number; at: string; status: number | null; error: string | null }[];
+  }[];
+}
+
+describe('/v1/webhook-endpoints', () => {
+  it('creates an endpoint and answers its signing secret once; the list, a read and a change never show it again', async () => {
+    const account = await provision();
+    const url = receiverUrl('ok');
+    const created = await create(account, { url, events: ['key.created', 'credits.low', 'key.created'], creditsLowThresholdCents: 250 });
+    expect(created.status).toBe(201);
+    const endpoint = created.body.data;
+    expect(endpoint).toMatchObject({ id: expect.stringMatching(/^we_[0-9a-f]{24}$/), url, events: ['key.created', 'credits.low'], creditsLowThresholdCents: 250 });
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const stored = await env.DB.prepare('SELECT secret_ciphertext AS ciphertext FROM webhook_endpoints WHERE id = ?').bind(endpoint.id).first<{ ciphertext: string }>();
+    expect(stored!.ciphertext).not.toContain(endpoint.secret.slice(6));
+
+    const listed = await json(await hooks(account.key, 'GET'));
+    expect(listed.data.endpoints).toEqual([expect.objectContaining({ id: endpoint.id, url })]);
+    expect(JSON.stringify(listed)).not.toContain(endpoint.secret);
+
+    const changed = await json(await hooks(account.key, 'PATCH', `/${endpoint.id}`, { events: ['usage.daily'], creditsLowThresholdCents: 10 }));
+    expect(changed.data).toMatchObject({ id: endpoint.id, url, events: ['usage.daily'], creditsLowThresholdCents: 10 });
+    expect(changed.data.secret).toBeUndefined();
+    expect((await json(await hooks(account.key, 'GET', `/${endpoint.id}`))).data.events).toEqual(['usage.daily']);
+
+    expect((await hooks(account.key, 'DELETE', `/${endpoint.id}`)).status).toBe(200);
+    expect((await hooks(account.key, 'GET', `/${endpoint.id}`)).status).toBe(404);
+  });
+
+  it.each([
+    ['a loopback address', 'http://127.0.0.1:8080/hook'],
+    ['a private address', 'https://10.0.0.5/hook'],
+    ['the cloud metadata address', 'http://169.254.169.254/latest'],
+    ['an IPv6 loopback', 'http://[::1]/hook'],
+    ['a name that resolves to loopback', 'https://loopback.example.com/hook'],
+    ['a name that resolves to a private address', 'https://private.example.com/hook'],
+    ['localhost', 'http://localhost:3000/hook'],
+    ['not http', 'ftp://hooks.example.com/hook'],
+  ])('refuses %s with 400 VALIDATION_ERROR on url, at creation and on a change', async (_what, url) => {
+    const account = await provision();
+    const refused = await create(account, { url, events: ['key.created'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('VALIDATION_ERROR');
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'url', location: 'body' })]);
+    expect((await json(await hooks(account.key, 'GET'))).data.endpoints).toEqual([]);
+
+    const endpoint = (await create(account, { url: receiverUrl('ok'), events: ['key.created'] })).body.data;
+    const patched = await hooks(account.key, 'PATCH', `/${endpoint.id}`, { url });
+    expect(patched.status).toBe(400);
+  });
+
+  it('refuses unknown events, no events and unknown fields, naming each', async () => {
+    const account = await provision();
+    const refused = await create(account, { url: receiverUrl('ok'), events: ['credits.low', 'key.rotated'], secret: 'mine' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details.map((detail: { field: string }) => detail.field).sort()).toEqual(['events[1]', 'secret']);
+    expect((await create(account, { url: receiverUrl('ok'), events: [] })).body.error.details).toEqual([expect.objectContaining({ field: 'events' })]);
+  });
+
+  it("reads another workspace's endpoint as 404, and is not rate limited", async () => {
+    const owner = await provision();
+    const stranger = await provision();
+    const endpoint = (await create(owner, { url: receiverUrl('ok'), events: ['key.created'] })).body.data;
+    for (const [method, path] of [['GET', ''], ['PATCH', ''], ['DELETE', ''], ['GET', '/deliveries'], ['POST', '/test']] as const) {
+      const response = await hooks(stranger.key, method, `/${endpoint.id}${path}`, method === 'PATCH' ? { events: ['key.revoked'] } : undefined);
+      expect(response.status, `${method} ${path}`).toBe(404);
+    }
+    // One request a minute for metered routes; the webhook routes do not count.
+    expect((await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'payg', rpm: 1 })).status).toBe(200);
+    await companyByDomain(owner.key, 'stripe.com');
+    expect((await companyByDomain(owner.key, 'stripe.com')).status).toBe(429);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => hooks(owner.key, 'GET')));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it('delivers an event signed per Standard Webhooks, which the standardwebhooks verifier accepts', async () => {
+    const account = await provision();
+    const url = receiverUrl('ok');
+    const { id, secret } = (await create(account, { url, events: ['key.created'] })).body.data;
+    const key = await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace', name: 'ci' });
+
+    const [delivery] = await eventually(() => received(url), (requests) => requests.length > 0);
+    expect(delivery!.headers['content-type']).toBe('application/json');
+    const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers) as { type: string; data: { workspaceId: string; key: { id: string; name: string; scope: string } } };
+    expect(payload).toMatchObject({ type: 'key.created', data: { workspaceId: account.workspaceId, key: { id: key.body.data.id, name: 'ci', scope: 'workspace' } } });
+    expect(delivery!.body).not.toContain(key.body.data.key);
+    // The same bytes with one changed, or another endpoint's secret, do not verify.
+    expect(() => new Webhook(secret).verify(delivery!.body.replace('"ci"', '"cj"'), delivery!.headers)).toThrow('No matching signature');
+    const other = (await create(account, { url: receiverUrl('ok'), events: ['key.revoked'] })).body.data;
+    expect(() => new Webhook(other.secret).verify(delivery!.body, delivery!.headers)).toThrow('No matching signature');
+
+    const [listed] = await deliveries(account.key, id);
+    expect(listed).toMatchObject({ id: delivery!.headers['webhook-id'], type: 'key.created', state: 'delivered', attempts: [expect.objectContaining({ attempt: 1, status: 204, error: null })] });
+  });
+
+  it('sends key.revoked from the dashboard, and the test call sends a ping', async () => {
+    const person = await signUp();
+    await ops('PUT', `/organizations/${person.organizationId}/plan`, { plan: 'payg' });
+    const key = await person.json('POST', `/api/workspaces/${person.workspaceId}/keys`, { name: 'to revoke' });
+    const apiKey = key.body.data.key as string;
+    const url = receiverUrl('ok');
+    const endpoint = (await create({ key: apiKey } as Provisioned, { url, events: ['key.revoked'] })).body.data;
+
+    const ping = await json(await hooks(apiKey, 'POST', `/${endpoint.id}/test`));
+    expect(ping.data).toMatchObject({ type: 'ping', state: 'delivered', attempts: [expect.objectContaining({ status: 204 })] });
+    expect((await received(url)).map((request) => JSON.parse(request.body).type)).toEqual(['ping']);
+
+    const other = await person.json('POST', `/api/workspaces/${person.workspaceId}/keys`, { name: 'other' });
+    await person.json('POST', `/api/workspaces/${person.workspaceId}/keys/${other.body.data.id}/revoke`);
+    const requests = await eventually(() => received(url), (all) => all.length === 2);
+    const revoked = JSON.parse(requests[1]!.body);
+    expect(revoked).toMatchObject({ type: 'key.revoked', data: { key: { id: other.body.data.id, revokedAt: expect.any(String) } } });
+    // Revoking it again changes nothing and says nothing.
+    await person.json('POST', `/api/workspaces/${person.workspaceId}/keys/${other.body.data.id}/revoke`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await received(url)).toHaveLength(2);
+  });
+
+  it('retries a receiver that fails twice (within 10 s, then within a minute) and it gets the event exactly once more', async () => {
+    const account = await provision();
+    const url = receiverUrl('fail-2');
+    const endpoint = (await create(account, { url, events: ['key.created'] })).body.data;
+    let now = Date.now();
+    clock.now = () => now;
+
+    const first = (await json(await hooks(account.key, 'POST', `/${endpoint.id}/test`))).data;
+    expect(first).toMatchObject({ state: 'pending', attempts: [expect.objectContaining({ attempt: 1, status: 503 })] });
+    const firstRetryIn = Date.parse(first.nextAttemptAt) - Date.parse(first.attempts[0].at);
+    expect(firstRetryIn).toBeGreaterThanOrEqual(RETRY_DELAYS_MS[0]!);
+    expect(firstRetryIn).toBeLessThanOrEqual(10_000);
+
+    // Not due yet: the alarm sends nothing.
+    now += 1_000;
+    await runDurableObjectAlarm(sender(endpoint.id));
+    expect(await received(url)).toHaveLength(1);
+
+    now = Date.parse(first.nextAttemptAt);
+    await runDurableObjectAlarm(sender(endpoint.id));
+    const [second] = await deliveries(account.key, endpoint.id);
+    expect(second!.attempts.map((attempt) => attempt.status)).toEqual([503, 503]);
+    const secondRetryIn = Date.parse(second!.nextAttemptAt!) - Date.parse(second!.attempts[1]!.at);
+    expect(secondRetryIn).toBeGreaterThan(firstRetryIn);
+    expect(secondRetryIn).toBeLessThanOrEqual(60_000);
+
+    now = Date.parse(second!.nextAttemptAt!);
+    await runDurableObjectAlarm(sender(endpoint.id));
+    // A day later nothing more is sent: the delivery is done.
+    now += 2 * 24 * 3_600_000;
+    await runDurableObjectAlarm(sender(endpoint.id));
+
+    const requests = await received(url);
+    expect(requests.map((request) => request.answered)).toEqual([503, 503, 204]);
+    expect(new Set(requests.map((request) => request.headers['webhook-id']))).toEqual(new Set([first.id]));
+    // Each attempt is signed at its own time.
+    expect(new Set(requests.map((request) => request.headers['webhook-timestamp'])).size).toBe(3);
+    const [done] = await deliveries(account.key, endpoint.id);
+    expect(done).toMatchObject({ id: first.id, state: 'delivered', nextAttemptAt: null });
+    expect(done!.attempts.map((attempt) => attempt.status)).toEqual([503, 503, 204]);
+  });
+
+  it('gives up after the last retry, about a day later, and marks the delivery failed', async () => {
+    const account = await provision();
+    const url = receiverUrl('fail-99');
+    const endpoint = (await create(account, { url, events: ['key.created'] })).body.data;
+    const start = Date.now();
+    let now = start;
+    clock.now = () => now;
+    await hooks(account.key, 'POST', `/${endpoint.id}/test`);
+    for (let retry = 0; retry < RETRY_DELAYS_MS.length; retry++) {
+      const [pending] = await deliveries(account.key, endpoint.id);
+      now = Date.parse(pending!.nextAttemptAt!);
+      await runDurableObjectAlarm(sender(endpoint.id));
+    }
+    const [failed] = await deliveries(account.key, endpoint.id);
+    expect(failed).toMatchObject({ state: 'failed', nextAttemptAt: null, reason: expect.stringContaining('8 attempts') });
+    expect(failed!.attempts).toHaveLength(8);
+    const span = Date.parse(failed!.attempts.at(-1)!.at) - start;
+    expect(span).toBeGreaterThan(24 * 3_600_000);
+    expect(span).toBeLessThan(30 * 3_600_000);
+    expect(await received(url)).toHaveLength(8);
+  });
+
+  it('counts events against the monthly cap: the test call answers 402 PLAN_LIMIT_REACHED, and an event past it is recorded as skipped', async () => {
+    const account = await provision();
+    expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', caps: { webhookEvents: 2 } })).status).toBe(200);
+    const url = receiverUrl('ok');
+    const endpoint = (await create(account, { url, events: ['key.created'] })).body.data;
+
+    expect((await hooks(account.key, 'POST', `/${endpoint.id}/test`)).status).toBe(200);
+    await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace', name: 'second event' });
+    await eventually(() => received(url), (requests) => requests.length === 2);
+
+    const refused = await hooks(account.key, 'POST', `/${endpoint.id}/test`);
+    expect(refused.status).toBe(402);
+    const error = (await json(refused)).error;
+    expect(error.code).toBe('PLAN_LIMIT_REACHED');
+    expect(error.message).toContain('2 of 2');
+
+    await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace', name: 'past the cap' });
+    const [skipped] = await eventually(() => deliveries(account.key, endpoint.id), (all) => all.length === 3);
+    expect(skipped).toMatchObject({ type: 'key.created', state: 'skipped', reason: expect.stringContaining('PLAN_LIMIT_REACHED'), attempts: [] });
+    expect(await received(url)).toHaveLength(2);
+
+    // Raising the cap makes room again.
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', caps: { webhookEvents: 3 } });
+    expect((await hooks(account.key, 'POST', `/${endpoint.id}/test`)).status).toBe(200);
+  });
+
+  it('sends credits.low once when the balance falls below the threshold, and credits.exhausted once when it runs out', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 3 });
+    const url = receiverUrl('ok');
+    await create(account, { url, events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 3 });
+    // A second workspace of the same organization hears of its credits too.
+    const sibling = await ops('POST', '/workspaces', { organizationId: account.organizationId, name: 'Sibling' });
+    const siblingKey = await ops('POST', '/keys', { workspaceId: sibling.body.data.id, scope: 'workspace', name: 'sibling' });
+    const siblingUrl = receiverUrl('ok');
+    await create({ ...account, key: siblingKey.body.data.key }, { url: siblingUrl, events: ['credits.low'], creditsLowThresholdCents: 1 });
+
+    const types = async (at: string) => (await received(at)).map((request) => JSON.parse(request.body));
+    expect((await json(await companyByDomain(account.key, 'stripe.com'))).success).toBe(true);
+    const low = await eventually(() => types(url), (events) => events.length > 0);
+    expect(low).toEqual([expect.objectContaining({ type: 'credits.low', data: expect.objectContaining({ organizationId: account.organizationId, availableCents: 2, thresholdCents: 3 }) })]);
+
+    await companyByDomain(account.key, 'stripe.com');
+    await companyByDomain(account.key, 'stripe.com');
+    const refused = await companyByDomain(account.key, 'stripe.com');
+    expect(refused.status).toBe(402);
+    const events = await eventually(() => types(url), (all) => all.some((event) => event.type === 'credits.exhausted'));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await types(url)).map((event) => event.type)).toEqual(['credits.low', 'credits.exhausted']);
+    expect(events.at(-1).data).toMatchObject({ availableCents: 0 });
+    expect((await types(siblingUrl)).map((event) => [event.type, event.data.thresholdCents])).toEqual([['credits.low', 1]]);
+  }, 20_000);
+
+  it('sends usage.daily with the previous UTC day, once however often the cron runs', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 5 });
+    const url = receiverUrl('ok');
+    await create(account, { url, events: ['usage.daily'] });
+    const today = new Date().toISOString().slice(0, 10);
+    await companyByDomain(account.key, 'stripe.com');
+    await eventually(
+      () => env.DB.prepare('SELECT COUNT(*) AS n FROM usage WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number }>(),
+      (row) => row!.n === 1,
+    );
+
+    const tomorrow = Date.parse(`${today}T00:00:00Z`) + 24 * 3_600_000;
+    clock.now = () => tomorrow + 5 * 60_000;
+    for (let run = 0; run < 2; run++) {
+      const context = createExecutionContext();
+      await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), env, context);
+      await waitOnExecutionContext(context);
+    }
+    const [report] = await eventually(() => received(url), (requests) => requests.length > 0);
+    expect(JSON.parse(report!.body)).toMatchObject({
+      type: 'usage.daily',
+      data: { workspaceId: account.workspaceId, day: today, totals: { calls: 1, succeeded: 1, failed: 0, costCents: 1 }, byOperation: [expect.objectContaining({ operation: 'linkedin.get-company-by-domain', calls: 1 })] },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await received(url)).toHaveLength(1);
+  });
+});
+
+describe('the dashboard Webhooks page and its API', () => {
+  it('adds an endpoint (secret shown once), lists it with its deliveries, sends a test, and removes it', async () => {
+    const owner = await signUp();
+    await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'payg' });
+    const base = `/api/workspaces/${owner.workspaceId}/webhook-endpoints`;
+    const url = receiverUrl('ok');
+
+    const refused = await owner.json('POST', base, { url: 'http://192.168.1.1/hook', events: ['key.created'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'url' })]);
+
+    const created = await owner.json('POST', base, { url, events: ['key.created', 'key.revoked'] });
+    expect(created.status).toBe(201);
+    expect(created.body.data.secret).toMatch(/^whsec_/);
+    const tested = await owner.json('POST', `${base}/${created.body.data.id}/test`);
+    expect(tested.body.data).toMatchObject({ type: 'ping', state: 'delivered' });
+
+    const page = await owner.request('GET', `/w/${owner.workspaceId}/webhooks`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(url);
+    expect(html).toContain(tested.body.data.id);
+    expect(html).not.toContain(created.body.data.secret);
+
+    const deliveriesAnswer = await owner.json('GET', `${base}/${created.body.data.id}/deliveries`);
+    expect(deliveriesAnswer.body.data.deliveries.map((delivery: { id: string }) => delivery.id)).toEqual([tested.body.data.id]);
+    const stranger = await signUp();
+    expect((await stranger.json('GET', `/api/workspaces/${stranger.workspaceId}/webhook-endpoints/${created.body.data.id}/deliveries`)).status).toBe(404);
+
+    expect((await owner.json('DELETE', `${base}/${created.body.data.id}`)).status).toBe(200);
+    expect((await owner.json('GET', base)).body.data.endpoints).toEqual([]);
+  });
+});
