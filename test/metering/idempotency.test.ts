@@ -133,9 +133,11 @@ describe('Idempotency-Key on metered calls', () => {
         headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', 'idempotency-key': key },
         body: JSON.stringify(fields),
       });
-    const original = await scrape({ url: 'https://news.example.com/2026/harbour-dredging', formats: ['markdown', 'links'] });
+    // A page of its own: the vendor fake remembers what it was asked, and other files read that.
+    const url = `https://news.example.com/idempotency/${key}`;
+    const original = await scrape({ url, formats: ['markdown', 'links'] });
     expect(original.status).toBe(200);
-    const reordered = await scrape({ formats: ['markdown', 'links'], url: 'https://news.example.com/2026/harbour-dredging' });
+    const reordered = await scrape({ formats: ['markdown', 'links'], url });
     expect(reordered.status).toBe(200);
     expect(reordered.headers.get('idempotent-replayed')).toBe('true');
     expect((await json(reordered)).data).toEqual((await json(original)).data);
