@@ -266,6 +266,9 @@ describe("a key's monthly spend limit in chromium", () => {
     expect((await company()).status).toBe(200);
     expect(problems).toEqual([]);
     await own.close();
+  });
+});
+
 describe('the Webhooks page in chromium', () => {
   it('refuses a private URL, adds an endpoint showing its secret once, sends a test whose attempt is listed, and removes it', async () => {
     const { page } = tab;
