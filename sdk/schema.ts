@@ -5125,7 +5125,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -22883,7 +22883,13 @@ export interface operations {
                 id: string;
                 language: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -22895,6 +22901,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23042,7 +23049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23178,7 +23185,13 @@ export interface operations {
     data_x_assistant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -23205,6 +23218,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23366,7 +23380,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23942,7 +23956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24084,7 +24098,13 @@ export interface operations {
                 /** @description The cursor of the previous answer, passed through as the vendor gave it. */
                 end_cursor?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24096,6 +24116,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26082,7 +26103,13 @@ export interface operations {
     data_instagram_explore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -26094,6 +26121,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26228,7 +26256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money; retry after retryAfter seconds */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
