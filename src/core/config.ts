@@ -1,4 +1,5 @@
 import type { OrgWallet } from '../../durable-objects/org-wallet';
+import type { WorkspaceDatabase } from '../../durable-objects/workspace-database';
 import type { WorkspaceGate } from '../../durable-objects/workspace-gate';
 import type { ObjectBindings } from './object-bindings';
 
@@ -66,6 +67,7 @@ export type Env = Partial<Record<SettingName, string>> &
   ObjectBindings & {
     WORKSPACE_GATE: DurableObjectNamespace<WorkspaceGate>;
     ORG_WALLET: DurableObjectNamespace<OrgWallet>;
+    WORKSPACE_DATABASE: DurableObjectNamespace<WorkspaceDatabase>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

@@ -47,6 +47,7 @@ function documentOf(app: OpenAPIHono<AppEnv>, urls: PublicUrls): Document {
         { name: 'Discovery', description: 'Public routes: liveness, catalog, setup.' },
         { name: 'Account', description: 'Credits and usage of the calling workspace.' },
         { name: 'Data', description: 'Metered data operations.' },
+        { name: 'Databases', description: "The workspace's own SQLite databases: keep what an agent collected between runs." },
       ],
     }),
   );
