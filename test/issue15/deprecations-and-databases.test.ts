@@ -72,7 +72,7 @@ describe('POST /v1/register (deprecated, removed on 2026-12-31)', () => {
   it('answers 410 ENDPOINT_MIGRATED naming sluice_onboarding from the sunset on, with or without a key', async () => {
     at(DEPRECATIONS.register.sunsetAt);
     const before = await env.DB.prepare('SELECT COUNT(*) AS n FROM onboarding_intents').first('n');
-    for (const headers of [{}, { authorization: `Bearer ${(await provision()).key}` }]) {
+    for (const headers of [{}, { authorization: `Bearer ${(await provision()).key}` }] as Record<string, string>[]) {
       const response = await register(INTENT, headers);
       expect(response.status).toBe(410);
       expect(response.headers.get('Link')).toContain(`<${env.MCP_URL}>; rel="successor-version"`);
