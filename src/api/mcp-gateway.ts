@@ -9,9 +9,13 @@ import { execute } from '../core/pipeline';
 import { ensureServing } from '../core/platform-switches';
 import { OPERATIONS } from '../operations';
 import { mcpToolName, type Operation } from '../operations/types';
+import { isWorkspaceTool } from '../mcp/workspace-tools';
+import { runWorkspaceTool } from './workspace-tool-calls';
 
 /** A refused tool call carries the REST error object itself. */
 export type ToolError = ErrorObject;
+
+export type WorkspaceToolOutcome = { ok: true; data: unknown } | { ok: false; status: number; error: ToolError };
 
 export type ToolOutcome = { ok: true; data: unknown; message?: string; meta: Meta } | { ok: false; status: number; error: ToolError };
 
@@ -39,6 +43,18 @@ export class McpGateway extends WorkerEntrypoint<Env> {
         waitUntil: (promise) => this.ctx.waitUntil(promise),
       });
       return { ok: true, data: outcome.data, meta: outcome.meta, ...(outcome.message !== undefined ? { message: outcome.message } : {}) };
+    } catch (error) {
+      const known = error instanceof ApiError ? error : ApiError.internal();
+      if (!(error instanceof ApiError)) console.error(JSON.stringify({ level: 'error', requestId, tool: toolName, error: String(error) }));
+      return { ok: false, status: known.status, error: errorObject(known) };
+    }
+  }
+
+  /** A workspace tool (onboarding, databases): validated like REST, through the same functions as its REST twin. */
+  async callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<WorkspaceToolOutcome> {
+    if (!isWorkspaceTool(toolName)) return { ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } };
+    try {
+      return { ok: true, data: await runWorkspaceTool(this.env, principal, toolName, input ?? {}) };
     } catch (error) {
       const known = error instanceof ApiError ? error : ApiError.internal();
       if (!(error instanceof ApiError)) console.error(JSON.stringify({ level: 'error', requestId, tool: toolName, error: String(error) }));

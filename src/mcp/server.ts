@@ -4,11 +4,12 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { z } from 'zod';
 import packageJson from '../../package.json';
-import type { ToolError, ToolOutcome } from '../api/mcp-gateway';
+import type { ToolError, ToolOutcome, WorkspaceToolOutcome } from '../api/mcp-gateway';
 import type { KeyPrincipal } from '../core/accounts';
 import type { McpEnv } from './config';
 import { listTools } from './tool-listing';
 import { type CatalogTool, SearchInput, searchTools } from './tools';
+import { isWorkspaceTool } from './workspace-tools';
 
 /** What one MCP endpoint serves: its name and its tools. */
 export interface Toolset {
@@ -49,6 +50,10 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
           return lacking.length === 0 ? { name, price, usable: true } : { name, price, usable: false, reason: `Not configured on this server: needs ${lacking.join(' and ')}.` };
         }),
       });
+    }
+    if (isWorkspaceTool(params.name)) {
+      const outcome = (await env.API.callWorkspaceTool(principal, params.name, params.arguments ?? {}, requestId)) as WorkspaceToolOutcome;
+      return outcome.ok ? toolResult({ data: outcome.data }) : toolError(outcome.error);
     }
     // An unknown tool is a protocol error (MCP: -32602), not a tool result the model should read as data.
     if (!enabled.has(params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name} is not served here. Find tools with sluice_tools_search.`);

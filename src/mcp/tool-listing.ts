@@ -3,6 +3,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Meta } from '../api/schemas';
 import { portableSchema } from './portable-schema';
 import { type CatalogTool, DISCOVERY_TOOLS, type ToolDefinition } from './tools';
+import { WORKSPACE_LISTINGS } from './workspace-tools';
 
 /**
  * How tools are listed to MCP clients: the input schema, hints a client shows or acts on (every tool only
@@ -70,6 +71,7 @@ const DATA_LISTINGS = new Map<string, Tool>();
 export function listTools(tools: CatalogTool[]): Tool[] {
   return [
     ...DISCOVERY_LISTINGS,
+    ...WORKSPACE_LISTINGS,
     ...tools.map((tool) => {
       let listing = DATA_LISTINGS.get(tool.name);
       if (!listing) DATA_LISTINGS.set(tool.name, (listing = dataListing(tool)));
