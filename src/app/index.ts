@@ -1,5 +1,6 @@
 import { createApp } from '../api/app';
 import { registerAuth } from './api/auth';
+import { registerDatabases } from './api/databases';
 import { registerBilling, STRIPE_WEBHOOK_PATH } from './api/billing';
 import { registerKeys } from './api/keys';
 import { registerMcpServers } from './api/mcp-servers';
@@ -43,6 +44,7 @@ export function buildDashboardApp() {
   registerUsage(app);
   registerOAuthConsent(app);
   registerMcpServers(app);
+  registerDatabases(app);
   registerPages(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', {

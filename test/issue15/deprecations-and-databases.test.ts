@@ -9,6 +9,7 @@ import { DATABASE_LIMITS } from '../../src/core/database-limits';
 import { DEPRECATIONS } from '../../src/core/deprecations';
 import mcpApp from '../../src/mcp/index';
 import { bearer, call, companyByDomain, funded, json, ops, provision } from '../support/api';
+import { signUp } from '../support/dashboard';
 
 const realNow = clock.now;
 const limits = { ...DATABASE_LIMITS };
@@ -369,5 +370,35 @@ describe('the workspace tools over MCP', () => {
     const stranger = await provision({ plan: 'payg' });
     const theirs = (await ops('POST', '/keys', { workspaceId: stranger.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
     expect((await mcpCall(theirs, 'sluice_db_query', { databaseId, sql: 'SELECT * FROM seen' })).structuredContent.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('the databases page and its API in the dashboard', () => {
+  it("lets a member create a database once the organization has a plan, query it, and see it listed; another organization's reads as 404", async () => {
+    const person = await signUp();
+    const base = `/api/workspaces/${person.workspaceId}/databases`;
+    const noPlan = await person.json('POST', base, { name: 'notes' });
+    expect(noPlan.status).toBe(402);
+    expect(noPlan.body.error.code).toBe('SUBSCRIPTION_REQUIRED');
+
+    expect((await person.json('POST', `/api/organizations/${person.organizationId}/trial`)).status).toBe(201);
+    const created = await person.json('POST', base, { name: 'notes' });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    await person.json('POST', `${base}/query`, { databaseId: id, sql: 'CREATE TABLE notes (body TEXT)' });
+    const inserted = await person.json('POST', `${base}/query`, { databaseId: id, sql: 'INSERT INTO notes VALUES (?) RETURNING body', params: ['<b>hello</b>'] });
+    expect(inserted.body.data.rows).toEqual([['<b>hello</b>']]);
+
+    const page = await person.request('GET', `/w/${person.workspaceId}/databases`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(id);
+    expect(html).toContain('notes');
+    expect(html).toContain('data-query-result');
+
+    const stranger = await signUp();
+    const theirs = await stranger.json('POST', `/api/workspaces/${stranger.workspaceId}/databases/query`, { databaseId: id, sql: 'SELECT * FROM notes' });
+    expect(theirs.status).toBe(404);
+    expect((await stranger.json('POST', `${base}/query`, { databaseId: id, sql: 'SELECT * FROM notes' })).status).toBe(404);
   });
 });
