@@ -39,7 +39,7 @@ export const DatabaseQuery = z
         example: 'SELECT name, domain FROM companies WHERE employees > ? ORDER BY name LIMIT 50',
       }),
     params: z
-      .array(z.union([z.string(), z.number(), z.boolean(), z.null()]))
+      .array(z.union([z.string(), z.number(), z.boolean()]).nullable())
       .max(DATABASE_LIMITS.params, `At most ${DATABASE_LIMITS.params} parameters.`)
       .default([])
       .openapi({ description: 'Values of the ? placeholders, in order (true and false are stored as 1 and 0).', example: [100] }),
@@ -51,7 +51,7 @@ export const DatabaseQueryResult = z
   .object({
     columns: z.array(z.string()),
     rows: z
-      .array(z.array(z.union([z.string(), z.number(), z.null(), z.object({ base64: z.string() })])))
+      .array(z.array(z.union([z.string(), z.number(), z.object({ base64: z.string() })]).nullable()))
       .openapi({ description: 'Each row as an array in the order of `columns`; a blob is {base64}.' }),
     rowsRead: z.number().int(),
     rowsWritten: z.number().int(),

@@ -18,6 +18,9 @@ const databaseIdParam = z.object({
     .openapi({ param: { name: 'databaseId', in: 'path' }, example: 'db_5f1c2a9b7d3e4f6a8b0c1d2e' }),
 });
 
+const EXAMPLE_DATABASE = { id: 'db_5f1c2a9b7d3e4f6a8b0c1d2e', workspaceId: 'ws_0a1b2c3d4e5f6a7b8c9d0e1f', name: 'leads', createdAt: '2026-11-23T09:58:01.000Z' };
+const EXAMPLE_RESULT = { columns: ['name', 'domain'], rows: [['Acme', 'acme.example']], rowsRead: 1, rowsWritten: 0, durationMs: 1, sizeBytes: 12288 };
+
 const LIMITED = 'Free, and counted against the workspace\'s requests-per-minute window like /v1/data calls.';
 
 const routes = {
@@ -29,7 +32,7 @@ const routes = {
     description: `Each database is its own SQLite store. The organization's plan caps how many it has (402 PLAN_LIMIT_REACHED). ${LIMITED}`,
     operationId: 'createDatabase',
     request: { body: { content: { 'application/json': { schema: CreateDatabase, example: { name: 'leads' } } }, required: true } },
-    responses: { 201: jsonContent(successEnvelope(Database), 'The new, empty database.', { metered: true }), ...meteredErrorResponses(400, 401, 402, 403, 409, 429) },
+    responses: { 201: jsonContent(successEnvelope(Database), 'The new, empty database.', { metered: true, example: success(EXAMPLE_DATABASE) }), ...meteredErrorResponses(400, 401, 402, 403, 409, 429) },
   }),
   list: createRoute({
     method: 'get',
@@ -39,7 +42,7 @@ const routes = {
     description: LIMITED,
     operationId: 'listDatabases',
     request: { query: z.strictObject({}) },
-    responses: { 200: jsonContent(successEnvelope(z.object({ databases: z.array(Database) })), 'Oldest first.', { metered: true }), ...meteredErrorResponses(400, 401, 402, 403, 429) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ databases: z.array(Database) })), 'Oldest first.', { metered: true, example: success({ databases: [EXAMPLE_DATABASE] }) }), ...meteredErrorResponses(400, 401, 402, 403, 429) },
   }),
   get: createRoute({
     method: 'get',
@@ -49,7 +52,7 @@ const routes = {
     description: `Another workspace's database reads as 404. ${LIMITED}`,
     operationId: 'getDatabase',
     request: { params: databaseIdParam },
-    responses: { 200: jsonContent(successEnvelope(Database), 'The database.', { metered: true }), ...meteredErrorResponses(400, 401, 402, 403, 404, 429) },
+    responses: { 200: jsonContent(successEnvelope(Database), 'The database.', { metered: true, example: success({ ...EXAMPLE_DATABASE, sizeBytes: 12288, tables: ['companies'] }) }), ...meteredErrorResponses(400, 401, 402, 403, 404, 429) },
   }),
   remove: createRoute({
     method: 'delete',
@@ -59,7 +62,7 @@ const routes = {
     description: `Cannot be undone; frees a place under the plan's cap. ${LIMITED}`,
     operationId: 'deleteDatabase',
     request: { params: databaseIdParam },
-    responses: { 200: jsonContent(successEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), 'Deleted.', { metered: true }), ...meteredErrorResponses(400, 401, 402, 403, 404, 429) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), 'Deleted.', { metered: true, example: success({ id: EXAMPLE_DATABASE.id, deleted: true }) }), ...meteredErrorResponses(400, 401, 402, 403, 404, 429) },
   }),
   query: createRoute({
     method: 'post',
@@ -73,7 +76,7 @@ const routes = {
       params: databaseIdParam,
       body: { content: { 'application/json': { schema: DatabaseQuery, example: { sql: 'SELECT name, domain FROM companies WHERE employees > ? ORDER BY name LIMIT 50', params: [100] } } }, required: true },
     },
-    responses: { 200: jsonContent(successEnvelope(DatabaseQueryResult), 'Rows and what the statement did.', { metered: true }), ...meteredErrorResponses(400, 401, 402, 403, 404, 429) },
+    responses: { 200: jsonContent(successEnvelope(DatabaseQueryResult), 'Rows and what the statement did.', { metered: true, example: success(EXAMPLE_RESULT) }), ...meteredErrorResponses(400, 401, 402, 403, 404, 429) },
   }),
 };
 

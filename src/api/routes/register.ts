@@ -21,6 +21,8 @@ const DEPRECATION_HEADERS = {
   Link: { description: 'The successor (the MCP endpoint, tool sluice_onboarding) and the deprecation notice.', schema: { type: 'string' as const } },
 };
 
+const EXAMPLE_INTENT = { agentName: 'Claude Code', email: 'ada@example.com', organization: 'Analytical Engines Ltd', useCase: "Track competitors' rankings and backlinks every week.", sources: ['seo'] };
+
 const route = createRoute({
   method: 'post',
   path: REGISTER_PATH,
@@ -33,9 +35,25 @@ const route = createRoute({
   // The key is optional: an empty requirement beside the bearer one.
   security: [{}, { bearerAuth: [] }] as Record<string, string[]>[],
 
-  request: { body: { content: { 'application/json': { schema: OnboardingIntent } }, required: true } },
+  request: { body: { content: { 'application/json': { schema: OnboardingIntent, example: EXAMPLE_INTENT } }, required: true } },
   responses: {
-    201: { ...jsonContent(successEnvelope(OnboardingRecord), 'The intent was recorded; `next` says where to go from here.'), headers: DEPRECATION_HEADERS },
+    201: {
+      ...jsonContent(successEnvelope(OnboardingRecord), 'The intent was recorded; `next` says where to go from here.', {
+        example: success({
+          id: 'onb_5f1c2a9b7d3e4f6a8b0c1d2e',
+          recordedAt: '2026-11-23T09:58:01.000Z',
+          workspaceId: null,
+          next: {
+            signupUrl: 'http://127.0.0.1:8789/signup',
+            mcpUrl: 'http://127.0.0.1:8788/mcp',
+            agentSetupUrl: 'http://127.0.0.1:8787/agent-setup/prompt.md',
+            docsUrl: 'http://127.0.0.1:8787/docs',
+            sources: [{ slug: 'seo', catalogUrl: 'http://127.0.0.1:8787/v1/platforms/seo' }],
+          },
+        }),
+      }),
+      headers: DEPRECATION_HEADERS,
+    },
     ...errorResponses(400, 401, 403, 410, 429),
   },
 });
