@@ -71,6 +71,17 @@ export type MeterAnswer =
   | (Shortfall & { admission: Admission })
   | { kind: 'held'; holdId: string; admission: Admission };
 
+/** What a free call (a database statement) asks: the key, who owns the workspace, and the plan as the key knows it. */
+export interface FreeAsk {
+  keyId: string;
+  organizationId: string;
+  workspaceId: string;
+  plan: Plan | null;
+  rpmOverride: number | null;
+}
+
+export type FreeAnswer = { kind: 'revoked' } | { kind: 'no_plan' } | { kind: 'limited'; admission: Admission } | { kind: 'admitted'; admission: Admission };
+
 export type SettleAnswer = { kind: 'captured'; balance: Balance | null } | { kind: 'released' } | Shortfall;
 
 /**
@@ -189,6 +200,21 @@ export class WorkspaceGate extends DurableObject<Env> {
       return { ...taken, admission };
     }
     return { kind: 'held', holdId: ask.usage.id, admission };
+  }
+
+  /**
+   * Revocation, plan and window for a call that costs nothing (workspace databases): the same window as
+   * metered calls, no money set aside, no usage row.
+   */
+  async admitFree(ask: FreeAsk): Promise<FreeAnswer> {
+    if (!this.verify(ask.keyId)) return { kind: 'revoked' };
+    this.book.bind(ask);
+    if (this.book.neverSynced) await this.exchange(() => ({ need: 0, target: 0 }), false);
+    const terms = this.book.terms ?? { plan: ask.plan, rpmOverride: ask.rpmOverride };
+    const plan = planInForce(terms, clock.now());
+    if (!plan) return { kind: 'no_plan' };
+    const admission = this.admit(requestsPerMinute(plan, terms.rpmOverride));
+    return admission.allowed ? { kind: 'admitted', admission } : { kind: 'limited', admission };
   }
 
   /**

@@ -30,7 +30,7 @@ describe('the example of every operation', () => {
     expect(data.success, JSON.stringify(data.error?.issues)).toBe(true);
   });
 
-  it('is shown in the document: a request (body or parameters) and a 200 answer for every operation', async () => {
+  it('is shown in the document: a request (body or parameters) and a success answer (200, or 201 for a creation) for every operation', async () => {
     const doc = await document();
     for (const [name, operation] of operationsOf(doc)) {
       const ok = (operation.responses['200'] ?? operation.responses['201']).content;

@@ -3,6 +3,7 @@ import { OPERATIONS } from '../operations';
 import { createApp } from './app';
 import { registerAgentSetup } from './routes/agent-setup';
 import { registerCredits } from './routes/credits';
+import { DATABASE_PATHS, registerDatabases } from './routes/databases';
 import { registerDocs } from './routes/docs';
 import { registerOperations } from './routes/data';
 import { registerHealth } from './routes/health';
@@ -11,6 +12,8 @@ import { registerOps } from './routes/ops';
 import { registerPlans } from './routes/plans';
 import { registerPlatforms } from './routes/platforms';
 import { registerReference } from './routes/reference';
+import { REGISTER_PATH, registerRegister } from './routes/register';
+import { registerRetiredPaths } from './routes/retired-paths';
 import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
@@ -18,14 +21,16 @@ import { announceDailyUsage } from '../webhooks/daily-usage';
 
 /** `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. */
 const PUBLIC_V1 = /^\/v1\/(platforms|plans)(\/|$)/;
+/** Routes under /v1 that check an optional key themselves. */
+const OWN_AUTHENTICATION = new Set([REGISTER_PATH]);
 
 /** Routes whose handler checks the key in the one gate call it makes anyway: metered calls and /v1/credits. */
 const CHECKED_BY_HANDLER = new Set(['GET /v1/credits', ...OPERATIONS.flatMap((operation) => operation.paths.map((path) => `${operation.method} ${path}`))]);
 
 export function buildApiApp() {
   const app = createApp();
-  const authenticate = requireApiKey((method, path) => CHECKED_BY_HANDLER.has(`${method} ${path}`));
-  app.use('/v1/*', (c, next) => (PUBLIC_V1.test(c.req.path) ? next() : authenticate(c, next)));
+  const authenticate = requireApiKey((method, path) => CHECKED_BY_HANDLER.has(`${method} ${path}`) || DATABASE_PATHS.test(path));
+  app.use('/v1/*', (c, next) => (PUBLIC_V1.test(c.req.path) || OWN_AUTHENTICATION.has(c.req.path) ? next() : authenticate(c, next)));
 
   registerHealth(app);
   registerPlatforms(app);
@@ -34,7 +39,10 @@ export function buildApiApp() {
   registerCredits(app);
   registerUsage(app);
   registerWebhookEndpoints(app);
+  registerDatabases(app);
   registerOperations(app, authenticate);
+  registerRegister(app, authenticate);
+  registerRetiredPaths(app);
   registerOps(app);
   registerReference(app);
   registerDocs(app);
@@ -47,6 +55,7 @@ export { OrgWallet } from '../../durable-objects/org-wallet';
 export { McpGateway } from './mcp-gateway';
 export { WorkspaceGate } from '../../durable-objects/workspace-gate';
 export { WebhookSender } from '../../durable-objects/webhook-sender';
+export { WorkspaceDatabase } from '../../durable-objects/workspace-database';
 
 const app = buildApiApp();
 

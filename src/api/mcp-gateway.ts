@@ -10,11 +10,13 @@ import { execute } from '../core/pipeline';
 import { ensureServing } from '../core/platform-switches';
 import { OPERATIONS } from '../operations';
 import { mcpToolName, type Operation } from '../operations/types';
-import { senderOf } from '../webhooks/bindings';
-import { listEndpoints } from '../webhooks/endpoints';
+import { isWorkspaceTool } from '../mcp/workspace-tools';
+import { runWorkspaceTool } from './workspace-tool-calls';
 
 /** A refused tool call carries the REST error object itself. */
 export type ToolError = ErrorObject;
+
+export type WorkspaceToolOutcome = { ok: true; data: unknown } | { ok: false; status: number; error: ToolError };
 
 export type ToolOutcome = { ok: true; data: unknown; message?: string; meta: Meta } | { ok: false; status: number; error: ToolError };
 
@@ -51,10 +53,16 @@ export class McpGateway extends WorkerEntrypoint<Env> {
     }
   }
 
-  /** The workspace's webhook endpoints, each with its latest deliveries: what sluice_webhook_endpoints_list answers. */
-  async listWebhookEndpoints(principal: KeyPrincipal) {
-    const endpoints = await listEndpoints(this.env.DB, principal.workspaceId);
-    return Promise.all(endpoints.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(this.env, endpoint.id).deliveries(10) })));
+  /** A workspace tool (onboarding, databases, webhook endpoints): validated like REST, through the same functions as its REST twin. */
+  async callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<WorkspaceToolOutcome> {
+    if (!isWorkspaceTool(toolName)) return { ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } };
+    try {
+      return { ok: true, data: await runWorkspaceTool(this.env, principal, toolName, input ?? {}) };
+    } catch (error) {
+      const known = error instanceof ApiError ? error : ApiError.internal();
+      if (!(error instanceof ApiError)) console.error(JSON.stringify({ level: 'error', requestId, tool: toolName, error: String(error) }));
+      return { ok: false, status: known.status, error: errorObject(known) };
+    }
   }
 
   /** Per tool, the settings its provider lacks here (empty: usable now); read from this worker's settings. */

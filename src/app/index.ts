@@ -1,5 +1,6 @@
 import { createApp } from '../api/app';
 import { registerAuth } from './api/auth';
+import { registerDatabases } from './api/databases';
 import { registerBilling, STRIPE_WEBHOOK_PATH } from './api/billing';
 import { registerKeys } from './api/keys';
 import { registerMcpServers } from './api/mcp-servers';
@@ -45,6 +46,7 @@ export function buildDashboardApp() {
   registerOAuthConsent(app);
   registerMcpServers(app);
   registerWebhooks(app);
+  registerDatabases(app);
   registerPages(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', {

@@ -1,6 +1,7 @@
 import type { IdempotencyStore } from '../../durable-objects/idempotency-store';
 import type { OrgWallet } from '../../durable-objects/org-wallet';
 import type { WebhookSender } from '../../durable-objects/webhook-sender';
+import type { WorkspaceDatabase } from '../../durable-objects/workspace-database';
 import type { WorkspaceGate } from '../../durable-objects/workspace-gate';
 import type { ObjectBindings } from './object-bindings';
 
@@ -75,6 +76,7 @@ export type Env = Partial<Record<SettingName, string>> &
     ORG_WALLET: DurableObjectNamespace<OrgWallet>;
     IDEMPOTENCY_STORE: DurableObjectNamespace<IdempotencyStore>;
     WEBHOOK_SENDER: DurableObjectNamespace<WebhookSender>;
+    WORKSPACE_DATABASE: DurableObjectNamespace<WorkspaceDatabase>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

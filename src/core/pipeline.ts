@@ -113,9 +113,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
       keyLimit: principal.monthlyLimit ?? null,
     });
     if (metered.kind === 'revoked') throw revokedKeyError(env);
-    if (metered.kind === 'no_plan') {
-      throw new ApiError('SUBSCRIPTION_REQUIRED', 'This organization has no plan. Subscribe or start the free trial in the dashboard to use metered routes.');
-    }
+    if (metered.kind === 'no_plan') throw subscriptionRequired();
     headers = rateLimitHeaders(metered.admission);
     if (metered.kind === 'limited') {
       rememberExhausted(principal.workspaceId, metered.admission);
@@ -152,12 +150,40 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
   }
 }
 
-function rateLimited(admission: Admission): ApiError {
+export function rateLimited(admission: Admission): ApiError {
   const retryAfter = secondsUntilReset(admission);
   return new ApiError('RATE_LIMITED', `This workspace has used its ${admission.limit} requests for this minute. Retry in ${retryAfter} s.`, {
     retryAfter,
     headers: rateLimitHeaders(admission),
   });
+}
+
+function subscriptionRequired(): ApiError {
+  return new ApiError('SUBSCRIPTION_REQUIRED', 'This organization has no plan. Subscribe or start the free trial in the dashboard to use metered routes.');
+}
+
+/**
+ * The admission of a call that costs nothing but counts against the workspace's window (workspace
+ * databases): one message to the gate (key still valid, plan, window). Answers the RateLimit-* headers;
+ * refusals are thrown carrying them.
+ */
+export async function admitFreeCall(env: Env, principal: KeyPrincipal): Promise<Record<string, string>> {
+  const known = knownExhausted(principal.workspaceId);
+  if (known) throw rateLimited(known);
+  const answer = await gateOf(env, principal.workspaceId).admitFree({
+    keyId: principal.keyId,
+    organizationId: principal.organizationId,
+    workspaceId: principal.workspaceId,
+    plan: principal.plan,
+    rpmOverride: principal.rpmOverride,
+  });
+  if (answer.kind === 'revoked') throw revokedKeyError(env);
+  if (answer.kind === 'no_plan') throw subscriptionRequired();
+  if (answer.kind === 'limited') {
+    rememberExhausted(principal.workspaceId, answer.admission);
+    throw rateLimited(answer.admission);
+  }
+  return rateLimitHeaders(answer.admission);
 }
 
 /**

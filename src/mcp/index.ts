@@ -108,7 +108,7 @@ async function serve(c: McpContext) {
 async function toolsetOf(db: D1Database, resource: McpResource, principal: KeyPrincipal, server: Awaited<ReturnType<typeof findServer>>): Promise<Toolset> {
   if (resource.kind === 'facet') return { name: `sluice-${resource.facet}`, tools: toolsOf(resource.facet) };
   const chosen = server ?? (await servedDefault(db, principal.workspaceId));
-  return chosen ? { name: chosen.name, tools: toolsOfServer(chosen) } : { name: 'sluice', tools: DATA_TOOLS, workspaceTools: true };
+  return chosen ? { name: chosen.name, tools: toolsOfServer(chosen) } : { name: 'sluice', tools: DATA_TOOLS };
 }
 
 app.notFound((c) => rpcError(c, 404, -32002, `No route ${c.req.method} ${c.req.path}. The MCP endpoint is POST /mcp.`));

@@ -4,18 +4,17 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { z } from 'zod';
 import packageJson from '../../package.json';
-import type { ToolError, ToolOutcome } from '../api/mcp-gateway';
+import type { ToolError, ToolOutcome, WorkspaceToolOutcome } from '../api/mcp-gateway';
 import type { KeyPrincipal } from '../core/accounts';
 import type { McpEnv } from './config';
 import { listTools } from './tool-listing';
 import { type CatalogTool, SearchInput, searchTools } from './tools';
+import { isWorkspaceTool } from './workspace-tools';
 
 /** What one MCP endpoint serves: its name and its tools. */
 export interface Toolset {
   name: string;
   tools: CatalogTool[];
-  /** The workspace's full server also serves the tools about the workspace itself (its webhook endpoints). */
-  workspaceTools?: boolean;
 }
 
 /**
@@ -35,7 +34,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(enabledTools, { workspaceTools: toolset.workspaceTools }) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(enabledTools) }));
 
   server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
     if (params.name === 'sluice_tools_search') {
@@ -52,7 +51,10 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
         }),
       });
     }
-    if (params.name === 'sluice_webhook_endpoints_list' && toolset.workspaceTools) return toolResult({ endpoints: await env.API.listWebhookEndpoints(principal) });
+    if (isWorkspaceTool(params.name)) {
+      const outcome = (await env.API.callWorkspaceTool(principal, params.name, params.arguments ?? {}, requestId)) as WorkspaceToolOutcome;
+      return outcome.ok ? toolResult({ data: outcome.data }) : toolError(outcome.error);
+    }
     // An unknown tool is a protocol error (MCP: -32602), not a tool result the model should read as data.
     if (!enabled.has(params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name} is not served here. Find tools with sluice_tools_search.`);
     const outcome = (await env.API.callTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as ToolOutcome;

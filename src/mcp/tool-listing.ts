@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Meta } from '../api/schemas';
-import { Delivery } from '../webhooks/delivery-record';
-import { WebhookEndpoint } from '../webhooks/endpoints';
 import { portableSchema } from './portable-schema';
-import { type CatalogTool, DISCOVERY_TOOLS, type ToolDefinition, WORKSPACE_TOOLS } from './tools';
+import { type CatalogTool, DISCOVERY_TOOLS, type ToolDefinition } from './tools';
+import { WORKSPACE_LISTINGS } from './workspace-tools';
 
 /**
  * How tools are listed to MCP clients: the input schema, hints a client shows or acts on (every tool only
@@ -45,7 +44,6 @@ export const ListEnabledOutput = z.object({
 const DISCOVERY_OUTPUT: Record<string, Record<string, unknown>> = {
   sluice_tools_search: SEARCH_OUTPUT,
   sluice_tools_list_enabled: jsonSchema(ListEnabledOutput),
-  sluice_webhook_endpoints_list: jsonSchema(z.object({ endpoints: z.array(WebhookEndpoint.extend({ deliveries: z.array(Delivery) })) })),
 };
 
 function discoveryListing(tool: ToolDefinition): Tool {
@@ -67,14 +65,13 @@ function dataListing(tool: CatalogTool): Tool {
 }
 
 const DISCOVERY_LISTINGS = DISCOVERY_TOOLS.map(discoveryListing);
-const WORKSPACE_LISTINGS = WORKSPACE_TOOLS.map(discoveryListing);
 const DATA_LISTINGS = new Map<string, Tool>();
 
 /** What tools/list answers for a server serving these data tools (listings are built once per isolate). */
-export function listTools(tools: CatalogTool[], options: { workspaceTools?: boolean } = {}): Tool[] {
+export function listTools(tools: CatalogTool[]): Tool[] {
   return [
     ...DISCOVERY_LISTINGS,
-    ...(options.workspaceTools ? WORKSPACE_LISTINGS : []),
+    ...WORKSPACE_LISTINGS,
     ...tools.map((tool) => {
       let listing = DATA_LISTINGS.get(tool.name);
       if (!listing) DATA_LISTINGS.set(tool.name, (listing = dataListing(tool)));

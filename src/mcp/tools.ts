@@ -79,16 +79,6 @@ export const DISCOVERY_TOOLS: ToolDefinition[] = [
   },
 ];
 
-/** Tools about the workspace itself, served by its full server (`/mcp` without a custom default), not by facets or custom servers. */
-export const WORKSPACE_TOOLS: ToolDefinition[] = [
-  {
-    name: 'sluice_webhook_endpoints_list',
-    description:
-      "Lists this workspace's webhook endpoints (URL, events, credits.low threshold), each with its latest deliveries and their attempts, as GET /v1/webhook-endpoints and .../deliveries of the REST API show them. Free.",
-    inputSchema: inputSchemaOf(z.strictObject({})),
-  },
-];
-
 export function toolsOf(facet: Facet | undefined): CatalogTool[] {
   return facet ? DATA_TOOLS.filter((tool) => FACETS[facet]!(tool.operation)) : DATA_TOOLS;
 }

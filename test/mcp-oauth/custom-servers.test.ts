@@ -2,10 +2,12 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/core/accounts';
 import { clock } from '../../src/core/clock';
+import { WORKSPACE_TOOLS } from '../../src/mcp/workspace-tools';
 import { signUp, type Person } from '../support/dashboard';
 import { authorize, connect, listTools, MCP_ORIGIN, mcp, pkce, registerClient, toolNames } from './support';
 
-const DISCOVERY = ['sluice_tools_search', 'sluice_tools_list_enabled'];
+/** Served on every server whatever its chosen tools: discovery, onboarding and the workspace's databases. */
+const DISCOVERY = ['sluice_tools_search', 'sluice_tools_list_enabled', ...Object.keys(WORKSPACE_TOOLS)];
 
 const realNow = clock.now;
 afterEach(() => {

@@ -3,6 +3,9 @@ import { portabilityProblems } from '../../src/mcp/portable-schema';
 import { signUp } from '../support/dashboard';
 import { connect, mcp } from '../mcp-oauth/support';
 
+/** The tools that change something: an onboarding recorded, a database made or written. */
+const WRITING_TOOLS = new Set(['sluice_onboarding', 'sluice_db_create', 'sluice_db_query']);
+
 async function rpc(token: string, method: string, params: unknown) {
   const response = await mcp('/mcp', {
     method: 'POST',
@@ -20,7 +23,9 @@ describe('tools/list as clients read it', async () => {
   it.each(tools.map((tool) => [tool.name, tool] as const))('%s has a portable input schema, hints and an output schema', (_name, tool) => {
     expect(portabilityProblems(tool.inputSchema)).toEqual([]);
     expect(portabilityProblems(tool.outputSchema)).toEqual([]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: tool.name.startsWith('data_') });
+    expect(tool.annotations).toMatchObject({ openWorldHint: tool.name.startsWith('data_') });
+    // Data and discovery tools only read; the workspace tools that write (onboarding, databases) say so.
+    expect(tool.annotations.readOnlyHint).toBe(!WRITING_TOOLS.has(tool.name));
     expect(tool.outputSchema.type).toBe('object');
     if (tool.name.startsWith('data_')) expect(tool.outputSchema.required).toEqual(['data', 'meta']);
   });

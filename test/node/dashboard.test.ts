@@ -315,3 +315,47 @@ describe('the Webhooks page in chromium', () => {
     expect(tab.problems).toEqual([]);
   });
 });
+describe('the databases page in chromium (issue 15)', () => {
+  it('creates a database, runs SQL with parameters in the query box, and shows the rows as text', async () => {
+    const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
+    const { page, problems } = await watchedPage(own);
+    const signedUp = await page.request.post('/api/auth/sign-up', {
+      headers: { origin: appUrl },
+      data: { email: `databases-${Date.now()}@example.com`, password: 'a long enough passphrase', name: 'Edgar Codd' },
+    });
+    expect(signedUp.status()).toBe(201);
+    const { workspace, organization } = (await signedUp.json()).data;
+    expect((await page.request.post(`/api/organizations/${organization.id}/trial`, { headers: { origin: appUrl } })).status()).toBe(201);
+
+    await page.goto(`/w/${workspace.id}/databases`);
+    await expect.poll(() => page.getByText('No database yet.').isVisible()).toBe(true);
+    await page.getByLabel('Database name').fill('crm');
+    await page.getByRole('button', { name: 'Create database' }).click();
+    await expect.poll(() => page.locator('tr', { hasText: 'crm' }).isVisible()).toBe(true);
+
+    await page.getByLabel('SQL').fill("CREATE TABLE people (name TEXT, note TEXT); INSERT INTO people VALUES ('Ada', NULL), (?, '<script>alert(1)</script>')");
+    await page.getByLabel('Parameters').fill('not json');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.locator('[data-field-error="params"]').textContent()).toBe('Not valid JSON.');
+    await page.getByLabel('Parameters').fill('["Grace"]');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.locator('[data-query-result]').textContent()).toContain('0 rows');
+
+    await page.getByLabel('SQL').fill('SELECT name, note FROM people ORDER BY name');
+    await page.getByLabel('Parameters').fill('');
+    await page.getByRole('button', { name: 'Run' }).click();
+    const cells = page.locator('[data-query-result] td');
+    await expect.poll(() => cells.allTextContents()).toEqual(['Ada', 'NULL', 'Grace', '<script>alert(1)</script>']);
+    await screenshot(page, 'databases');
+
+    // A statement SQLite refuses shows its message beside the SQL.
+    await page.getByLabel('SQL').fill('SELECT * FROM nowhere');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.locator('[data-field-error="sql"]').textContent()).toContain('no such table: nowhere');
+    await page.reload();
+    expect(await page.locator('tr', { hasText: 'crm' }).textContent()).toContain('people');
+    // The two refused requests are the only console errors (the browser reports each failed request).
+    expect(problems.filter((problem) => !problem.includes('status of 400'))).toEqual([]);
+    await own.close();
+  });
+});

@@ -214,7 +214,8 @@ describe('MCP tools', () => {
     const web = await connect('/mcp/web');
     const webNames = (await web.listTools()).tools.map((tool) => tool.name);
     expect(webNames).not.toContain('data_linkedin_get_company_by_domain');
-    for (const name of webNames) expect(name.startsWith('data_web_') || name.startsWith('sluice_tools_')).toBe(true);
+    // Besides its group: the discovery and workspace tools (sluice_*), served everywhere.
+    for (const name of webNames) expect(name.startsWith('data_web_') || name.startsWith('sluice_')).toBe(true);
     await expect(web.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'stripe.com' } })).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('Unknown tool: data_linkedin_get_company_by_domain'),
@@ -289,7 +290,7 @@ describe('MCP answers: request ids, security headers, capped bodies', () => {
 });
 
 describe('sluice_webhook_endpoints_list', () => {
-  it("lists the workspace's webhook endpoints on its full server /mcp, and is not served by a facet", async () => {
+  it("lists the workspace's webhook endpoints, without their secrets, on every endpoint beside the other workspace tools", async () => {
     const created = await fetch(`${apiUrl}/v1/webhook-endpoints`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
@@ -299,17 +300,18 @@ describe('sluice_webhook_endpoints_list', () => {
     expect(created.status).toBe(201);
     const endpoint = (await created.json()).data as { id: string };
 
-    const client = await connect();
-    const listed = await client.callTool({ name: 'sluice_webhook_endpoints_list', arguments: {} });
-    expect(listed.structuredContent).toEqual({
-      endpoints: [expect.objectContaining({ id: endpoint.id, url: 'https://93.184.215.14/sluice', events: ['key.created', 'credits.low'], creditsLowThresholdCents: 300, deliveries: [] })],
-    });
-    expect(JSON.stringify(listed.structuredContent)).not.toContain('whsec_');
-    await client.close();
-
-    const web = await connect('/mcp/web');
-    expect((await web.listTools()).tools.map((tool) => tool.name)).not.toContain('sluice_webhook_endpoints_list');
-    await expect(web.callTool({ name: 'sluice_webhook_endpoints_list', arguments: {} })).rejects.toMatchObject({ code: -32602 });
-    await web.close();
+    for (const path of ['/mcp', '/mcp/web']) {
+      const client = await connect(path);
+      const listed = await client.callTool({ name: 'sluice_webhook_endpoints_list', arguments: {} });
+      expect(listed.structuredContent).toEqual({
+        data: {
+          endpoints: [
+            expect.objectContaining({ id: endpoint.id, url: 'https://93.184.215.14/sluice', events: ['key.created', 'credits.low'], creditsLowThresholdCents: 300, deliveries: [] }),
+          ],
+        },
+      });
+      expect(JSON.stringify(listed.structuredContent)).not.toContain('whsec_');
+      await client.close();
+    }
   });
 });

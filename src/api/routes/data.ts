@@ -45,7 +45,7 @@ function knownSourceAndOperation(): MiddlewareHandler<AppEnv> {
   };
 }
 
-async function handle(c: Context<AppEnv>, operation: Operation) {
+export async function handle(c: Context<AppEnv>, operation: Operation, headers: Record<string, string> = {}) {
   await ensureServing(c.env.DB, operation.platform);
   const isQuery = operation.method === 'GET';
   const input = isQuery ? c.req.query() : await readJsonBody(c);
@@ -57,7 +57,7 @@ async function handle(c: Context<AppEnv>, operation: Operation) {
     signal: c.req.raw.signal,
     idempotencyKey: idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)),
   });
-  return c.json(success(outcome.data, outcome.meta, outcome.message), 200, outcome.headers);
+  return c.json(success(outcome.data, outcome.meta, outcome.message), 200, { ...outcome.headers, ...headers });
 }
 
 /** An empty body reads as `{}`, so the answer names the missing fields rather than the body. */

@@ -47,6 +47,7 @@ function documentOf(app: OpenAPIHono<AppEnv>, urls: PublicUrls): Document {
         { name: 'Discovery', description: 'Public routes: liveness, catalog, setup.' },
         { name: 'Account', description: 'Credits and usage of the calling workspace.' },
         { name: 'Data', description: 'Metered data operations.' },
+        { name: 'Databases', description: "The workspace's own SQLite databases: keep what an agent collected between runs." },
       ],
     }),
   );
@@ -67,7 +68,18 @@ function documentOf(app: OpenAPIHono<AppEnv>, urls: PublicUrls): Document {
 function withoutUntypedNullable<T>(node: T): T {
   if (Array.isArray(node)) return node.map(withoutUntypedNullable) as T;
   if (!node || typeof node !== 'object') return node;
+  // A null member of a union ({nullable: true} alone in anyOf) means, in 3.0 (where nullable needs a
+  // sibling type), that each typed member is nullable.
+  const members = (node as { anyOf?: unknown[] }).anyOf;
+  if (Array.isArray(members) && members.some(isBareNullable) && members.every((member) => isBareNullable(member) || (member as { type?: unknown }).type !== undefined)) {
+    const typedMembers = members.filter((member) => !isBareNullable(member)).map((member) => ({ ...(member as object), nullable: true }));
+    return withoutUntypedNullable({ ...node, anyOf: typedMembers });
+  }
   const typed = ['type', '$ref', 'allOf', 'anyOf', 'oneOf'].some((name) => name in node);
   const entries = Object.entries(node).filter(([name]) => typed || name !== 'nullable');
   return Object.fromEntries(entries.map(([name, value]) => [name, withoutUntypedNullable(value)])) as T;
+}
+
+function isBareNullable(node: unknown): boolean {
+  return !!node && typeof node === 'object' && Object.keys(node).length === 1 && (node as { nullable?: unknown }).nullable === true;
 }

@@ -3,8 +3,9 @@
  * this only sends their forms and buttons to the JSON API under /api and shows what comes back:
  *   <form data-api="/api/..." data-then="reload|go:/path|secret|redirect|oauth-redirect">   submits the fields as JSON
  *     (the pressed submit button's name and value included; inputs marked data-list are sent as arrays,
- *     inputs marked data-number as numbers, left out when empty;
- *     redirect goes to the answer's https url, oauth-redirect to its redirectTo)
+ *     inputs marked data-number as numbers and data-json as the JSON value typed in, both left out when
+ *     empty; redirect goes to the answer's https url, oauth-redirect to its redirectTo, rows shows a
+ *     query's answer in the form's [data-query-result])
  *   <button data-api="/api/..." data-confirm="..." data-then="...">  posts, after a confirmation if asked
  *   <button data-copy="#id">                                         copies the target's text
  *   <select data-navigate>                                           goes to the chosen option's value
@@ -41,6 +42,37 @@ export const SCRIPT = `
     // Back to the OAuth client that asked, at the redirect URI the authorization server validated.
     if (action === 'oauth-redirect') return location.assign(data.redirectTo);
     if (action === 'reveal-inline') return revealInline(data, source);
+    if (action === 'rows') return showRows(data, source);
+  }
+
+  /** A query's answer as a table, built node by node: every value is text, never markup. */
+  function showRows(data, source) {
+    const slot = $('[data-query-result]', source);
+    const summary = document.createElement('p');
+    summary.className = 'muted small';
+    summary.textContent = data.rows.length + (data.rows.length === 1 ? ' row' : ' rows') + ' · ' + data.rowsRead + ' read · ' + data.rowsWritten + ' written · ' + data.durationMs + ' ms';
+    if (data.columns.length === 0) return slot.replaceChildren(summary);
+    const table = document.createElement('table');
+    const head = table.createTHead().insertRow();
+    for (const column of data.columns) {
+      const cell = document.createElement('th');
+      cell.scope = 'col';
+      cell.textContent = column;
+      head.append(cell);
+    }
+    const body = table.createTBody();
+    for (const row of data.rows) {
+      const line = body.insertRow();
+      for (const value of row) {
+        const cell = line.insertCell();
+        if (value === null) cell.className = 'null';
+        cell.textContent = value === null ? 'NULL' : typeof value === 'object' ? 'blob (base64) ' + value.base64 : String(value);
+      }
+    }
+    const wrap = document.createElement('div');
+    wrap.className = 'table-wrap';
+    wrap.append(table);
+    slot.replaceChildren(summary, wrap);
   }
 
   /** Where to go after signing in: only a path of this site, never another origin. */
@@ -122,6 +154,15 @@ export const SCRIPT = `
     for (const input of form.querySelectorAll('[data-number]')) {
       if (input.value === '') delete body[input.name];
       else body[input.name] = Number(input.value);
+    }
+    for (const input of form.querySelectorAll('[data-json]')) {
+      const text = input.value.trim();
+      if (text === '') { delete body[input.name]; continue; }
+      try {
+        body[input.name] = JSON.parse(text);
+      } catch {
+        return showErrors(form, { message: 'Check the fields marked below.', details: [{ field: input.name, message: 'Not valid JSON.' }] });
+      }
     }
     if (button) button.disabled = true;
     try {

@@ -80,7 +80,13 @@ label { font-weight: 550; font-size: .9rem; }
 .field { display: flex; flex-direction: column; gap: .3rem; }
 input, select { font: inherit; color: var(--text); background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .65rem; min-height: 38px; }
 input:focus, select:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: transparent; }
-input[aria-invalid="true"] { border-color: var(--danger); }
+input[aria-invalid="true"], textarea[aria-invalid="true"] { border-color: var(--danger); }
+textarea { font: inherit; color: var(--text); background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .65rem; resize: vertical; }
+textarea:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: transparent; }
+textarea.mono, input.mono { font-family: var(--mono); font-size: .88rem; }
+.query-result .table-wrap { margin: .5rem 0 0; border: 1px solid var(--line); border-radius: 8px; max-height: 420px; overflow: auto; }
+.query-result th:first-child, .query-result td:first-child { border-left: 0; }
+.query-result td.null { color: var(--muted); font-style: italic; }
 .hint { font-size: .8rem; color: var(--muted); }
 .field-error { font-size: .8rem; color: var(--danger); }
 .form-error { background: var(--danger-soft); color: var(--danger); border-radius: 8px; padding: .55rem .75rem; font-size: .9rem; }

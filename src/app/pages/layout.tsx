@@ -37,6 +37,7 @@ const ICONS: Record<string, string> = {
   usage: 'M4 20V10M10 20V4M16 20v-7M22 20H2',
   members: 'M16 19v-1a4 4 0 0 0-4-4H7a4 4 0 0 0-4 4v1M9.5 10a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM21 19v-1a4 4 0 0 0-3-3.9M16 4.1a3 3 0 0 1 0 5.8',
   plans: 'M3 7h18v12H3zM3 11h18M7 15h3',
+  databases: 'M4 6c0-1.7 3.6-3 8-3s8 1.3 8 3-3.6 3-8 3-8-1.3-8-3zM4 6v12c0 1.7 3.6 3 8 3s8-1.3 8-3V6M4 12c0 1.7 3.6 3 8 3s8-1.3 8-3',
   settings: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12l2-1-1-3-2 .5-1.5-1.5.5-2-3-1-1 2h-2l-1-2-3 1 .5 2L6 7.5 4 7 3 10l2 1v2l-2 1 1 3 2-.5 1.5 1.5-.5 2 3 1 1-2h2l1 2 3-1-.5-2 1.5-1.5 2 .5 1-3-2-1z',
 };
 
@@ -53,6 +54,7 @@ export const TABS = [
   { id: 'apps', label: 'Connected apps' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'usage', label: 'Usage & credits' },
+  { id: 'databases', label: 'Databases' },
   { id: 'members', label: 'Members' },
   { id: 'plans', label: 'Plans' },
   { id: 'settings', label: 'Settings' },

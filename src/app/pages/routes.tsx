@@ -21,6 +21,8 @@ import { listConnectedClients } from '../../mcp/oauth/grants';
 import { resourceUrl } from '../../mcp/oauth/resources';
 import { NotFoundPage, SignInPage, SignUpPage } from './auth';
 import { ConnectionsPage } from './connections';
+import { DatabasesPage } from './databases';
+import { getDatabase, listDatabases } from '../../core/databases';
 import { registerConsentPage } from './consent';
 import { KeysPage } from './keys';
 import { TABS, type Tab } from './layout';
@@ -90,6 +92,11 @@ export function registerPages(app: Hono<DashboardEnv>) {
           trialState(c.env.DB, access.organization.id),
         ]);
         return page(c, <UsagePage {...shell} report={report} days={days} credits={credits} trial={trial} />);
+      }
+      case 'databases': {
+        const [listed, terms] = await Promise.all([listDatabases(c.env.DB, access.workspace.id), termsOf(c.env.DB, access.organization.id)]);
+        const databases = await Promise.all(listed.map((database) => getDatabase(c.env, access.workspace.id, database.id)));
+        return page(c, <DatabasesPage {...shell} databases={databases} limit={terms.caps?.databases ?? null} apiUrl={urls.base} />);
       }
       case 'members': {
         const [members, invitations, used, terms] = await Promise.all([

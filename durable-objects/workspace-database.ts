@@ -1,0 +1,133 @@
+import { DurableObject } from 'cloudflare:workers';
+import { clock } from '../src/core/clock';
+import { DATABASE_LIMITS } from '../src/core/database-limits';
+import type { ObjectBindings } from '../src/core/object-bindings';
+
+/** Who a database belongs to, kept in the object's key-value storage (the `_cf_KV` table), out of SQL's reach. */
+export interface DatabaseOwner {
+  databaseId: string;
+  workspaceId: string;
+}
+
+export type SqlParam = string | number | boolean | null;
+/** A value of a result row as JSON carries it: a blob becomes `{base64}`. */
+export type SqlValue = string | number | null | { base64: string };
+
+export interface QueryResult {
+  columns: string[];
+  rows: SqlValue[][];
+  rowsRead: number;
+  rowsWritten: number;
+  durationMs: number;
+  sizeBytes: number;
+}
+
+/** Why a statement was not answered: SQLite refused it, or it went past a bound (and was rolled back). */
+export type QueryRefusal = { kind: 'refused'; message: string } | { kind: 'limit'; limit: keyof typeof DATABASE_LIMITS; message: string };
+
+export type QueryAnswer = { kind: 'ok'; result: QueryResult } | { kind: 'not_found' } | QueryRefusal;
+
+class Refused extends Error {
+  constructor(readonly refusal: QueryRefusal) {
+    super(refusal.message);
+  }
+}
+
+/**
+ * One workspace database: a Durable Object whose own SQLite storage is the user's database. The user's
+ * SQL runs as sent (parameterized) inside one transaction per request, so a request is all or nothing:
+ * an error or a bound passed anywhere rolls every statement of it back. workerd itself refuses access to
+ * `_cf_*` tables, ATTACH, and pragmas outside its list; our one piece of bookkeeping (the owner) lives in
+ * the key-value storage, which is such a table. An object that was never opened, or was deleted, has no
+ * owner and answers as missing to everyone.
+ */
+export class WorkspaceDatabase extends DurableObject<ObjectBindings> {
+  /** Records the owner; the D1 row naming this database is written first, so a listing never shows an unopened one for long. */
+  open(owner: DatabaseOwner): void {
+    this.ctx.storage.kv.put('owner', owner);
+  }
+
+  /** Size and tables, for the owner only. */
+  describe(workspaceId: string): { sizeBytes: number; tables: string[] } | null {
+    if (!this.ownedBy(workspaceId)) return null;
+    const tables = this.ctx.storage.sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name")
+      .toArray()
+      .map((row) => row.name);
+    return { sizeBytes: this.ctx.storage.sql.databaseSize, tables };
+  }
+
+  /**
+   * Runs the request's SQL with its parameters and answers the rows of its last statement. Several
+   * statements separated by `;` run in order (the platform's rule: only the last may take parameters).
+   */
+  query(workspaceId: string, sql: string, params: SqlParam[]): QueryAnswer {
+    if (!this.ownedBy(workspaceId)) return { kind: 'not_found' };
+    const started = clock.now();
+    const storage = this.ctx.storage;
+    try {
+      const result = storage.transactionSync((): QueryResult => {
+        const cursor = storage.sql.exec(sql, ...params.map((param) => (typeof param === 'boolean' ? Number(param) : param)));
+        const columns = cursor.columnNames;
+        const rows: SqlValue[][] = [];
+        let bytes = 0;
+        for (const row of cursor.raw()) {
+          if (rows.length === DATABASE_LIMITS.resultRows) {
+            throw limit('resultRows', `The statement answers more than ${DATABASE_LIMITS.resultRows.toLocaleString('en-US')} rows; add a LIMIT and page through them.`);
+          }
+          const values = row.map(jsonValue);
+          bytes += JSON.stringify(values).length;
+          if (bytes > DATABASE_LIMITS.resultBytes) {
+            throw limit('resultBytes', `The statement answers more than ${megabytes(DATABASE_LIMITS.resultBytes)} of rows; select fewer columns or rows.`);
+          }
+          rows.push(values);
+          checkTime(started);
+        }
+        checkTime(started);
+        if (storage.sql.databaseSize > DATABASE_LIMITS.databaseBytes) {
+          throw limit('databaseBytes', `The statement would grow the database past its ${megabytes(DATABASE_LIMITS.databaseBytes)} limit; it was rolled back. Delete rows or use another database.`);
+        }
+        return { columns, rows, rowsRead: cursor.rowsRead, rowsWritten: cursor.rowsWritten, durationMs: clock.now() - started, sizeBytes: storage.sql.databaseSize };
+      });
+      return { kind: 'ok', result };
+    } catch (error) {
+      if (error instanceof Refused) return error.refusal;
+      // Anything else the platform threw is SQLite's (or workerd's) refusal of this SQL: its message is the answer.
+      return { kind: 'refused', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Deletes every table and the owner; the object then answers as missing. */
+  async destroy(workspaceId: string): Promise<boolean> {
+    if (!this.ownedBy(workspaceId)) return false;
+    await this.ctx.storage.deleteAll();
+    return true;
+  }
+
+  private ownedBy(workspaceId: string): boolean {
+    return this.ctx.storage.kv.get<DatabaseOwner>('owner')?.workspaceId === workspaceId;
+  }
+}
+
+function limit(name: keyof typeof DATABASE_LIMITS, message: string): Refused {
+  return new Refused({ kind: 'limit', limit: name, message });
+}
+
+/** Between rows and after the last: a statement that computes long before its first row is bounded by the platform's CPU limit. */
+function checkTime(started: number): void {
+  if (clock.now() - started > DATABASE_LIMITS.statementMs) {
+    throw limit('statementMs', `The statement ran longer than ${DATABASE_LIMITS.statementMs / 1000} s and was stopped and rolled back; add an index or a LIMIT.`);
+  }
+}
+
+function jsonValue(value: SqlStorageValue): SqlValue {
+  if (!(value instanceof ArrayBuffer)) return value as SqlValue;
+  const bytes = new Uint8Array(value);
+  let text = '';
+  for (let offset = 0; offset < bytes.length; offset += 8192) text += String.fromCharCode(...bytes.subarray(offset, offset + 8192));
+  return { base64: btoa(text) };
+}
+
+function megabytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MB` : `${bytes / 1024} KB`;
+}

@@ -1,0 +1,44 @@
+import type { z } from '@hono/zod-openapi';
+import type { KeyPrincipal } from '../core/accounts';
+import { publicUrls, type Env } from '../core/config';
+import { createDatabase, listDatabases, queryDatabase } from '../core/databases';
+import { recordOnboarding } from '../core/onboarding';
+import { admitFreeCall } from '../core/pipeline';
+import { validationErrorFromZod } from '../core/validation';
+import { senderOf } from '../webhooks/bindings';
+import { listEndpoints } from '../webhooks/endpoints';
+import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../mcp/workspace-tools';
+
+/** What each workspace tool does once its arguments are valid: the very functions of its REST twin. */
+export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: WorkspaceToolName, input: unknown): Promise<unknown> {
+  switch (name) {
+    case 'sluice_onboarding':
+      return recordOnboarding(env.DB, publicUrls(env), argumentsOf(name, input), { surface: 'mcp', workspaceId: principal.workspaceId, organizationId: principal.organizationId });
+    case 'sluice_db_list':
+      argumentsOf(name, input);
+      await admitFreeCall(env, principal);
+      return { databases: await listDatabases(env.DB, principal.workspaceId) };
+    case 'sluice_db_create': {
+      const { name: databaseName } = argumentsOf(name, input);
+      await admitFreeCall(env, principal);
+      return createDatabase(env, principal, databaseName);
+    }
+    case 'sluice_db_query': {
+      const { databaseId, ...query } = argumentsOf(name, input);
+      await admitFreeCall(env, principal);
+      return queryDatabase(env, principal.workspaceId, databaseId, query);
+    }
+    case 'sluice_webhook_endpoints_list': {
+      argumentsOf(name, input);
+      const endpoints = await listEndpoints(env.DB, principal.workspaceId);
+      return { endpoints: await Promise.all(endpoints.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(env, endpoint.id).deliveries(10) }))) };
+    }
+  }
+}
+
+/** The tool's arguments as its schema reads them; a refusal names the fields, as REST does. */
+function argumentsOf<N extends WorkspaceToolName>(name: N, input: unknown): z.infer<(typeof WORKSPACE_TOOLS)[N]['input']> {
+  const parsed = WORKSPACE_TOOLS[name].input.safeParse(input);
+  if (!parsed.success) throw validationErrorFromZod(parsed.error, 'body');
+  return parsed.data as z.infer<(typeof WORKSPACE_TOOLS)[N]['input']>;
+}

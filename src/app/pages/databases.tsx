@@ -1,0 +1,104 @@
+import type { FC } from 'hono/jsx';
+import type { Database } from '../../core/databases';
+import { DATABASE_LIMITS } from '../../core/database-limits';
+import { canManage } from '../members';
+import { ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+
+export interface DatabasesPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+  databases: Database[];
+  /** How many the organization may have, null without a plan. */
+  limit: number | null;
+  apiUrl: string;
+}
+
+function formatBytes(bytes: number | undefined): string {
+  if (bytes === undefined) return '—';
+  return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`;
+}
+
+/** The workspace's SQLite databases, and a box to run SQL in one of them. */
+export const DatabasesPage: FC<DatabasesPageProps> = (props) => {
+  const { databases, access, limit, apiUrl } = props;
+  const base = `/api/workspaces/${access.workspace.id}/databases`;
+  return (
+    <Shell {...props} title="Databases" tab="databases">
+      <PageHead
+        title="Databases"
+        lede={
+          <>
+            SQLite databases where {access.workspace.name}'s agents keep what they collect between runs, through <code>{apiUrl}/v1/db</code> or the MCP tools{' '}
+            <code>sluice_db_query</code> and <code>sluice_db_list</code>.
+          </>
+        }
+      />
+      <section class="card">
+        <h2>Databases {limit === null ? null : <span class="muted small">(the plan allows {limit} in the organization)</span>}</h2>
+        <div class="table-wrap">
+          <table>
+            <TableHead columns={['Name', 'Id', 'Tables', 'Size', 'Created']} actions />
+            <tbody>
+              {databases.map((database) => (
+                <tr data-database-id={database.id}>
+                  <td>{database.name}</td>
+                  <td>
+                    <code>{database.id}</code>
+                  </td>
+                  <td>{database.tables && database.tables.length > 0 ? database.tables.join(', ') : <span class="muted">none</span>}</td>
+                  <td>{formatBytes(database.sizeBytes)}</td>
+                  <td>{formatDate(database.createdAt)}</td>
+                  <td class="actions">
+                    {canManage(access.role) ? (
+                      <ConfirmButton api={`${base}/${database.id}`} method="DELETE" confirm={`Delete ${database.name} and every table in it? This cannot be undone.`} confirmLabel="Delete database" ariaLabel={`Delete ${database.name}`}>
+                        Delete
+                      </ConfirmButton>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {databases.length === 0 ? <p class="empty">No database yet.</p> : null}
+        </div>
+      </section>
+      <section class="card">
+        <h2>Create a database</h2>
+        <form class="stack" data-api={base}>
+          <Field name="name" label="Database name" placeholder="e.g. leads" maxlength={64} hint="Letters, digits, dots, dashes and underscores." />
+          <p class="form-error" role="alert"></p>
+          <button type="submit">Create database</button>
+        </form>
+      </section>
+      {databases.length > 0 ? (
+        <section class="card">
+          <h2>Query</h2>
+          <form class="stack" data-api={`${base}/query`} data-then="rows">
+            <div class="field">
+              <label for="field-databaseId">Database</label>
+              <select id="field-databaseId" name="databaseId">
+                {databases.map((database) => (
+                  <option value={database.id}>{database.name}</option>
+                ))}
+              </select>
+              <span class="field-error" data-field-error="databaseId"></span>
+            </div>
+            <div class="field">
+              <label for="field-sql">SQL</label>
+              <textarea id="field-sql" name="sql" rows={6} required maxlength={DATABASE_LIMITS.sqlCharacters} spellcheck={false} class="mono" placeholder="SELECT name FROM sqlite_master WHERE type = 'table'"></textarea>
+              <span class="hint">Statements separated by ";" run in one transaction; only the last one's rows are shown (at most {DATABASE_LIMITS.resultRows.toLocaleString('en-US')}).</span>
+              <span class="field-error" data-field-error="sql"></span>
+            </div>
+            <div class="field">
+              <label for="field-params">Parameters</label>
+              <input id="field-params" name="params" data-json placeholder='e.g. ["acme.example", 100]' class="mono" />
+              <span class="hint">A JSON array, one value per ? in order. Optional.</span>
+              <span class="field-error" data-field-error="params"></span>
+            </div>
+            <p class="form-error" role="alert"></p>
+            <button type="submit">Run</button>
+            <div class="query-result" data-query-result aria-live="polite"></div>
+          </form>
+        </section>
+      ) : null}
+    </Shell>
+  );
+};
