@@ -74,6 +74,9 @@ claude mcp add --transport http sluice ${urls.mcp} --header "Authorization: Bear
 - Call the MCP tool \`sluice_tools_list_enabled\`: it lists the tools this server offers. If it answers, you are connected.
 - Every REST tool is a tool named \`data_<group>_<operation>\` with the same parameters. Find one with
   \`sluice_tools_search\` (free text).
+- Tell Sluice who you are and what you are setting it up for with \`sluice_onboarding\` (free; it replaces the
+  deprecated \`POST /v1/register\`). Keep what you collect between runs in a workspace database:
+  \`sluice_db_create\`, then \`sluice_db_query\` (SQLite, free, counted in the requests per minute).
 
 ## Responses
 

@@ -34,7 +34,7 @@ ${platforms.join('\n\n')}
 
 ## Optional
 
-- [MCP endpoint](${urls.mcp}): Streamable HTTP; every operation above is a tool, found with \`sluice_tools_search\`
+- [MCP endpoint](${urls.mcp}): Streamable HTTP; every operation above is a tool, found with \`sluice_tools_search\`; \`sluice_onboarding\` records who is setting Sluice up and what for (successor of the deprecated \`POST /v1/register\`), \`sluice_db_*\` keep data between runs in the workspace's SQLite databases
 - [Credits](${urls.base}/v1/credits): the balance of the key's organization (key needed)
 - [Usage](${urls.base}/v1/usage): the key's workspace's calls and their cost (key needed)
 `;
