@@ -187,6 +187,9 @@ async function startBareWorkers(upstreamUrl: string): Promise<{ floor: string; r
 async function main() {
   const home = mkdtempSync(join(STATE_ROOT, 'sluice-bench-'));
   const upstream = await startFakeLinkedin();
+  // The hostile pages come from a server of their own, as another customer's site would: serving 1.1 MB
+  // pages must not slow the vendor the metered call waits on, or the bench would measure the fake.
+  const hostileSite = await startFakeLinkedin();
   const bare = await startBareWorkers(upstream.url);
   const workerdBefore = workerdChildren();
   const stack = await startStack({
@@ -195,7 +198,7 @@ async function main() {
       // The built-in web provider serves /scrape; the loopback page server is the one private host it may fetch.
       FIRECRAWL_API_KEY: '',
       WEB_PROVIDER: 'builtin',
-      SCRAPE_ALLOW_PRIVATE_HOSTS: new URL(upstream.url).host,
+      SCRAPE_ALLOW_PRIVATE_HOSTS: [upstream.url, hostileSite.url].map((url) => new URL(url).host).join(','),
       SLUICE_HOME: home,
       SLUICE_API_PORT: process.env.SLUICE_API_PORT ?? '18787',
       LINKEDIN_API_KEY: 'bench-key',
@@ -252,7 +255,7 @@ async function main() {
     await ops.call('PUT', `/ops/v1/organizations/${attacker.id}/plan`, { plan: 'business', rpm: 1_000_000 });
     const attackerWorkspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: attacker.id, name: 'Bench attacker' });
     const attackerKey = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: attackerWorkspace.id, name: 'bench' });
-    const hostile = scrapeHostilePages(api, { authorization: `Bearer ${attackerKey.key}`, 'content-type': 'application/json' }, upstream.url);
+    const hostile = scrapeHostilePages(api, { authorization: `Bearer ${attackerKey.key}`, 'content-type': 'application/json' }, hostileSite.url);
     rows.push(
       await load('GET /health while hostile pages are scraped', `${api}/health`),
       await load('metered call while hostile pages are scraped', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath }),
@@ -305,6 +308,7 @@ async function main() {
     await stack.stop();
     await bare.stop();
     upstream.stop();
+    hostileSite.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

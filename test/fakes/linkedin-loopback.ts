@@ -34,6 +34,8 @@ function largeArticle(): string {
 function serve() {
   const body = JSON.stringify(company);
   const page = largeArticle();
+  /** Each hostile page built once: the fake answers as fast as Node serves bytes, not as fast as it builds strings. */
+  const hostilePages = new Map<number, string>();
   const server = createServer((request, response) => {
     if (request.url?.startsWith('/article-200k.html')) {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(page) }).end(page);
@@ -46,7 +48,8 @@ function serve() {
     }
     const nested = /^\/nested\/(\d+)/.exec(request.url ?? '');
     if (nested) {
-      const hostile = nestedPage(Number(nested[1]));
+      const depth = Number(nested[1]);
+      const hostile = hostilePages.get(depth) ?? hostilePages.set(depth, nestedPage(depth)).get(depth)!;
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(hostile) }).end(hostile);
       return;
     }
