@@ -16,6 +16,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Cron } from 'croner';
 import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import type { Unstable_Config, unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { GENERATED_SECRETS, type GeneratedSecretName, PROJECT_ROOT, readDevVars, readSecrets, sluiceHome, stateDir, writeSecrets } from './lib/home';
@@ -60,6 +61,8 @@ export interface Stack {
   /** Every setting (a name in SETTINGS of src/core/config.ts) the workers were given, secrets included. */
   settings: Record<string, string>;
   ports: Record<WorkerId, number>;
+  /** The `[triggers] crons` of each worker, run on schedule (UTC) as Cloudflare would: Miniflare runs none. */
+  crons: { worker: string; cron: string; next: Date | null }[];
   stateDir: string;
   home: string;
   miniflare: Miniflare;
@@ -112,15 +115,31 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const urls: Stack['urls'] = {};
   for (const worker of built) urls[worker.spec.id] = trimSlash((await miniflare.unsafeGetDirectURL(worker.name)).href);
 
+  const schedules = built.flatMap((worker) =>
+    (worker.config.triggers?.crons ?? []).map((cron) => ({
+      worker: worker.name,
+      cron,
+      job: new Cron(cron, { timezone: 'UTC', protect: true }, async () => {
+        const scheduledTime = new Date();
+        const { outcome } = await (await miniflare.getWorker(worker.name)).scheduled({ cron, scheduledTime });
+        log(`Cron ${cron} of ${worker.name} at ${scheduledTime.toISOString()}: ${outcome}`);
+      }),
+    })),
+  );
+
   let stopping: Promise<void> | undefined;
   return {
     urls,
     settings,
     ports,
+    crons: schedules.map(({ worker, cron, job }) => ({ worker, cron, next: job.nextRun() })),
     stateDir: state,
     home,
     miniflare,
-    stop: () => (stopping ??= miniflare.dispose()),
+    stop: () => {
+      for (const { job } of schedules) job.stop();
+      return (stopping ??= miniflare.dispose());
+    },
   };
 }
 

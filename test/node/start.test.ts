@@ -83,6 +83,12 @@ describe('npm start', () => {
     expect(first.output()).toContain(`"url":"${first.mcpUrl}"`);
   });
 
+  it("schedules the api worker's cron (usage.daily webhooks) as Cloudflare would, and says when it next runs", () => {
+    const tomorrow = new Date(Date.now() + 24 * 3_600_000).toISOString().slice(0, 10);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(first.output()).toMatch(new RegExp(`Cron\\s+5 0 \\* \\* \\* \\(sluice-api\\)\\s+next at (${today}|${tomorrow})T00:05:00\\.000Z`));
+  });
+
   it('prints the dashboard, where the sign-up page that every 401 points to works', async () => {
     expect(first.appUrl).toBe(`http://127.0.0.1:${env.SLUICE_APP_PORT}`);
     const refused = (await (await credits('sluice_live_' + '0'.repeat(32))).json()) as { error: { how_to_get_access: { signup_url: string } } };
