@@ -65,6 +65,20 @@ describe('POST /v1/register (deprecated, removed on 2026-12-31)', () => {
     expect(wrong.headers.get('Sunset')).toBe('Thu, 31 Dec 2026 00:00:00 GMT');
   });
 
+  it('lets one address register anonymously 20 times an hour, then 429 with Retry-After; other methods do not count', async () => {
+    at(DEPRECATIONS.register.sunsetAt - DAY);
+    const from = { 'content-type': 'application/json', 'cf-connecting-ip': '198.51.100.77' };
+    for (let tried = 0; tried < 5; tried++) expect((await call('/v1/register', { headers: from })).status).toBe(404);
+    const statuses: number[] = [];
+    for (let sent = 0; sent < 21; sent++) statuses.push((await call('/v1/register', { method: 'POST', headers: from, body: JSON.stringify(INTENT) })).status);
+    expect(statuses).toEqual([...Array<number>(20).fill(201), 429]);
+    const refused = await call('/v1/register', { method: 'POST', headers: from, body: JSON.stringify(INTENT) });
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await json(refused)).error.code).toBe('RATE_LIMITED');
+    // Another address is not held back.
+    expect((await register(INTENT)).status).toBe(201);
+  });
+
   it('refuses a bad intent with 400 naming the fields, an unknown source included', async () => {
     at(DEPRECATIONS.register.sunsetAt - DAY);
     const response = await register({ agentName: '', useCase: 'x', sources: ['myspace'], email: 'not-an-email' });

@@ -74,7 +74,8 @@ export function registerRegister(app: OpenAPIHono<AppEnv>, authenticate: Middlew
       // A key is optional, but one that is sent must be valid: a wrong key is a 401, not an anonymous call.
       if (c.req.header('authorization') !== undefined || c.req.header('x-api-key') !== undefined) await authenticate(c, next);
       else {
-        await countAttempt(c.env.DB, `register:${c.req.header('cf-connecting-ip') ?? 'unknown'}`, REGISTER_PER_IP);
+        // Only a registration counts against the address's hourly allowance; another method is answered 404.
+        if (c.req.method === 'POST') await countAttempt(c.env.DB, `register:${c.req.header('cf-connecting-ip') ?? 'unknown'}`, REGISTER_PER_IP);
         await next();
       }
     } catch (error) {
