@@ -323,14 +323,13 @@ export class OrgWallet extends DurableObject<Env> {
       if (charge.usage.status >= 400) continue;
       // Taken from an allowance that has since been replaced: that allowance expired, and with it this part.
       const fromSubscription = charge.generation === generation ? charge.subscriptionUnits : 0;
-      const inserted = this.sql
-        .exec(
-          `INSERT OR IGNORE INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
-           VALUES (?, 'capture', ?, ?, ?, ?, ?) RETURNING seq`,
-          now, charge.id, -fromSubscription, -charge.purchasedUnits, subscription - fromSubscription, purchased - charge.purchasedUnits,
-        )
-        .toArray();
-      if (inserted.length === 0) continue;
+      // rowsWritten, not RETURNING: no result row to build per charge.
+      const written = this.sql.exec(
+        `INSERT OR IGNORE INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
+         VALUES (?, 'capture', ?, ?, ?, ?, ?)`,
+        now, charge.id, -fromSubscription, -charge.purchasedUnits, subscription - fromSubscription, purchased - charge.purchasedUnits,
+      ).rowsWritten;
+      if (written === 0) continue;
       subscription -= fromSubscription;
       purchased -= charge.purchasedUnits;
       lease.subscriptionUnits -= fromSubscription;
