@@ -246,8 +246,8 @@ export class LeaseBook {
   }
 
   private addCharge(charge: Charge): void {
-    const inserted = this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?) RETURNING id', charge.id, JSON.stringify(charge)).toArray();
-    if (inserted.length === 0) return;
+    // rowsWritten, not RETURNING: no result rows to build for the one write every call makes.
+    if (this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?)', charge.id, JSON.stringify(charge)).rowsWritten === 0) return;
     this.unsent += 1;
     this.addTo(this.pending, charge, charge.generation);
   }

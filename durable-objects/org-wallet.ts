@@ -234,15 +234,29 @@ export class OrgWallet extends DurableObject<Env> {
     };
   }
 
-  /** Balances and plan together: what `/v1/credits` shows. */
+  /**
+   * Balances and plan together: what `/v1/credits` shows, on every request. One statement reads account,
+   * leases and terms; only a period that has ended (rare) takes the longer way, which rolls it first.
+   */
   summary(): { balance: Balance; terms: Terms | null } {
-    return { balance: this.balance(), terms: this.terms() };
+    const row = this.sql
+      .exec<AccountRow & TermsRow & { held: number }>(
+        `SELECT a.subscription_units, a.purchased_units, a.allowance_units, a.period_end,
+                (SELECT COALESCE(SUM(subscription_units + purchased_units), 0) FROM leases) AS held,
+                t.plan, t.rpm_override, t.plan_ends_at, t.known, t.version, t.generation
+           FROM account a, terms t`,
+      )
+      .one();
+    if (row.period_end !== null && clock.now() >= row.period_end) return { balance: this.balance(), terms: this.terms() };
+    return {
+      balance: { subscriptionUnits: row.subscription_units, purchasedUnits: row.purchased_units, heldUnits: row.held, allowanceUnits: row.allowance_units, periodEnd: row.period_end },
+      terms: termsOf(row),
+    };
   }
 
   /** The plan this wallet was configured with, or null when it was configured before plans were recorded here. */
   terms(): Terms | null {
-    const row = this.sql.exec<TermsRow>('SELECT * FROM terms').one();
-    return row.known ? { plan: row.plan as Plan | null, rpmOverride: row.rpm_override, planEndsAt: row.plan_ends_at, version: row.version } : null;
+    return termsOf(this.sql.exec<TermsRow>('SELECT * FROM terms').one());
   }
 
   statement(limit = 50): { balance: Balance; ledger: LedgerEntry[] } {
@@ -309,14 +323,13 @@ export class OrgWallet extends DurableObject<Env> {
       if (charge.usage.status >= 400) continue;
       // Taken from an allowance that has since been replaced: that allowance expired, and with it this part.
       const fromSubscription = charge.generation === generation ? charge.subscriptionUnits : 0;
-      const inserted = this.sql
-        .exec(
-          `INSERT OR IGNORE INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
-           VALUES (?, 'capture', ?, ?, ?, ?, ?) RETURNING seq`,
-          now, charge.id, -fromSubscription, -charge.purchasedUnits, subscription - fromSubscription, purchased - charge.purchasedUnits,
-        )
-        .toArray();
-      if (inserted.length === 0) continue;
+      // rowsWritten, not RETURNING: no result row to build per charge.
+      const written = this.sql.exec(
+        `INSERT OR IGNORE INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
+         VALUES (?, 'capture', ?, ?, ?, ?, ?)`,
+        now, charge.id, -fromSubscription, -charge.purchasedUnits, subscription - fromSubscription, purchased - charge.purchasedUnits,
+      ).rowsWritten;
+      if (written === 0) continue;
       subscription -= fromSubscription;
       purchased -= charge.purchasedUnits;
       lease.subscriptionUnits -= fromSubscription;
@@ -449,4 +462,8 @@ export function nextPeriodEnd(now: number): number {
 
 function unleasedTotal(split: Split): number {
   return split.subscriptionUnits + split.purchasedUnits;
+}
+
+function termsOf(row: TermsRow): Terms | null {
+  return row.known ? { plan: row.plan as Plan | null, rpmOverride: row.rpm_override, planEndsAt: row.plan_ends_at, version: row.version } : null;
 }

@@ -107,6 +107,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   private alarmAt: number | null = null;
   /** When each key's use was last sent on, so 1,000 keys in rotation are not 1,000 writes a second. */
   private readonly keyUseSent = new Map<string, number>();
+  private walletId: { organizationId: string; id: DurableObjectId } | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -379,7 +380,9 @@ export class WorkspaceGate extends DurableObject<Env> {
 
   private wallet() {
     const { organizationId } = this.book.owner!;
-    return this.env.ORG_WALLET.get(this.env.ORG_WALLET.idFromName(organizationId));
+    // The id is worked out once: `/v1/credits` asks the wallet on every request.
+    if (this.walletId?.organizationId !== organizationId) this.walletId = { organizationId, id: this.env.ORG_WALLET.idFromName(organizationId) };
+    return this.env.ORG_WALLET.get(this.walletId.id);
   }
 
   /** A refused call's usage row, stored like any other. */

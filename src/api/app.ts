@@ -1,12 +1,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { PatternRouter } from 'hono/router/pattern-router';
-import { secureHeaders } from 'hono/secure-headers';
-import { SECURITY_HEADERS } from '../core/security-headers';
+import { requestIdAndSecurityHeaders } from '../core/security-headers';
 import { failure } from '../core/envelope';
 import { ApiError } from '../core/errors';
-import { newId } from '../core/ids';
 import { readRequestBody } from '../core/request-body';
 import { locationOfTarget, validationErrorFromZod } from '../core/validation';
 import type { Env } from '../core/config';
@@ -36,13 +34,7 @@ export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {
     },
   });
 
-  app.use(async (c, next) => {
-    const requestId = newId('req');
-    (c as unknown as Context<BaseEnv>).set('requestId', requestId);
-    await next();
-    c.res.headers.set('x-request-id', requestId);
-  });
-  app.use(secureHeaders(SECURITY_HEADERS));
+  app.use(requestIdAndSecurityHeaders() as unknown as MiddlewareHandler<E>);
 
   // Every body is read here, through a capped reader, before any route or validator sees it; they read the copy.
   app.use(async (c, next) => {

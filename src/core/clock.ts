@@ -6,8 +6,13 @@ export const clock = {
   now: (): number => Date.now(),
 };
 
+let lastMonth: Readonly<{ start: number; end: number }> | undefined;
+
 /** The calendar month, UTC, that `now` falls in: its first instant and the first instant of the next (epoch ms). */
-export function utcMonthOf(now: number): { start: number; end: number } {
+export function utcMonthOf(now: number): Readonly<{ start: number; end: number }> {
+  // Every metered call asks this a few times, nearly always about the month it asked last.
+  if (lastMonth && now >= lastMonth.start && now < lastMonth.end) return lastMonth;
   const date = new Date(now);
-  return { start: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1), end: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
+  lastMonth = { start: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1), end: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
+  return lastMonth;
 }

@@ -1,6 +1,11 @@
+/** Two hex digits per byte value, made once: every request makes ids, and this is their hot loop. */
+const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
 /** Lowercase hex of bytes. */
 export function toHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  let hex = '';
+  for (const byte of bytes) hex += HEX_PAIRS[byte];
+  return hex;
 }
 
 /** The hex SHA-256 of a text's UTF-8 bytes: key hashes, cache addresses, page fingerprints. */

@@ -10,8 +10,17 @@ import type { Env } from './config';
 const exhaustedUntil = new Map<string, { limit: number; resetAt: number }>();
 const MAX_REMEMBERED = 10_000;
 
+/** Gate ids by workspace id (an id is plain data, unlike a stub), so a busy workspace's id is derived once. */
+const gateIds = new Map<string, DurableObjectId>();
+
 export function gateOf(env: Env, workspaceId: string) {
-  return env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(workspaceId));
+  let id = gateIds.get(workspaceId);
+  if (!id) {
+    if (gateIds.size >= MAX_REMEMBERED) gateIds.clear();
+    id = env.WORKSPACE_GATE.idFromName(workspaceId);
+    gateIds.set(workspaceId, id);
+  }
+  return env.WORKSPACE_GATE.get(id);
 }
 
 /** The refusal this isolate already knows for the workspace's current window, if any. */

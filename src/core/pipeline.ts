@@ -35,6 +35,7 @@ export interface Outcome {
   headers: Record<string, string>;
 }
 
+type Gate = ReturnType<typeof gateOf>;
 type UsageOf = (status: number, errorCode: string | null, costUnits: number, cached?: boolean) => UsageRow;
 
 /**
@@ -63,7 +64,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     return refuse(ApiError.validation(details));
   }
   const input = parsed.data;
-  if (!sentKey) return meteredCall(operation, input, call, usage, started);
+  if (!sentKey) return meteredCall(operation, input, call, gate, usage, started);
 
   const claim = await claimIdempotencyKey(env, principal.workspaceId, sentKey.key, operation, input, timeLimitOf(operation, input));
   if (claim.kind === 'refused') return refuse(claim.error);
@@ -75,7 +76,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   }
   let outcome: Outcome;
   try {
-    outcome = await meteredCall(operation, input, call, usage, started);
+    outcome = await meteredCall(operation, input, call, gate, usage, started);
   } catch (error) {
     // A failure is free, so its retry may run afresh.
     await claim.giveBack().catch((reason: unknown) => logFailure('idempotency key not given back', call, reason));
@@ -89,9 +90,8 @@ export async function execute(operation: Operation, rawInput: unknown, location:
 }
 
 /** Everything after validation: the gate's `meter`, the upstream (or the cache), the gate's `settle`. */
-async function meteredCall(operation: Operation, input: Record<string, unknown>, call: Call, usage: UsageOf, started: number): Promise<Outcome> {
+async function meteredCall(operation: Operation, input: Record<string, unknown>, call: Call, gate: Gate, usage: UsageOf, started: number): Promise<Outcome> {
   const { env, principal } = call;
-  const gate = gateOf(env, principal.workspaceId);
   let headers: Record<string, string> = {};
   /** Set once the gate holds money for this call: it must then be settled, whatever happens. */
   let held = false;

@@ -1,7 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
-import { secureHeaders } from 'hono/secure-headers';
-import { SECURITY_HEADERS } from '../core/security-headers';
+import { requestIdAndSecurityHeaders } from '../core/security-headers';
 import type { KeyPrincipal } from '../core/accounts';
 import { newId } from '../core/ids';
 import { MAX_REQUEST_BODY_BYTES, readRequestBody } from '../core/request-body';
@@ -27,13 +26,7 @@ const app = new Hono<{ Bindings: McpEnv; Variables: { requestId: string } }>();
 type McpContext = Context<{ Bindings: McpEnv; Variables: { requestId: string } }>;
 
 /** Every answer carries its request id (tool calls made for it are recorded under the same id) and the API's security headers. */
-app.use('*', async (c, next) => {
-  const requestId = newId('req');
-  c.set('requestId', requestId);
-  await next();
-  c.res.headers.set('x-request-id', requestId);
-});
-app.use('*', secureHeaders(SECURITY_HEADERS));
+app.use('*', requestIdAndSecurityHeaders());
 
 /** JSON-RPC error body, as MCP clients expect even outside a JSON-RPC exchange. */
 function rpcError(c: Context, status: 401 | 403 | 404 | 405, code: number, message: string, headers: Record<string, string> = {}) {
