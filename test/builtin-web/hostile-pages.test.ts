@@ -155,8 +155,9 @@ describe('a hostile page being scraped does not stall the api worker', () => {
     // What this test proves is that nothing stalls: before the bounds, a page like this held the isolate for
     // seconds (6 s at depth 600, forever at 5,000). The 50 ms p99 aim is a speed target, measured by
     // `npm run bench` on workerd's own sockets; a timed assertion here would only measure how busy the machine
-    // is (a full suite on 2 cores puts a harmless page's p99 anywhere from 50 to 250 ms).
-    expect(hostile.health).toBeLessThan(Math.max(300, 3 * benign.health));
-    expect(hostile.metered).toBeLessThan(Math.max(300, 3 * benign.metered));
+    // is (a full suite on 2 cores, two files at a time, puts a harmless page's p99 anywhere from 50 to 300
+    // ms). A stall is seconds: a second is far below it and far above the noise.
+    expect(hostile.health).toBeLessThan(Math.max(1_000, 3 * benign.health));
+    expect(hostile.metered).toBeLessThan(Math.max(1_000, 3 * benign.metered));
   }, 90_000);
 });
