@@ -14,12 +14,12 @@
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
+import { isolatedEnv } from '../node/support/processes';
 
 const LOAD_S = Number(process.env.CHAOS_LOAD_S ?? 5);
 const SETTLE_S = Number(process.env.CHAOS_SETTLE_S ?? 120);
@@ -54,17 +54,6 @@ interface RunningStack {
   child: ChildProcess;
   api: string;
   opsToken: string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function startStackProcess(env: NodeJS.ProcessEnv): Promise<RunningStack> {
@@ -186,17 +175,10 @@ async function main() {
   const home = mkdtempSync(join(STATE_ROOT, 'sluice-chaos-'));
   const upstream = await startFakeLinkedin();
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SLUICE_HOME: home,
-    SLUICE_STATE_DIR: join(home, 'state'),
-    SLUICE_DEV_VARS: join(home, '.dev.vars'),
-    SLUICE_API_PORT: String(await freePort()),
-    SLUICE_MCP_PORT: String(await freePort()),
-    SLUICE_APP_PORT: String(await freePort()),
+    ...(await isolatedEnv(home)),
     LINKEDIN_API_KEY: 'chaos-key',
     LINKEDIN_API_HOST: 'linkedin-data-api.p.rapidapi.com',
     LINKEDIN_BASE_URL: upstream.url,
-    WRANGLER_SEND_METRICS: 'false',
   };
   let stack: RunningStack | undefined;
   const started = Date.now();
