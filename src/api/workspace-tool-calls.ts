@@ -5,8 +5,7 @@ import { createDatabase, listDatabases, queryDatabase } from '../core/databases'
 import { recordOnboarding } from '../core/onboarding';
 import { admitFreeCall } from '../core/pipeline';
 import { validationErrorFromZod } from '../core/validation';
-import { senderOf } from '../webhooks/bindings';
-import { listEndpoints } from '../webhooks/endpoints';
+import { listEndpointsWithDeliveries } from '../webhooks/endpoints';
 import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../mcp/workspace-tools';
 
 /** What each workspace tool does once its arguments are valid: the very functions of its REST twin. */
@@ -30,8 +29,7 @@ export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: 
     }
     case 'sluice_webhook_endpoints_list': {
       argumentsOf(name, input);
-      const endpoints = await listEndpoints(env.DB, principal.workspaceId);
-      return { endpoints: await Promise.all(endpoints.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(env, endpoint.id).deliveries(10) }))) };
+      return { endpoints: await listEndpointsWithDeliveries(env, principal.workspaceId) };
     }
   }
 }

@@ -7,7 +7,7 @@ import { decryptKey, encryptKey } from '../core/keys';
 import { parseTarget, SafeFetcher } from '../providers/builtin-web/safe-fetch';
 import { builtinWebSettings } from '../providers/builtin-web/settings';
 import { EventName, type EventType } from './events';
-import { senderOf } from './bindings';
+import { senderOf, type WebhookBindings } from './bindings';
 
 /** A workspace's endpoints: enough for several receivers, few enough that one event cannot fan out without bound. */
 export const MAX_ENDPOINTS_PER_WORKSPACE = 20;
@@ -99,6 +99,12 @@ export async function createEndpoint(env: Env, workspaceId: string, input: z.inf
 export async function listEndpoints(db: D1Database, workspaceId: string): Promise<WebhookEndpoint[]> {
   const { results } = await db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE workspace_id = ? ORDER BY created_at DESC, id DESC`).bind(workspaceId).all<EndpointRow>();
   return results.map(record);
+}
+
+/** The workspace's endpoints, each with its latest deliveries: what the dashboard's page and the MCP listing show. */
+export async function listEndpointsWithDeliveries(env: WebhookBindings, workspaceId: string, latest = 10) {
+  const endpoints = await listEndpoints(env.DB, workspaceId);
+  return Promise.all(endpoints.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(env, endpoint.id).deliveries(latest) })));
 }
 
 /** An endpoint of this workspace; another workspace's reads as missing. */

@@ -31,8 +31,7 @@ import { ServersPage } from './servers';
 import { SettingsPage } from './settings';
 import { UsagePage } from './usage';
 import { WebhooksPage } from './webhooks';
-import { listEndpoints } from '../../webhooks/endpoints';
-import { senderOf } from '../../webhooks/bindings';
+import { listEndpointsWithDeliveries } from '../../webhooks/endpoints';
 import { webhookEventsUsed } from '../../webhooks/event-cap';
 
 const TAB_IDS = new Set<string>(TABS.map((tab) => tab.id));
@@ -79,8 +78,11 @@ export function registerPages(app: Hono<DashboardEnv>) {
       case 'apps':
         return page(c, <ConnectionsPage {...shell} clients={await listConnectedClients(c.env.DB, access.workspace.id)} mcpUrl={urls.mcp} />);
       case 'webhooks': {
-        const [listed, used, terms] = await Promise.all([listEndpoints(c.env.DB, access.workspace.id), webhookEventsUsed(c.env.DB, access.organization.id), termsOf(c.env.DB, access.organization.id)]);
-        const endpoints = await Promise.all(listed.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(c.env, endpoint.id).deliveries(10) })));
+        const [endpoints, used, terms] = await Promise.all([
+          listEndpointsWithDeliveries(c.env, access.workspace.id),
+          webhookEventsUsed(c.env.DB, access.organization.id),
+          termsOf(c.env.DB, access.organization.id),
+        ]);
         return page(c, <WebhooksPage {...shell} endpoints={endpoints} events={{ used, limit: terms.caps?.webhookEvents ?? null }} />);
       }
       case 'usage': {
