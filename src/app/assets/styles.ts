@@ -122,6 +122,11 @@ td.actions button + button { margin-left: .35rem; }
 .badge.plain { background: var(--soft); color: var(--muted); }
 tr.revoked td:not(.actions) { color: var(--muted); }
 tr.current th, tr.current td { background: var(--accent-soft); }
+.compare th.current, .compare td.current { background: var(--accent-soft); }
+.compare thead th { text-transform: none; letter-spacing: normal; font-size: .85rem; color: var(--text); vertical-align: bottom; }
+.compare thead .badge { display: table; margin: .3rem 0 0 auto; }
+.compare td, .compare th { padding-left: .9rem; padding-right: .9rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 form.inline { display: flex; gap: .4rem; align-items: center; }
 form.inline select { min-height: 30px; padding: .2rem .4rem; }
 .empty { color: var(--muted); padding: 1.5rem 1.25rem; text-align: center; border-top: 1px solid var(--line); }

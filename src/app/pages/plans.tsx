@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import { CAP_LABELS, CAP_NAMES, type Caps, PLAN_TABLE, PLANS } from '../../core/plans';
+import { CAP_LABELS, CAP_NAMES, type Caps, type Plan, PLAN_TABLE, PLANS } from '../../core/plans';
 import { canManage } from '../members';
 import { Field, formatCents, PageHead, Shell, type ShellProps } from './layout';
 
@@ -7,6 +7,25 @@ export interface PlansPageProps extends Omit<ShellProps, 'title' | 'tab' | 'chil
   caps: Caps | null;
   /** Stripe is configured: plans and credit can be bought here. */
   billing: boolean;
+}
+
+/**
+ * The comparison runs plans across and terms down: six plans fit the page's width, while the ten terms
+ * would not (they overflowed the page as columns).
+ */
+const TERMS: { label: string; value: (plan: Plan, caps: Caps | null) => string }[] = [
+  { label: 'Price / month', value: (plan) => (PLAN_TABLE[plan].priceCents === 0 ? 'usage only' : formatCents(PLAN_TABLE[plan].priceCents)) },
+  { label: 'Credit included', value: (plan) => formatCents(PLAN_TABLE[plan].allowanceCents) },
+  { label: 'Requests / min', value: (plan) => PLAN_TABLE[plan].rpm.toLocaleString('en-US') },
+  ...CAP_NAMES.map((name) => ({
+    label: capitalized(CAP_LABELS[name].replace(/ \(.*\)/, '')),
+    // The organization's own caps (an operator may have set some apart from the plan's) in its plan's column.
+    value: (plan: Plan, caps: Caps | null) => (caps ?? PLAN_TABLE[plan].caps)[name].toLocaleString('en-US'),
+  })),
+];
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 export const PlansPage: FC<PlansPageProps> = (props) => {
@@ -38,48 +57,45 @@ export const PlansPage: FC<PlansPageProps> = (props) => {
         <h2>Compare</h2>
         <p class="muted small">Credit included is a monthly allowance spent before purchased balance; it does not roll over. Only successful calls are charged.</p>
         <div class="table-wrap">
-          <table>
+          <table class="compare">
             <thead>
               <tr>
-                <th scope="col">Plan</th>
-                <th scope="col" class="num">Price / month</th>
-                <th scope="col" class="num">Credit included</th>
-                <th scope="col" class="num">Requests / min</th>
-                {CAP_NAMES.map((name) => (
-                  <th scope="col" class="num">
-                    {CAP_LABELS[name].replace(/ \(.*\)/, '')}
+                <th scope="col">
+                  <span class="visually-hidden">Term</span>
+                </th>
+                {PLANS.map((plan) => (
+                  <th scope="col" class={plan === current ? 'num current' : 'num'} data-plan={plan}>
+                    {PLAN_TABLE[plan].name}
+                    {plan === current ? <span class="badge ok">current</span> : null}
                   </th>
                 ))}
-                {billing && manager ? <th scope="col"></th> : null}
               </tr>
             </thead>
             <tbody>
-              {PLANS.map((plan) => {
-                const terms = PLAN_TABLE[plan];
-                return (
-                  <tr class={plan === current ? 'current' : undefined} data-plan={plan}>
-                    <th scope="row">
-                      {terms.name}
-                      {plan === current ? <span class="badge ok"> current</span> : null}
-                    </th>
-                    <td class="num">{terms.priceCents === 0 ? 'usage only' : formatCents(terms.priceCents)}</td>
-                    <td class="num">{formatCents(terms.allowanceCents)}</td>
-                    <td class="num">{terms.rpm}</td>
-                    {CAP_NAMES.map((name) => (
-                      <td class="num">{(plan === current && caps ? caps[name] : terms.caps[name]).toLocaleString('en-US')}</td>
-                    ))}
-                    {billing && manager ? (
-                      <td class="actions">
-                        {plan !== current && plan !== 'payg' ? (
-                          <button type="button" class="secondary small" data-api={`/api/organizations/${access.organization.id}/billing/checkout`} data-body={JSON.stringify({ plan })} data-then="redirect">
-                            {`Choose ${terms.name}`}
-                          </button>
-                        ) : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                );
-              })}
+              {TERMS.map(({ label, value }) => (
+                <tr>
+                  <th scope="row">{label}</th>
+                  {PLANS.map((plan) => (
+                    <td class={plan === current ? 'num current' : 'num'}>{value(plan, plan === current ? caps : null)}</td>
+                  ))}
+                </tr>
+              ))}
+              {billing && manager ? (
+                <tr>
+                  <th scope="row">
+                    <span class="visually-hidden">Subscribe</span>
+                  </th>
+                  {PLANS.map((plan) => (
+                    <td class={plan === current ? 'num current' : 'num'}>
+                      {plan !== current && plan !== 'payg' ? (
+                        <button type="button" class="secondary small" data-api={`/api/organizations/${access.organization.id}/billing/checkout`} data-body={JSON.stringify({ plan })} data-then="redirect">
+                          {`Choose ${PLAN_TABLE[plan].name}`}
+                        </button>
+                      ) : null}
+                    </td>
+                  ))}
+                </tr>
+              ) : null}
             </tbody>
           </table>
         </div>
