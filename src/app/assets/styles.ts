@@ -35,6 +35,8 @@ pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px
 
 /* Shell: a sidebar beside the page on wide screens, a bar above it on narrow ones. */
 .shell { display: grid; grid-template-columns: 248px 1fr; min-height: 100vh; }
+/* The sidebar is sticky at the viewport's height; its column is painted on the shell so it runs the page's whole length. */
+.shell { background: linear-gradient(90deg, var(--panel) 247px, var(--line) 247px 248px, transparent 248px); }
 .sidebar { background: var(--panel); border-right: 1px solid var(--line); padding: 1.1rem .9rem; display: flex; flex-direction: column; gap: 1rem; position: sticky; top: 0; height: 100vh; }
 .brand { display: flex; align-items: center; gap: .55rem; font-weight: 700; font-size: 1.08rem; color: var(--text); padding: 0 .35rem; }
 .brand:hover { text-decoration: none; }
@@ -52,7 +54,7 @@ pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px
 .main { padding: 2rem 2.5rem 4rem; max-width: 1100px; width: 100%; min-width: 0; }
 .page-head { display: flex; justify-content: space-between; align-items: flex-start; gap: 1rem; margin-bottom: 1.5rem; flex-wrap: wrap; }
 @media (max-width: 820px) {
-  .shell { grid-template-columns: 1fr; }
+  .shell { grid-template-columns: 1fr; background: none; }
   .sidebar { position: static; height: auto; border-right: 0; border-bottom: 1px solid var(--line); }
   .nav { flex-direction: row; flex-wrap: wrap; }
   .sidebar-foot { flex-direction: row; align-items: center; justify-content: space-between; }
@@ -112,6 +114,7 @@ tbody th { text-transform: none; letter-spacing: normal; font-size: .92rem; colo
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.actions { text-align: right; white-space: nowrap; }
 td.actions button + button { margin-left: .35rem; }
+div.actions { display: flex; gap: .35rem; flex-wrap: wrap; justify-content: flex-end; }
 /* A key's limit, set in its own row: a narrow figure and its button side by side, the error below. */
 .limit-form { justify-content: flex-end; align-items: center; }
 .limit-form input { width: 7.5rem; min-height: 30px; padding: .25rem .5rem; }
