@@ -31,7 +31,8 @@ export function assertRoomFor(terms: OrganizationTerms, cap: CapName, used: numb
   const limit = terms.caps[cap];
   if (used + 1 > limit) {
     const what = code === 'SEAT_LIMIT_REACHED' ? 'seats' : CAP_LABELS[cap];
-    throw new ApiError(code, `The ${PLAN_TABLE[terms.plan].name} plan allows ${limit} ${what}; this organization uses ${used} of ${limit}. Upgrade the plan${code === 'SEAT_LIMIT_REACHED' ? ', or remove a member or a pending invitation' : ' or delete one'}.`);
+    const remedy = code === 'SEAT_LIMIT_REACHED' ? ', or remove a member or a pending invitation' : cap === 'agents' ? ' or stop one' : ' or delete one';
+    throw new ApiError(code, `The ${PLAN_TABLE[terms.plan].name} plan allows ${limit} ${what}; this organization uses ${used} of ${limit}. Upgrade the plan${remedy}.`);
   }
 }
 
