@@ -101,7 +101,7 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
           The same operations, inputs and prices as <code>/v1/data/&lt;slug&gt;/&lt;operation&gt;</code> (see <a href={`${apiUrl}/v1/platforms`}>the catalog</a>), with the agent's key:
         </p>
         <pre class="mono">
-          <code>{`curl -s ${apiUrl}/runtime/agent -H "Authorization: Bearer $SLUICE_AGENT_KEY"\ncurl -s "${apiUrl}/runtime/data/linkedin/get-company-by-domain?domain=stripe.com" -H "Authorization: Bearer $SLUICE_AGENT_KEY"`}</code>
+          <code>{`curl -s ${apiUrl}/runtime/agent \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"\ncurl -s "${apiUrl}/runtime/data/linkedin/get-company-by-domain?domain=stripe.com" \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"`}</code>
         </pre>
       </section>
     </Shell>
