@@ -38,20 +38,14 @@ export function howToGetAccess(env: Env) {
   };
 }
 
-/** What a surface takes: the one scope it serves, and why any other key (or this scope's, when unfit) is refused there. */
-interface Surface {
-  refusalOf(principal: KeyPrincipal): string | null;
-}
+/** Why a key is refused on a surface, or null when the surface takes it. */
+type Refusal = (principal: KeyPrincipal) => string | null;
 
-const V1: Surface = {
-  refusalOf: (principal) => (principal.scope === 'workspace' ? null : SCOPE_REFUSAL[principal.scope]),
-};
+const refusedOnV1: Refusal = (principal) => (principal.scope === 'workspace' ? null : SCOPE_REFUSAL[principal.scope]);
 
-const RUNTIME: Surface = {
-  refusalOf: (principal) => {
-    if (principal.scope !== 'agent') return RUNTIME_REFUSAL[principal.scope];
-    return principal.agentId ? null : 'this agent key belongs to no deployed agent; agent keys are minted by deploying an agent in the dashboard';
-  },
+const refusedOnRuntime: Refusal = (principal) => {
+  if (principal.scope !== 'agent') return RUNTIME_REFUSAL[principal.scope];
+  return principal.agentId ? null : 'this agent key belongs to no deployed agent; agent keys are minted by deploying an agent in the dashboard';
 };
 
 /**
@@ -61,15 +55,15 @@ const RUNTIME: Surface = {
  * check the key in that same message, so each request costs one gate call, never two.
  */
 export function requireApiKey(checkedByHandler: (method: string, path: string) => boolean = () => false): MiddlewareHandler<AppEnv> {
-  return keyAuthentication(V1, checkedByHandler);
+  return keyAuthentication(refusedOnV1, checkedByHandler);
 }
 
 /** The same rules on /runtime/*, which takes only the key minted for a deployed agent (scope agent). */
 export function requireAgentKey(checkedByHandler: (method: string, path: string) => boolean = () => false): MiddlewareHandler<AppEnv> {
-  return keyAuthentication(RUNTIME, checkedByHandler);
+  return keyAuthentication(refusedOnRuntime, checkedByHandler);
 }
 
-function keyAuthentication(surface: Surface, checkedByHandler: (method: string, path: string) => boolean): MiddlewareHandler<AppEnv> {
+function keyAuthentication(refusalOf: Refusal, checkedByHandler: (method: string, path: string) => boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const refuse = (message: string) => ApiError.unauthorized(message, howToGetAccess(c.env));
     if (c.req.header('x-api-key') !== undefined) {
@@ -86,7 +80,7 @@ function keyAuthentication(surface: Surface, checkedByHandler: (method: string, 
     const principal = await resolvePrincipal(c.env, key);
     if (!principal) throw refuse('Unknown API key.');
     if (principal.revoked) throw refuse(REVOKED);
-    const refusal = surface.refusalOf(principal);
+    const refusal = refusalOf(principal);
     if (refusal !== null) {
       // Revoked before misplaced: a revoked key is a 401 whatever its scope (the memory may not know yet).
       if (!(await gateOf(c.env, principal.workspaceId).verify(principal.keyId))) throw refuse(REVOKED);

@@ -284,6 +284,24 @@ describe('runtime hours', () => {
     expect(june.data.runtimeHours).toMatchObject({ agent: 1, used: 1, limit: 2, monthEndsAt: '2031-07-01T00:00:00.000Z' });
   });
 
+  it("follows the plan's own figure without an override, and a plan change reaches the very next new hour", async () => {
+    const owner = await onPlan('payg', {}, 20);
+    const agent = (await deploy(owner, 'hourly')).body.data;
+    const cap = PLAN_TABLE.payg.caps.runtimeHours;
+    const start = Date.UTC(2033, 6, 10, 0, 10);
+    for (let hour = 0; hour < cap; hour++) {
+      clock.now = () => start + hour * HOUR;
+      expect((await company(agent.key, `hourly-${hour}.example.com`)).status).toBe(200);
+    }
+    clock.now = () => start + cap * HOUR;
+    const refused = await refusal(await company(agent.key, 'hourly-past.example.com'));
+    expect(refused).toMatchObject({ status: 402, code: 'PLAN_LIMIT_REACHED', message: expect.stringContaining(`The Pay as you go plan allows ${cap} agent runtime hours a month; this organization uses ${cap} of ${cap} this month.`) });
+
+    await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'solo' });
+    expect((await company(agent.key, 'hourly-solo.example.com')).status).toBe(200);
+    expect((await json(await runtime(agent.key, '/runtime/agent'))).data.runtimeHours).toMatchObject({ used: cap + 1, limit: PLAN_TABLE.solo.caps.runtimeHours });
+  });
+
   it('asks the database once per agent and hour in an isolate, however many calls the agent makes in it', async () => {
     const owner = await onPlan('payg');
     const agent = (await deploy(owner, 'busy')).body.data;
