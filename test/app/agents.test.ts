@@ -70,6 +70,10 @@ describe('deploying an agent', () => {
     expect(keys.body.data.keys.map((key: { id: string }) => key.id)).not.toContain(deployed.body.data.keyId);
     const reveal = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys/${deployed.body.data.keyId}/reveal`);
     expect(reveal.status).toBe(404);
+    // The operator sees the same list (npm run ops -- agent list --workspace ...).
+    const operator = await ops('GET', `/workspaces/${owner.workspaceId}/agents`);
+    expect(operator.body.data.agents.map((agent: { id: string }) => agent.id)).toEqual([deployed.body.data.id]);
+    expect(operator.body.data.allowance.deployed).toBe(1);
 
     const twin = await deploy(owner, 'researcher');
     expect([twin.status, twin.body.error.code]).toEqual([409, 'CONFLICT']);
