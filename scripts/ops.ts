@@ -83,6 +83,12 @@ const COMMANDS: Record<string, Command> = {
     required: ['id'],
     run: (client, f) => client.call('POST', `/ops/v1/keys/${path(f.id!)}/revoke`),
   },
+  'agent list': {
+    usage: '--workspace WS_ID',
+    summary: "List a workspace's deployed and stopped agents, with the organization's agents and runtime hours against the plan's caps.",
+    required: ['workspace'],
+    run: (client, f) => client.call('GET', `/ops/v1/workspaces/${path(f.workspace!)}/agents`),
+  },
   'wallet credit': {
     usage: '--org ORG_ID [--purchased-cents N] [--subscription-cents N]',
     summary: "Add to an organization's purchased balance and/or subscription allowance.",

@@ -1,4 +1,4 @@
-import { requireApiKey } from '../core/auth';
+import { requireAgentKey, requireApiKey } from '../core/auth';
 import { OPERATIONS } from '../operations';
 import { createApp } from './app';
 import { registerAgentSetup } from './routes/agent-setup';
@@ -14,6 +14,7 @@ import { registerPlatforms } from './routes/platforms';
 import { registerReference } from './routes/reference';
 import { REGISTER_PATH, registerRegister } from './routes/register';
 import { registerRetiredPaths } from './routes/retired-paths';
+import { registerRuntime, RUNTIME_DATA_ROUTES } from './routes/runtime';
 import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
@@ -41,6 +42,7 @@ export function buildApiApp() {
   registerWebhookEndpoints(app);
   registerDatabases(app);
   registerOperations(app, authenticate);
+  registerRuntime(app, requireAgentKey((method, path) => RUNTIME_DATA_ROUTES.has(`${method} ${path}`)));
   registerRegister(app, authenticate);
   registerRetiredPaths(app);
   registerOps(app);

@@ -1,4 +1,5 @@
 import { createApp } from '../api/app';
+import { registerAgents } from './api/agents';
 import { registerAuth } from './api/auth';
 import { registerDatabases } from './api/databases';
 import { registerBilling, STRIPE_WEBHOOK_PATH } from './api/billing';
@@ -47,6 +48,7 @@ export function buildDashboardApp() {
   registerMcpServers(app);
   registerWebhooks(app);
   registerDatabases(app);
+  registerAgents(app);
   registerPages(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', {
@@ -57,7 +59,7 @@ export function buildDashboardApp() {
   });
   app.doc('/api/openapi.json', (c) => ({
     openapi: '3.0.0',
-    info: { title: 'Sluice dashboard API', version: '1.0.0', description: "The JSON API the dashboard's own pages use: sessions, workspaces, keys, MCP tokens, usage and credits." },
+    info: { title: 'Sluice dashboard API', version: '1.0.0', description: "The JSON API the dashboard's own pages use: sessions, workspaces, keys, MCP tokens, agents, usage and credits." },
     servers: [{ url: c.env.APP_URL }],
     security: [{ session: [] }],
   }));

@@ -51,6 +51,8 @@ export interface KeyPrincipal {
   rpmOverride: number | null;
   /** The key's monthly spend limit as D1 has it; absent for an OAuth grant, which has none. */
   monthlyLimit?: KeyLimit;
+  /** The deployed agent a key of scope `agent` was minted for; null for every other key. */
+  agentId?: string | null;
 }
 
 export async function createOrganization(db: D1Database, input: { name: string; plan?: Plan | null }): Promise<Organization> {
@@ -72,10 +74,11 @@ export function insertOrganization(db: D1Database, organization: Organization): 
 
 /**
  * The plan column as it applies now: none once the free trial that gave it has ended (the gates apply
- * the same end to metered calls). Binds one parameter: the current time, ISO 8601.
+ * the same end to metered calls). Binds one parameter, the current time (ISO 8601): `?` unless a
+ * statement numbering its parameters names another (`?6`).
  */
-export function planInForceSql(table: string): string {
-  return `CASE WHEN ${table}.trial_ends_at IS NOT NULL AND ${table}.trial_ends_at <= ? THEN NULL ELSE ${table}.plan END`;
+export function planInForceSql(table: string, now = '?'): string {
+  return `CASE WHEN ${table}.trial_ends_at IS NOT NULL AND ${table}.trial_ends_at <= ${now} THEN NULL ELSE ${table}.plan END`;
 }
 
 export function nowIso(): string {
@@ -245,10 +248,11 @@ export async function findPrincipal(db: D1Database, keyHash: string): Promise<Ke
     .prepare(
       `SELECT k.id AS keyId, k.scope, k.revoked_at IS NOT NULL AS revoked, w.id AS workspaceId,
               o.id AS organizationId, ${planInForceSql('o')} AS plan, o.rpm_override AS rpmOverride,
-              k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion
+              k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion, a.id AS agentId
          FROM api_keys k
          JOIN workspaces w ON w.id = k.workspace_id
          JOIN organizations o ON o.id = w.organization_id
+         LEFT JOIN agents a ON a.key_id = k.id
         WHERE k.key_hash = ?`,
     )
     .bind(nowIso(), keyHash)

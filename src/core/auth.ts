@@ -7,11 +7,20 @@ import { gateOf } from './gate';
 import { KEY_PATTERN, type KeyScope } from './keys';
 import { resolvePrincipal } from './principal-cache';
 
-/** Where each non-workspace scope belongs, for the 403 message (spec "Key scopes"). */
+/** Where each non-workspace scope belongs, for the 403 on /v1 (spec "Key scopes"). */
 const SCOPE_REFUSAL: Record<Exclude<KeyScope, 'workspace'>, string> = {
-  agent: "an agent key works only on /runtime/* routes, not on /v1",
+  agent: 'an agent key works only on the runtime surface, not on /v1: {base}/runtime/data/<slug>/<operation> (the operations of /v1/data) and {base}/runtime/agent',
   data_job: "a data-job key works only on /runtime/* routes, not on /v1",
   workspace_dryrun: "a dry-run key works only on /runtime/* routes, not on /v1",
+  workspace_mcp: 'a workspace MCP bearer unlocks the MCP endpoint only; use it at {mcp}',
+  meta_agent: 'a meta_agent key is server-internal and refused on every inbound surface',
+};
+
+/** Why every scope but a deployed agent's is refused on /runtime/*. */
+const RUNTIME_REFUSAL: Record<Exclude<KeyScope, 'agent'>, string> = {
+  workspace: "/runtime/* takes a deployed agent's key (deploy one on the dashboard's Agents page); a workspace key belongs on /v1",
+  data_job: "/runtime/* here serves deployed agents' keys (scope agent); this installation runs no data jobs",
+  workspace_dryrun: "/runtime/* here serves deployed agents' keys (scope agent); this installation runs no builder dry-runs",
   workspace_mcp: 'a workspace MCP bearer unlocks the MCP endpoint only; use it at {mcp}',
   meta_agent: 'a meta_agent key is server-internal and refused on every inbound surface',
 };
@@ -29,6 +38,16 @@ export function howToGetAccess(env: Env) {
   };
 }
 
+/** Why a key is refused on a surface, or null when the surface takes it. */
+type Refusal = (principal: KeyPrincipal) => string | null;
+
+const refusedOnV1: Refusal = (principal) => (principal.scope === 'workspace' ? null : SCOPE_REFUSAL[principal.scope]);
+
+const refusedOnRuntime: Refusal = (principal) => {
+  if (principal.scope !== 'agent') return RUNTIME_REFUSAL[principal.scope];
+  return principal.agentId ? null : 'this agent key belongs to no deployed agent; agent keys are minted by deploying an agent in the dashboard';
+};
+
 /**
  * REST authentication, spec rules 1-5: only `Authorization: Bearer <key>`, resolved by its SHA-256
  * (or remembered), then the scope check, then the workspace's gate, which knows revoked keys. Routes
@@ -36,6 +55,15 @@ export function howToGetAccess(env: Env) {
  * check the key in that same message, so each request costs one gate call, never two.
  */
 export function requireApiKey(checkedByHandler: (method: string, path: string) => boolean = () => false): MiddlewareHandler<AppEnv> {
+  return keyAuthentication(refusedOnV1, checkedByHandler);
+}
+
+/** The same rules on /runtime/*, which takes only the key minted for a deployed agent (scope agent). */
+export function requireAgentKey(checkedByHandler: (method: string, path: string) => boolean = () => false): MiddlewareHandler<AppEnv> {
+  return keyAuthentication(refusedOnRuntime, checkedByHandler);
+}
+
+function keyAuthentication(refusalOf: Refusal, checkedByHandler: (method: string, path: string) => boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const refuse = (message: string) => ApiError.unauthorized(message, howToGetAccess(c.env));
     if (c.req.header('x-api-key') !== undefined) {
@@ -52,10 +80,12 @@ export function requireApiKey(checkedByHandler: (method: string, path: string) =
     const principal = await resolvePrincipal(c.env, key);
     if (!principal) throw refuse('Unknown API key.');
     if (principal.revoked) throw refuse(REVOKED);
-    if (principal.scope !== 'workspace') {
+    const refusal = refusalOf(principal);
+    if (refusal !== null) {
       // Revoked before misplaced: a revoked key is a 401 whatever its scope (the memory may not know yet).
       if (!(await gateOf(c.env, principal.workspaceId).verify(principal.keyId))) throw refuse(REVOKED);
-      const where = SCOPE_REFUSAL[principal.scope].replace('{mcp}', publicUrls(c.env).mcp);
+      const urls = publicUrls(c.env);
+      const where = refusal.replace('{mcp}', urls.mcp).replaceAll('{base}', urls.base);
       throw ApiError.forbidden(`This key's scope is '${principal.scope}': ${where}.`);
     }
 

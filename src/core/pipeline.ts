@@ -25,6 +25,11 @@ export interface Call {
   signal?: AbortSignal;
   /** The Idempotency-Key header (REST) or `_meta.idempotency_key` (MCP), when the caller sent one. */
   idempotencyKey?: SentIdempotencyKey;
+  /**
+   * A surface's own rule, run once the input is valid and before money is held (the runtime's agent-hours
+   * cap). An ApiError it throws is refused like any other: recorded, uncharged.
+   */
+  admit?: () => Promise<void>;
 }
 
 export interface Outcome {
@@ -64,6 +69,14 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     return refuse(ApiError.validation(details));
   }
   const input = parsed.data;
+  if (call.admit) {
+    try {
+      await call.admit();
+    } catch (error) {
+      if (error instanceof ApiError) return refuse(error);
+      throw error;
+    }
+  }
   if (!sentKey) return meteredCall(operation, input, call, gate, usage, started);
 
   const claim = await claimIdempotencyKey(env, principal.workspaceId, sentKey.key, operation, input, timeLimitOf(operation, input));

@@ -1,6 +1,6 @@
 import { nowIso, planInForceSql } from './accounts';
 import { ApiError } from './errors';
-import { CAP_LABELS, CAP_NAMES, type CapName, type Caps, capsOf, type Plan, PLAN_TABLE } from './plans';
+import { CAP_LABELS, CAP_NAMES, type CapName, type Caps, capsOf, type Plan, PLAN_TABLE, PLANS } from './plans';
 
 export interface OrganizationTerms {
   plan: Plan | null;
@@ -31,8 +31,21 @@ export function assertRoomFor(terms: OrganizationTerms, cap: CapName, used: numb
   const limit = terms.caps[cap];
   if (used + 1 > limit) {
     const what = code === 'SEAT_LIMIT_REACHED' ? 'seats' : CAP_LABELS[cap];
-    throw new ApiError(code, `The ${PLAN_TABLE[terms.plan].name} plan allows ${limit} ${what}; this organization uses ${used} of ${limit}. Upgrade the plan${code === 'SEAT_LIMIT_REACHED' ? ', or remove a member or a pending invitation' : ' or delete one'}.`);
+    const remedy = code === 'SEAT_LIMIT_REACHED' ? ', or remove a member or a pending invitation' : cap === 'agents' ? ' or stop one' : ' or delete one';
+    throw new ApiError(code, `The ${PLAN_TABLE[terms.plan].name} plan allows ${limit} ${what}; this organization uses ${used} of ${limit}. Upgrade the plan${remedy}.`);
   }
+}
+
+/**
+ * One cap of an organization as it applies now, as an SQL expression over its row (`table`): the
+ * operator's override, else the plan's figure from the plan table; NULL without a plan in force. For a
+ * statement that checks a cap and writes in one step, with no read of the terms before it. Binds the
+ * current time at `now` (see planInForceSql).
+ */
+export function capInForceSql(cap: CapName, table: string, now: string): string {
+  const plan = planInForceSql(table, now);
+  const figures = PLANS.map((name) => `WHEN '${name}' THEN ${PLAN_TABLE[name].caps[cap]}`).join(' ');
+  return `CASE WHEN (${plan}) IS NULL THEN NULL ELSE COALESCE(json_extract(${table}.cap_overrides, '$.${cap}'), CASE ${table}.plan ${figures} END) END`;
 }
 
 /** The operator's per-organization caps; null clears them all, a cap given as null goes back to the plan's. */

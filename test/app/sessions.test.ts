@@ -21,7 +21,7 @@ function signIn(email: string, password: string, ip = '203.0.113.7') {
 /** Every route of the dashboard's JSON API, from its own OpenAPI document, with ids of the right shape filled in. */
 async function documentedRoutes() {
   const document = (await (await dashboard('/api/openapi.json')).json()) as { paths: Record<string, Record<string, { security?: unknown[] }>> };
-  const ids: Record<string, string> = { workspaceId: `ws_${'a'.repeat(24)}`, organizationId: `org_${'b'.repeat(24)}`, keyId: `key_${'c'.repeat(24)}`, tokenId: `key_${'d'.repeat(24)}` };
+  const ids: Record<string, string> = { workspaceId: `ws_${'a'.repeat(24)}`, organizationId: `org_${'b'.repeat(24)}`, keyId: `key_${'c'.repeat(24)}`, tokenId: `key_${'d'.repeat(24)}`, agentId: `agt_${'e'.repeat(24)}` };
   return Object.entries(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, operation]) => ({
       method: method.toUpperCase(),

@@ -359,3 +359,57 @@ describe('the databases page in chromium (issue 15)', () => {
     await own.close();
   });
 });
+
+describe('the Agents page in chromium (issue 12)', () => {
+  it('deploys an agent showing its key once, lists it with its runtime hours after a /runtime call, and stops it', async () => {
+    const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
+    await own.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: appUrl });
+    const { page, problems } = await watchedPage(own);
+    const signedUp = await page.request.post('/api/auth/sign-up', {
+      headers: { origin: appUrl },
+      data: { email: `agents-${Date.now()}@example.com`, password: 'a long enough passphrase', name: 'Alan Turing' },
+    });
+    expect(signedUp.status()).toBe(201);
+    const { workspace, organization } = (await signedUp.json()).data;
+
+    // Without a plan the page says deploying needs one, and offers the trial.
+    await page.goto(`/w/${workspace.id}/agents`);
+    expect(await page.getByText('Deploying an agent needs a plan or the free trial.').isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Start free trial' }).click();
+    await expect.poll(() => page.getByText('No plan yet.').count()).toBe(0);
+    expect((await (await page.request.get('/api/me')).json()).data.organizations[0]).toMatchObject({ id: organization.id, plan: 'toolkit' });
+
+    await page.getByLabel('Agent name').fill('lead researcher');
+    await page.getByLabel('What it does (optional)').fill('Finds companies every morning.');
+    await page.getByRole('button', { name: 'Deploy agent' }).click();
+    const dialog = page.locator('#secret-dialog');
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    expect(await dialog.getByRole('heading').textContent()).toBe("Your agent's key");
+    const agentKey = (await page.locator('#secret-value').textContent())!;
+    expect(agentKey).toMatch(KEY);
+    await dialog.getByRole('button', { name: 'Copy' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(agentKey);
+    await screenshot(page, 'agent-deployed');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    const row = page.locator('tr', { hasText: 'lead researcher' });
+    await expect.poll(() => row.getByText('Deployed').isVisible()).toBe(true);
+    // Shown once: the page holds only its hint.
+    expect(await page.content()).not.toContain(agentKey);
+
+    const runtime = (path: string) => fetch(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${agentKey}` } });
+    expect((await runtime('/runtime/data/linkedin/get-company-by-domain?domain=example.com')).status).toBe(200);
+    expect((await runtime('/v1/credits')).status).toBe(403);
+    await page.reload();
+    expect(await row.locator('td.num').textContent()).toBe('1');
+    expect(await page.locator('.stat', { hasText: 'Runtime hours this month' }).textContent()).toContain('of 50');
+    await screenshot(page, 'agents');
+
+    await page.getByRole('button', { name: 'Stop agent lead researcher' }).click();
+    await page.locator('#confirm-dialog').getByRole('button', { name: 'Stop agent' }).click();
+    await expect.poll(() => row.getByText('Stopped', { exact: true }).isVisible()).toBe(true);
+    expect((await runtime('/runtime/agent')).status).toBe(401);
+    expect(await page.getByRole('button', { name: 'Deploy agent lead researcher again' }).isVisible()).toBe(true);
+    expect(problems).toEqual([]);
+    await own.close();
+  });
+});

@@ -189,6 +189,7 @@ describe('the operator CLI', () => {
     expect(token).toMatchObject({ id: expect.stringMatching(/^key_/), token: expect.stringMatching(/^sluice_live_[0-9a-f]{32}$/), scope: 'workspace_mcp' });
     expect(token.key).toBeUndefined();
     expect((await cli('mcp-token', 'revoke', '--id', token.id)).revokedAt).toEqual(expect.any(String));
+    expect(await cli('agent', 'list', '--workspace', made.workspaceId!)).toMatchObject({ agents: [], allowance: { deployed: 0, agentsLimit: 10, runtimeHours: 0 } });
 
     const limited = await cli('key', 'create', '--workspace', made.workspaceId!, '--monthly-limit-cents', '3');
     expect(limited.monthlyLimitCents).toBe(3);

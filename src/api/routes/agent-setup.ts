@@ -78,6 +78,15 @@ claude mcp add --transport http sluice ${urls.mcp} --header "Authorization: Bear
   deprecated \`POST /v1/register\`). Keep what you collect between runs in a workspace database:
   \`sluice_db_create\`, then \`sluice_db_query\` (SQLite, free, counted in the requests per minute).
 
+## Running unattended: a deployed agent's key
+
+- If you run on your own infrastructure without a person (a scheduled job, a worker), ask for a deployment on
+  the dashboard's Agents page (${urls.app}): it mints a key of scope \`agent\`, shown once; store it as
+  \`SLUICE_AGENT_KEY\`. It works on ${urls.base}/runtime/* only, as a workspace key works on /v1 only.
+- \`${urls.base}/runtime/data/<slug>/<operation>\` takes exactly what \`/v1/data/<slug>/<operation>\` takes, at the
+  same price; \`${urls.base}/runtime/agent\` says which agent you are and the runtime hours used this month (the
+  plan caps the clock hours, UTC, in which its agents make calls).
+
 ## Responses
 
 Every response is \`{"success": true, "data": ..., "meta": ...}\` or \`{"success": false, "error": {"code", "message", "details"?, "retryAfter"?}}\`.

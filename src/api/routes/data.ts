@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../core/idempotency';
-import { execute } from '../../core/pipeline';
+import { type Call, execute } from '../../core/pipeline';
 import { ensureServing } from '../../core/platform-switches';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
@@ -13,9 +13,11 @@ import type { AppEnv } from '../context';
 import { exampleOf } from '../examples';
 import { IdempotencyKeyParameter, jsonContent, Meta, meteredErrorResponses } from '../schemas';
 
+const DATA_PREFIX = '/v1/data/';
+
 /** Every operation of the registry as a REST route: one handler, one pipeline, docs from the same schemas. */
 export function registerOperations(app: OpenAPIHono<AppEnv>, authenticate: MiddlewareHandler<AppEnv>) {
-  app.use('/v1/data/*', knownSourceAndOperation());
+  app.use(`${DATA_PREFIX}*`, knownSourceAndOperation(DATA_PREFIX));
   const headers = z.object({ 'Idempotency-Key': app.openAPIRegistry.registerParameter('IdempotencyKey', IdempotencyKeyParameter) });
   for (const operation of OPERATIONS) {
     app.openAPIRegistry.registerPath(routeOf(operation, headers));
@@ -28,16 +30,17 @@ export function registerOperations(app: OpenAPIHono<AppEnv>, authenticate: Middl
 }
 
 /**
- * Under /v1/data/<slug>/<operation>: an unknown slug is 404 PROVIDER_NOT_FOUND listing the valid ones, a known
- * slug with an unknown operation 404 ENDPOINT_NOT_FOUND listing its operations. A known path asked with the
- * wrong method goes on to the not-found handler, which answers ENDPOINT_NOT_FOUND with `Allow`.
+ * Under <prefix><slug>/<operation> (/v1/data/, /runtime/data/): an unknown slug is 404 PROVIDER_NOT_FOUND
+ * listing the valid ones, a known slug with an unknown operation 404 ENDPOINT_NOT_FOUND listing its
+ * operations. A known path asked with the wrong method goes on to the not-found handler, which answers
+ * ENDPOINT_NOT_FOUND with `Allow`.
  */
-function knownSourceAndOperation(): MiddlewareHandler<AppEnv> {
-  const paths = new Set(OPERATIONS.flatMap((operation) => operation.paths));
+export function knownSourceAndOperation(prefix: string): MiddlewareHandler<AppEnv> {
+  const paths = new Set(OPERATIONS.flatMap((operation) => dataPathsOf(operation, prefix)));
   const slugs = CATALOG.map((platform) => platform.slug);
   return async (c, next) => {
     if (paths.has(c.req.path)) return next();
-    const [slug = '', name = ''] = c.req.path.slice('/v1/data/'.length).split('/');
+    const [slug = '', name = ''] = c.req.path.slice(prefix.length).split('/');
     const platform = CATALOG.find((entry) => entry.slug === slug);
     if (!platform) throw new ApiError('PROVIDER_NOT_FOUND', `No source '${slug}'. Valid slugs: ${slugs.join(', ')}.`);
     const names = platform.operations.map((operation) => operation.name).join(', ');
@@ -45,7 +48,13 @@ function knownSourceAndOperation(): MiddlewareHandler<AppEnv> {
   };
 }
 
-export async function handle(c: Context<AppEnv>, operation: Operation, headers: Record<string, string> = {}) {
+/** An operation's paths under /v1/data/, as served under another prefix (/runtime/data/ for deployed agents). */
+export function dataPathsOf(operation: Operation, prefix = DATA_PREFIX): string[] {
+  return operation.paths.filter((path) => path.startsWith(DATA_PREFIX)).map((path) => `${prefix}${path.slice(DATA_PREFIX.length)}`);
+}
+
+/** One operation's REST handler, wherever it is mounted: `admit` is the surface's own rule (see Call). */
+export async function handle(c: Context<AppEnv>, operation: Operation, headers: Record<string, string> = {}, admit?: Call['admit']) {
   await ensureServing(c.env.DB, operation.platform);
   const isQuery = operation.method === 'GET';
   const input = isQuery ? c.req.query() : await readJsonBody(c);
@@ -56,6 +65,7 @@ export async function handle(c: Context<AppEnv>, operation: Operation, headers: 
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
     signal: c.req.raw.signal,
     idempotencyKey: idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)),
+    ...(admit ? { admit } : {}),
   });
   return c.json(success(outcome.data, outcome.meta, outcome.message), 200, { ...outcome.headers, ...headers });
 }

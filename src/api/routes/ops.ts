@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
+import { agentAllowance, listAgents } from '../../core/agents';
 import { createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../core/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
@@ -130,6 +131,7 @@ const routes = {
     request: { params: keyIdParam, body: { content: { 'application/json': { schema: z.strictObject({ monthlyLimitCents }) } }, required: true } },
     responses: { 200: anyJson },
   }),
+  listAgents: createRoute({ method: 'get', path: '/ops/v1/workspaces/{id}/agents', hide: true, request: { params: z.object({ id: id('ws') }) }, responses: { 200: anyJson } }),
   listPlatforms: createRoute({ method: 'get', path: '/ops/v1/platforms', hide: true, responses: { 200: anyJson } }),
   switchPlatform: createRoute({
     method: 'post',
@@ -180,6 +182,13 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
   app.openapi(routes.revealKey, async (c) => c.json(success(await revealKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('param').id)), 200));
   app.openapi(routes.revokeKey, async (c) => c.json(success(await revokeKey(c.env, c.req.valid('param').id)), 200));
   app.openapi(routes.setKeyLimit, async (c) => c.json(success(await setKeyLimit(c.env, c.req.valid('param').id, c.req.valid('json').monthlyLimitCents)), 200));
+  app.openapi(routes.listAgents, async (c) => {
+    const { id: workspaceId } = c.req.valid('param');
+    const workspace = await c.env.DB.prepare('SELECT organization_id AS organizationId FROM workspaces WHERE id = ?').bind(workspaceId).first<{ organizationId: string }>();
+    if (!workspace) throw ApiError.notFound(`No workspace ${workspaceId}.`);
+    const [agents, allowance] = await Promise.all([listAgents(c.env.DB, workspaceId), agentAllowance(c.env.DB, workspace.organizationId)]);
+    return c.json(success({ agents, allowance }), 200);
+  });
   app.openapi(routes.listPlatforms, async (c) => {
     const disabled = await disabledPlatforms(c.env.DB);
     return c.json(success({ platforms: CATALOG.map((platform) => ({ slug: platform.slug, serving: !disabled.has(platform.slug) })) }), 200);

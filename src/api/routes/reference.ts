@@ -48,6 +48,7 @@ function documentOf(app: OpenAPIHono<AppEnv>, urls: PublicUrls): Document {
         { name: 'Account', description: 'Credits and usage of the calling workspace.' },
         { name: 'Data', description: 'Metered data operations.' },
         { name: 'Databases', description: "The workspace's own SQLite databases: keep what an agent collected between runs." },
+        { name: 'Runtime', description: "For deployed agents, with the agent's own key: the operations of /v1/data, metered alike, and the runtime hours they use." },
       ],
     }),
   );

@@ -25,6 +25,8 @@ import { DatabasesPage } from './databases';
 import { getDatabase, listDatabases } from '../../core/databases';
 import { registerConsentPage } from './consent';
 import { KeysPage } from './keys';
+import { AgentsPage } from './agents';
+import { agentAllowance, listAgents } from '../../core/agents';
 import { TABS, type Tab } from './layout';
 import { McpPage } from './mcp';
 import { ServersPage } from './servers';
@@ -77,6 +79,10 @@ export function registerPages(app: Hono<DashboardEnv>) {
       }
       case 'apps':
         return page(c, <ConnectionsPage {...shell} clients={await listConnectedClients(c.env.DB, access.workspace.id)} mcpUrl={urls.mcp} />);
+      case 'agents': {
+        const [agents, allowance, trial] = await Promise.all([listAgents(c.env.DB, access.workspace.id), agentAllowance(c.env.DB, access.organization.id), trialState(c.env.DB, access.organization.id)]);
+        return page(c, <AgentsPage {...shell} agents={agents} allowance={allowance} apiUrl={urls.base} trial={trial} />);
+      }
       case 'webhooks': {
         const [endpoints, used, terms] = await Promise.all([
           listEndpointsWithDeliveries(c.env, access.workspace.id),

@@ -92,7 +92,8 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
   );
 };
 
-const Stat: FC<{ label: string; value: string; note?: string | undefined }> = ({ label, value, note }) => (
+/** One figure with its label and a note, in the pages' grid of figures. */
+export const Stat: FC<{ label: string; value: string; note?: string | undefined }> = ({ label, value, note }) => (
   <div class="stat">
     <div class="label">{label}</div>
     <div class="value">{value}</div>

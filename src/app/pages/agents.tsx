@@ -1,0 +1,131 @@
+import type { FC } from 'hono/jsx';
+import type { Agent, AgentAllowance } from '../../core/agents';
+import { PLAN_TABLE } from '../../core/plans';
+import { canManage } from '../members';
+import { TRIAL } from '../trial';
+import { ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { Stat } from './usage';
+
+export interface AgentsPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+  agents: Agent[];
+  allowance: AgentAllowance;
+  apiUrl: string;
+  trial: { available: boolean; endsAt: string | null };
+}
+
+const KEY_NOTE = 'Give it to the agent as SLUICE_AGENT_KEY. It is shown this once and works on /runtime/* only; to replace it, stop the agent and deploy it again.';
+
+/** Deployed agents of the workspace: each with a key of its own for the runtime surface, and the organization's caps. */
+export const AgentsPage: FC<AgentsPageProps> = (props) => {
+  const { agents, allowance, access, user, apiUrl } = props;
+  const of = (limit: number | null) => (limit === null ? 'no plan' : `of ${limit}`);
+  return (
+    <Shell {...props} title="Agents" tab="agents">
+      <PageHead
+        title="Agents"
+        lede={
+          <>
+            An agent runs on your own infrastructure and calls <code>{apiUrl}/runtime/*</code> with a key of its own: the operations of <code>/v1/data</code>, billed to{' '}
+            {access.organization.name}. Runtime hours count the clock hours (UTC) in which an agent made a call.
+          </>
+        }
+      />
+      <DeployGateNotice {...props} />
+      <div class="grid" aria-label={`Agents of ${access.organization.name}`}>
+        <Stat label="Deployed agents" value={String(allowance.deployed)} note={`${of(allowance.agentsLimit)} in the organization`} />
+        <Stat label="Runtime hours this month" value={String(allowance.runtimeHours)} note={`${of(allowance.runtimeHoursLimit)}, starts again ${allowance.monthEndsAt.slice(0, 10)}`} />
+      </div>
+      <section class="card">
+        <h2>Deploy an agent</h2>
+        <form class="row" data-api={`/api/workspaces/${access.workspace.id}/agents`} data-then="secret" data-secret-title="Your agent's key" data-secret-note={KEY_NOTE}>
+          <Field name="name" label="Agent name" placeholder="e.g. lead researcher" maxlength={100} />
+          <Field name="description" label="What it does (optional)" required={false} maxlength={500} placeholder="e.g. finds companies every morning" />
+          <button type="submit">Deploy agent</button>
+          <p class="form-error" role="alert"></p>
+        </form>
+      </section>
+      <section class="card">
+        <h2>Agents</h2>
+        <div class="table-wrap">
+          <table>
+            <TableHead columns={['Name', 'Status', 'Key', 'Deployed', 'Hours this month']} actions />
+            <tbody>
+              {agents.map((agent) => {
+                const mayManage = agent.createdBy === user.id || canManage(access.role);
+                return (
+                  <tr class={agent.status === 'stopped' ? 'revoked' : undefined} data-agent-id={agent.id}>
+                    <td>
+                      {agent.name}
+                      {agent.description ? <div class="muted small">{agent.description}</div> : null}
+                    </td>
+                    <td>{agent.status === 'deployed' ? <span class="badge ok">Deployed</span> : <span class="badge off">Stopped</span>}</td>
+                    <td>{agent.keyHint ? <code>{agent.keyHint}</code> : '—'}</td>
+                    <td>{agent.status === 'deployed' ? formatDate(agent.deployedAt) : `stopped ${formatDate(agent.stoppedAt)}`}</td>
+                    <td class="num">{agent.runtimeHoursThisMonth}</td>
+                    <td class="actions">
+                      {mayManage && agent.status === 'deployed' ? (
+                        <ConfirmButton
+                          api={`/api/agents/${agent.id}/stop`}
+                          confirm={`Stop "${agent.name}"? Its key is refused from the very next call; deploying it again mints a new key.`}
+                          confirmLabel="Stop agent"
+                          ariaLabel={`Stop agent ${agent.name}`}
+                        >
+                          Stop
+                        </ConfirmButton>
+                      ) : null}
+                      {mayManage && agent.status === 'stopped' ? (
+                        <button
+                          type="button"
+                          class="secondary small"
+                          data-api={`/api/agents/${agent.id}/deploy`}
+                          data-then="secret"
+                          data-secret-title="Your agent's new key"
+                          data-secret-note={KEY_NOTE}
+                          aria-label={`Deploy agent ${agent.name} again`}
+                        >
+                          Deploy again
+                        </button>
+                      ) : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          {agents.length === 0 ? <p class="empty">No agent yet.</p> : null}
+        </div>
+      </section>
+      <section class="card">
+        <h2>Call the runtime</h2>
+        <p class="muted small">
+          The same operations, inputs and prices as <code>/v1/data/&lt;slug&gt;/&lt;operation&gt;</code> (see <a href={`${apiUrl}/v1/platforms`}>the catalog</a>), with the agent's key:
+        </p>
+        <pre class="mono">
+          <code>{`curl -s ${apiUrl}/runtime/agent \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"\ncurl -s "${apiUrl}/runtime/data/linkedin/get-company-by-domain?domain=stripe.com" \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"`}</code>
+        </pre>
+      </section>
+    </Shell>
+  );
+};
+
+/** Deploying needs a plan or the free trial (402 DEPLOY_GATE_FAILED otherwise): said before anyone tries. */
+const DeployGateNotice: FC<AgentsPageProps> = ({ access, trial }) => {
+  if (access.organization.plan) return null;
+  return (
+    <div class="notice warn" role="status">
+      <strong>No plan yet.</strong> Deploying an agent needs a plan or the free trial.{' '}
+      {trial.available && canManage(access.role) ? (
+        <>
+          Start the free trial: the {PLAN_TABLE[TRIAL.plan].name} plan, {PLAN_TABLE[TRIAL.plan].caps.agents} agents and {PLAN_TABLE[TRIAL.plan].caps.runtimeHours} runtime hours a month, for {TRIAL.days} days.{' '}
+          <button type="button" class="small" data-api={`/api/organizations/${access.organization.id}/trial`} data-then="reload">
+            Start free trial
+          </button>
+        </>
+      ) : (
+        <>
+          See <a href={`/w/${access.workspace.id}/plans`}>Plans</a>.
+        </>
+      )}
+    </div>
+  );
+};
