@@ -77,18 +77,25 @@ export async function measureHtml(page: HtmlPage, budget: PageBudget, options: {
   let elements = 0;
   let depth = 0;
   let deepest = 0;
+  /** The bound passed, if one was: the parser is paused there, not thrown out of (about 70 µs dearer per page). */
+  let passed: string | undefined;
   const measuring = new Parser({
     onopentagname: () => {
       elements++;
       depth++;
       if (depth > deepest) deepest = depth;
-      if (elements > PAGE_BOUNDS.maxElements) throw pastBound(page.url, `it has more than ${PAGE_BOUNDS.maxElements.toLocaleString('en-US')} elements`);
-      if (depth > PAGE_BOUNDS.maxDepth) throw pastBound(page.url, `it nests elements more than ${PAGE_BOUNDS.maxDepth} deep`);
+      if (elements > PAGE_BOUNDS.maxElements) passed = `it has more than ${PAGE_BOUNDS.maxElements.toLocaleString('en-US')} elements`;
+      else if (depth > PAGE_BOUNDS.maxDepth) passed = `it nests elements more than ${PAGE_BOUNDS.maxDepth} deep`;
+      if (passed) measuring.pause();
     },
     onclosetag: () => {
       depth--;
     },
   });
+  const measure = (text: string) => {
+    budget.run(() => measuring.write(text));
+    if (passed) throw pastBound(page.url, passed);
+  };
 
   const parts: string[] = [];
   const decoder = new TextDecoder();
@@ -99,7 +106,7 @@ export async function measureHtml(page: HtmlPage, budget: PageBudget, options: {
       const text = done ? decoder.decode() : decoder.decode(value, { stream: true });
       if (text) {
         parts.push(text);
-        budget.run(() => measuring.write(text));
+        measure(text);
         await budget.checkpoint('reading');
       }
       if (done) break;
