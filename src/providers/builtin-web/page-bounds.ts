@@ -37,8 +37,8 @@ const NEVER_CONTENT = 'script, style, template, iframe, object, embed, canvas, s
 /**
  * Bytes handed to the rewriter (and so to the measuring parser) per turn; between turns other requests of
  * the isolate run. Each turn is one synchronous block, whose length this sets (16 KB of nested elements
- * cost the rewriter about 2 ms on the shared 2-core test machine; see docs/decisions.md). The first slices are smaller and
- * double up to it: a hostile page passes its bound within its first kilobyte and pays for about that much.
+ * cost the rewriter about 2 ms on the shared 2-core test machine; see docs/decisions.md). The first slices
+ * are smaller and double up to it: a page past a bound within its first kilobyte costs 2 KB of work.
  */
 const SLICE_BYTES = { first: 2 * 1024, most: 16 * 1024 } as const;
 
