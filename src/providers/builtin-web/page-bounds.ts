@@ -128,9 +128,9 @@ export async function measureHtml(page: HtmlPage, budget: PageBudget, options: {
 }
 
 /**
- * The page as UTF-8 (what the rewriter is given) in slices of SLICE_BYTES, each read from the
- * source only when the rewriter asks for it. A page in another charset is decoded and encoded again; the
- * source text is kept when asked for.
+ * The page as UTF-8 (what the rewriter is given) in slices of SLICE_BYTES, each read from the source only
+ * when the rewriter asks for it. A page in another charset is decoded and encoded again; the source text is
+ * kept when asked for.
  */
 class PageSlices {
   readonly stream: ReadableStream<Uint8Array>;

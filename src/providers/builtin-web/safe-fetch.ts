@@ -94,7 +94,10 @@ export class SafeFetcher {
     }
   }
 
-  /** GETs a URL, following at most 5 redirects by hand and checking each hop before it is requested; reads the body whole. */
+  /**
+   * GETs a URL, following at most 5 redirects by hand and checking each hop before it is requested, and
+   * reads the body whole.
+   */
   async fetch(target: string | URL, options: FetchOptions = {}): Promise<FetchedResource> {
     const { body, ...resource } = await this.open(target, options);
     return { ...resource, body: await readAll(body) };
