@@ -14,7 +14,8 @@
  *   - the fake upstream alone (its own process),
  * then the metered/floor throughput ratio and the latency the pipeline adds over the upstream.
  * Local state lives on tmpfs (BENCH_STATE_ROOT, default /dev/shm): the figures are the software's,
- * not this machine's disk's.
+ * not this machine's disk's. BENCH_ONLY (comma-separated words, e.g. `hostile,scrape`) runs only the rows
+ * whose names contain one of them, to iterate on a few; the summary lines of rows not run are left out.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -56,6 +57,14 @@ interface Target {
 
 let sequence = 0;
 
+const ONLY = process.env.BENCH_ONLY?.split(',').map((word) => word.trim()).filter(Boolean);
+
+/** Whether a row is run: all of them, unless BENCH_ONLY names some. */
+function runs(name: string): boolean {
+  return !ONLY || ONLY.some((word) => name.includes(word));
+}
+
+const ROTATION_ROW = 'GET /v1/credits, 1,000 keys in rotation';
 const HOSTILE_SCRAPERS = Number(process.env.BENCH_HOSTILE_SCRAPERS ?? 2);
 const HOSTILE_DEPTHS = [600, 5_000, 100_000];
 
@@ -81,7 +90,8 @@ function scrapeHostilePages(api: string, headers: Record<string, string>, pageSe
   };
 }
 
-async function load(name: string, url: string, target: Target = {}): Promise<Figures> {
+async function load(name: string, url: string, target: Target = {}): Promise<Figures | undefined> {
+  if (!runs(name)) return undefined;
   const { fresh, headers = {}, cpuOf = [] } = target;
   const first = fresh?.(0) ?? {};
   const request = {
@@ -141,7 +151,7 @@ function residentMb(pid: number): number {
 }
 
 /** Runs a load while sampling the resident memory of `pids` every 100 ms; answers the highest seen. */
-async function withPeakMemory(pids: number[], run: () => Promise<Figures>): Promise<Figures> {
+async function withPeakMemory(pids: number[], run: () => Promise<Figures | undefined>): Promise<Figures | undefined> {
   const resident = () => pids.reduce((sum, pid) => sum + residentMb(pid), 0);
   const baseline = resident();
   let peak = baseline;
@@ -150,6 +160,7 @@ async function withPeakMemory(pids: number[], run: () => Promise<Figures>): Prom
   try {
     const figures = await run();
     sample();
+    if (!figures) return undefined;
     return { ...figures, ...(pids.length > 0 ? { baselineRssMb: Math.round(baseline), peakRssMb: Math.round(peak) } : {}) };
   } finally {
     clearInterval(timer);
@@ -219,7 +230,7 @@ async function main() {
     const auth = { authorization: `Bearer ${key.key}` };
     // 1,000 keys of the workspace used in turn: the per-key work (lookup, last_used_at) at its worst.
     const rotation: string[] = [];
-    for (let made = 0; made < 1_000; made++) rotation.push((await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: `rotation ${made}` })).key);
+    for (let made = 0; made < (runs(ROTATION_ROW) ? 1_000 : 0); made++) rotation.push((await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: `rotation ${made}` })).key);
     const rotatingKey = (n: number) => ({ headers: { authorization: `Bearer ${rotation[n % rotation.length]}` } });
     const mcpToken = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, scope: 'workspace_mcp', name: 'bench' });
     const mcpHeaders = { authorization: `Bearer ${mcpToken.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -233,72 +244,79 @@ async function main() {
     const stackWorkerd = workerdChildren().filter((pid) => !workerdBefore.includes(pid));
     const scrapeBody = (n: number) => ({ body: JSON.stringify({ url: `${upstream.url}/article-200k.html?n=${n}` }) });
 
-    const rows = [
-      await load('bare worker (floor)', bare.floor, { cpuOf: workerdBefore }),
-      await load('bare worker relaying the upstream', bare.relay, { cpuOf: workerdBefore }),
-      await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: stackWorkerd }),
-      await load('GET /v1/credits, 1,000 keys in rotation', `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: stackWorkerd }),
-      await load('metered get-company-by-domain (never cached)', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath, cpuOf: stackWorkerd }),
-      await load('the same call as an MCP tool call', `${stack.urls.mcp}/mcp`, { headers: mcpHeaders, fresh: toolCall, cpuOf: stackWorkerd }),
-      await withPeakMemory(stackWorkerd, () =>
-        load('scrape of a 200 KB page, built-in provider (never cached)', `${api}/scrape`, {
-          headers: { ...auth, 'content-type': 'application/json' },
-          fresh: scrapeBody,
-          cpuOf: stackWorkerd,
-        }),
-      ),
-      await load('metered call with a new Idempotency-Key each time', `${api}${keyedCompany(0).path}`, { headers: auth, fresh: keyedCompany, cpuOf: stackWorkerd }),
-      await load('replay of one Idempotency-Key (uncharged)', `${api}${companyPath(0).path}`, { headers: { ...auth, 'idempotency-key': 'bench-replayed' }, cpuOf: stackWorkerd }),
-    ];
+    const floorRow = await load('bare worker (floor)', bare.floor, { cpuOf: workerdBefore });
+    const relayRow = await load('bare worker relaying the upstream', bare.relay, { cpuOf: workerdBefore });
+    const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: stackWorkerd });
+    const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: stackWorkerd });
+    const meteredRow = await load('metered get-company-by-domain (never cached)', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath, cpuOf: stackWorkerd });
+    const mcpRow = await load('the same call as an MCP tool call', `${stack.urls.mcp}/mcp`, { headers: mcpHeaders, fresh: toolCall, cpuOf: stackWorkerd });
+    const scrapeRow = await withPeakMemory(stackWorkerd, () =>
+      load('scrape of a 200 KB page, built-in provider (never cached)', `${api}/scrape`, {
+        headers: { ...auth, 'content-type': 'application/json' },
+        fresh: scrapeBody,
+        cpuOf: stackWorkerd,
+      }),
+    );
+    const keyedRow = await load('metered call with a new Idempotency-Key each time', `${api}${keyedCompany(0).path}`, { headers: auth, fresh: keyedCompany, cpuOf: stackWorkerd });
+    const replayRow = await load('replay of one Idempotency-Key (uncharged)', `${api}${companyPath(0).path}`, { headers: { ...auth, 'idempotency-key': 'bench-replayed' }, cpuOf: stackWorkerd });
     // The hostile pages come from another customer: what is measured is what they do to everyone else.
     const attacker = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Bench attacker', plan: 'business' });
     await ops.call('PUT', `/ops/v1/organizations/${attacker.id}/plan`, { plan: 'business', rpm: 1_000_000 });
     const attackerWorkspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: attacker.id, name: 'Bench attacker' });
     const attackerKey = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: attackerWorkspace.id, name: 'bench' });
     const hostile = scrapeHostilePages(api, { authorization: `Bearer ${attackerKey.key}`, 'content-type': 'application/json' }, hostileSite.url);
-    rows.push(
-      await load('GET /health while hostile pages are scraped', `${api}/health`),
-      await load('metered call while hostile pages are scraped', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath }),
-    );
+    const healthHostileRow = await load('GET /health while hostile pages are scraped', `${api}/health`);
+    const meteredHostileRow = await load('metered call while hostile pages are scraped', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath });
     const hostileStatuses = await hostile.stop();
-    rows.push(await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`));
-    const [floorRow, relayRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow] = rows as [
-      Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures, Figures,
-    ];
+    const upstreamRow = await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`);
+    const rows = [floorRow, relayRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow].filter(
+      (row): row is Figures => row !== undefined,
+    );
 
     console.log(`\nSluice bench: loopback, workerd sockets hit directly (no wrangler proxy), state on ${STATE_ROOT}`);
-    console.log(`requests/s and loaded p99 at ${CONNECTIONS} connections for ${DURATION_S} s; p50/p99 at 1 connection\n`);
+    console.log(`requests/s and loaded p99 at ${CONNECTIONS} connections for ${DURATION_S} s; p50/p99 at 1 connection${ONLY ? ` (BENCH_ONLY=${ONLY.join(',')})` : ''}\n`);
     console.log('| target | requests/s | loaded p99 ms | p50 ms | mean ms | p99 ms | workerd CPU ms/request | failures |');
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const row of rows) {
       const cpu = row.cpuMsPerRequest === undefined ? '' : row.cpuMsPerRequest.toFixed(2);
       console.log(`| ${row.name} | ${row.requestsPerSecond.toFixed(0)} | ${row.loadedP99} | ${row.p50} | ${row.mean.toFixed(2)} | ${row.p99} | ${cpu} | ${row.failures} |`);
     }
+    console.log('');
     const ratio = (top: Figures, bottom: Figures) => (top.requestsPerSecond / bottom.requestsPerSecond).toFixed(2);
-    console.log(`\nmetered / floor throughput: ${ratio(meteredRow, floorRow)}`);
-    console.log(`metered / relay throughput: ${ratio(meteredRow, relayRow)} (aim: 0.50 or better)`);
-    console.log(
-      `added latency over the upstream, 1 connection: p50 ${(meteredRow.p50 - upstreamRow.p50).toFixed(1)} ms, mean ${(meteredRow.mean - upstreamRow.mean).toFixed(2)} ms (aim: 1 ms or less; autocannon rounds p50 to whole ms)`,
-    );
-    console.log(
-      `workerd CPU per request: metered ${meteredRow.cpuMsPerRequest?.toFixed(2)} ms, relay ${relayRow.cpuMsPerRequest?.toFixed(2)} ms: relay / metered ${((relayRow.cpuMsPerRequest ?? 0) / (meteredRow.cpuMsPerRequest ?? 1)).toFixed(2)} (the throughput ratio a CPU-bound machine would show)`,
-    );
-    console.log(`/v1/credits / floor throughput: ${ratio(creditsRow, floorRow)} (aim: 0.30 or better); / relay: ${ratio(creditsRow, relayRow)} (aim: 1.00 or better)`);
-    console.log(`/v1/credits with 1,000 keys in rotation / with one key: ${ratio(rotatingRow, creditsRow)} (aim: 0.90 or better)`);
-    console.log(
-      `scrape of a 200 KB page: p50 ${scrapeRow.p50} ms, workerd memory (RSS) ${scrapeRow.baselineRssMb ?? '?'} MB before, ${scrapeRow.peakRssMb ?? '?'} MB at peak during its run (aim: no worse than before, 36 ms and 688 MB on 2026-11-22)`,
-    );
-    console.log(`MCP tool call over REST: throughput ${(mcpRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)}, p50 +${(mcpRow.p50 - meteredRow.p50).toFixed(1)} ms`);
+    if (meteredRow && floorRow) console.log(`metered / floor throughput: ${ratio(meteredRow, floorRow)}`);
+    if (meteredRow && relayRow) console.log(`metered / relay throughput: ${ratio(meteredRow, relayRow)} (aim: 0.50 or better)`);
+    if (meteredRow && upstreamRow) {
+      console.log(
+        `added latency over the upstream, 1 connection: p50 ${(meteredRow.p50 - upstreamRow.p50).toFixed(1)} ms, mean ${(meteredRow.mean - upstreamRow.mean).toFixed(2)} ms (aim: 1 ms or less; autocannon rounds p50 to whole ms)`,
+      );
+    }
+    if (meteredRow && relayRow) {
+      console.log(
+        `workerd CPU per request: metered ${meteredRow.cpuMsPerRequest?.toFixed(2)} ms, relay ${relayRow.cpuMsPerRequest?.toFixed(2)} ms: relay / metered ${((relayRow.cpuMsPerRequest ?? 0) / (meteredRow.cpuMsPerRequest ?? 1)).toFixed(2)} (the throughput ratio a CPU-bound machine would show)`,
+      );
+    }
+    if (creditsRow && floorRow && relayRow) console.log(`/v1/credits / floor throughput: ${ratio(creditsRow, floorRow)} (aim: 0.30 or better); / relay: ${ratio(creditsRow, relayRow)} (aim: 1.00 or better)`);
+    if (rotatingRow && creditsRow) console.log(`/v1/credits with 1,000 keys in rotation / with one key: ${ratio(rotatingRow, creditsRow)} (aim: 0.90 or better)`);
+    if (scrapeRow) {
+      console.log(
+        `scrape of a 200 KB page: p50 ${scrapeRow.p50} ms, workerd memory (RSS) ${scrapeRow.baselineRssMb ?? '?'} MB before, ${scrapeRow.peakRssMb ?? '?'} MB at peak during its run (aim: no worse than before, 36 ms and 688 MB on 2026-11-22)`,
+      );
+    }
+    if (mcpRow && meteredRow) console.log(`MCP tool call over REST: throughput ${(mcpRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)}, p50 +${(mcpRow.p50 - meteredRow.p50).toFixed(1)} ms`);
     const cpu = (row: Figures) => row.cpuMsPerRequest?.toFixed(2) ?? '?';
-    console.log(
-      `Idempotency-Key: a new key costs p50 +${(keyedRow.p50 - meteredRow.p50).toFixed(1)} ms, mean +${(keyedRow.mean - meteredRow.mean).toFixed(2)} ms, CPU ${cpu(keyedRow)} against ${cpu(meteredRow)} ms; a replay ${cpu(replayRow)} ms CPU, throughput ${(replayRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)} of the metered call's`,
-    );
+    if (keyedRow && replayRow && meteredRow) {
+      console.log(
+        `Idempotency-Key: a new key costs p50 +${(keyedRow.p50 - meteredRow.p50).toFixed(1)} ms, mean +${(keyedRow.mean - meteredRow.mean).toFixed(2)} ms, CPU ${cpu(keyedRow)} against ${cpu(meteredRow)} ms; a replay ${cpu(replayRow)} ms CPU, throughput ${(replayRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)} of the metered call's`,
+      );
+    }
     const refused = hostileStatuses[422] ?? 0;
     const otherwise = Object.entries(hostileStatuses).filter(([status]) => status !== '422').map(([status, count]) => `${count} x ${status}`);
-    console.log(
-      `hostile pages (nested ${HOSTILE_DEPTHS.join(', ')} deep, ${HOSTILE_SCRAPERS} clients without pause): ${refused} refused with 422${otherwise.length ? `, ${otherwise.join(', ')}` : ', no other answer'}; ` +
-        `meanwhile /health p99 ${healthHostileRow.p99} ms, metered p99 ${meteredHostileRow.p99} ms at 1 connection (aim: under 50 ms)`,
-    );
+    if (healthHostileRow || meteredHostileRow) {
+      console.log(
+        `hostile pages (nested ${HOSTILE_DEPTHS.join(', ')} deep, ${HOSTILE_SCRAPERS} clients without pause): ${refused} refused with 422${otherwise.length ? `, ${otherwise.join(', ')}` : ', no other answer'}; ` +
+          `meanwhile /health p99 ${healthHostileRow?.p99 ?? '?'} ms, metered p99 ${meteredHostileRow?.p99 ?? '?'} ms at 1 connection (aim: under 50 ms)`,
+      );
+    }
     if (otherwise.length > 0) process.exitCode = 1;
     if (rows.some((row) => row.failures > 0)) {
       console.log('\nWARNING: some requests did not answer 2xx; the figures above include failures.');

@@ -20,12 +20,49 @@ async function refusal(url: string, site = web()): Promise<ApiError> {
   return outcome as ApiError;
 }
 
+/** A page served in 1 KB pieces, each only when pulled, counting what was pulled and whether the reader hung up. */
+function streamedPage(html: string) {
+  const bytes = new TextEncoder().encode(html);
+  const served = { bytes: 0, total: bytes.byteLength, cancelled: false };
+  const response = () =>
+    new Response(
+      new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            if (served.bytes >= bytes.byteLength) return controller.close();
+            const piece = bytes.slice(served.bytes, served.bytes + 1024);
+            served.bytes += piece.byteLength;
+            controller.enqueue(piece);
+          },
+          cancel() {
+            served.cancelled = true;
+          },
+        },
+        { highWaterMark: 0 },
+      ),
+      { headers: { 'content-type': 'text/html; charset=utf-8' } },
+    );
+  return { served, response };
+}
+
 describe('the built-in scraper bounds its own work', () => {
   it.each([600, 5_000, 100_000])('refuses a page nested %i deep with 422 PROVIDER_ERROR naming the depth bound', async (depth) => {
     const error = await refusal(`${NEWS}/nested/${depth}`);
     expect(error.status).toBe(422);
     expect(error.code).toBe('PROVIDER_ERROR');
     expect(error.message).toContain(`nests elements more than ${PAGE_BOUNDS.maxDepth} deep`);
+  });
+
+  it('stops reading a hostile page at the bound: the upstream body is cancelled after its first kilobytes, never read whole', async () => {
+    const page = streamedPage(nestedPage(100_000));
+    const site = web();
+    site.setResponse(`${NEWS}/streamed`, page.response);
+    const outcome = await scrapeWithBuiltin({ url: `${NEWS}/streamed` }, { env: webEnv(), signal: signal(), fetch: site.fetch }).catch((error: unknown) => error);
+    expect(outcome).toMatchObject({ status: 422, message: expect.stringContaining(`nests elements more than ${PAGE_BOUNDS.maxDepth} deep`) });
+    expect(page.served.cancelled).toBe(true);
+    // The bound is passed within the first kilobyte; what was pulled beyond it is the slices read ahead.
+    expect(page.served.bytes).toBeLessThan(64 * 1024);
+    expect(page.served.total).toBeGreaterThan(1_000_000);
   });
 
   it('reads a page nested just within the depth bound (turndown converts it without overflowing)', async () => {

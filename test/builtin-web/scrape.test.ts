@@ -209,6 +209,47 @@ describe('what the target answers', () => {
     expect(page.markdown).toBe('Crème brûlée à volonté.');
   });
 
+  it('decodes the charset the page declares in <meta charset> when the server names none, across the slices it is read in', async () => {
+    const site = web();
+    // windows-1252, where byte 0x80 is the euro sign; 40 KB, so the page is read in several slices.
+    const line = '<p>Crème brûlée à 5 €, café compris.</p>';
+    const page = `<html><head><meta charset="windows-1252"><title>Café du port</title></head><body><main>${line.repeat(1_000)}</main></body></html>`;
+    const bytes = Uint8Array.from(page, (char) => (char === '€' ? 0x80 : char.charCodeAt(0)));
+    site.setResponse('https://news.example.com/cp1252', () => new Response(bytes, { headers: { 'content-type': 'text/html' } }));
+    const scraped = await scrape({ url: 'https://news.example.com/cp1252', formats: ['markdown', 'rawHtml'] }, { site });
+    expect(scraped.metadata.title).toBe('Café du port');
+    expect(scraped.markdown!.split('\n\n')).toEqual(Array(1_000).fill('Crème brûlée à 5 €, café compris.'));
+    expect(scraped.rawHtml).toBe(page);
+  });
+
+  it('keeps UTF-8 characters whole where the slices it is read in cut through them', async () => {
+    const site = web();
+    // 2-byte and 4-byte characters, 40,000 bytes of them: slice boundaries fall inside some.
+    const text = 'é🌊'.repeat(6_667);
+    const page = `<html><head><title>Wave</title></head><body><main><p>${text}</p></main></body></html>`;
+    const bytes = new TextEncoder().encode(page);
+    // Sent in pieces of an odd size, as a network would.
+    site.setResponse('https://news.example.com/utf8', () => new Response(new Blob([bytes]).stream().pipeThrough(new TransformStream({ transform: (chunk: Uint8Array, controller) => { for (let at = 0; at < chunk.byteLength; at += 4_099) controller.enqueue(chunk.slice(at, at + 4_099)); } })), { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+    const scraped = await scrape({ url: 'https://news.example.com/utf8', formats: ['markdown', 'rawHtml'] }, { site });
+    expect(scraped.markdown).toBe(text);
+    expect(scraped.rawHtml).toBe(page);
+  });
+
+  it('answers 502 PROVIDER_ERROR when the connection breaks in the middle of the page', async () => {
+    const site = web();
+    const start = new TextEncoder().encode(`<html><head><title>Cut</title></head><body><main>${'<p>A line.</p>'.repeat(3_000)}`);
+    let sent = false;
+    const breaking = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) return controller.error(new Error('connection reset by peer'));
+        sent = true;
+        controller.enqueue(start);
+      },
+    });
+    site.setResponse('https://news.example.com/cut', () => new Response(breaking, { headers: { 'content-type': 'text/html' } }));
+    await expect(scrape({ url: 'https://news.example.com/cut' }, { site })).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 502, message: expect.stringContaining('the connection broke (connection reset by peer)') });
+  });
+
   it('refuses a private target through the scrape too, with 400 VALIDATION_ERROR on url', async () => {
     await expect(scrape({ url: 'https://news.example.com/to-metadata' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'url' }] });
   });

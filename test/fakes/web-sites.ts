@@ -29,6 +29,8 @@ export interface FakeWeb {
   requests: string[];
   /** Serves `html` at `url` from now on, with `status` (a page that changes between scrapes). */
   setPage(url: string, html: string, status?: number): void;
+  /** Answers `url` with what `respond` makes, from now on (a body in another charset, or one that streams). */
+  setResponse(url: string, respond: () => Response): void;
 }
 
 const PUBLIC_V4 = '93.184.215.14';
@@ -103,7 +105,7 @@ const INTERNAL = () => html('<html><head><title>Internal admin</title></head><bo
 
 export function fakeWeb(pages: FixturePages): FakeWeb {
   const requests: string[] = [];
-  const overrides = new Map<string, { body: string; status: number }>();
+  const overrides = new Map<string, () => Response>();
 
   const sites: Record<string, (url: URL, request: Request) => Response | Promise<Response>> = {
     'dns.fake': (url) => resolve(url),
@@ -124,7 +126,7 @@ export function fakeWeb(pages: FixturePages): FakeWeb {
     requests.push(request.url);
     const url = new URL(request.url);
     const override = overrides.get(`${url.origin}${url.pathname}`);
-    if (override !== undefined) return html(override.body, { status: override.status });
+    if (override !== undefined) return override();
     const site = sites[url.host] ?? sites[url.hostname];
     return site ? site(url, request) : new Response(`no fake site for ${url.host}`, { status: 599 });
   };
@@ -135,7 +137,11 @@ export function fakeWeb(pages: FixturePages): FakeWeb {
     requests,
     setPage: (url, body, status = 200) => {
       const target = new URL(url);
-      overrides.set(`${target.origin}${target.pathname}`, { body, status });
+      overrides.set(`${target.origin}${target.pathname}`, () => html(body, { status }));
+    },
+    setResponse: (url, respond) => {
+      const target = new URL(url);
+      overrides.set(`${target.origin}${target.pathname}`, respond);
     },
   };
 }

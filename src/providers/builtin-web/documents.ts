@@ -1,11 +1,12 @@
+import { readAll, readHead } from '../../core/bounded-read';
 import { normalizeUpstream } from '../normalize';
 import { escapeText } from './dom';
 import type { ScrapeInput } from './inputs';
 import { toMarkdown } from './markdown';
 import { collectImages, collectLinks, parsePage, readMetadata, selectContent, type PageMetadata } from './page';
-import { PageBudget, measureHtml } from './page-bounds';
+import { PageBudget, measureHtml, type HtmlPage } from './page-bounds';
 import { readPdf } from './pdf';
-import type { FetchedResource } from './safe-fetch';
+import type { OpenedResource } from './safe-fetch';
 
 /** Which content a scrape has to produce. */
 export interface Wanted {
@@ -29,29 +30,39 @@ export interface PageContent {
 
 const PROVIDER = 'The built-in web provider';
 
+/** What is looked at before a page is read: where a PDF's signature, a doctype and `<meta charset>` are. */
+const HEAD_BYTES = 1024;
+
 /**
- * Turns what was fetched into the wanted formats, by what it is: HTML, a PDF, or other text. HTML goes
- * through bounded stages (see page-bounds.ts): a page past a bound is a 422, uncharged.
+ * Turns what was fetched into the wanted formats, by what it is: HTML, a PDF, or other text. HTML is read
+ * as it streams through bounded stages (see page-bounds.ts): a page past a bound is a 422, uncharged, and
+ * its rest is never read. Other documents are read whole (within the fetcher's byte cap).
  */
-export async function pageContent(resource: FetchedResource, input: ScrapeInput, wanted: Wanted, signal: AbortSignal): Promise<PageContent> {
-  const kind = kindOf(resource);
-  if (kind === 'pdf') return pdfContent(resource, input, wanted);
+export async function pageContent(resource: OpenedResource, input: ScrapeInput, wanted: Wanted, signal: AbortSignal): Promise<PageContent> {
+  const { head, body } = await readHead(resource.body, HEAD_BYTES);
+  const kind = kindOf(resource.contentType, head);
+  const charset = charsetOf(resource, head);
+  if (kind === 'html') return htmlContent({ url: resource.url, body, charset }, input, wanted, signal);
   if (kind === 'binary') {
+    await body.cancel();
     throw normalizeUpstream.rejected(PROVIDER, `${resource.url} is ${resource.contentType || 'binary data'}, which has no text to scrape`);
   }
-  const text = decode(resource);
-  if (kind === 'text') return textContent(text, wanted);
+  const bytes = await readAll(body);
+  if (kind === 'pdf') return pdfContent(resource.url, bytes, input, wanted);
+  return textContent(new TextDecoder(charset).decode(bytes), wanted);
+}
 
-  const budget = new PageBudget(resource.url, signal);
-  const measured = await measureHtml(text, resource.url, budget);
-  const page = await budget.stage('parsing', () => parsePage(measured.html, resource.url));
-  const content: PageContent = { metadata: readMetadata(page), warnings: [] };
-  if (wanted.rawHtml) content.rawHtml = text;
-  if (wanted.links) content.links = collectLinks(page);
-  if (wanted.images) content.images = collectImages(page);
+async function htmlContent(page: HtmlPage, input: ScrapeInput, wanted: Wanted, signal: AbortSignal): Promise<PageContent> {
+  const budget = new PageBudget(page.url, signal);
+  const measured = await measureHtml(page, budget, { keepSource: wanted.rawHtml });
+  const parsed = await budget.stage('parsing', () => parsePage(measured.html, page.url));
+  const content: PageContent = { metadata: readMetadata(parsed), warnings: [] };
+  if (wanted.rawHtml) content.rawHtml = measured.source!;
+  if (wanted.links) content.links = collectLinks(parsed);
+  if (wanted.images) content.images = collectImages(parsed);
   if (wanted.markdown || wanted.html) {
     const container = await budget.stage('choosing the content', () =>
-      selectContent(page, {
+      selectContent(parsed, {
         onlyMainContent: input.onlyMainContent ?? true,
         warnings: content.warnings,
         size: { elements: measured.elements, depth: measured.depth },
@@ -67,25 +78,25 @@ export async function pageContent(resource: FetchedResource, input: ScrapeInput,
 
 type Kind = 'html' | 'pdf' | 'text' | 'binary';
 
-function kindOf({ contentType, body }: FetchedResource): Kind {
-  if (contentType === 'application/pdf' || startsWith(body, '%PDF-')) return 'pdf';
+function kindOf(contentType: string, head: Uint8Array): Kind {
+  if (contentType === 'application/pdf' || startsWith(head, '%PDF-')) return 'pdf';
   if (contentType.includes('html')) return 'html';
   if (contentType.startsWith('text/') || /[/+](json|xml)$/.test(contentType) || contentType === 'application/javascript') return 'text';
   if (contentType && contentType !== 'application/octet-stream') return 'binary';
   // No useful type: look at the bytes, as a browser would.
-  const head = new TextDecoder().decode(body.subarray(0, 512)).trimStart().toLowerCase();
-  if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'html';
-  return body.subarray(0, 512).includes(0) ? 'binary' : 'text';
+  const start = new TextDecoder().decode(head.subarray(0, 512)).trimStart().toLowerCase();
+  if (start.startsWith('<!doctype html') || start.startsWith('<html')) return 'html';
+  return head.subarray(0, 512).includes(0) ? 'binary' : 'text';
 }
 
-async function pdfContent(resource: FetchedResource, input: ScrapeInput, wanted: Wanted): Promise<PageContent> {
+async function pdfContent(url: string, body: Uint8Array, input: ScrapeInput, wanted: Wanted): Promise<PageContent> {
   const parsers = input.parsers;
   const pdfParser = parsers === undefined ? 'pdf' : parsers.find((parser) => parser === 'pdf' || parser.type === 'pdf');
   if (!pdfParser) {
-    throw normalizeUpstream.rejected(PROVIDER, `${resource.url} is a PDF and parsers leaves PDF parsing out; the built-in provider does not return files as base64`);
+    throw normalizeUpstream.rejected(PROVIDER, `${url} is a PDF and parsers leaves PDF parsing out; the built-in provider does not return files as base64`);
   }
   const options: { mode?: string; maxPages?: number } = typeof pdfParser === 'object' ? pdfParser : {};
-  const pdf = await readPdf(resource.body, options.maxPages);
+  const pdf = await readPdf(body, options.maxPages);
   const warnings: string[] = [];
   if (options.mode === 'ocr') warnings.push('There is no OCR in the built-in provider: only the text layer of the PDF was read.');
   if (pdf.pagesRead < pdf.totalPages) warnings.push(`Only the first ${pdf.pagesRead} of ${pdf.totalPages} pages were read (maxPages).`);
@@ -111,20 +122,19 @@ function textContent(text: string, wanted: Wanted): PageContent {
   };
 }
 
-/** The body as text, in the charset the server named, else the one the page declares, else UTF-8. */
-function decode({ headers, body }: FetchedResource): string {
-  const declared = /charset=["']?([\w-]+)/i.exec(headers.get('content-type') ?? '')?.[1] ?? sniffCharset(body);
+/** The charset the server named, else the one the page declares, else UTF-8 (as TextDecoder names it). */
+function charsetOf({ headers }: OpenedResource, head: Uint8Array): string {
+  const declared = /charset=["']?([\w-]+)/i.exec(headers.get('content-type') ?? '')?.[1] ?? sniffCharset(head);
   try {
-    return new TextDecoder(declared ?? 'utf-8').decode(body);
+    return new TextDecoder(declared ?? 'utf-8').encoding;
   } catch {
-    return new TextDecoder('utf-8').decode(body);
+    return 'utf-8';
   }
 }
 
 /** `<meta charset>` or its http-equiv form, within the first 1024 bytes (where HTML requires it). */
-function sniffCharset(body: Uint8Array): string | undefined {
-  const head = String.fromCharCode(...body.subarray(0, 1024));
-  return /<meta[^>]+charset=["']?([\w-]+)/i.exec(head)?.[1];
+function sniffCharset(head: Uint8Array): string | undefined {
+  return /<meta[^>]+charset=["']?([\w-]+)/i.exec(String.fromCharCode(...head.subarray(0, 1024)))?.[1];
 }
 
 function startsWith(body: Uint8Array, signature: string): boolean {

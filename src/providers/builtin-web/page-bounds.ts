@@ -34,78 +34,172 @@ export const PAGE_BOUNDS = {
 /** Never content in any format but rawHtml, stripped while the page streams. */
 const NEVER_CONTENT = 'script, style, template, iframe, object, embed, canvas, svg';
 
-/** Text fed to the measuring parser per turn; between turns other requests of the isolate run. */
-const SLICE_CHARS = 64 * 1024;
+/**
+ * Bytes handed to the rewriter (and so to the measuring parser) per turn; between turns other requests of
+ * the isolate run. Each turn is one synchronous block, whose length this sets (16 KB of nested elements
+ * cost the rewriter about 2 ms on the shared 2-core test machine; see docs/decisions.md). The first slices
+ * are smaller and double up to it: a page past a bound within its first kilobyte costs 2 KB of work.
+ */
+const SLICE_BYTES = { first: 2 * 1024, most: 16 * 1024 } as const;
 
 export interface MeasuredHtml {
   /** The page without what is never content (scripts, styles, embedded objects, vector art) or comments. */
   html: string;
   elements: number;
   depth: number;
+  /** The page as it was sent, decoded (rawHtml), when asked for. */
+  source?: string;
+}
+
+export interface HtmlPage {
+  url: string;
+  /** The page's bytes as they arrive; cancelled here as soon as a bound is passed. */
+  body: ReadableStream<Uint8Array>;
+  /** The encoding the page is in, as TextDecoder names it. */
+  charset: string;
 }
 
 /**
- * Strips what is never content with the runtime's streaming HTMLRewriter, then counts elements and
- * nesting with the same parser the DOM is built by (htmlparser2, under linkedom), slice by slice, each
- * slice's time charged to the page's budget. Stops at the first bound passed: a 422 naming it, before any
- * DOM work.
+ * Reads the page while it streams: the runtime's streaming HTMLRewriter strips what is never content, then
+ * the same parser the DOM is built by (htmlparser2, under linkedom) counts elements and nesting, slice by
+ * slice, each slice's time charged to the page's budget. At the first bound passed the page is cancelled,
+ * so the rest of it is never read (a hostile page costs its first kilobytes, not its megabytes), and the
+ * answer is a 422 naming the bound, before any DOM work.
  */
-export async function measureHtml(text: string, url: string, budget: PageBudget): Promise<MeasuredHtml> {
+export async function measureHtml(page: HtmlPage, budget: PageBudget, options: { keepSource?: boolean } = {}): Promise<MeasuredHtml> {
+  const source = page.body.getReader();
+  const input = new PageSlices(source, page.charset, options.keepSource ?? false);
   const stripped = new HTMLRewriter()
     .on(NEVER_CONTENT, { element: (element) => void element.remove() })
     .onDocument({ comments: (comment) => void comment.remove() })
-    .transform(new Response(inSlices(text), { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+    .transform(new Response(input.stream, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
 
   let elements = 0;
   let depth = 0;
   let deepest = 0;
+  /** The bound passed, if one was: the parser is paused there, not thrown out of (about 70 µs dearer per page). */
+  let passed: string | undefined;
   const measuring = new Parser({
     onopentagname: () => {
       elements++;
       depth++;
       if (depth > deepest) deepest = depth;
-      if (elements > PAGE_BOUNDS.maxElements) throw pastBound(url, `it has more than ${PAGE_BOUNDS.maxElements.toLocaleString('en-US')} elements`);
-      if (depth > PAGE_BOUNDS.maxDepth) throw pastBound(url, `it nests elements more than ${PAGE_BOUNDS.maxDepth} deep`);
+      if (elements > PAGE_BOUNDS.maxElements) passed = `it has more than ${PAGE_BOUNDS.maxElements.toLocaleString('en-US')} elements`;
+      else if (depth > PAGE_BOUNDS.maxDepth) passed = `it nests elements more than ${PAGE_BOUNDS.maxDepth} deep`;
+      if (passed) measuring.pause();
     },
     onclosetag: () => {
       depth--;
     },
   });
+  const measure = (text: string) => {
+    budget.run(() => measuring.write(text));
+    if (passed) throw pastBound(page.url, passed);
+  };
 
   const parts: string[] = [];
-  const reader = stripped.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const decoder = new TextDecoder();
+  const reader = stripped.body!.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      for (let start = 0; start < value.length; start += SLICE_CHARS) {
-        budget.run(() => measuring.write(value.slice(start, start + SLICE_CHARS)));
+      const text = done ? decoder.decode() : decoder.decode(value, { stream: true });
+      if (text) {
+        parts.push(text);
+        measure(text);
         await budget.checkpoint('reading');
       }
+      if (done) break;
     }
+    if (input.failure !== undefined) throw input.failure;
     budget.run(() => measuring.end());
   } catch (error) {
-    await reader.cancel().catch(() => {});
+    // Whatever stopped the reading, the rest of the page is not wanted: the upstream connection is closed.
+    // (The page, not the rewriter's output: cancelling that leaves an unhandled rejection inside the runtime;
+    // with its input ended the rewriter stops by itself.)
+    await source.cancel().catch(() => {});
+    // The page's own failure (past the byte cap, a broken connection, the time limit) is answered as itself.
+    if (input.failure !== undefined) throw input.failure;
     // The rewriter keeps its own stack of open elements and gives up past its memory limit; that is a bound too.
-    if (error instanceof TypeError && /memory limit/i.test(error.message)) throw pastBound(url, 'its structure is past the streaming parser\'s memory limit');
+    if (error instanceof TypeError && /memory limit/i.test(error.message)) throw pastBound(page.url, 'its structure is past the streaming parser\'s memory limit');
     throw error;
   }
-  return { html: parts.join(''), elements, depth: deepest };
+  return { html: parts.join(''), elements, depth: deepest, ...(options.keepSource ? { source: input.keptText() } : {}) };
 }
 
-/** The text as a stream of slices, so the rewriter's output is measured (and refused) before it has read it all. */
-function inSlices(text: string): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let start = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (start >= text.length) return controller.close();
-      controller.enqueue(encoder.encode(text.slice(start, start + SLICE_CHARS)));
-      start += SLICE_CHARS;
-    },
-  });
+/**
+ * The page as UTF-8 (what the rewriter is given) in slices of SLICE_BYTES, each read from the source only
+ * when the rewriter asks for it. A page in another charset is decoded and encoded again; the source text is
+ * kept when asked for.
+ */
+class PageSlices {
+  readonly stream: ReadableStream<Uint8Array>;
+  /** What the source failed with, if it did. */
+  failure: unknown;
+  private readonly transcoding: boolean;
+  private readonly decoder: TextDecoder | undefined;
+  private readonly kept: string[] = [];
+  private rest: Uint8Array = new Uint8Array(0);
+  private sliceBytes: number = SLICE_BYTES.first;
+
+  constructor(
+    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
+    charset: string,
+    private readonly keep: boolean,
+  ) {
+    this.transcoding = charset !== 'utf-8';
+    this.decoder = this.transcoding || keep ? new TextDecoder(charset) : undefined;
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        pull: (controller) => this.pull(controller),
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
+  }
+
+  keptText(): string {
+    return this.kept.join('');
+  }
+
+  private async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    while (this.rest.byteLength === 0) {
+      const next = await this.read();
+      if (next === undefined) return controller.close();
+      this.rest = next;
+    }
+    const size = this.sliceBytes;
+    this.sliceBytes = Math.min(2 * size, SLICE_BYTES.most);
+    // A copy, not a view: the runtime may take over the buffer of what it is handed.
+    const slice = this.rest.byteLength > size ? this.rest.slice(0, size) : this.rest;
+    this.rest = this.rest.byteLength > size ? this.rest.subarray(size) : new Uint8Array(0);
+    controller.enqueue(slice);
+  }
+
+  /** The next chunk as UTF-8; undefined at the end. */
+  private async read(): Promise<Uint8Array | undefined> {
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await this.reader.read();
+    } catch (error) {
+      // Ended, not errored: an error passed into the rewriter surfaces as an unhandled rejection inside the
+      // runtime. The reader of the rewriter's output answers the failure once the rest has drained.
+      this.failure = error;
+      next = { done: true, value: undefined };
+    }
+    if (next.done) {
+      const tail = this.decoder?.decode() ?? '';
+      if (this.keep) this.kept.push(tail);
+      return this.transcoding && tail ? utf8.encode(tail) : undefined;
+    }
+    if (!this.decoder) return next.value;
+    const text = this.decoder.decode(next.value, { stream: true });
+    if (this.keep) this.kept.push(text);
+    return this.transcoding ? utf8.encode(text) : next.value;
+  }
 }
+
+const utf8 = new TextEncoder();
 
 /**
  * The time one page's synchronous work may take. Each piece of work is timed on its own (not the waits

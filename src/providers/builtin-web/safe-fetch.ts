@@ -1,7 +1,7 @@
 import { ApiError } from '../../core/errors';
 import { normalizeUpstream } from '../normalize';
 import { isIpLiteral, nonPublicAddressReason, privateNameReason } from './addresses';
-import { readAtMost } from '../../core/bounded-read';
+import { readAll } from '../../core/bounded-read';
 import { resolveHost, type Fetcher } from './resolver';
 import { hostPortOf, type BuiltinWebSettings } from './settings';
 
@@ -32,6 +32,16 @@ export interface FetchedResource {
   /** The media type, lower case, without parameters; empty when the server sent none. */
   contentType: string;
   body: Uint8Array;
+}
+
+/** A response whose body is still arriving: what `open` answers, so a page can be read as it streams. */
+export interface OpenedResource extends Omit<FetchedResource, 'body'> {
+  /**
+   * The body, counted as it streams: past the cap, on a broken connection or when the call's time runs out
+   * it errors with the same ApiError `fetch` would throw. Cancelling it closes the upstream connection, so
+   * a reader that has seen enough stops paying for the rest.
+   */
+  body: ReadableStream<Uint8Array>;
 }
 
 export interface SafeFetchContext {
@@ -84,8 +94,17 @@ export class SafeFetcher {
     }
   }
 
-  /** GETs a URL, following at most 5 redirects by hand and checking each hop before it is requested. */
+  /**
+   * GETs a URL, following at most 5 redirects by hand and checking each hop before it is requested, and
+   * reads the body whole.
+   */
   async fetch(target: string | URL, options: FetchOptions = {}): Promise<FetchedResource> {
+    const { body, ...resource } = await this.open(target, options);
+    return { ...resource, body: await readAll(body) };
+  }
+
+  /** As `fetch`, but answers once the headers are in, with the body still streaming (and still capped). */
+  async open(target: string | URL, options: FetchOptions = {}): Promise<OpenedResource> {
     const field = options.field ?? 'url';
     const requestedUrl = typeof target === 'string' ? parseTarget(target, field) : target;
     let url = requestedUrl;
@@ -100,7 +119,7 @@ export class SafeFetcher {
           status: response.status,
           headers: response.headers,
           contentType: mediaType(response.headers.get('content-type')),
-          body: await this.read(response, url, options.maxBytes ?? MAX_BODY_BYTES),
+          body: await this.counted(response, url, options.maxBytes ?? MAX_BODY_BYTES),
         };
       }
       await response.body?.cancel();
@@ -145,23 +164,42 @@ export class SafeFetcher {
     }
   }
 
-  /** The body, counted as it streams: a response past the cap is abandoned, whatever its Content-Length claimed. */
-  private async read(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
+  /**
+   * The body, counted as it streams: a response past the cap is abandoned, whatever its Content-Length
+   * claimed. Each chunk is read only when asked for, so nothing is read ahead of the consumer.
+   */
+  private async counted(response: Response, url: URL, maxBytes: number): Promise<ReadableStream<Uint8Array>> {
     const tooLarge = () => normalizeUpstream.rejected(PROVIDER, `${url.href} is larger than ${formatBytes(maxBytes)}`);
     if (Number(response.headers.get('content-length')) > maxBytes) {
       await response.body?.cancel();
       throw tooLarge();
     }
-    if (!response.body) return new Uint8Array();
-    let body: Uint8Array | undefined;
-    try {
-      body = await readAtMost(response.body, maxBytes);
-    } catch (error) {
-      if (this.context.signal.aborted) throw normalizeUpstream.failed(`Fetching ${url.href}`, 'timed out');
-      throw normalizeUpstream.failed(`Fetching ${url.href}`, `the connection broke (${error instanceof Error ? error.message : String(error)})`);
-    }
-    if (!body) throw tooLarge();
-    return body;
+    if (!response.body) return new ReadableStream({ start: (controller) => controller.close() });
+    const reader = response.body.getReader();
+    const signal = this.context.signal;
+    let total = 0;
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await reader.read();
+          } catch (error) {
+            if (signal.aborted) throw normalizeUpstream.failed(`Fetching ${url.href}`, 'timed out');
+            throw normalizeUpstream.failed(`Fetching ${url.href}`, `the connection broke (${error instanceof Error ? error.message : String(error)})`);
+          }
+          if (chunk.done) return controller.close();
+          total += chunk.value.byteLength;
+          if (total > maxBytes) {
+            await reader.cancel();
+            throw tooLarge();
+          }
+          controller.enqueue(chunk.value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
   }
 }
 

@@ -45,7 +45,7 @@ async function scrapePage(
   }
 
   const fetcher = new SafeFetcher({ settings, signal, ...(context.fetch ? { fetch: context.fetch } : {}) });
-  const resource = await fetcher.fetch(input.url, { headers: pageRequestHeaders(settings, input) });
+  const resource = await fetcher.open(input.url, { headers: pageRequestHeaders(settings, input) });
   const has = (format: ScrapeFormat) => formats.includes(format);
   const wanted: Wanted = { markdown: has('markdown') || tracking !== undefined, html: has('html'), rawHtml: has('rawHtml'), links: has('links'), images: has('images') };
   const { markdown, warnings: contentWarnings, metadata, ...content } = await pageContent(resource, input, wanted, signal);
