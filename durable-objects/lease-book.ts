@@ -139,6 +139,14 @@ export class LeaseBook {
     return this.sql.exec('SELECT 1 FROM charges WHERE id = ?', id).toArray().length > 0;
   }
 
+  /** A key's charges on the waiting list (stored, not yet composed into a message). */
+  waitingChargesOf(keyId: string): Charge[] {
+    return this.sql
+      .exec<{ doc: string }>("SELECT doc FROM charges WHERE json_extract(doc, '$.usage.keyId') = ?", keyId)
+      .toArray()
+      .map((row) => JSON.parse(row.doc) as Charge);
+  }
+
   /** Gives back, to the lease, every hold whose call outlived it; answers their ids. */
   expireHolds(now: number): string[] {
     const expired = [...this.holds.values()].filter((hold) => hold.expiresAt <= now);
