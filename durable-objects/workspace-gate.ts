@@ -29,6 +29,12 @@ const RATE_BUCKET_MS = 1_000;
 const DRAW_ATTEMPTS = 3;
 /** `last_used_at` is kept to this resolution: a key's use is sent on only when the last one sent is older. */
 export const KEY_USE_RESOLUTION_MS = 60_000;
+/**
+ * How long `/v1/credits` answers from the wallet's figures this gate holds before reading them again: a
+ * sibling workspace's spending shows within its report interval plus this. Top-ups and plan changes show
+ * at once (they tell the gates).
+ */
+export const VIEW_FRESH_MS = 100;
 /** Seconds a caller is told to wait when money exists but calls in flight hold it. */
 export const BUSY_RETRY_AFTER_S = 1;
 
@@ -141,16 +147,25 @@ export class WorkspaceGate extends DurableObject<Env> {
     return true;
   }
 
-  /** The organization's balances as of this workspace's last report, after reporting what it spent since. */
+  /**
+   * The organization's balances: the wallet's figures less what this workspace spent since they were read,
+   * as a call's `meta` shows them. The wallet is asked again only when its figures here are older than
+   * VIEW_FRESH_MS (or were forgotten: a top-up or plan change tells every gate that reads it), so a
+   * steady stream of `/v1/credits` costs one object call per request, not two.
+   */
   async credits(keyId: string, owner: { organizationId: string; workspaceId: string }): Promise<{ revoked: true } | { revoked: false; balance: Balance; terms: Terms | null }> {
     if (!this.verify(keyId)) return { revoked: true };
     this.book.bind(owner);
-    if (this.book.hasUnsent() || this.book.outgoing) {
-      await this.exchange(() => ({ need: 0, target: 0 }), false);
-      return { revoked: false, balance: this.book.balance()!, terms: this.book.terms };
+    if (!this.book.viewFresh(VIEW_FRESH_MS, clock.now())) {
+      if (this.book.hasUnsent() || this.book.outgoing) await this.exchange(() => ({ need: 0, target: 0 }), false);
+      else await this.readWallet();
     }
-    const { balance, terms } = await this.wallet().summary();
-    return { revoked: false, balance, terms };
+    return { revoked: false, balance: this.book.balance()!, terms: this.book.terms };
+  }
+
+  /** The wallet changed by other means than a gate's message (a top-up): the next `/v1/credits` reads it again. */
+  forgetBalance(): void {
+    this.book.forgetView();
   }
 
   /**
@@ -368,6 +383,24 @@ export class WorkspaceGate extends DurableObject<Env> {
         reply = await send(message);
       }
       return reply;
+    });
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /**
+   * Reads the wallet's figures in a turn of the queue, so no message's reply lands in between. With a
+   * message outstanding (its reply was lost), the figures could already count charges still pending
+   * here: that message is sent again instead, and its reply brings them.
+   */
+  private readWallet(): Promise<void> {
+    const turn = this.queue.then(async () => {
+      if (this.book.outgoing) {
+        this.book.acknowledge(this.book.outgoing, await this.wallet().sync(this.book.owner!.workspaceId, this.book.outgoing));
+        return;
+      }
+      const { balance, terms } = await this.wallet().summary(this.book.owner!.workspaceId);
+      this.book.refreshView(balance, terms);
     });
     this.queue = turn.catch(() => undefined);
     return turn;
