@@ -1,4 +1,5 @@
 import { utcMonthOf } from '../src/core/clock';
+import type { Charge } from './lease-protocol';
 
 /**
  * A key's monthly spend limit as last written to D1: `version` grows with every change, so a gate that
@@ -37,9 +38,12 @@ const MAX_REMEMBERED = 10_000;
  * A workspace gate's per-key spending: each key's limit, what it captured this UTC calendar month, and
  * what its calls in flight hold. A call reserves its hold against its key before the lease is asked, in
  * the same synchronous step as the check, so concurrent calls cannot pass one limit together; a capture
- * turns the reservation into spend in the same turn as the charge is stored. Spend and limits are in the
- * gate's SQLite; reservations are in memory, like the holds they mirror (an object that restarts forgets
- * both, and a late capture checks the limit again).
+ * turns the reservation into spend in the same turn as the charge is stored. Limits are in the gate's
+ * SQLite. A key's spend is stored as the charges themselves until they are sent to the wallet, and as a
+ * sum per key (`key_spend`) from then on: the message that takes charges off the waiting list adds them to
+ * the sums in the same turn, so the stored spend is always `key_spend` plus the key's waiting charges, and
+ * a capture costs no write of its own. Reservations are in memory, like the holds they mirror (an object
+ * that restarts forgets both, and a late capture checks the limit again).
  */
 export class KeyBudgets {
   private readonly limits = new Map<string, KeyLimit>();
@@ -47,7 +51,11 @@ export class KeyBudgets {
   private readonly heldByKey = new Map<string, number>();
   private readonly reservations = new Map<string, { keyId: string; units: number }>();
 
-  constructor(private readonly sql: SqlStorage) {
+  /** `waitingCharges` answers a key's charges not yet sent to the wallet (still in the gate's waiting list). */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly waitingCharges: (keyId: string) => Charge[],
+  ) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS key_limits (key_id TEXT PRIMARY KEY, limit_units INTEGER, version INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS key_spend (key_id TEXT PRIMARY KEY, month_start INTEGER NOT NULL, spent_units INTEGER NOT NULL);
@@ -87,16 +95,45 @@ export class KeyBudgets {
     else this.heldByKey.delete(reservation.keyId);
   }
 
-  /** The call spent `spentUnits` (never more than it reserved): that much counts in the month of the capture. */
-  capture(holdId: string, spentUnits: number, now: number): void {
+  /**
+   * The call spent `spentUnits` (never more than it reserved): that much counts in the month of `at`, its
+   * usage row's time. Stored by the charge the caller stores in the same turn, not here.
+   */
+  capture(holdId: string, spentUnits: number, at: number): void {
     const reservation = this.reservations.get(holdId);
     if (!reservation) return;
     this.release(holdId);
     if (spentUnits <= 0) return;
-    const monthStart = utcMonthOf(now).start;
-    const units = this.spentThisMonth(reservation.keyId, now) + spentUnits;
-    this.sql.exec('INSERT OR REPLACE INTO key_spend (key_id, month_start, spent_units) VALUES (?, ?, ?)', reservation.keyId, monthStart, units);
-    this.remember(this.spent, reservation.keyId, { monthStart, units });
+    this.remember(this.spent, reservation.keyId, addSpend(this.storedSpend(reservation.keyId), utcMonthOf(at).start, spentUnits));
+  }
+
+  /**
+   * Charges leaving the waiting list for the wallet: their spend moves into the per-key sums, in the same
+   * turn as they leave it, so no charge is ever counted twice or lost. One statement per key and month.
+   */
+  moveToSums(charges: readonly Charge[]): void {
+    const sums = new Map<string, { keyId: string; monthStart: number; units: number }>();
+    for (const charge of charges) {
+      const units = charge.subscriptionUnits + charge.purchasedUnits;
+      if (units <= 0) continue;
+      const monthStart = utcMonthOf(Date.parse(charge.usage.createdAt)).start;
+      const key = `${charge.usage.keyId} ${monthStart}`;
+      const sum = sums.get(key) ?? { keyId: charge.usage.keyId, monthStart, units: 0 };
+      sum.units += units;
+      sums.set(key, sum);
+    }
+    // Earlier months first: a later month's sum replaces an earlier one's.
+    for (const { keyId, monthStart, units } of [...sums.values()].sort((a, b) => a.monthStart - b.monthStart)) {
+      this.sql.exec(
+        `INSERT INTO key_spend (key_id, month_start, spent_units) VALUES (?, ?, ?)
+         ON CONFLICT (key_id) DO UPDATE SET
+           spent_units = CASE WHEN month_start = excluded.month_start THEN spent_units + excluded.spent_units
+                              WHEN month_start < excluded.month_start THEN excluded.spent_units
+                              ELSE spent_units END,
+           month_start = MAX(month_start, excluded.month_start)`,
+        keyId, monthStart, units,
+      );
+    }
   }
 
   /** Each key's limit, spend this month and what it holds now. */
@@ -122,17 +159,32 @@ export class KeyBudgets {
 
   /** Spend of an earlier month counts as none: a month's spend starts from zero at its first instant, UTC. */
   private spentThisMonth(keyId: string, now: number): number {
+    const known = this.storedSpend(keyId);
+    return known.monthStart === utcMonthOf(now).start ? known.units : 0;
+  }
+
+  /** A key's latest month of spend: remembered, or read back as its sum plus its charges still waiting. */
+  private storedSpend(keyId: string): { monthStart: number; units: number } {
     let known = this.spent.get(keyId);
     if (!known) {
       const row = this.sql.exec<{ month_start: number; spent_units: number }>('SELECT month_start, spent_units FROM key_spend WHERE key_id = ?', keyId).toArray()[0];
       known = row ? { monthStart: row.month_start, units: row.spent_units } : { monthStart: 0, units: 0 };
+      for (const charge of this.waitingCharges(keyId)) {
+        known = addSpend(known, utcMonthOf(Date.parse(charge.usage.createdAt)).start, charge.subscriptionUnits + charge.purchasedUnits);
+      }
       this.remember(this.spent, keyId, known);
     }
-    return known.monthStart === utcMonthOf(now).start ? known.units : 0;
+    return known;
   }
 
   private remember<T>(map: Map<string, T>, keyId: string, value: T): void {
     if (map.size >= MAX_REMEMBERED && !map.has(keyId)) map.clear();
     map.set(keyId, value);
   }
+}
+
+/** Spend in `monthStart` added to a key's latest month: a later month starts from zero, an earlier one no longer counts. */
+function addSpend(known: { monthStart: number; units: number }, monthStart: number, units: number): { monthStart: number; units: number } {
+  if (units <= 0 || monthStart < known.monthStart) return known;
+  return { monthStart, units: (monthStart === known.monthStart ? known.units : 0) + units };
 }

@@ -1,3 +1,4 @@
+import { clock } from '../src/core/clock';
 import type { UsageRow } from '../src/core/usage';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from './lease-protocol';
 
@@ -45,6 +46,8 @@ export class LeaseBook {
   private pending: Split = { ...ZERO };
   private unsent = 0;
   private readonly keyUses = new Map<string, number>();
+  /** When the wallet's figures in `view` were read (clock time); 0: not since this object started, or told to forget. */
+  private viewAt = 0;
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
@@ -139,6 +142,14 @@ export class LeaseBook {
     return this.sql.exec('SELECT 1 FROM charges WHERE id = ?', id).toArray().length > 0;
   }
 
+  /** A key's charges on the waiting list (stored, not yet composed into a message). */
+  waitingChargesOf(keyId: string): Charge[] {
+    return this.sql
+      .exec<{ doc: string }>("SELECT doc FROM charges WHERE json_extract(doc, '$.usage.keyId') = ?", keyId)
+      .toArray()
+      .map((row) => JSON.parse(row.doc) as Charge);
+  }
+
   /** Gives back, to the lease, every hold whose call outlived it; answers their ids. */
   expireHolds(now: number): string[] {
     const expired = [...this.holds.values()].filter((hold) => hold.expiresAt <= now);
@@ -199,7 +210,29 @@ export class LeaseBook {
     this.adoptTerms(reply.terms);
     this.state.seq = reply.seq;
     this.state.outgoing = null;
+    if (current) this.viewAt = clock.now();
     this.save();
+  }
+
+  /**
+   * The wallet's figures read outside a message (`OrgWallet.summary`), read in a turn of the queue with no
+   * message outstanding: they include every charge the wallet acknowledged and none still pending here.
+   */
+  refreshView(balance: Balance, terms: Terms | null): void {
+    this.state.view = balance;
+    this.adoptTerms(terms);
+    this.viewAt = clock.now();
+    this.save();
+  }
+
+  /** Whether the wallet's figures were read less than `maxAgeMs` ago, in a period that has not ended. */
+  viewFresh(maxAgeMs: number, now: number): boolean {
+    return this.state.view !== null && this.viewAt > 0 && now - this.viewAt < maxAgeMs && !this.periodOver(now);
+  }
+
+  /** The wallet changed by other means than this gate's messages (a top-up, a plan change): read it again. */
+  forgetView(): void {
+    this.viewAt = 0;
   }
 
   /** A plan change told by the wallet's caller: newer terms win, and a new generation voids subscription units held. */
@@ -211,6 +244,7 @@ export class LeaseBook {
       this.state.periodEnd = balance.periodEnd;
     }
     this.adoptTerms(terms);
+    this.forgetView();
     this.save();
   }
 

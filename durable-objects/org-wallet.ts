@@ -235,10 +235,13 @@ export class OrgWallet extends DurableObject<Env> {
   }
 
   /**
-   * Balances and plan together: what `/v1/credits` shows, on every request. One statement reads account,
-   * leases and terms; only a period that has ended (rare) takes the longer way, which rolls it first.
+   * Balances and plan together: what `/v1/credits` shows, read by a gate whose own figures are older than
+   * VIEW_FRESH_MS. One statement reads account, leases and terms; only a period that has ended (rare)
+   * takes the longer way, which rolls it first.
    */
-  summary(): { balance: Balance; terms: Terms | null } {
+  summary(workspaceId?: string): { balance: Balance; terms: Terms | null } {
+    // A gate that reads the figures keeps them a moment: it is listed with the leaseholders, so a top-up tells it.
+    if (workspaceId !== undefined) this.sql.exec('INSERT OR IGNORE INTO leases VALUES (?, 0, 0, 0, NULL)', workspaceId);
     const row = this.sql
       .exec<AccountRow & TermsRow & { held: number }>(
         `SELECT a.subscription_units, a.purchased_units, a.allowance_units, a.period_end,

@@ -1,4 +1,4 @@
-import { insertUsage, type UsageRow } from '../src/core/usage';
+import { insertUsageRows, type UsageRow } from '../src/core/usage';
 
 /** How long a usage row may wait in the outbox, so rows of busy moments travel to D1 together. */
 export const USAGE_FLUSH_MS = 500;
@@ -43,7 +43,7 @@ export class UsageOutbox {
     for (;;) {
       const waiting = this.sql.exec<{ id: string; row: string }>('SELECT id, row FROM usage_outbox ORDER BY queued_at LIMIT ?', BATCH).toArray();
       if (waiting.length === 0) break;
-      await db.batch(waiting.map((entry) => insertUsage(db, JSON.parse(entry.row) as UsageRow)));
+      await insertUsageRows(db, `[${waiting.map((entry) => entry.row).join(',')}]`).run();
       this.sql.exec(`DELETE FROM usage_outbox WHERE id IN (${waiting.map(() => '?').join(', ')})`, ...waiting.map((entry) => entry.id));
     }
     for (;;) {

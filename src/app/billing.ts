@@ -4,7 +4,7 @@ import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { unitsFromCents } from '../core/money';
 import { type Plan, PLAN_TABLE, PLANS } from '../core/plans';
-import { walletOf } from '../core/wallet';
+import { creditWallet } from '../core/wallet';
 
 /**
  * Paying through Stripe Checkout with the official `stripe` package (its fetch client and WebCrypto
@@ -95,7 +95,7 @@ async function apply(env: Env, event: Stripe.Event, organizationId: string | nul
       if (session.metadata?.kind === 'top_up') {
         const cents = session.amount_total ?? Number(session.metadata.cents);
         const organization = await getOrganization(env.DB, organizationId);
-        const credited = await walletOf(env, organizationId).credit({ purchasedUnits: unitsFromCents(cents) }, event.id);
+        const credited = await creditWallet(env, organizationId, { purchasedUnits: unitsFromCents(cents) }, event.id);
         // Credit needs a plan to be spent: a top-up puts an organization without one on pay as you go.
         if (!organization.plan) await applyPlan(env, organizationId, 'payg', `${event.id}:payg`);
         return credited.applied ? `Credited ${cents} cents.` : `Credited ${cents} cents (by an earlier delivery of this event).`;

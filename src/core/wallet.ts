@@ -33,6 +33,18 @@ export async function configureWallet(
 }
 
 /**
+ * Adds to an organization's balances (once per dedupe id, see `OrgWallet.credit`) and tells the gate of
+ * every workspace that reads the wallet to read it again, so `/v1/credits` shows a top-up from the very
+ * next request (gates keep the wallet's figures for up to VIEW_FRESH_MS).
+ */
+export async function creditWallet(env: Env, organizationId: string, amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId: string | null = null) {
+  const wallet = walletOf(env, organizationId);
+  const credited = await wallet.credit(amounts, dedupeId);
+  await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
+  return credited;
+}
+
+/**
  * The wallet's statement once every workspace with a lease has reported what it spent and given its
  * lease back: exact to the unit, for operators (a call's own answer and /v1/credits are exact for the
  * calling workspace; sibling workspaces' spending reaches them within a report interval).

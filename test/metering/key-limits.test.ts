@@ -1,7 +1,9 @@
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HOLD_GRACE_MS } from '../../durable-objects/workspace-gate';
+import { KeyBudgets } from '../../durable-objects/key-budgets';
+import { LeaseBook } from '../../durable-objects/lease-book';
+import { HOLD_GRACE_MS, type WorkspaceGate } from '../../durable-objects/workspace-gate';
 import { clock } from '../../src/core/clock';
 import { gateOf } from '../../src/core/gate';
 import type { UsageRow } from '../../src/core/usage';
@@ -136,6 +138,46 @@ describe("a key's monthly spend limit", () => {
     expect(await gate.settle(first.id, CENT, row(first.id, 200))).toMatchObject({ kind: 'key_limit', limitUnits: CENT, spentUnits: CENT });
     const { ledger } = await settledStatement(env, account.organizationId);
     expect(ledger.filter((entry) => entry.kind === 'capture').map((entry) => entry.holdId)).toEqual([second.id]);
+  });
+
+  it("keeps a key's spend through a restart, from charges sent to the wallet and charges still waiting alike", async () => {
+    const account = await fundedKey();
+    expect((await companyByDomain(account.key, 'one.example.com')).status).toBe(200);
+    expect((await companyByDomain(account.key, 'two.example.com')).status).toBe(200);
+    const gate = gateOf(env, account.workspaceId);
+    // Both charges leave the waiting list: their spend is now in the per-key sums.
+    await gate.flush();
+    await runInDurableObject(gate, async (object, state) => {
+      const instance = object as unknown as WorkspaceGate;
+      const usage: UsageRow = {
+        id: `use_${'c'.repeat(24)}`,
+        requestId: 'req_restart',
+        organizationId: account.organizationId,
+        workspaceId: account.workspaceId,
+        keyId: account.keyId,
+        operation: 'test.key-limit',
+        status: 0,
+        errorCode: null,
+        costUnits: 0,
+        cached: false,
+        latencyMs: 1,
+        createdAt: new Date(clock.now()).toISOString(),
+      };
+      expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage, plan: 'payg', rpmOverride: null })).kind).toBe('held');
+      expect((await instance.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).kind).toBe('captured');
+      // What a restarted object reads back: the sums, and this third charge from the waiting list.
+      const book = new LeaseBook(state.storage.sql);
+      expect(book.waitingChargesOf(account.keyId).map((charge) => charge.id)).toEqual([usage.id]);
+      const restarted = new KeyBudgets(state.storage.sql, (keyId) => book.waitingChargesOf(keyId));
+      expect(restarted.budgets([account.keyId], clock.now())[0]).toMatchObject({ spentUnits: 3 * CENT, heldUnits: 0 });
+    });
+    // And after the third charge is sent too.
+    await gate.flush();
+    await runInDurableObject(gate, (_object, state) => {
+      const book = new LeaseBook(state.storage.sql);
+      expect(book.waitingChargesOf(account.keyId)).toEqual([]);
+      expect(new KeyBudgets(state.storage.sql, (keyId) => book.waitingChargesOf(keyId)).budgets([account.keyId], clock.now())[0]!.spentUnits).toBe(3 * CENT);
+    });
   });
 });
 

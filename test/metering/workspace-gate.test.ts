@@ -1,7 +1,7 @@
 import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HOLD_GRACE_MS, IDLE_LEASE_MS } from '../../durable-objects/workspace-gate';
+import { HOLD_GRACE_MS, IDLE_LEASE_MS, VIEW_FRESH_MS } from '../../durable-objects/workspace-gate';
 import { findPrincipal } from '../../src/core/accounts';
 import { clock } from '../../src/core/clock';
 import type { Env } from '../../src/core/config';
@@ -94,6 +94,31 @@ describe('the workspace gate on the hot path', () => {
       await waitOnExecutionContext(context);
       expect(log).toEqual(['gate.meter', 'upstream', 'gate.settle']);
     }
+  });
+
+  it("answers /v1/credits from the gate, reading the wallet once per VIEW_FRESH_MS; a top-up shows from the very next request", async () => {
+    const start = Date.now();
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 100 });
+    const sibling = await ops('POST', '/workspaces', { organizationId: account.organizationId, name: 'sibling' });
+    const siblingKey = (await ops('POST', '/keys', { workspaceId: sibling.body.data.id })).body.data.key as string;
+    const purchased = async () => (await json(await call('/v1/credits', bearer(account.key)))).data.purchasedBalanceCents as number;
+
+    expect(await purchased()).toBe(100);
+    // This workspace's own spending shows at once.
+    expect((await companyByDomain(account.key, 'own.example.com')).status).toBe(200);
+    expect(await purchased()).toBe(99);
+    // A top-up tells the gate, which reads the wallet again on the next request.
+    await credit(account.organizationId, { purchasedCents: 50 });
+    expect(await purchased()).toBe(149);
+    // A sibling's spending, reported to the wallet: within VIEW_FRESH_MS of its last read the gate answers
+    // from the figures it holds (the wallet is not asked: one object call per request), then reads again.
+    expect((await companyByDomain(siblingKey, 'sibling.example.com')).status).toBe(200);
+    await gateOf(env, sibling.body.data.id).flush();
+    expect(await purchased()).toBe(149);
+    now.mockReturnValue(start + VIEW_FRESH_MS);
+    expect(await purchased()).toBe(148);
   });
 
   it('bills a success exactly once when its capture arrives after its hold expired', async () => {

@@ -11,7 +11,7 @@ import { setCapOverrides, termsOf } from '../../core/plan-caps';
 import { CAP_NAMES, type CapName, PLANS } from '../../core/plans';
 import { disabledPlatforms, setPlatformDisabled } from '../../core/platform-switches';
 import { CATALOG } from '../../operations/catalog';
-import { balanceInCents, configureWallet, ledgerEntryInCents, settledStatement, walletOf } from '../../core/wallet';
+import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, settledStatement } from '../../core/wallet';
 import type { AppEnv } from '../context';
 import { jsonContent } from '../schemas';
 
@@ -168,7 +168,7 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     const { id: organizationId } = c.req.valid('param');
     await getOrganization(c.env.DB, organizationId);
     const { purchasedCents = 0, subscriptionCents = 0 } = c.req.valid('json');
-    const balance = await walletOf(c.env, organizationId).credit({ purchasedUnits: unitsFromCents(purchasedCents), subscriptionUnits: unitsFromCents(subscriptionCents) });
+    const balance = await creditWallet(c.env, organizationId, { purchasedUnits: unitsFromCents(purchasedCents), subscriptionUnits: unitsFromCents(subscriptionCents) });
     return c.json(success({ organizationId, ...balanceInCents(balance) }), 200);
   });
   app.openapi(routes.showWallet, async (c) => {
