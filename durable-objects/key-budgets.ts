@@ -114,9 +114,8 @@ export class KeyBudgets {
   moveToSums(charges: readonly Charge[]): void {
     const sums = new Map<string, { keyId: string; monthStart: number; units: number }>();
     for (const charge of charges) {
-      const units = charge.subscriptionUnits + charge.purchasedUnits;
+      const { monthStart, units } = spendOf(charge);
       if (units <= 0) continue;
-      const monthStart = utcMonthOf(Date.parse(charge.usage.createdAt)).start;
       const key = `${charge.usage.keyId} ${monthStart}`;
       const sum = sums.get(key) ?? { keyId: charge.usage.keyId, monthStart, units: 0 };
       sum.units += units;
@@ -170,7 +169,8 @@ export class KeyBudgets {
       const row = this.sql.exec<{ month_start: number; spent_units: number }>('SELECT month_start, spent_units FROM key_spend WHERE key_id = ?', keyId).toArray()[0];
       known = row ? { monthStart: row.month_start, units: row.spent_units } : { monthStart: 0, units: 0 };
       for (const charge of this.waitingCharges(keyId)) {
-        known = addSpend(known, utcMonthOf(Date.parse(charge.usage.createdAt)).start, charge.subscriptionUnits + charge.purchasedUnits);
+        const { monthStart, units } = spendOf(charge);
+        known = addSpend(known, monthStart, units);
       }
       this.remember(this.spent, keyId, known);
     }
@@ -187,4 +187,9 @@ export class KeyBudgets {
 function addSpend(known: { monthStart: number; units: number }, monthStart: number, units: number): { monthStart: number; units: number } {
   if (units <= 0 || monthStart < known.monthStart) return known;
   return { monthStart, units: (monthStart === known.monthStart ? known.units : 0) + units };
+}
+
+/** What a charge adds to its key's spend, and in which month: that of its usage row. */
+function spendOf(charge: Charge): { monthStart: number; units: number } {
+  return { monthStart: utcMonthOf(Date.parse(charge.usage.createdAt)).start, units: charge.subscriptionUnits + charge.purchasedUnits };
 }

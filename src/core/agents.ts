@@ -4,7 +4,7 @@ import type { Env } from './config';
 import { ApiError } from './errors';
 import { newId } from './ids';
 import { assertRoomFor, type OrganizationTerms, termsOf } from './plan-caps';
-import { runtimeHoursUsed, runtimeMonth } from './runtime-hours';
+import { monthRange, runtimeHoursUsed, runtimeMonth } from './runtime-hours';
 
 export const AGENT_ID = /^agt_[0-9a-f]{24}$/;
 
@@ -64,16 +64,11 @@ const FROM = 'FROM agents a LEFT JOIN api_keys k ON k.id = a.key_id';
 /** An agent with where it lives, for routes that name only the agent. */
 export type AgentRecord = Agent & { organizationId: string };
 
-function monthBounds(): [string, string] {
-  const { start, end } = runtimeMonth();
-  return [new Date(start).toISOString(), new Date(end).toISOString()];
-}
-
 /** The workspace's agents, deployed first, then newest first. */
 export async function listAgents(db: D1Database, workspaceId: string): Promise<Agent[]> {
   const { results } = await db
     .prepare(`SELECT ${COLUMNS} ${FROM} WHERE a.workspace_id = ?3 ORDER BY a.status = 'deployed' DESC, a.created_at DESC, a.id DESC`)
-    .bind(...monthBounds(), workspaceId)
+    .bind(...monthRange(), workspaceId)
     .all<Agent>();
   return results;
 }
@@ -81,7 +76,7 @@ export async function listAgents(db: D1Database, workspaceId: string): Promise<A
 /** One agent, whatever its workspace; the caller checks the person may see that workspace. */
 export async function findAgent(db: D1Database, id: string): Promise<AgentRecord | null> {
   if (!AGENT_ID.test(id)) return null;
-  return db.prepare(`SELECT ${COLUMNS}, a.organization_id AS organizationId ${FROM} WHERE a.id = ?3`).bind(...monthBounds(), id).first<AgentRecord>();
+  return db.prepare(`SELECT ${COLUMNS}, a.organization_id AS organizationId ${FROM} WHERE a.id = ?3`).bind(...monthRange(), id).first<AgentRecord>();
 }
 
 /** Deployed agents and this month's runtime hours of the organization, against its plan's caps. */

@@ -23,14 +23,15 @@ export function runtimeMonth(now = clock.now()): { start: number; end: number } 
   return utcMonthOf(now);
 }
 
-function monthRange(now: number): [string, string] {
+/** This month's bounds as agent-hours are stored (ISO 8601), for range conditions on `hour`. */
+export function monthRange(now = clock.now()): [string, string] {
   const { start, end } = runtimeMonth(now);
   return [new Date(start).toISOString(), new Date(end).toISOString()];
 }
 
 /** The organization's runtime hours this month. */
 export async function runtimeHoursUsed(db: D1Database, organizationId: string): Promise<number> {
-  const [from, to] = monthRange(clock.now());
+  const [from, to] = monthRange();
   const row = await db.prepare('SELECT COUNT(*) AS n FROM agent_hours WHERE organization_id = ? AND hour >= ? AND hour < ?').bind(organizationId, from, to).first<{ n: number }>();
   return row?.n ?? 0;
 }
