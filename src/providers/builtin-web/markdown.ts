@@ -24,12 +24,19 @@ function converter(): TurndownService {
   return turndown;
 }
 
-/** GitHub-flavoured Markdown of a content container: ATX headings, fenced code with its language, tables. */
+/**
+ * GitHub-flavoured Markdown of a content container: ATX headings, fenced code with its language, tables.
+ * The container is used up: its whitespace is collapsed in place.
+ */
 export function toMarkdown(container: DomElement): string {
   // turndown recurses once per level: the depth is bounded here, whatever built the tree, so it cannot overflow the stack.
   const depth = elementDepth(container);
   if (depth > PAGE_BOUNDS.maxDepth) {
     throw normalizeUpstream.rejected('The built-in web provider', `the content nests elements ${depth} deep, more than the ${PAGE_BOUNDS.maxDepth} it converts to Markdown`);
   }
+  // turndown deep-copies what it is given and collapses whitespace in the copy. The container is made for
+  // this conversion and nothing reads it after, so turndown gets it without the copy: for a 200 KB page the
+  // copy was a third of the conversion's time (see docs/decisions.md, "The 200 KB scrape").
+  Object.defineProperty(container, 'cloneNode', { value: () => container });
   return converter().turndown(container as unknown as TurndownService.Node).trim();
 }
