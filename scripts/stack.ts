@@ -104,7 +104,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   }));
 
   // Miniflare's own entry socket is required; it gets a throwaway port, every worker has its direct one.
-  const miniflare = new Miniflare({ ...persistence, host: '127.0.0.1', port: 0, workers: workerOptions });
+  // SLUICE_INSPECTOR_PORT opens workerd's inspector (Chrome DevTools, CPU profiles) on that loopback port.
+  const inspector = env.SLUICE_INSPECTOR_PORT ? { inspectorPort: Number(env.SLUICE_INSPECTOR_PORT) } : {};
+  const miniflare = new Miniflare({ ...persistence, ...inspector, host: '127.0.0.1', port: 0, workers: workerOptions });
   try {
     await miniflare.ready;
   } catch (error) {
