@@ -3,6 +3,8 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import worker from '../../src/api';
 import { ApiError } from '../../src/core/errors';
+import { parseDocument } from '../../src/providers/builtin-web/dom';
+import { toMarkdown } from '../../src/providers/builtin-web/markdown';
 import { PAGE_BOUNDS, PageBudget } from '../../src/providers/builtin-web/page-bounds';
 import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
 import { nestedPage, widePage } from '../fakes/web-sites';
@@ -69,6 +71,19 @@ describe('the built-in scraper bounds its own work', () => {
     const result = await scrapeWithBuiltin({ url: `${NEWS}/nested/${PAGE_BOUNDS.maxDepth - 4}`, onlyMainContent: false }, { env: webEnv(), signal: signal(), fetch: web().fetch });
     const [page] = (result.data as { result: { markdown: string }[] }).result;
     expect(page!.markdown).toBe('Deep down there is one line.');
+  });
+
+  it('converts content to Markdown up to the depth bound and refuses deeper content with 422, whatever built it', () => {
+    const nested = (depth: number) => parseDocument(`${'<div>'.repeat(depth - 1)}<p>At the bottom.</p>${'</div>'.repeat(depth - 1)}<p>Beside it.</p>`).body!;
+    expect(toMarkdown(nested(PAGE_BOUNDS.maxDepth))).toBe('At the bottom.\n\nBeside it.');
+    const error = (() => {
+      try {
+        return toMarkdown(nested(PAGE_BOUNDS.maxDepth + 1));
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toMatchObject({ status: 422, message: expect.stringContaining(`nests elements ${PAGE_BOUNDS.maxDepth + 1} deep`) });
   });
 
   it('chooses the main content of a deep page without Readability, whose work grows with elements times depth, and says so', async () => {

@@ -25,6 +25,9 @@ export interface DomElement extends DomNode {
   querySelectorAll(selectors: string): ArrayLike<DomElement>;
   closest(selectors: string): DomElement | null;
   contains(other: DomNode): boolean;
+  readonly firstElementChild: DomElement | null;
+  readonly nextElementSibling: DomElement | null;
+  readonly parentElement: DomElement | null;
   append(...nodes: DomNode[]): void;
   prepend(...nodes: DomNode[]): void;
 }
@@ -39,9 +42,6 @@ export interface DomDocument extends DomNode {
   createElement(tagName: string): DomElement;
 }
 
-export const COMMENT_NODE = 8;
-export const ELEMENT_NODE = 1;
-
 /**
  * Parses a page. A fragment without an <html> element is wrapped first: linkedom builds no body for it.
  */
@@ -54,25 +54,29 @@ export function elements(list: ArrayLike<DomElement>): DomElement[] {
   return Array.from(list);
 }
 
-/** Removes every comment below `root`. Iterative: a page's depth must not become the call stack's. */
-export function removeComments(root: DomNode): void {
-  const pending: DomNode[] = [root];
-  for (let node = pending.pop(); node; node = pending.pop()) {
-    for (const child of Array.from(node.childNodes)) {
-      if (child.nodeType === COMMENT_NODE) child.remove();
-      else if (child.nodeType === ELEMENT_NODE) pending.push(child);
-    }
-  }
-}
-
-/** How deep elements nest below `root` (its children are at depth 1). Iterative, like removeComments. */
-export function elementDepth(root: DomNode): number {
+/**
+ * How deep elements nest below `root` (its children are at depth 1). A walk from element to element
+ * without a stack or a list of children (linkedom builds an array for each `childNodes` read), so a
+ * page's depth never becomes the call stack's and a long page costs no allocation per element.
+ */
+export function elementDepth(root: DomElement): number {
   let deepest = 0;
-  const pending: [DomNode, number][] = [[root, 0]];
-  for (let entry = pending.pop(); entry; entry = pending.pop()) {
-    const [node, depth] = entry;
+  let depth = 1;
+  let element = root.firstElementChild;
+  while (element) {
     if (depth > deepest) deepest = depth;
-    for (const child of Array.from(node.childNodes)) if (child.nodeType === ELEMENT_NODE) pending.push([child, depth + 1]);
+    const child = element.firstElementChild;
+    if (child) {
+      element = child;
+      depth++;
+      continue;
+    }
+    // Up to the nearest ancestor (below root) with a next sibling.
+    while (element !== root && !element.nextElementSibling) {
+      element = element.parentElement!;
+      depth--;
+    }
+    element = element === root ? null : element.nextElementSibling;
   }
   return deepest;
 }

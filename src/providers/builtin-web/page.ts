@@ -1,6 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import { ApiError } from '../../core/errors';
-import { elements, escapeText, parseDocument, removeComments, type DomDocument, type DomElement, type DomNode } from './dom';
+import { elements, escapeText, parseDocument, type DomDocument, type DomElement, type DomNode } from './dom';
 import { PAGE_BOUNDS } from './page-bounds';
 
 /** One HTML page: its document and the URL its relative references resolve against (<base href> included). */
@@ -104,8 +104,8 @@ export function checkSelectors(input: { includeTags?: readonly string[]; exclude
  */
 export function selectContent(page: HtmlPage, options: ContentOptions): DomElement {
   const { document } = page;
+  // Comments never reach the DOM: the page's stream is stripped of them (page-bounds.ts).
   for (const element of elements(document.querySelectorAll(NOT_CONTENT))) element.remove();
-  removeComments(document);
   for (const selector of options.excludeTags ?? []) for (const element of elements(document.querySelectorAll(selector))) element.remove();
 
   let container: DomElement;
