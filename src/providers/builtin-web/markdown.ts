@@ -36,7 +36,7 @@ export function toMarkdown(container: DomElement): string {
   }
   // turndown deep-copies what it is given and collapses whitespace in the copy. The container is made for
   // this conversion and nothing reads it after, so turndown gets it without the copy: for a 200 KB page the
-  // copy was a third of the conversion's time (see docs/decisions.md, "The 200 KB scrape").
+  // copy was a third of the conversion's time (docs/decisions.md, "Hot-path CPU, fourth pass").
   Object.defineProperty(container, 'cloneNode', { value: () => container });
   return converter().turndown(container as unknown as TurndownService.Node).trim();
 }
