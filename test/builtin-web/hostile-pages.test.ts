@@ -9,7 +9,7 @@ import { PAGE_BOUNDS, PageBudget } from '../../src/providers/builtin-web/page-bo
 import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
 import { nestedPage, widePage } from '../fakes/web-sites';
 import { call, companyByDomain, funded, json, ops, wallet } from '../support/api';
-import { signal, web, webEnv } from './support';
+import { signal, streamedPage, web, webEnv } from './support';
 
 const NEWS = 'https://news.example.com';
 
@@ -20,31 +20,6 @@ async function refusal(url: string, site = web()): Promise<ApiError> {
   );
   expect(outcome).toBeInstanceOf(ApiError);
   return outcome as ApiError;
-}
-
-/** A page served in 1 KB pieces, each only when pulled, counting what was pulled and whether the reader hung up. */
-function streamedPage(html: string) {
-  const bytes = new TextEncoder().encode(html);
-  const served = { bytes: 0, total: bytes.byteLength, cancelled: false };
-  const response = () =>
-    new Response(
-      new ReadableStream<Uint8Array>(
-        {
-          pull(controller) {
-            if (served.bytes >= bytes.byteLength) return controller.close();
-            const piece = bytes.slice(served.bytes, served.bytes + 1024);
-            served.bytes += piece.byteLength;
-            controller.enqueue(piece);
-          },
-          cancel() {
-            served.cancelled = true;
-          },
-        },
-        { highWaterMark: 0 },
-      ),
-      { headers: { 'content-type': 'text/html; charset=utf-8' } },
-    );
-  return { served, response };
 }
 
 describe('the built-in scraper bounds its own work', () => {

@@ -3,7 +3,8 @@ import type { MapInput } from '../../src/providers/builtin-web/inputs';
 import { mapWithBuiltin } from '../../src/providers/builtin-web/map';
 import { parseSitemap } from '../../src/providers/builtin-web/sitemaps';
 import { rankByRelevance } from '../../src/providers/builtin-web/relevance';
-import { signal, web, webEnv } from './support';
+import { nestedPage } from '../fakes/web-sites';
+import { signal, streamedPage, web, webEnv } from './support';
 
 type Link = { url: string; title?: string; description?: string };
 
@@ -132,6 +133,19 @@ describe('map of other sites', () => {
     const { links, requests } = await map({ url: 'https://plain.example.com/', sitemap: 'only' });
     expect(links.map((link) => link.url)).toEqual(['https://plain.example.com/', 'https://plain.example.com/a', 'https://plain.example.com/b']);
     expect(requests).toEqual(['https://plain.example.com/robots.txt', 'https://plain.example.com/sitemap.xml']);
+  });
+
+  it('reads each page within the page bounds: a hostile page is cancelled after its first kilobytes and mapped without its details', async () => {
+    const site = web();
+    const hostile = streamedPage(nestedPage(100_000));
+    site.setResponse(`${M}/team`, hostile.response);
+    const { links } = await map({}, site);
+    expect(hostile.served.cancelled).toBe(true);
+    expect(hostile.served.bytes).toBeLessThan(64 * 1024);
+    expect(hostile.served.total).toBeGreaterThan(1_000_000);
+    // Found through a link, so listed, but not read: no title. The rest of the site is read as before.
+    expect(links.find((link) => link.url === `${M}/team`)).toEqual({ url: `${M}/team` });
+    expect(links.find((link) => link.url === `${M}/products/buoys`)).toMatchObject({ title: 'Sensor buoys' });
   });
 
   it('refuses a private site with 400 VALIDATION_ERROR on url, fetching nothing', async () => {

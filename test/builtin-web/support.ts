@@ -30,3 +30,28 @@ export function signal(ms = 10_000): AbortSignal {
 export function webEnv(extra: Record<string, string | undefined> = {}): Env {
   return { ...env, SCRAPE_DNS_URL: FAKE_DNS_URL, FIRECRAWL_API_KEY: undefined, ...extra } as Env;
 }
+
+/** A page served in 1 KB pieces, each only when pulled, counting what was pulled and whether the reader hung up. */
+export function streamedPage(html: string) {
+  const bytes = new TextEncoder().encode(html);
+  const served = { bytes: 0, total: bytes.byteLength, cancelled: false };
+  const response = () =>
+    new Response(
+      new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            if (served.bytes >= bytes.byteLength) return controller.close();
+            const piece = bytes.slice(served.bytes, served.bytes + 1024);
+            served.bytes += piece.byteLength;
+            controller.enqueue(piece);
+          },
+          cancel() {
+            served.cancelled = true;
+          },
+        },
+        { highWaterMark: 0 },
+      ),
+      { headers: { 'content-type': 'text/html; charset=utf-8' } },
+    );
+  return { served, response };
+}

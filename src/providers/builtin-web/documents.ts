@@ -3,7 +3,7 @@ import { normalizeUpstream } from '../normalize';
 import { escapeText } from './dom';
 import type { ScrapeInput } from './inputs';
 import { toMarkdown } from './markdown';
-import { collectImages, collectLinks, parsePage, readMetadata, selectContent, type PageMetadata } from './page';
+import { collectImages, collectLinks, parsePage, readMetadata, selectContent, type HtmlPage as ParsedPage, type PageMetadata } from './page';
 import { PageBudget, measureHtml, type HtmlPage } from './page-bounds';
 import { readPdf } from './pdf';
 import type { OpenedResource } from './safe-fetch';
@@ -50,6 +50,17 @@ export async function pageContent(resource: OpenedResource, input: ScrapeInput, 
   const bytes = await readAll(body);
   if (kind === 'pdf') return pdfContent(resource.url, bytes, input, wanted);
   return textContent(new TextDecoder(charset).decode(bytes), wanted);
+}
+
+/**
+ * An HTML page read the way /scrape reads one (as it streams, within the page bounds, cancelled at the first
+ * bound passed) and parsed: what /map reads of each page it crawls. A page past a bound is the same 422.
+ */
+export async function readHtmlPage(resource: OpenedResource, signal: AbortSignal): Promise<ParsedPage> {
+  const { head, body } = await readHead(resource.body, HEAD_BYTES);
+  const budget = new PageBudget(resource.url, signal);
+  const measured = await measureHtml({ url: resource.url, body, charset: charsetOf(resource, head) }, budget);
+  return budget.stage('parsing', () => parsePage(measured.html, resource.url));
 }
 
 async function htmlContent(page: HtmlPage, input: ScrapeInput, wanted: Wanted, signal: AbortSignal): Promise<PageContent> {

@@ -3,7 +3,8 @@ import { withDeadline } from './deadline';
 import { normalizeUpstream } from '../normalize';
 import { pageRequestHeaders } from './headers';
 import type { BuiltinWebContext, MapInput } from './inputs';
-import { collectLinks, parsePage, readMetadata } from './page';
+import { readHtmlPage } from './documents';
+import { collectLinks, readMetadata } from './page';
 import { rankByRelevance, type SiteLink } from './relevance';
 import { loadRobots, type RobotsRules } from './robots';
 import { parseTarget, SafeFetcher } from './safe-fetch';
@@ -132,9 +133,13 @@ interface VisitedPage {
 async function visit(url: string, fetcher: SafeFetcher, headers: Record<string, string>, rulesFor: (url: URL) => Promise<RobotsRules>): Promise<VisitedPage | undefined> {
   try {
     if (!(await rulesFor(new URL(url))).allows(url)) return undefined;
-    const resource = await fetcher.fetch(url, { headers: { ...headers, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' }, maxBytes: MAX_PAGE_BYTES });
-    if (resource.status < 200 || resource.status >= 300 || !resource.contentType.includes('html')) return undefined;
-    const page = parsePage(new TextDecoder().decode(resource.body), resource.url);
+    const resource = await fetcher.open(url, { headers: { ...headers, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' }, maxBytes: MAX_PAGE_BYTES });
+    if (resource.status < 200 || resource.status >= 300 || !resource.contentType.includes('html')) {
+      await resource.body.cancel().catch(() => {});
+      return undefined;
+    }
+    // Within the page bounds, as /scrape reads a page: a hostile page costs its first kilobytes and is skipped.
+    const page = await readHtmlPage(resource, fetcher.signal);
     const { title, description } = readMetadata(page);
     return { details: { ...(title ? { title } : {}), ...(description ? { description } : {}) }, links: collectLinks(page) };
   } catch {
