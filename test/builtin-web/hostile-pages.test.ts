@@ -51,14 +51,9 @@ describe('the built-in scraper bounds its own work', () => {
   it('converts content to Markdown up to the depth bound and refuses deeper content with 422, whatever built it', () => {
     const nested = (depth: number) => parseDocument(`${'<div>'.repeat(depth - 1)}<p>At the bottom.</p>${'</div>'.repeat(depth - 1)}<p>Beside it.</p>`).body!;
     expect(toMarkdown(nested(PAGE_BOUNDS.maxDepth))).toBe('At the bottom.\n\nBeside it.');
-    const error = (() => {
-      try {
-        return toMarkdown(nested(PAGE_BOUNDS.maxDepth + 1));
-      } catch (caught) {
-        return caught;
-      }
-    })();
-    expect(error).toMatchObject({ status: 422, message: expect.stringContaining(`nests elements ${PAGE_BOUNDS.maxDepth + 1} deep`) });
+    expect(() => toMarkdown(nested(PAGE_BOUNDS.maxDepth + 1))).toThrow(
+      expect.objectContaining({ status: 422, message: expect.stringContaining(`nests elements ${PAGE_BOUNDS.maxDepth + 1} deep`) }),
+    );
   });
 
   it('chooses the main content of a deep page without Readability, whose work grows with elements times depth, and says so', async () => {

@@ -4,7 +4,7 @@ import { escapeText } from './dom';
 import type { ScrapeInput } from './inputs';
 import { toMarkdown } from './markdown';
 import { collectImages, collectLinks, parsePage, readMetadata, selectContent, type HtmlPage as ParsedPage, type PageMetadata } from './page';
-import { PageBudget, measureHtml, type HtmlPage } from './page-bounds';
+import { PageBudget, measureHtml, type HtmlPage, type MeasuredHtml } from './page-bounds';
 import { readPdf } from './pdf';
 import type { OpenedResource } from './safe-fetch';
 
@@ -58,15 +58,19 @@ export async function pageContent(resource: OpenedResource, input: ScrapeInput, 
  */
 export async function readHtmlPage(resource: OpenedResource, signal: AbortSignal): Promise<ParsedPage> {
   const { head, body } = await readHead(resource.body, HEAD_BYTES);
-  const budget = new PageBudget(resource.url, signal);
-  const measured = await measureHtml({ url: resource.url, body, charset: charsetOf(resource, head) }, budget);
-  return budget.stage('parsing', () => parsePage(measured.html, resource.url));
+  const page = { url: resource.url, body, charset: charsetOf(resource, head) };
+  return (await measuredAndParsed(page, new PageBudget(page.url, signal), false)).parsed;
+}
+
+/** The one way both read HTML: measured while it streams (page-bounds.ts), then parsed as a stage of the budget. */
+async function measuredAndParsed(page: HtmlPage, budget: PageBudget, keepSource: boolean): Promise<{ measured: MeasuredHtml; parsed: ParsedPage }> {
+  const measured = await measureHtml(page, budget, { keepSource });
+  return { measured, parsed: await budget.stage('parsing', () => parsePage(measured.html, page.url)) };
 }
 
 async function htmlContent(page: HtmlPage, input: ScrapeInput, wanted: Wanted, signal: AbortSignal): Promise<PageContent> {
   const budget = new PageBudget(page.url, signal);
-  const measured = await measureHtml(page, budget, { keepSource: wanted.rawHtml });
-  const parsed = await budget.stage('parsing', () => parsePage(measured.html, page.url));
+  const { measured, parsed } = await measuredAndParsed(page, budget, wanted.rawHtml);
   const content: PageContent = { metadata: readMetadata(parsed), warnings: [] };
   if (wanted.rawHtml) content.rawHtml = measured.source!;
   if (wanted.links) content.links = collectLinks(parsed);
