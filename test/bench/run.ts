@@ -4,6 +4,8 @@
  * default 20) and latency with one connection (so p50 is the cost of a call, not time spent queueing):
  *   - a bare worker answering the same JSON (the floor of this machine),
  *   - a bare worker that fetches the fake upstream and relays it (the floor of any upstream call),
+ *   - a bare worker and object doing only what the metered design must (the floor of a metered call),
+ *     and the same with one object call instead of two,
  *   - GET /v1/credits (authentication + a wallet read), with one key and with 1,000 keys in rotation,
  *   - the metered company-by-domain call (authentication, window, hold, upstream, capture, usage row),
  *   - the same call as an MCP tool call (mcp worker, service binding, the same pipeline),
@@ -65,6 +67,9 @@ function runs(name: string): boolean {
 }
 
 const ROTATION_ROW = 'GET /v1/credits, 1,000 keys in rotation';
+const SKELETON_ROW = 'bare worker and object: the metered design, no product (SKELETON)';
+const ONE_CALL_ROW = 'bare worker and object: one call, charge stored before the upstream';
+const READ_ROW = 'bare worker and object: one call answering a balance';
 const HOSTILE_SCRAPERS = Number(process.env.BENCH_HOSTILE_SCRAPERS ?? 2);
 const HOSTILE_DEPTHS = [600, 5_000, 100_000];
 
@@ -168,11 +173,13 @@ async function withPeakMemory(pids: number[], run: () => Promise<Figures | undef
 }
 
 /** Bare workers on their own workerd sockets, as the stack's workers are. */
-async function startBareWorkers(upstreamUrl: string): Promise<{ floor: string; relay: string; stop: () => Promise<void> }> {
+async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise<{ floor: string; relay: string; skeleton: string; oneCall: string; read: string; stop: () => Promise<void> }> {
   const body = JSON.stringify({ success: true, message: '', data: company.data });
   const miniflare = new Miniflare({
     log: new Log(LogLevel.WARN),
     cf: false,
+    // The skeleton's object stores where the stack's objects do, so neither pays a disk the other does not.
+    defaultPersistRoot: stateRoot,
     host: '127.0.0.1',
     port: 0,
     workers: [
@@ -189,11 +196,74 @@ async function startBareWorkers(upstreamUrl: string): Promise<{ floor: string; r
         script: 'export default { async fetch(request, env) { const upstream = await fetch(env.UPSTREAM); return new Response(upstream.body, upstream); } };',
         unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
       },
+      ...Object.entries(SKELETON_MODES).map(([name, mode]) => ({
+        name,
+        modules: true,
+        compatibilityDate: '2026-04-20',
+        bindings: { UPSTREAM: `${upstreamUrl}/get-company-by-domain?domain=stripe.com`, MODE: mode },
+        durableObjects: { GATE: { className: 'Gate', useSQLite: true } },
+        script: SKELETON,
+        unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
+      })),
     ],
   });
   const direct = async (name: string) => (await miniflare.unsafeGetDirectURL(name)).href.replace(/\/$/, '');
-  return { floor: await direct('floor'), relay: await direct('relay'), stop: () => miniflare.dispose() };
+  return { floor: await direct('floor'), relay: await direct('relay'), skeleton: await direct('skeleton'), oneCall: await direct('skeleton-one-call'), read: await direct('skeleton-read'), stop: () => miniflare.dispose() };
 }
+
+/**
+ * The metered design with no product in it: what a metered call must do, and nothing else, in two
+ * shapes. `skeleton` is Sluice's: one object call sets money aside before the upstream is asked (in
+ * memory), the upstream's JSON is parsed and wrapped, and a second call stores the charge with its usage
+ * row (one SQLite INSERT) before the answer leaves. `skeleton-one-call` stores the charge in the first call,
+ * before the upstream is asked, and makes no second call (what a single `meter()` per request costs at
+ * best; decisions, "The design's floor, measured", says why Sluice does not do it). `skeleton-read` is
+ * `/v1/credits` reduced to the same: one call that answers a balance. None checks a key,
+ * validates, routes, counts a window, leases, reports to a wallet, writes D1 or sets headers: the metered
+ * row can only come near them, so `metered / skeleton` is the product's own work and `skeleton / relay`
+ * what the design itself leaves of the aim.
+ */
+const SKELETON_MODES = { skeleton: 'two-calls', 'skeleton-one-call': 'one-call', 'skeleton-read': 'read' };
+const SKELETON = `
+import { DurableObject } from 'cloudflare:workers';
+export class Gate extends DurableObject {
+  lease = Number.MAX_SAFE_INTEGER;
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, units INTEGER NOT NULL, usage TEXT NOT NULL)');
+  }
+  meter(units, usage) {
+    this.lease -= units;
+    if (usage) this.#store(units, usage);
+    return { kind: 'held', lease: this.lease };
+  }
+  read() {
+    return { purchasedUnits: this.lease, subscriptionUnits: 0 };
+  }
+  settle(units, usage) {
+    this.#store(units, usage);
+    return { kind: 'captured', lease: this.lease };
+  }
+  #store(units, usage) {
+    this.ctx.storage.sql.exec('INSERT INTO charges (id, units, usage) VALUES (?, ?, ?)', usage.id, units, JSON.stringify(usage));
+  }
+}
+export default {
+  async fetch(request, env) {
+    const started = Date.now();
+    const gate = env.GATE.get(env.GATE.idFromName('bench'));
+    if (env.MODE === 'read') return Response.json({ success: true, data: await gate.read() });
+    const oneCall = env.MODE === 'one-call';
+    const id = crypto.randomUUID();
+    const usage = { id, requestId: id, organizationId: 'org_bench', workspaceId: 'ws_bench', keyId: 'key_bench', operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: 100, cached: false, latencyMs: 0, createdAt: new Date().toISOString() };
+    const held = await gate.meter(100, oneCall ? usage : null);
+    const upstream = await fetch(env.UPSTREAM);
+    const { data } = await upstream.json();
+    const settled = oneCall ? held : await gate.settle(100, { ...usage, latencyMs: Date.now() - started });
+    return Response.json({ success: true, data, meta: { costCents: 1, purchasedBalanceCents: settled.lease, subscriptionRemainingCents: 0, cached: false, latencyMs: Date.now() - started } });
+  },
+};
+`;
 
 async function main() {
   const home = mkdtempSync(join(STATE_ROOT, 'sluice-bench-'));
@@ -201,7 +271,7 @@ async function main() {
   // The hostile pages come from a server of their own, as another customer's site would: serving 1.1 MB
   // pages must not slow the vendor the metered call waits on, or the bench would measure the fake.
   const hostileSite = await startFakeLinkedin();
-  const bare = await startBareWorkers(upstream.url);
+  const bare = await startBareWorkers(upstream.url, join(home, 'bare'));
   const workerdBefore = workerdChildren();
   const stack = await startStack({
     env: {
@@ -246,6 +316,9 @@ async function main() {
 
     const floorRow = await load('bare worker (floor)', bare.floor, { cpuOf: workerdBefore });
     const relayRow = await load('bare worker relaying the upstream', bare.relay, { cpuOf: workerdBefore });
+    const skeletonRow = await load(SKELETON_ROW, bare.skeleton, { cpuOf: workerdBefore });
+    const oneCallRow = await load(ONE_CALL_ROW, bare.oneCall, { cpuOf: workerdBefore });
+    const readRow = await load(READ_ROW, bare.read, { cpuOf: workerdBefore });
     const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: stackWorkerd });
     const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: stackWorkerd });
     const meteredRow = await load('metered get-company-by-domain (never cached)', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath, cpuOf: stackWorkerd });
@@ -269,7 +342,7 @@ async function main() {
     const meteredHostileRow = await load('metered call while hostile pages are scraped', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath });
     const hostileStatuses = await hostile.stop();
     const upstreamRow = await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`);
-    const rows = [floorRow, relayRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow].filter(
+    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, readRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow].filter(
       (row): row is Figures => row !== undefined,
     );
 
@@ -297,10 +370,22 @@ async function main() {
         `workerd CPU per request: metered ${cpuText(meteredRow)} ms, relay ${cpuText(relayRow)} ms: relay / metered ${cpuRatio(relayRow, meteredRow)} (the throughput ratio a CPU-bound machine would show)`,
       );
     }
+    if (skeletonRow && relayRow) {
+      console.log(
+        `the design's floor (skeleton: meter, upstream, settle storing one row; no product code) / relay: throughput ${ratio(skeletonRow, relayRow)}, by CPU ${cpuRatio(relayRow, skeletonRow)}` +
+          (oneCallRow ? `; with one call, the charge stored before the upstream: ${ratio(oneCallRow, relayRow)}, by CPU ${cpuRatio(relayRow, oneCallRow)}` : ''),
+      );
+      if (meteredRow) console.log(`metered / skeleton: throughput ${ratio(meteredRow, skeletonRow)}; CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms (the product's own work is the difference)`);
+    }
     if (creditsRow && floorRow && relayRow) {
       console.log(`/v1/credits / floor throughput: ${ratio(creditsRow, floorRow)} (aim: 0.30 or better); / relay: ${ratio(creditsRow, relayRow)} (aim: 1.00 or better)`);
       // One slow sitting of the floor row moves the throughput ratio by half; CPU per request does not.
       console.log(`workerd CPU per request: /v1/credits ${cpuText(creditsRow)} ms, floor ${cpuText(floorRow)} ms: floor / credits ${cpuRatio(floorRow, creditsRow)}`);
+      if (readRow) {
+        console.log(
+          `the floor of one object call (skeleton answering a balance) / floor: throughput ${ratio(readRow, floorRow)}, by CPU ${cpuRatio(floorRow, readRow)}; /v1/credits / skeleton: throughput ${ratio(creditsRow, readRow)}, CPU ${cpuText(creditsRow)} against ${cpuText(readRow)} ms`,
+        );
+      }
     }
     if (rotatingRow && creditsRow) console.log(`/v1/credits with 1,000 keys in rotation / with one key: ${ratio(rotatingRow, creditsRow)} (aim: 0.90 or better)`);
     if (scrapeRow) {
