@@ -96,6 +96,43 @@ describe('the workspace gate on the hot path', () => {
     }
   });
 
+  it('keeps a 429 flood off the gate: once the window refused, this isolate refuses the workspace by itself until the minute ends', async () => {
+    const windowStart = Date.UTC(2030, 0, 1, 12, 0, 0);
+    const now = vi.spyOn(clock, 'now').mockReturnValue(windowStart + 15_000);
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 100 });
+    expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 3 })).status).toBe(200);
+    const log: string[] = [];
+    const bindings = { ...env, WORKSPACE_GATE: counted(env.WORKSPACE_GATE, 'gate', log), ORG_WALLET: counted(env.ORG_WALLET, 'wallet', log) } as Env;
+    const send = async (domain: string): Promise<string> => {
+      const { call: metered, context } = await callFor(account, bindings);
+      try {
+        await execute(companyByDomainOperation, { domain }, 'query', metered);
+        return 'ok';
+      } catch (error) {
+        return error instanceof ApiError ? error.code : String(error);
+      } finally {
+        await waitOnExecutionContext(context);
+      }
+    };
+
+    for (const domain of ['a.example.com', 'b.example.com', 'c.example.com']) expect(await send(domain)).toBe('ok');
+    // The gate itself gives the first refusal.
+    log.length = 0;
+    expect(await send('d.example.com')).toBe('RATE_LIMITED');
+    expect(log).toEqual(['gate.meter']);
+
+    log.length = 0;
+    const flood = await Promise.all(Array.from({ length: 50 }, (_, index) => send(`flood${index}.example.com`)));
+    expect(new Set(flood)).toEqual(new Set(['RATE_LIMITED']));
+    expect(log).toEqual([]);
+
+    // The next minute reaches the gate again.
+    now.mockReturnValue(windowStart + 60_000);
+    expect(await send('next.example.com')).toBe('ok');
+    expect(log).toContain('gate.meter');
+  });
+
   it("answers /v1/credits from the gate, reading the wallet once per VIEW_FRESH_MS; a top-up shows from the very next request", async () => {
     const start = Date.now();
     const now = vi.spyOn(clock, 'now').mockReturnValue(start);
