@@ -5,7 +5,7 @@
  *   - a bare worker answering the same JSON (the floor of this machine),
  *   - a bare worker that fetches the fake upstream and relays it (the floor of any upstream call),
  *   - a bare worker and object doing only what the metered design must (the floor of a metered call),
- *     and the same with one object call instead of two,
+ *     the same with one object call instead of two, and one object call answering a balance,
  *   - GET /v1/credits (authentication + a wallet read), with one key and with 1,000 keys in rotation,
  *   - the metered company-by-domain call (authentication, window, hold, upstream, capture, usage row),
  *   - the same call as an MCP tool call (mcp worker, service binding, the same pipeline),
@@ -213,7 +213,7 @@ async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise
 
 /**
  * The metered design with no product in it: what a metered call must do, and nothing else, in two
- * shapes. `skeleton` is Sluice's: one object call sets money aside before the upstream is asked (in
+ * shapes, and a balance read. `skeleton` is Sluice's: one object call sets money aside before the upstream is asked (in
  * memory), the upstream's JSON is parsed and wrapped, and a second call stores the charge with its usage
  * row (one SQLite INSERT) before the answer leaves. `skeleton-one-call` stores the charge in the first call,
  * before the upstream is asked, and makes no second call (what a single `meter()` per request costs at
