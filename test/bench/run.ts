@@ -67,9 +67,6 @@ function runs(name: string): boolean {
 }
 
 const ROTATION_ROW = 'GET /v1/credits, 1,000 keys in rotation';
-const SKELETON_ROW = 'bare worker and object: the metered design, no product (SKELETON)';
-const ONE_CALL_ROW = 'bare worker and object: one call, charge stored before the upstream';
-const READ_ROW = 'bare worker and object: one call answering a balance';
 const HOSTILE_SCRAPERS = Number(process.env.BENCH_HOSTILE_SCRAPERS ?? 2);
 const HOSTILE_DEPTHS = [600, 5_000, 100_000];
 
@@ -316,9 +313,9 @@ async function main() {
 
     const floorRow = await load('bare worker (floor)', bare.floor, { cpuOf: workerdBefore });
     const relayRow = await load('bare worker relaying the upstream', bare.relay, { cpuOf: workerdBefore });
-    const skeletonRow = await load(SKELETON_ROW, bare.skeleton, { cpuOf: workerdBefore });
-    const oneCallRow = await load(ONE_CALL_ROW, bare.oneCall, { cpuOf: workerdBefore });
-    const readRow = await load(READ_ROW, bare.read, { cpuOf: workerdBefore });
+    const skeletonRow = await load('bare worker and object: the metered design, no product (SKELETON)', bare.skeleton, { cpuOf: workerdBefore });
+    const oneCallRow = await load('bare worker and object: one call, charge stored before the upstream', bare.oneCall, { cpuOf: workerdBefore });
+    const readRow = await load('bare worker and object: one call answering a balance', bare.read, { cpuOf: workerdBefore });
     const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: stackWorkerd });
     const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: stackWorkerd });
     const meteredRow = await load('metered get-company-by-domain (never cached)', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath, cpuOf: stackWorkerd });
