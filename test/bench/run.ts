@@ -152,6 +152,11 @@ function residentMb(pid: number): number {
   }
 }
 
+/** How much the stack's workerd grew while a row ran. */
+function growth(row: Figures): string {
+  return row.baselineRssMb === undefined || row.peakRssMb === undefined ? 'growth not measured' : `+${row.peakRssMb - row.baselineRssMb} MB`;
+}
+
 /** Runs a load while sampling the resident memory of `pids` every 100 ms; answers the highest seen. */
 async function withPeakMemory(pids: number[], run: () => Promise<Figures | undefined>): Promise<Figures | undefined> {
   const resident = () => pids.reduce((sum, pid) => sum + residentMb(pid), 0);
@@ -387,7 +392,7 @@ async function main() {
     if (rotatingRow && creditsRow) console.log(`/v1/credits with 1,000 keys in rotation / with one key: ${ratio(rotatingRow, creditsRow)} (aim: 0.90 or better)`);
     if (scrapeRow) {
       console.log(
-        `scrape of a 200 KB page: p50 ${scrapeRow.p50} ms, workerd memory (RSS) ${scrapeRow.baselineRssMb ?? '?'} MB before, ${scrapeRow.peakRssMb ?? '?'} MB at peak during its run (aim: no worse than before, 36 ms and 688 MB on 2026-11-22)`,
+        `scrape of a 200 KB page: p50 ${scrapeRow.p50} ms, workerd memory (RSS) ${scrapeRow.baselineRssMb ?? '?'} MB before, ${scrapeRow.peakRssMb ?? '?'} MB at peak during its run, ${growth(scrapeRow)} (aim: no worse than the code of 2026-11-22, which in its own bench gave p50 20-27 ms and 689-788 MB at peak, +121 to +165 MB, in three runs on 2026-11-23; both memory figures also carry what the rows before left)`,
       );
     }
     if (mcpRow && meteredRow) console.log(`MCP tool call over REST: throughput ${(mcpRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)}, p50 +${(mcpRow.p50 - meteredRow.p50).toFixed(1)} ms`);
