@@ -210,7 +210,7 @@ async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise
     ],
   });
   const direct = async (name: string) => (await miniflare.unsafeGetDirectURL(name)).href.replace(/\/$/, '');
-  return { floor: await direct('floor'), relay: await direct('relay'), skeleton: await direct('skeleton'), oneCall: await direct('skeleton-one-call'), read: await direct('skeleton-read'), stop: () => miniflare.dispose() };
+  return { floor: await direct('floor'), relay: await direct('relay'), skeleton: await direct('skeleton'), oneCall: await direct('skeleton-one-call'), gateFetch: await direct('skeleton-gate-fetch'), read: await direct('skeleton-read'), stop: () => miniflare.dispose() };
 }
 
 /**
@@ -219,13 +219,15 @@ async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise
  * memory), the upstream's JSON is parsed and wrapped, and a second call stores the charge with its usage
  * row (one SQLite INSERT) before the answer leaves. `skeleton-one-call` stores the charge in the first call,
  * before the upstream is asked, and makes no second call (what a single `meter()` per request costs at
- * best; decisions, "The design's floor, measured", says why Sluice does not do it). `skeleton-read` is
+ * best; decisions, "The design's floor, measured", says why Sluice does not do it). `skeleton-gate-fetch`
+ * is the one-call shape that keeps every guarantee: the object asks the upstream itself and stores the
+ * charge only when it answered 2xx, and the worker parses what it passes back. `skeleton-read` is
  * `/v1/credits` reduced to the same: one call that answers a balance. None checks a key,
  * validates, routes, counts a window, leases, reports to a wallet, writes D1 or sets headers: the metered
  * row can only come near them, so `metered / skeleton` is the product's own work and `skeleton / relay`
  * what the design itself leaves of the aim.
  */
-const SKELETON_MODES = { skeleton: 'two-calls', 'skeleton-one-call': 'one-call', 'skeleton-read': 'read' };
+const SKELETON_MODES = { skeleton: 'two-calls', 'skeleton-one-call': 'one-call', 'skeleton-gate-fetch': 'gate-fetch', 'skeleton-read': 'read' };
 const SKELETON = `
 import { DurableObject } from 'cloudflare:workers';
 export class Gate extends DurableObject {
@@ -241,6 +243,14 @@ export class Gate extends DurableObject {
   }
   read() {
     return { purchasedUnits: this.lease, subscriptionUnits: 0 };
+  }
+  async fetchAndCharge(units, usage, url) {
+    this.lease -= units;
+    const upstream = await fetch(url);
+    const body = await upstream.text();
+    if (upstream.ok) this.#store(units, usage);
+    else this.lease += units;
+    return { ok: upstream.ok, body, lease: this.lease };
   }
   settle(units, usage) {
     this.#store(units, usage);
@@ -258,6 +268,11 @@ export default {
     const oneCall = env.MODE === 'one-call';
     const id = crypto.randomUUID();
     const usage = { id, requestId: id, organizationId: 'org_bench', workspaceId: 'ws_bench', keyId: 'key_bench', operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: 100, cached: false, latencyMs: 0, createdAt: new Date().toISOString() };
+    if (env.MODE === 'gate-fetch') {
+      const answer = await gate.fetchAndCharge(100, usage, env.UPSTREAM);
+      const { data } = JSON.parse(answer.body);
+      return Response.json({ success: true, data, meta: { costCents: 1, purchasedBalanceCents: answer.lease, subscriptionRemainingCents: 0, cached: false, latencyMs: Date.now() - started } });
+    }
     const held = await gate.meter(100, oneCall ? usage : null);
     const upstream = await fetch(env.UPSTREAM);
     const { data } = await upstream.json();
@@ -320,6 +335,7 @@ async function main() {
     const relayRow = await load('bare worker relaying the upstream', bare.relay, { cpuOf: workerdBefore });
     const skeletonRow = await load('bare worker and object: the metered design, no product (SKELETON)', bare.skeleton, { cpuOf: workerdBefore });
     const oneCallRow = await load('bare worker and object: one call, charge stored before the upstream', bare.oneCall, { cpuOf: workerdBefore });
+    const gateFetchRow = await load('bare worker and object: one call, the object asks the upstream and stores the charge', bare.gateFetch, { cpuOf: workerdBefore });
     const readRow = await load('bare worker and object: one call answering a balance', bare.read, { cpuOf: workerdBefore });
     const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: stackWorkerd });
     const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: stackWorkerd });
@@ -344,7 +360,7 @@ async function main() {
     const meteredHostileRow = await load('metered call while hostile pages are scraped', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath });
     const hostileStatuses = await hostile.stop();
     const upstreamRow = await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`);
-    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, readRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow].filter(
+    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow].filter(
       (row): row is Figures => row !== undefined,
     );
 
@@ -375,7 +391,8 @@ async function main() {
     if (skeletonRow && relayRow) {
       console.log(
         `the design's floor (skeleton: meter, upstream, settle storing one row; no product code) / relay: throughput ${ratio(skeletonRow, relayRow)}, by CPU ${cpuRatio(relayRow, skeletonRow)}` +
-          (oneCallRow ? `; with one call, the charge stored before the upstream: ${ratio(oneCallRow, relayRow)}, by CPU ${cpuRatio(relayRow, oneCallRow)}` : ''),
+          (oneCallRow ? `; with one call, the charge stored before the upstream: ${ratio(oneCallRow, relayRow)}, by CPU ${cpuRatio(relayRow, oneCallRow)}` : '') +
+          (gateFetchRow ? `; with one call in which the object asks the upstream: ${ratio(gateFetchRow, relayRow)}, by CPU ${cpuRatio(relayRow, gateFetchRow)}` : ''),
       );
       if (meteredRow) console.log(`metered / skeleton: throughput ${ratio(meteredRow, skeletonRow)}; CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms (the product's own work is the difference)`);
     }
