@@ -175,7 +175,7 @@ async function withPeakMemory(pids: number[], run: () => Promise<Figures | undef
 }
 
 /** Bare workers on their own workerd sockets, as the stack's workers are. */
-async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise<{ floor: string; relay: string; skeleton: string; oneCall: string; read: string; stop: () => Promise<void> }> {
+async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise<{ floor: string; relay: string; skeleton: string; oneCall: string; gateFetch: string; read: string; stop: () => Promise<void> }> {
   const body = JSON.stringify({ success: true, message: '', data: company.data });
   const miniflare = new Miniflare({
     log: new Log(LogLevel.WARN),
