@@ -250,7 +250,7 @@ export class Gate extends DurableObject {
     const body = await upstream.text();
     if (upstream.ok) this.#store(units, usage);
     else this.lease += units;
-    return { ok: upstream.ok, body, lease: this.lease };
+    return { body, lease: this.lease };
   }
   settle(units, usage) {
     this.#store(units, usage);
@@ -260,24 +260,29 @@ export class Gate extends DurableObject {
     this.ctx.storage.sql.exec('INSERT INTO charges (id, units, usage) VALUES (?, ?, ?)', usage.id, units, JSON.stringify(usage));
   }
 }
+/** The upstream asked by the object, which stores the charge only on a 2xx. */
+async function askedByGate(gate, usage, env) {
+  const answer = await gate.fetchAndCharge(100, usage, env.UPSTREAM);
+  return { data: JSON.parse(answer.body).data, lease: answer.lease };
+}
+/** The upstream asked by the worker between \`meter\` and \`settle\`, or after a \`meter\` that stored the charge. */
+async function askedByWorker(gate, usage, env, started) {
+  const oneCall = env.MODE === 'one-call';
+  const held = await gate.meter(100, oneCall ? usage : null);
+  const upstream = await fetch(env.UPSTREAM);
+  const { data } = await upstream.json();
+  const settled = oneCall ? held : await gate.settle(100, { ...usage, latencyMs: Date.now() - started });
+  return { data, lease: settled.lease };
+}
 export default {
   async fetch(request, env) {
     const started = Date.now();
     const gate = env.GATE.get(env.GATE.idFromName('bench'));
     if (env.MODE === 'read') return Response.json({ success: true, data: await gate.read() });
-    const oneCall = env.MODE === 'one-call';
     const id = crypto.randomUUID();
     const usage = { id, requestId: id, organizationId: 'org_bench', workspaceId: 'ws_bench', keyId: 'key_bench', operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: 100, cached: false, latencyMs: 0, createdAt: new Date().toISOString() };
-    if (env.MODE === 'gate-fetch') {
-      const answer = await gate.fetchAndCharge(100, usage, env.UPSTREAM);
-      const { data } = JSON.parse(answer.body);
-      return Response.json({ success: true, data, meta: { costCents: 1, purchasedBalanceCents: answer.lease, subscriptionRemainingCents: 0, cached: false, latencyMs: Date.now() - started } });
-    }
-    const held = await gate.meter(100, oneCall ? usage : null);
-    const upstream = await fetch(env.UPSTREAM);
-    const { data } = await upstream.json();
-    const settled = oneCall ? held : await gate.settle(100, { ...usage, latencyMs: Date.now() - started });
-    return Response.json({ success: true, data, meta: { costCents: 1, purchasedBalanceCents: settled.lease, subscriptionRemainingCents: 0, cached: false, latencyMs: Date.now() - started } });
+    const { data, lease } = env.MODE === 'gate-fetch' ? await askedByGate(gate, usage, env) : await askedByWorker(gate, usage, env, started);
+    return Response.json({ success: true, data, meta: { costCents: 1, purchasedBalanceCents: lease, subscriptionRemainingCents: 0, cached: false, latencyMs: Date.now() - started } });
   },
 };
 `;
@@ -389,10 +394,11 @@ async function main() {
       );
     }
     if (skeletonRow && relayRow) {
+      const besideRelay = (shape: string, row: Figures | undefined) => (row ? `; ${shape}: ${ratio(row, relayRow)}, by CPU ${cpuRatio(relayRow, row)}` : '');
       console.log(
         `the design's floor (skeleton: meter, upstream, settle storing one row; no product code) / relay: throughput ${ratio(skeletonRow, relayRow)}, by CPU ${cpuRatio(relayRow, skeletonRow)}` +
-          (oneCallRow ? `; with one call, the charge stored before the upstream: ${ratio(oneCallRow, relayRow)}, by CPU ${cpuRatio(relayRow, oneCallRow)}` : '') +
-          (gateFetchRow ? `; with one call in which the object asks the upstream: ${ratio(gateFetchRow, relayRow)}, by CPU ${cpuRatio(relayRow, gateFetchRow)}` : ''),
+          besideRelay('with one call, the charge stored before the upstream', oneCallRow) +
+          besideRelay('with one call in which the object asks the upstream', gateFetchRow),
       );
       if (meteredRow) console.log(`metered / skeleton: throughput ${ratio(meteredRow, skeletonRow)}; CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms (the product's own work is the difference)`);
     }
