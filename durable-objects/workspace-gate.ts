@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { ObjectBindings } from '../src/core/object-bindings';
-import { requestsPerMinute, type Plan } from '../src/core/plans';
+import { requestsPerMinute, SMALLEST_PLAN, type Plan } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
 import { type KeyBudget, KeyBudgets, type KeyLimit, type KeyLimitRefusal } from './key-budgets';
 import { LeaseBook } from './lease-book';
@@ -86,7 +86,7 @@ export interface FreeAsk {
   rpmOverride: number | null;
 }
 
-export type FreeAnswer = { kind: 'revoked' } | { kind: 'no_plan' } | { kind: 'limited'; admission: Admission } | { kind: 'admitted'; admission: Admission };
+export type FreeAnswer = { kind: 'revoked' } | { kind: 'limited'; admission: Admission } | { kind: 'admitted'; admission: Admission };
 
 export type SettleAnswer = { kind: 'captured'; balance: Balance | null } | { kind: 'released' } | Shortfall;
 
@@ -221,16 +221,16 @@ export class WorkspaceGate extends DurableObject<Env> {
   }
 
   /**
-   * Revocation, plan and window for a call that costs nothing (workspace databases): the same window as
-   * metered calls, no money set aside, no usage row.
+   * Revocation and window for a call that costs nothing (workspace databases): the same window as metered
+   * calls (the smallest plan's for an organization without one), no money set aside, no usage row.
    */
   async admitFree(ask: FreeAsk): Promise<FreeAnswer> {
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask);
     if (this.book.neverSynced) await this.exchange(() => ({ need: 0, target: 0 }), false);
     const terms = this.book.terms ?? { plan: ask.plan, rpmOverride: ask.rpmOverride };
-    const plan = planInForce(terms, clock.now());
-    if (!plan) return { kind: 'no_plan' };
+    // Free calls need no plan: without one, the smallest plan's window applies.
+    const plan = planInForce(terms, clock.now()) ?? SMALLEST_PLAN;
     const admission = this.admit(requestsPerMinute(plan, terms.rpmOverride));
     return admission.allowed ? { kind: 'admitted', admission } : { kind: 'limited', admission };
   }

@@ -5,7 +5,7 @@ import { PatternRouter } from 'hono/router/pattern-router';
 import { requestIdAndSecurityHeaders } from '../core/security-headers';
 import { failure } from '../core/envelope';
 import { ApiError } from '../core/errors';
-import { readRequestBody } from '../core/request-body';
+import { readRequestBody, unreadableJsonBody } from '../core/request-body';
 import { locationOfTarget, validationErrorFromZod } from '../core/validation';
 import type { Env } from '../core/config';
 import type { AppEnv } from './context';
@@ -78,10 +78,8 @@ function buildRouteTable<E extends BaseEnv>(app: OpenAPIHono<E>): PatternRouter<
 
 function toApiError(error: unknown, c: Context<BaseEnv>): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof HTTPException && error.status === 400) {
-    // Hono's body parsers throw this for a body that is not the JSON it claims to be.
-    return ApiError.validation([{ field: 'body', location: 'body', message: error.message || 'Malformed request body.' }]);
-  }
+  // Hono's validators throw 400 for a body that is not the JSON it claims to be, 415 for a body that is not declared JSON.
+  if (error instanceof HTTPException && (error.status === 400 || error.status === 415)) return unreadableJsonBody(c.req.header('content-type'));
   console.error(JSON.stringify({ level: 'error', requestId: c.get('requestId'), path: c.req.path, error: String(error), stack: error instanceof Error ? error.stack : undefined }));
   return ApiError.internal();
 }

@@ -14,6 +14,7 @@ import { registerPlatforms } from './routes/platforms';
 import { registerReference } from './routes/reference';
 import { REGISTER_PATH, registerRegister } from './routes/register';
 import { registerRetiredPaths } from './routes/retired-paths';
+import { registerRoot } from './routes/root';
 import { registerRuntime, RUNTIME_DATA_ROUTES } from './routes/runtime';
 import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
@@ -33,6 +34,7 @@ export function buildApiApp() {
   const authenticate = requireApiKey((method, path) => CHECKED_BY_HANDLER.has(`${method} ${path}`) || DATABASE_PATHS.test(path));
   app.use('/v1/*', (c, next) => (PUBLIC_V1.test(c.req.path) || OWN_AUTHENTICATION.has(c.req.path) ? next() : authenticate(c, next)));
 
+  registerRoot(app);
   registerHealth(app);
   registerPlatforms(app);
   registerPlans(app);

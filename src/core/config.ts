@@ -57,6 +57,7 @@ export const SETTINGS = {
   WEB_PROVIDER: 'Provider of /scrape and /map: firecrawl or builtin; default firecrawl when FIRECRAWL_API_KEY is set, else builtin.',
   SCRAPE_DNS_URL: 'DNS-over-HTTPS JSON resolver the built-in web provider checks every host name with before fetching; default https://cloudflare-dns.com/dns-query. When it cannot answer, nothing is fetched.',
   SCRAPE_ALLOW_PRIVATE_HOSTS: 'Comma-separated host:port pairs the built-in web provider may fetch although they are private (an intranet, a local test site); exact matches only; empty by default.',
+  WEBHOOK_ALLOW_PRIVATE_HOSTS: 'Comma-separated host:port pairs webhook events may be delivered to although they are private (a receiver on the same network); exact matches only; empty by default. Separate from SCRAPE_ALLOW_PRIVATE_HOSTS, so a scrape allowance never widens where events may go.',
   STRIPE_SECRET_KEY: 'Secret: Stripe secret key; with STRIPE_WEBHOOK_SECRET it turns on paying for plans and top-ups in the dashboard.',
   STRIPE_WEBHOOK_SECRET: 'Secret: signing secret (whsec_...) of the Stripe webhook endpoint <APP_URL>/api/billing/stripe-webhook.',
   STRIPE_BASE_URL: 'Stripe API base URL; default https://api.stripe.com.',

@@ -5,7 +5,7 @@ import type { Env } from './config';
 import { DATABASE_LIMITS, DATABASE_NAME } from './database-limits';
 import { ApiError } from './errors';
 import { newId } from './ids';
-import { assertRoomFor, termsOf } from './plan-caps';
+import { assertRoomFor, plansPageUrl, termsOf } from './plan-caps';
 
 /** A workspace database as the API shows it; `sizeBytes` and `tables` come from the database itself. */
 export const Database = z
@@ -103,7 +103,8 @@ async function countDatabases(db: D1Database, organizationId: string): Promise<n
  */
 export async function createDatabase(env: Env, owner: DatabaseOwnerRef, name: string): Promise<Database> {
   const terms = await termsOf(env.DB, owner.organizationId);
-  assertRoomFor(terms, 'databases', await countDatabases(env.DB, owner.organizationId));
+  const plansUrl = plansPageUrl(env, owner.workspaceId);
+  assertRoomFor(terms, 'databases', await countDatabases(env.DB, owner.organizationId), 'PLAN_LIMIT_REACHED', plansUrl);
   const database: Database = { id: newId('db'), workspaceId: owner.workspaceId, name, createdAt: nowIso() };
   let inserted: D1Result;
   try {
@@ -117,7 +118,7 @@ export async function createDatabase(env: Env, owner: DatabaseOwnerRef, name: st
     if (/UNIQUE constraint failed/.test(String(error))) throw ApiError.conflict(`This workspace already has a database named '${name}'.`);
     throw error;
   }
-  if (inserted.meta.changes !== 1) assertRoomFor(terms, 'databases', await countDatabases(env.DB, owner.organizationId));
+  if (inserted.meta.changes !== 1) assertRoomFor(terms, 'databases', await countDatabases(env.DB, owner.organizationId), 'PLAN_LIMIT_REACHED', plansUrl);
   try {
     await objectOf(env, database.id).open({ databaseId: database.id, workspaceId: owner.workspaceId });
   } catch (error) {

@@ -94,8 +94,14 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The message of a refusal, readable on its own: one offending field names it and says what is wrong; a
+ * problem with the whole body or query is its own sentence; several fields are listed where they are.
+ */
 function describeDetails(details: ErrorDetail[]): string {
   if (details.length === 0) return 'The request is invalid.';
-  const fields = details.map((detail) => `${detail.location} ${detail.field}`).join(', ');
-  return `Invalid request: check ${fields}.`;
+  const [only] = details;
+  if (details.length === 1 && only) return only.field === only.location ? only.message : `Invalid ${only.location} field ${only.field}: ${only.message}`;
+  const fields = details.map((detail) => (detail.field === detail.location ? `the ${detail.location}` : `${detail.location} field ${detail.field}`));
+  return `Invalid request: check ${fields.join(', ')} (see details).`;
 }

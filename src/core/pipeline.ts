@@ -11,6 +11,7 @@ import { gateOf, knownExhausted, rateLimitHeaders, rememberExhausted, secondsUnt
 import { claimIdempotencyKey, readIdempotencyKey, replayOf, type SentIdempotencyKey } from './idempotency';
 import { newId } from './ids';
 import { centsFromUnits } from './money';
+import { plansPageUrl, subscriptionRequired } from './plan-caps';
 import { answerFromCache, type CacheEntryKey } from './response-cache';
 import { detailsFromZod } from './validation';
 import type { UsageRow } from './usage';
@@ -126,7 +127,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
       keyLimit: principal.monthlyLimit ?? null,
     });
     if (metered.kind === 'revoked') throw revokedKeyError(env);
-    if (metered.kind === 'no_plan') throw subscriptionRequired();
+    if (metered.kind === 'no_plan') throw subscriptionRequired('metered calls', plansPageUrl(env, principal.workspaceId));
     headers = rateLimitHeaders(metered.admission);
     if (metered.kind === 'limited') {
       rememberExhausted(principal.workspaceId, metered.admission);
@@ -171,13 +172,10 @@ export function rateLimited(admission: Admission): ApiError {
   });
 }
 
-function subscriptionRequired(): ApiError {
-  return new ApiError('SUBSCRIPTION_REQUIRED', 'This organization has no plan. Subscribe or start the free trial in the dashboard to use metered routes.');
-}
-
 /**
  * The admission of a call that costs nothing but counts against the workspace's window (workspace
- * databases): one message to the gate (key still valid, plan, window). Answers the RateLimit-* headers;
+ * databases): one message to the gate (key still valid, window). No plan is needed: an organization
+ * without one gets the smallest plan's window. Answers the RateLimit-* headers;
  * refusals are thrown carrying them.
  */
 export async function admitFreeCall(env: Env, principal: KeyPrincipal): Promise<Record<string, string>> {
@@ -191,7 +189,6 @@ export async function admitFreeCall(env: Env, principal: KeyPrincipal): Promise<
     rpmOverride: principal.rpmOverride,
   });
   if (answer.kind === 'revoked') throw revokedKeyError(env);
-  if (answer.kind === 'no_plan') throw subscriptionRequired();
   if (answer.kind === 'limited') {
     rememberExhausted(principal.workspaceId, answer.admission);
     throw rateLimited(answer.admission);

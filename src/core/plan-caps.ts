@@ -20,14 +20,29 @@ export async function termsOf(db: D1Database, organizationId: string): Promise<O
   return { plan: row.plan, caps: capsOf(row.plan, overrides), overrides };
 }
 
+/** The dashboard page where an organization without a plan starts the free trial or chooses a plan. */
+export function plansPageUrl(env: { APP_URL: string }, workspaceId: string): string {
+  return `${env.APP_URL.replace(/\/+$/, '')}/w/${workspaceId}/plans`;
+}
+
+/** 402 SUBSCRIPTION_REQUIRED, naming the way out: the trial, at the plans page when the workspace is known. */
+export function subscriptionRequired(need: string, plansUrl?: string): ApiError {
+  const where = plansUrl ? `at ${plansUrl}` : "on the dashboard's Plans page";
+  return new ApiError('SUBSCRIPTION_REQUIRED', `This organization has no plan yet, and ${need} need one. Start the free trial or choose a plan ${where}.`);
+}
+
 /**
- * Refuses to create one more of a capped resource: 402 SUBSCRIPTION_REQUIRED without a plan, 402
- * PLAN_LIMIT_REACHED naming the resource and used/limit when the cap is reached.
+ * Refuses to create one more of a capped resource: 402 SUBSCRIPTION_REQUIRED without a plan (naming
+ * `plansUrl` when given), 402 PLAN_LIMIT_REACHED naming the resource and used/limit when the cap is reached.
  */
-export function assertRoomFor(terms: OrganizationTerms, cap: CapName, used: number, code: 'PLAN_LIMIT_REACHED' | 'SEAT_LIMIT_REACHED' = 'PLAN_LIMIT_REACHED'): void {
-  if (!terms.plan || !terms.caps) {
-    throw new ApiError('SUBSCRIPTION_REQUIRED', `This organization has no plan, and more ${CAP_LABELS[cap]} need one. Subscribe or start the free trial in the dashboard.`);
-  }
+export function assertRoomFor(
+  terms: OrganizationTerms,
+  cap: CapName,
+  used: number,
+  code: 'PLAN_LIMIT_REACHED' | 'SEAT_LIMIT_REACHED' = 'PLAN_LIMIT_REACHED',
+  plansUrl?: string,
+): void {
+  if (!terms.plan || !terms.caps) throw subscriptionRequired(`more ${CAP_LABELS[cap]}`, plansUrl);
   const limit = terms.caps[cap];
   if (used + 1 > limit) {
     const what = code === 'SEAT_LIMIT_REACHED' ? 'seats' : CAP_LABELS[cap];

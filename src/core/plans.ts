@@ -48,6 +48,9 @@ export const CAP_LABELS: Record<CapName, string> = {
 export type Plan = keyof typeof PLAN_TABLE;
 export const PLANS = Object.keys(PLAN_TABLE) as [Plan, ...Plan[]];
 
+/** The plan with the lowest requests-per-minute ceiling: the window of free calls for an organization without a plan. */
+export const SMALLEST_PLAN: Plan = PLANS.reduce((smallest, plan) => (PLAN_TABLE[plan].rpm < PLAN_TABLE[smallest].rpm ? plan : smallest));
+
 /** Requests-per-minute ceiling of each plan. */
 export const PLAN_RPM = Object.fromEntries(PLANS.map((plan) => [plan, PLAN_TABLE[plan].rpm])) as Record<Plan, number>;
 

@@ -30,3 +30,17 @@ export async function readRequestBody(request: Request, maxBytes = MAX_REQUEST_B
   if (!body) throw bodyTooLarge(maxBytes);
   return body;
 }
+
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/;
+
+/**
+ * A body that could not be read as JSON, said as what to send: a JSON content-type with a broken body is
+ * malformed JSON; any other content-type (a form post, `curl -d` without a header) is told the header to send.
+ */
+export function unreadableJsonBody(contentType: string | undefined): ApiError {
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
+  const message = JSON_MEDIA_TYPE.test(mediaType)
+    ? 'Malformed JSON in request body.'
+    : `The request body must be JSON: send it with \`content-type: application/json\` (this request said ${mediaType ? `\`${mediaType}\`` : 'no content-type'}).`;
+  return ApiError.validation([{ field: 'body', location: 'body', message }]);
+}

@@ -45,6 +45,8 @@ function fieldName(path: PropertyKey[], location: ErrorLocation): string {
 
 function humanMessage(issue: z.core.$ZodIssue): string {
   if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) return 'Required.';
+  // A query value that is not a number reaches a coerced number field as NaN, which the sender never wrote.
+  if (issue.code === 'invalid_type' && /received NaN$/.test(issue.message)) return 'Expected a number.';
   const message = issue.message.replace(/^Invalid input: /, '');
   return /[.!?]$/.test(message) ? message : `${message}.`;
 }

@@ -66,7 +66,7 @@ function newSigningSecret(): string {
 /** Refuses, as the scraper does, any URL that is not a public http(s) address: 400 VALIDATION_ERROR on `url`. */
 async function assertDeliverable(env: Env, text: string): Promise<string> {
   const target = parseTarget(text, 'url');
-  await new SafeFetcher({ settings: builtinWebSettings(env), signal: AbortSignal.timeout(10_000) }).assertPublic(target, 'url');
+  await new SafeFetcher({ settings: builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(10_000) }).assertPublic(target, 'url');
   return target.href;
 }
 

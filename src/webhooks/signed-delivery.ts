@@ -32,7 +32,7 @@ export async function attemptDelivery(env: Env, endpointId: string, eventId: str
   const target = await deliveryTarget(env, endpointId);
   if (!target) return { gone: true };
   const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signatureHeaders(target.secret, eventId, body, clock.now()) };
-  const fetcher = new SafeFetcher({ settings: builtinWebSettings(env), signal: AbortSignal.timeout(ATTEMPT_TIME_LIMIT_MS) });
+  const fetcher = new SafeFetcher({ settings: builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(ATTEMPT_TIME_LIMIT_MS) });
   try {
     const { status } = await fetcher.post(new URL(target.url), body, headers);
     return { gone: false, status, error: status >= 200 && status < 300 ? null : `The receiver answered HTTP ${status}.` };

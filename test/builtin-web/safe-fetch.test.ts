@@ -207,6 +207,13 @@ describe('SCRAPE_ALLOW_PRIVATE_HOSTS', () => {
     await expect(fetcher.fetch(url)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
   });
 
+  it('names itself when it refuses a private address, so the operator of a local stack knows what to set', async () => {
+    const { fetcher } = fetcherFor({});
+    await expect(fetcher.fetch('http://localhost:3000/')).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('SCRAPE_ALLOW_PRIVATE_HOSTS') });
+    // A scheme or a password is never allowed, so no setting is named for them.
+    await expect(fetcher.fetch('ftp://example.com/')).rejects.toMatchObject({ message: expect.not.stringContaining('ALLOW_PRIVATE_HOSTS') });
+  });
+
   it('lets a redirect reach an allowed private host, and no other', async () => {
     const allowed = fetcherFor({ allow: '10.0.0.5:80' });
     expect((await allowed.fetcher.fetch('https://news.example.com/to-private')).url).toBe('http://10.0.0.5/admin');

@@ -16,6 +16,7 @@ export function settings(options: { allow?: string } = {}): BuiltinWebSettings {
   return {
     dnsUrl: FAKE_DNS_URL,
     allowedPrivateHosts: parseAllowedHosts(options.allow),
+    allowanceSetting: 'SCRAPE_ALLOW_PRIVATE_HOSTS',
     userAgent: 'Mozilla/5.0 (compatible; SluiceBot/1.0; +https://sluice.test/docs)',
     mobileUserAgent: 'Mozilla/5.0 (Linux; Android 14; Mobile; compatible; SluiceBot/1.0; +https://sluice.test/docs) Mobile Safari/537.36',
   };

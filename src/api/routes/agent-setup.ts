@@ -33,6 +33,9 @@ Every call is metered in cents against your organization's credits; only success
   Keys look like \`sluice_live_\` followed by 32 hex characters. Never paste one into code or logs; the
   dashboard can reveal it again, and revoking it there stops it from the very next request.
 - A new organization has no plan yet: metered calls answer 402 \`SUBSCRIPTION_REQUIRED\` until it has one.
+  That is not a top-up: a person starts the free trial (or chooses a plan) on the dashboard's Plans page
+  (${urls.app}/w/<workspace id>/plans; the error's message gives the exact URL). Free routes (workspace
+  databases, the catalog, \`/v1/credits\`) work without a plan.
 
 ## 2. Call the REST API
 
@@ -90,7 +93,9 @@ claude mcp add --transport http sluice ${urls.mcp} --header "Authorization: Bear
 ## Responses
 
 Every response is \`{"success": true, "data": ..., "meta": ...}\` or \`{"success": false, "error": {"code", "message", "details"?, "retryAfter"?}}\`.
-Honour \`Retry-After\`; back off on 429, 502 and 503; never retry 400 or 402 unchanged (402 means top up).
+Honour \`Retry-After\`; back off on 429, 502 and 503; never retry 400 or 402 unchanged. A 402 says which way out applies:
+\`INSUFFICIENT_CREDITS\` means top up; \`SUBSCRIPTION_REQUIRED\` means start the free trial or choose a plan at the
+URL its message names; \`PLAN_LIMIT_REACHED\` and \`SEAT_LIMIT_REACHED\` mean upgrade the plan or free a place.
 To retry a call after a timeout without paying twice, send the same \`Idempotency-Key\` header (a new UUID per
 call; over MCP \`_meta.idempotency_key\`) with each attempt: a retry within 24 hours gets the first success
 again, uncharged, with \`meta.replayed: true\`.

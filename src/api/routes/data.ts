@@ -5,6 +5,7 @@ import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../core/idempotency';
 import { type Call, execute } from '../../core/pipeline';
+import { unreadableJsonBody } from '../../core/request-body';
 import { ensureServing } from '../../core/platform-switches';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
@@ -77,7 +78,7 @@ async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
-    throw ApiError.validation([{ field: 'body', location: 'body', message: 'Malformed JSON in request body.' }]);
+    throw unreadableJsonBody(c.req.header('content-type'));
   }
 }
 

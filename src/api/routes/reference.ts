@@ -24,21 +24,21 @@ export function registerReference(app: OpenAPIHono<AppEnv>) {
     const key = JSON.stringify([urls.base, urls.tools, urls.app]);
     let text = documents.get(key);
     if (text === undefined) {
-      text = JSON.stringify(documentOf(app, urls));
+      text = JSON.stringify(documentOf(app, urls, c.env.BUILD_ID ?? 'dev'));
       documents.set(key, text);
     }
     return c.body(text, 200, { 'content-type': 'application/json; charset=utf-8' });
   });
 }
 
-function documentOf(app: OpenAPIHono<AppEnv>, urls: PublicUrls): Document {
+function documentOf(app: OpenAPIHono<AppEnv>, urls: PublicUrls, build: string): Document {
   const document = withoutUntypedNullable(
     app.getOpenAPIDocument({
       openapi: '3.0.0',
       info: {
         title: 'Sluice API',
         version: '1.0.0',
-        description: `Unified data API: web, SEO, model answers, social-platform and lead data behind one workspace key. Build ${packageJson.version}.`,
+        description: `Unified data API: web, SEO, model answers, social-platform and lead data behind one workspace key. Version ${packageJson.version}, build ${build} (as \`/health\` reports it).`,
         license: { name: 'Proprietary', url: `${urls.app}/terms` },
       },
       servers: [{ url: urls.base, description: 'REST API' }],

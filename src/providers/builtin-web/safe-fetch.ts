@@ -73,10 +73,12 @@ export class SafeFetcher {
 
   /** Throws 400 VALIDATION_ERROR on `field` unless the URL is a public http(s) target (or an allowed private one). */
   async assertPublic(url: URL, field = 'url', redirectedFrom?: string): Promise<void> {
-    const refuse = (reason: string) => refusal(field, url, reason, redirectedFrom);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse(`not an http(s) URL (${url.protocol.replace(/:$/, '')})`);
-    if (url.username || url.password) throw refuse('a URL with a user name or password, which is never fetched');
-    if (this.context.settings.allowedPrivateHosts.has(hostPortOf(url))) return;
+    const { allowedPrivateHosts, allowanceSetting } = this.context.settings;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refusal(field, url, `not an http(s) URL (${url.protocol.replace(/:$/, '')})`, redirectedFrom);
+    if (url.username || url.password) throw refusal(field, url, 'a URL with a user name or password, which is never fetched', redirectedFrom);
+    if (allowedPrivateHosts.has(hostPortOf(url))) return;
+    // A private address may be one the operator means to reach (a local test site): say how to allow it.
+    const refuse = (reason: string) => refusal(field, url, reason, redirectedFrom, `${allowanceSetting} (exact host:port pairs; set by the operator of this installation)`);
 
     const hostname = url.hostname.replace(/\.$/, '');
     if (isIpLiteral(hostname)) {
@@ -212,9 +214,9 @@ export function parseTarget(text: string, field = 'url'): URL {
   }
 }
 
-function refusal(field: string, url: URL, reason: string, redirectedFrom: string | undefined): ApiError {
+function refusal(field: string, url: URL, reason: string, redirectedFrom: string | undefined, allowance?: string): ApiError {
   const what = redirectedFrom ? `${redirectedFrom} redirects to ${url.href}, which is ${reason}` : `${url.href} is ${reason}`;
-  const message = `Only public http(s) addresses are fetched: ${what}.`;
+  const message = `Only public http(s) addresses are fetched: ${what}.${allowance ? ` Private hosts are fetched only when listed in ${allowance}.` : ''}`;
   return ApiError.validation([{ field, location: 'body', message }], message);
 }
 

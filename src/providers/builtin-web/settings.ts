@@ -6,6 +6,8 @@ export interface BuiltinWebSettings {
   dnsUrl: string;
   /** `host:port` pairs (lower case, IPv6 in brackets) that may be fetched although they are private. */
   allowedPrivateHosts: ReadonlySet<string>;
+  /** The setting those pairs come from, named when a private address is refused. */
+  allowanceSetting: PrivateHostsSetting;
   userAgent: string;
   mobileUserAgent: string;
 }
@@ -15,14 +17,21 @@ export const DEFAULT_DNS_URL = 'https://cloudflare-dns.com/dns-query';
 /** The crawler's name: what robots.txt groups are matched against. */
 export const CRAWLER_TOKEN = 'SluiceBot';
 
-export function builtinWebSettings(env: Env): BuiltinWebSettings {
+/**
+ * Each purpose has its own allow-list, so a local scrape allowance never widens where events may be sent:
+ * the scraper's for pages, webhooks' for event deliveries.
+ */
+export type PrivateHostsSetting = 'SCRAPE_ALLOW_PRIVATE_HOSTS' | 'WEBHOOK_ALLOW_PRIVATE_HOSTS';
+
+export function builtinWebSettings(env: Env, allowanceSetting: PrivateHostsSetting = 'SCRAPE_ALLOW_PRIVATE_HOSTS'): BuiltinWebSettings {
   // Read by name: these settings join the SETTINGS list when the provider is wired in.
   const values = env as unknown as Partial<Record<string, string>>;
   const infoUrl = values.SCRAPE_CRAWLER_INFO_URL || `${(values.BASE_URL ?? '').replace(/\/+$/, '')}/docs`;
   const identity = `compatible; ${CRAWLER_TOKEN}/1.0; +${infoUrl}`;
   return {
     dnsUrl: values.SCRAPE_DNS_URL || DEFAULT_DNS_URL,
-    allowedPrivateHosts: parseAllowedHosts(values.SCRAPE_ALLOW_PRIVATE_HOSTS),
+    allowedPrivateHosts: parseAllowedHosts(values[allowanceSetting]),
+    allowanceSetting,
     userAgent: `Mozilla/5.0 (${identity})`,
     // Sites choose their mobile layout from "Mobile" and a handset platform in the agent string.
     mobileUserAgent: `Mozilla/5.0 (Linux; Android 14; Mobile; ${identity}) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36`,
