@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where to start: links to the docs, the OpenAPI document, llms.txt and the catalog
+         * @description A browser (`Accept: text/html`) is sent to `/docs` with a 302; any other client gets this index.
+         */
+        get: operations["getIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -2275,13 +2295,30 @@ export interface components {
          * @example 0f8fad5b-d9cb-469f-a165-70867728950e
          */
         IdempotencyKey: string;
-        Health: {
+        ApiIndex: {
             /** @enum {string} */
-            status: "ok";
-            /** @example 1.0.0 */
+            name: "Sluice API";
             version: string;
-            /** @description The build served (commit), or "dev" locally. */
+            /** @description The build served, as `/health` reports it. */
             build: string;
+            links: {
+                /** @description The API reference, for people. */
+                docs: string;
+                /** @description The OpenAPI document, for programs. */
+                openapi: string;
+                /** @description An index of the docs and every operation, for agents. */
+                llmsTxt: string;
+                /** @description Setup instructions an AI agent can follow. */
+                agentSetup: string;
+                /** @description The catalog of sources, operations and prices (no key needed). */
+                platforms: string;
+                plans: string;
+                health: string;
+                /** @description The MCP endpoint (Streamable HTTP; OAuth or a workspace MCP token). */
+                mcp: string;
+                /** @description Where a person signs up and makes a key. */
+                signup: string;
+            };
         };
         ErrorEnvelope: {
             /** @enum {boolean} */
@@ -2318,6 +2355,14 @@ export interface components {
             /** @enum {string} */
             location: "query" | "path" | "body" | "header";
             message: string;
+        };
+        Health: {
+            /** @enum {string} */
+            status: "ok";
+            /** @example 1.0.0 */
+            version: string;
+            /** @description The build served (commit), or "dev" locally. */
+            build: string;
         };
         Platform: {
             /** @example linkedin */
@@ -2861,6 +2906,102 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Links to everything a client starts from. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "name": "Sluice API",
+                     *         "version": "1.0.0",
+                     *         "build": "73d9219",
+                     *         "links": {
+                     *           "docs": "http://127.0.0.1:8787/docs",
+                     *           "openapi": "http://127.0.0.1:8787/openapi.json",
+                     *           "llmsTxt": "http://127.0.0.1:8787/llms.txt",
+                     *           "agentSetup": "http://127.0.0.1:8787/agent-setup/prompt.md",
+                     *           "platforms": "http://127.0.0.1:8787/v1/platforms",
+                     *           "plans": "http://127.0.0.1:8787/v1/plans",
+                     *           "health": "http://127.0.0.1:8787/health",
+                     *           "mcp": "http://127.0.0.1:8788/mcp",
+                     *           "signup": "http://127.0.0.1:8789/signup"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ApiIndex"];
+                    };
+                };
+            };
+            /** @description A browser is sent to the API reference at `/docs`. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -2904,7 +3045,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -4322,7 +4463,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -4586,7 +4727,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -4772,7 +4913,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -4840,7 +4981,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -4922,7 +5063,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -5081,7 +5222,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -5207,7 +5348,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -5342,7 +5483,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -5501,7 +5642,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -5637,7 +5778,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -5790,7 +5931,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -5963,7 +6104,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -6109,7 +6250,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -6269,7 +6410,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -6443,7 +6584,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -6636,7 +6777,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -6826,7 +6967,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -7036,7 +7177,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -7353,7 +7494,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -7710,7 +7851,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -8035,7 +8176,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -8399,7 +8540,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -8805,7 +8946,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -9172,7 +9313,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -9594,7 +9735,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -9998,7 +10139,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -10454,7 +10595,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -10804,7 +10945,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -11180,7 +11321,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -11510,7 +11651,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -11876,7 +12017,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -12232,7 +12373,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -12625,7 +12766,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -12981,7 +13122,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -13327,7 +13468,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -13683,7 +13824,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -14014,7 +14155,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -14303,7 +14444,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -14579,7 +14720,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -14855,7 +14996,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -15153,7 +15294,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -15451,7 +15592,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -15740,7 +15881,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -16020,7 +16161,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -16322,7 +16463,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -16600,7 +16741,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -16886,7 +17027,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -17168,7 +17309,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -17451,7 +17592,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -17714,7 +17855,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -18021,7 +18162,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -18325,7 +18466,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -18625,7 +18766,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -18927,7 +19068,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -19228,7 +19369,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -19533,7 +19674,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -19824,7 +19965,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -20115,7 +20256,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -20411,7 +20552,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -20693,7 +20834,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -20994,7 +21135,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -21269,7 +21410,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -21565,7 +21706,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -21845,7 +21986,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -22145,7 +22286,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -22441,7 +22582,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -22737,7 +22878,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -23023,7 +23164,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -23319,7 +23460,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -23614,7 +23755,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -23898,7 +24039,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -24204,7 +24345,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -24535,7 +24676,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -24829,7 +24970,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -25111,7 +25252,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -25409,7 +25550,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -25707,7 +25848,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -25990,7 +26131,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -26284,7 +26425,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -26555,7 +26696,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -26826,7 +26967,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -27122,7 +27263,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -27411,7 +27552,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -27697,7 +27838,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -27994,7 +28135,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -28281,7 +28422,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -28574,7 +28715,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -28856,7 +28997,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -29152,7 +29293,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -29438,7 +29579,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -29728,7 +29869,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -30009,7 +30150,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -30299,7 +30440,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -30607,7 +30748,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -30900,7 +31041,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -31201,7 +31342,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -31513,7 +31654,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -31833,7 +31974,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -32130,7 +32271,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -32420,7 +32561,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -32705,7 +32846,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -33022,7 +33163,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -33312,7 +33453,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -33629,7 +33770,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -33921,7 +34062,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -34242,7 +34383,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -34498,7 +34639,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -34647,7 +34788,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -34958,7 +35099,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
@@ -35259,7 +35400,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid request: check body url.",
+                     *         "message": "Invalid body field url: Required.",
                      *         "details": [
                      *           {
                      *             "field": "url",
