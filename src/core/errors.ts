@@ -27,8 +27,8 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-/** `header`: only the Idempotency-Key header, which the spec's three locations predate. */
-export const ErrorLocation = z.enum(['query', 'path', 'body', 'header']);
+/** The spec's three locations; a request header (only Idempotency-Key is validated) is reported as `query`, see idempotency.ts. */
+export const ErrorLocation = z.enum(['query', 'path', 'body']);
 export type ErrorLocation = z.infer<typeof ErrorLocation>;
 
 /** One offending field of a refused request. */
@@ -48,6 +48,9 @@ interface ApiErrorOptions {
   extra?: Record<string, unknown>;
 }
 
+/** Seconds a client is told to wait after a 502 that names no wait of its own. */
+export const UPSTREAM_RETRY_AFTER_S = 5;
+
 /** An error that knows its own code and status; the envelope turns it into a response in one place. */
 export class ApiError extends Error {
   readonly code: ErrorCode;
@@ -64,7 +67,9 @@ export class ApiError extends Error {
     this.code = code;
     this.status = options.status ?? ERROR_STATUS[code];
     this.details = options.details;
-    this.retryAfter = options.retryAfter === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfter));
+    // A 502 is an upstream that failed this time: waiting is the right move, so it always says how long.
+    const retryAfter = options.retryAfter ?? (this.status === 502 ? UPSTREAM_RETRY_AFTER_S : undefined);
+    this.retryAfter = retryAfter === undefined ? undefined : Math.max(1, Math.ceil(retryAfter));
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
   }

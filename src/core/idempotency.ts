@@ -26,8 +26,12 @@ export interface SentIdempotencyKey {
   location: ErrorLocation;
 }
 
+/**
+ * The spec's `details[].location` is query, path or body: a header is none of them, so it is reported as
+ * `query` (the request's own metadata, not its content), under the header's name, which no query field has.
+ */
 export function idempotencyKeyFromHeader(value: string | undefined): SentIdempotencyKey | undefined {
-  return value === undefined ? undefined : { value, field: IDEMPOTENCY_KEY_HEADER, location: 'header' };
+  return value === undefined ? undefined : { value, field: IDEMPOTENCY_KEY_HEADER, location: 'query' };
 }
 
 /** From a tool call's `_meta`: MCP has no request headers of its own per call. */

@@ -58,20 +58,11 @@ const format = z.union([z.enum(FORMAT_PRESETS), formatObject], {
 });
 
 const formats = z.array(format).openapi({
-  description: 'String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (needs markdown).',
+  description: 'String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).',
   example: ['markdown', 'links'],
 });
 
 type Format = z.infer<typeof format>;
-
-/** Firecrawl compares markdown between scrapes, so change tracking without markdown has nothing to compare. */
-function changeTrackingNeedsMarkdown(entries: unknown, context: z.core.$RefinementCtx, path: PropertyKey[]) {
-  if (!Array.isArray(entries)) return;
-  const tracks = entries.some((entry) => typeof entry === 'object' && entry !== null && (entry as { type?: unknown }).type === 'changeTracking');
-  if (tracks && !entries.includes('markdown')) {
-    context.addIssue({ code: 'custom', path, message: 'The changeTracking format needs the markdown format too.' });
-  }
-}
 
 /** Cross-field rules run even when another field is wrong too, so one refusal names every offending field. */
 const evenBesideOtherFaults = { when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null };
@@ -104,8 +95,7 @@ const scrapeInput = z
       .openapi({ description: 'PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64.' }),
     proxy: z.enum(['basic', 'enhanced', 'auto']).default('auto').openapi({ description: 'auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.' }),
     location: location.optional(),
-  })
-  .superRefine((input, context) => changeTrackingNeedsMarkdown(input.formats, context, ['formats']), evenBesideOtherFaults);
+  });
 
 const SOURCE_TYPES = ['web', 'news', 'images'] as const;
 const source = z.union([z.enum(SOURCE_TYPES), z.strictObject({ type: z.enum(SOURCE_TYPES) })], {
@@ -138,7 +128,6 @@ const searchInput = z
     if (input.includeDomains && input.excludeDomains) {
       context.addIssue({ code: 'custom', path: ['excludeDomains'], message: 'includeDomains and excludeDomains are mutually exclusive; send one of them.' });
     }
-    changeTrackingNeedsMarkdown(input.scrapeOptions?.formats, context, ['scrapeOptions', 'formats']);
   }, evenBesideOtherFaults);
 
 const mapInput = z.strictObject({

@@ -24,12 +24,18 @@ interface FirecrawlAnswer {
 
 export async function firecrawlScrape(input: ScrapeInput, context: ProviderContext): Promise<ProviderResult> {
   const answer = await post('v2/scrape', scrapeBody(input), context);
-  return { data: { result: [objectOr(answer.data, 'a page')] } };
+  const page = objectOr(answer.data, 'a page') as Record<string, unknown>;
+  if (markdownOnlyForTracking(input.formats)) delete page.markdown;
+  return { data: { result: [page] } };
 }
 
 export async function firecrawlSearch(input: SearchInput, context: ProviderContext): Promise<ProviderResult> {
   const answer = await post('v2/search', searchBody(input), context);
-  return { data: { result: [objectOr(answer.data, 'search results')] } };
+  const results = objectOr(answer.data, 'search results') as Record<string, unknown>;
+  if (input.scrapeOptions && markdownOnlyForTracking(input.scrapeOptions.formats)) {
+    for (const list of Object.values(results)) if (Array.isArray(list)) for (const item of list) if (typeof item === 'object' && item !== null) delete (item as { markdown?: unknown }).markdown;
+  }
+  return { data: { result: [results] } };
 }
 
 export async function firecrawlMap(input: MapInput, context: ProviderContext): Promise<ProviderResult> {
@@ -41,7 +47,7 @@ export async function firecrawlMap(input: MapInput, context: ProviderContext): P
 function scrapeBody(input: ScrapeInput) {
   return {
     url: input.url,
-    formats: input.formats,
+    formats: upstreamFormats(input.formats),
     onlyMainContent: input.onlyMainContent,
     includeTags: input.includeTags,
     excludeTags: input.excludeTags,
@@ -53,6 +59,17 @@ function scrapeBody(input: ScrapeInput) {
     proxy: input.proxy,
     location: locationOf(input.location),
   };
+}
+
+type Formats = ScrapeInput['formats'];
+
+/** Change tracking alone: Firecrawl compares Markdown, so it is asked for, and left out of the answer. */
+function markdownOnlyForTracking(formats: Formats): boolean {
+  return formats.some((format) => typeof format === 'object' && format.type === 'changeTracking') && !formats.includes('markdown');
+}
+
+function upstreamFormats(formats: Formats): Formats {
+  return markdownOnlyForTracking(formats) ? [...formats, 'markdown'] : formats;
 }
 
 function searchBody(input: SearchInput) {
@@ -67,7 +84,7 @@ function searchBody(input: SearchInput) {
     includeDomains: input.includeDomains,
     excludeDomains: input.excludeDomains,
     timeout: input.timeout,
-    scrapeOptions: input.scrapeOptions && { formats: input.scrapeOptions.formats, onlyMainContent: input.scrapeOptions.onlyMainContent },
+    scrapeOptions: input.scrapeOptions && { formats: upstreamFormats(input.scrapeOptions.formats), onlyMainContent: input.scrapeOptions.onlyMainContent },
   };
 }
 

@@ -192,7 +192,7 @@ describe('Idempotency-Key on metered calls', () => {
     expect(response.status).toBe(400);
     const { error } = await json(response);
     expect(error.code).toBe('VALIDATION_ERROR');
-    expect(error.details).toEqual([{ field: 'Idempotency-Key', location: 'header', message: 'Must be 1 to 255 printable ASCII characters.' }]);
+    expect(error.details).toEqual([{ field: 'Idempotency-Key', location: 'query', message: 'Must be 1 to 255 printable ASCII characters.' }]);
     expect(upstream.calls).toBe(0);
     expect(await charges(account.organizationId)).toBe(0);
   });

@@ -88,6 +88,18 @@ describe('POST /scrape', () => {
     expect((await lastReceivedBy('/v2/scrape', url))?.body).toEqual({ ...request, location: { country: 'DE', languages: ['de-DE', 'en'] } });
   });
 
+  it('tracks changes without markdown in formats: Firecrawl is asked for the Markdown it compares, and the answer has only what was asked', async () => {
+    const account = await funded(10, 'payg');
+    const url = pageUrl();
+    const response = await tool(account.key, '/scrape', { url, formats: ['html', { type: 'changeTracking' }] });
+    expect(response.status).toBe(200);
+    const [page] = (await json(response)).data.result;
+    expect(page.changeTracking).toMatchObject({ changeStatus: 'new' });
+    expect(page.html).toEqual(expect.any(String));
+    expect(page).not.toHaveProperty('markdown');
+    expect((await lastReceivedBy('/v2/scrape', url))?.body).toMatchObject({ formats: ['html', { type: 'changeTracking' }, 'markdown'] });
+  });
+
   describe('price: a page is 0.1 cents; LLM extraction and the enhanced proxy cost 0.4 cents more each', () => {
     it.each([
       ['markdown only', { formats: ['markdown'] }, 0.1],

@@ -35,6 +35,11 @@ describe('Firecrawl failures: each class answers its code and status, billed zer
     const { error } = await json(response);
     expect(error.code).toBe(code);
     expect(error.message).toMatch(message);
+    // An upstream that failed may answer a little later: the spec's "back off" is said with a wait.
+    if (status === 502) {
+      expect(error.retryAfter).toBeGreaterThan(0);
+      expect(response.headers.get('retry-after')).toBe(String(error.retryAfter));
+    }
     await expectReleasedUncharged(account.organizationId, 10);
   });
 

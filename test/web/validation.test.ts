@@ -19,7 +19,6 @@ const SCRAPE: Refusal[] = [
   ['a screenshot quality of 101', { url, formats: [{ type: 'screenshot', quality: 101 }] }, ['formats[0].quality']],
   ['a fractional screenshot quality', { url, formats: [{ type: 'screenshot', quality: 50.5 }] }, ['formats[0]'], /^quality: expected int/],
   ['an unknown changeTracking mode', { url, formats: ['markdown', { type: 'changeTracking', modes: ['word-diff'] }] }, ['formats[1]'], /^modes\[0\]: Invalid option/],
-  ['changeTracking without markdown', { url, formats: ['html', { type: 'changeTracking' }] }, ['formats'], /needs the markdown format/],
   ['formats that is not an array', { url, formats: 'markdown' }, ['formats']],
   ['onlyMainContent that is not a boolean', { url, onlyMainContent: 'yes' }, ['onlyMainContent']],
   ['includeTags that is not an array', { url, includeTags: 'article' }, ['includeTags']],
@@ -40,7 +39,6 @@ const SCRAPE: Refusal[] = [
   ['an unknown location field', { url, location: { country: 'US', city: 'Denver' } }, ['location.city']],
   ['an unknown field', { url, actions: [] }, ['actions']],
   ['several faults at once', { url: 'acme', timeout: 1, proxy: 'any', colour: 'red' }, ['colour', 'proxy', 'timeout', 'url']],
-  ['changeTracking without markdown beside a fault of type', { url, mobile: 'yes', formats: [{ type: 'changeTracking' }] }, ['formats', 'mobile']],
   ['a body that is not an object', [url] as unknown as Record<string, unknown>, ['body']],
 ];
 
@@ -67,7 +65,6 @@ const SEARCH: Refusal[] = [
   ['a timeout under 1000 ms', { query, timeout: 999 }, ['timeout']],
   ['an unknown scrapeOptions format', { query, scrapeOptions: { formats: ['pdf'] } }, ['scrapeOptions.formats[0]']],
   ['an unknown scrapeOptions field', { query, scrapeOptions: { proxy: 'enhanced' } }, ['scrapeOptions.proxy']],
-  ['scrapeOptions changeTracking without markdown', { query, scrapeOptions: { formats: [{ type: 'changeTracking' }] } }, ['scrapeOptions.formats']],
   ['an unknown field', { query, safe: true }, ['safe']],
   ['a body of null', null as unknown as Record<string, unknown>, ['body']],
   ['several faults at once', { query, limit: 0, includeDomains: ['acme.example'], excludeDomains: ['b.example'], page: 2 }, ['excludeDomains', 'limit', 'page']],
