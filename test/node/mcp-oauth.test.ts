@@ -108,7 +108,7 @@ describe('a strict OAuth client (oauth4webapi) against npm start', () => {
   let client: oauth.Client;
   const resource = () => `${origin}/mcp`;
 
-  async function authorize(decision: 'Allow' | 'Deny', shot?: string) {
+  async function authorizationRequest() {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint!);
@@ -122,6 +122,11 @@ describe('a strict OAuth client (oauth4webapi) against npm start', () => {
       resource: resource(),
       scope: 'mcp',
     }).toString();
+    return { verifier, state, url };
+  }
+
+  async function authorize(decision: 'Allow' | 'Deny', shot?: string) {
+    const { verifier, state, url } = await authorizationRequest();
     return { verifier, state, received: await consent(url, decision, shot) };
   }
 
@@ -202,6 +207,48 @@ describe('a strict OAuth client (oauth4webapi) against npm start', () => {
     const { state, received } = await authorize('Deny');
     expect(Object.fromEntries(received.searchParams)).toMatchObject({ error: 'access_denied', state, iss: origin });
     expect(() => oauth.validateAuthResponse(as, client, received, state)).toThrow(oauth.AuthorizationResponseError);
+  });
+
+  it('keeps the request through sign-up: a new person sees the client named, signs up, starts the trial at consent and allows', async () => {
+    const { verifier, state, url } = await authorizationRequest();
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const newcomer = await watchedPage(context);
+    const { page } = newcomer;
+    const received = callback();
+    await page.goto(url.href);
+    await page.waitForURL(/\/signin\?next=/);
+    const named = `to connect Strict test client, which will receive access at ${new URL(callbackUrl).host}`;
+    expect(await page.getByText(`Sign in ${named}`).isVisible()).toBe(true);
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await page.waitForURL(/\/signup\?next=/);
+    expect(await page.getByText(`Create an account ${named}`).isVisible()).toBe(true);
+    await screenshot(page, 'oauth-signup-phone');
+    await page.getByLabel('Your name').fill('Grace Hopper');
+    await page.getByLabel('Email').fill('grace@example.com');
+    await page.getByLabel('Password').fill('another long passphrase');
+    await page.getByRole('button', { name: 'Create account' }).click();
+
+    // A new organization has no plan: the consent page says so and offers the trial.
+    await page.waitForURL(/\/oauth\/consent\?request=/);
+    const notice = page.getByText('This organization has no plan yet');
+    await expect.poll(() => notice.isVisible()).toBe(true);
+    await screenshot(page, 'oauth-consent-no-plan-phone');
+    await page.setViewportSize({ width: 1100, height: 800 });
+    await screenshot(page, 'oauth-consent-no-plan');
+    await page.getByRole('button', { name: 'Start free trial' }).click();
+    await expect.poll(() => notice.count()).toBe(0);
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL((address) => address.href.startsWith(callbackUrl));
+
+    const tokens = await exchange(await received, state, verifier);
+    // On the trial, a metered tool works (without a plan it would answer 402 SUBSCRIPTION_REQUIRED).
+    const call = await rpc('/mcp', tokens.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'trial.example' } } });
+    expect(call.status).toBe(200);
+    const answer = (await call.json()) as { result?: { isError?: boolean } };
+    expect(answer.result).toBeDefined();
+    expect(answer.result!.isError).toBeFalsy();
+    expect(newcomer.problems).toEqual([]);
+    await context.close();
   });
 
   it('refuses plain PKCE and a redirect URI the client did not register', async () => {

@@ -1,5 +1,41 @@
+import type { Hono } from 'hono';
 import type { Child, FC } from 'hono/jsx';
+import { safeNextPath } from '../auth/next-path';
+import { readSession } from '../auth/sessions';
+import type { DashboardEnv } from '../context';
+import { type ConsentRequest, consentRequestAt } from './consent';
 import { Document, Field, Logo } from './layout';
+
+/**
+ * Sign-in and sign-up, each with the page to go to afterwards (`?next=`, a path of this site) carried
+ * through both and through the links between them: an MCP client's consent request, an invitation.
+ */
+export function registerAuthPages(app: Hono<DashboardEnv>) {
+  for (const [path, View] of [
+    ['/signin', SignInPage],
+    ['/signup', SignUpPage],
+  ] as const) {
+    app.get(path, async (c) => {
+      const asked = new URL(c.req.url).searchParams.get('next');
+      const next = safeNextPath(asked);
+      // The page's script also reads ?next= from the address bar: one that is not ours never stays there.
+      if (asked !== null && next === null) return c.redirect(path, 303);
+      if (await readSession(c)) return c.redirect(next ?? '/', 303);
+      const connecting = next ? await consentRequestAt(c.env, next) : undefined;
+      return c.html(<View next={next} connecting={connecting} />, 200, { 'cache-control': 'no-store' });
+    });
+  }
+}
+
+interface AuthPageProps {
+  next: string | null;
+  /** The MCP client waiting on the consent page `next` leads to, while its request is pending. */
+  connecting: ConsentRequest | undefined;
+}
+
+function withNext(path: string, next: string | null): string {
+  return next ? `${path}?next=${encodeURIComponent(next)}` : path;
+}
 
 const AuthShell: FC<{ title: string; lede: string; children: Child; foot: Child }> = ({ title, lede, children, foot }) => (
   <Document title={title}>
@@ -19,17 +55,25 @@ const AuthShell: FC<{ title: string; lede: string; children: Child; foot: Child 
   </Document>
 );
 
-export const SignUpPage: FC = () => (
+const Connecting: FC<{ request: ConsentRequest | undefined; action: string }> = ({ request, action }) =>
+  request ? (
+    <p class="notice info small" data-connecting>
+      {action} to connect <strong>{request.clientName}</strong>, which will receive access at <code>{request.redirectHost}</code>. You choose whether to allow it next.
+    </p>
+  ) : null;
+
+const SignUpPage: FC<AuthPageProps> = ({ next, connecting }) => (
   <AuthShell
     title="Create your account"
     lede="One key for web, SEO, model-answer, social and lead data. You get an organization and a workspace to start."
     foot={
       <>
-        Already have an account? <a href="/signin">Sign in</a>
+        Already have an account? <a href={withNext('/signin', next)}>Sign in</a>
       </>
     }
   >
-    <form class="stack" data-api="/api/auth/sign-up" data-then="go:/" novalidate>
+    <Connecting request={connecting} action="Create an account" />
+    <form class="stack" data-api="/api/auth/sign-up" data-then={`go:${next ?? '/'}`} novalidate>
       <p class="form-error" role="alert"></p>
       <Field name="name" label="Your name" autocomplete="name" maxlength={100} />
       <Field name="email" label="Email" type="email" autocomplete="email" />
@@ -39,17 +83,18 @@ export const SignUpPage: FC = () => (
   </AuthShell>
 );
 
-export const SignInPage: FC = () => (
+const SignInPage: FC<AuthPageProps> = ({ next, connecting }) => (
   <AuthShell
     title="Sign in"
     lede="Welcome back."
     foot={
       <>
-        New to Sluice? <a href="/signup">Create an account</a>
+        New to Sluice? <a href={withNext('/signup', next)}>Create an account</a>
       </>
     }
   >
-    <form class="stack" data-api="/api/auth/sign-in" data-then="go:/" novalidate>
+    <Connecting request={connecting} action="Sign in" />
+    <form class="stack" data-api="/api/auth/sign-in" data-then={`go:${next ?? '/'}`} novalidate>
       <p class="form-error" role="alert"></p>
       <Field name="email" label="Email" type="email" autocomplete="username" />
       <Field name="password" label="Password" type="password" autocomplete="current-password" />

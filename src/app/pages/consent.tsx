@@ -1,10 +1,15 @@
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
+import type { Env } from '../../core/config';
+import { PLAN_TABLE } from '../../core/plans';
 import { describeAuthorization, type PendingAuthorization } from '../../mcp/oauth/authorization';
 import { readSession } from '../auth/sessions';
 import type { DashboardEnv } from '../context';
-import { type MembershipSummary, membershipsOf } from '../members';
-import { Document, Logo } from './layout';
+import { canManage, type MembershipSummary, membershipsOf } from '../members';
+import { TRIAL, trialState } from '../trial';
+import { Document, formatCents, Logo } from './layout';
+
+const CONSENT_PATH = '/oauth/consent';
 
 /**
  * The consent page an MCP client's /oauth/authorize leads to: who is asking (and whether its name is
@@ -12,18 +17,42 @@ import { Document, Logo } from './layout';
  * Deny. The decision goes to POST /api/oauth/consent, which answers where the browser goes next.
  */
 export function registerConsentPage(app: Hono<DashboardEnv>) {
-  app.get('/oauth/consent', async (c) => {
+  app.get(CONSENT_PATH, async (c) => {
     const session = await readSession(c);
     const handle = c.req.query('request') ?? '';
-    if (!session) return c.redirect(`/signin?next=${encodeURIComponent(`/oauth/consent?request=${handle}`)}`, 303);
+    if (!session) return c.redirect(`/signin?next=${encodeURIComponent(`${CONSENT_PATH}?request=${handle}`)}`, 303);
     const pending = await describeAuthorization(c.env, handle);
     if (!pending) return expired(c);
-    const workspaces = (await membershipsOf(c.env.DB, session.user.id)).flatMap((organization) =>
-      organization.workspaces.map((workspace) => ({ ...workspace, organizationName: organization.name })),
+    const organizations = await membershipsOf(c.env.DB, session.user.id);
+    const workspaces = organizations.flatMap((organization) =>
+      organization.workspaces.map((workspace) => ({ ...workspace, organizationName: organization.name, hasPlan: organization.plan !== null })),
     );
     const allowed = pending.serverWorkspaceId === null ? workspaces : workspaces.filter((workspace) => workspace.id === pending.serverWorkspaceId);
-    return c.html(<ConsentPage pending={pending} handle={handle} workspaces={allowed} email={session.user.email} />, 200, { 'cache-control': 'no-store' });
+    const unplanned = await Promise.all(
+      organizations
+        .filter((organization) => organization.plan === null && allowed.some((workspace) => workspace.organizationId === organization.id))
+        .map(async (organization) => ({
+          ...organization,
+          workspaceId: allowed.find((workspace) => workspace.organizationId === organization.id)!.id,
+          trialAvailable: (await trialState(c.env.DB, organization.id)).available,
+        })),
+    );
+    return c.html(<ConsentPage pending={pending} handle={handle} workspaces={allowed} unplanned={unplanned} email={session.user.email} />, 200, { 'cache-control': 'no-store' });
   });
+}
+
+/** Who is waiting on a consent request: what the sign-in and sign-up pages say when they lead to one. */
+export interface ConsentRequest {
+  clientName: string;
+  redirectHost: string;
+}
+
+/** The pending request a path of this site names, when the path is this page's; undefined otherwise, or once the request is gone. */
+export async function consentRequestAt(env: Env, path: string): Promise<ConsentRequest | undefined> {
+  const url = new URL(path, 'https://dashboard.invalid');
+  if (url.pathname !== CONSENT_PATH) return undefined;
+  const pending = await describeAuthorization(env, url.searchParams.get('request') ?? '');
+  return pending && { clientName: pending.client.name, redirectHost: pending.redirectHost };
 }
 
 function expired(c: Context<DashboardEnv>) {
@@ -39,11 +68,50 @@ function expired(c: Context<DashboardEnv>) {
   );
 }
 
-type WorkspaceChoice = MembershipSummary['workspaces'][number] & { organizationName: string };
+type WorkspaceChoice = MembershipSummary['workspaces'][number] & { organizationName: string; hasPlan: boolean };
 
-const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspaces: WorkspaceChoice[]; email: string }> = ({ pending, handle, workspaces, email }) => {
+/** An organization on offer here without a plan: the client could connect, but every tool call would answer 402. */
+type Unplanned = MembershipSummary & { workspaceId: string; trialAvailable: boolean };
+
+const NoPlanNotice: FC<{ organization: Unplanned; named: boolean }> = ({ organization, named }) => {
+  const trial = PLAN_TABLE[TRIAL.plan];
+  const canStart = organization.trialAvailable && canManage(organization.role);
+  return (
+    <div class="notice warn small" role="status">
+      <strong>{named ? `${organization.name} has no plan yet` : 'This organization has no plan yet'}</strong>
+      {canStart ? (
+        <>
+          : start the free trial, the {trial.name} plan with {formatCents(trial.allowanceCents)} of credit for {TRIAL.days} days.
+        </>
+      ) : (
+        <>
+          : see{' '}
+          <a href={`/w/${organization.workspaceId}/plans`} target="_blank" rel="noopener">
+            Plans
+          </a>{' '}
+          (in a new tab){organization.trialAvailable ? '; owners and admins can start the free trial.' : '; its free trial was used.'}
+        </>
+      )}{' '}
+      You can allow now, but until it has a plan every tool call answers 402 <code>SUBSCRIPTION_REQUIRED</code>.{' '}
+      {canStart ? (
+        <button type="button" class="small" data-api={`/api/organizations/${organization.id}/trial`} data-then="reload">
+          Start free trial
+        </button>
+      ) : null}
+    </div>
+  );
+};
+
+const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspaces: WorkspaceChoice[]; unplanned: Unplanned[]; email: string }> = ({
+  pending,
+  handle,
+  workspaces,
+  unplanned,
+  email,
+}) => {
   const { client } = pending;
   const single = workspaces.length === 1 ? workspaces[0] : undefined;
+  const oneOrganization = new Set(workspaces.map((workspace) => workspace.organizationId)).size === 1;
   return (
     <Document title={`Connect ${client.name}`}>
       <main class="auth">
@@ -79,6 +147,9 @@ const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspace
             {workspaces.length === 0 ? (
               <p class="notice warn">You are not a member of the workspace this MCP server belongs to, so you cannot connect it.</p>
             ) : null}
+            {unplanned.map((organization) => (
+              <NoPlanNotice organization={organization} named={!oneOrganization} />
+            ))}
             <form class="stack" data-api="/api/oauth/consent" data-then="oauth-redirect">
               <input type="hidden" name="request" value={handle} />
               {single ? (
@@ -91,7 +162,7 @@ const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspace
                   <label for="field-workspaceId">Workspace it acts for</label>
                   <select id="field-workspaceId" name="workspaceId">
                     {workspaces.map((workspace) => (
-                      <option value={workspace.id}>{`${workspace.name} (${workspace.organizationName})`}</option>
+                      <option value={workspace.id}>{`${workspace.name} (${workspace.organizationName}${workspace.hasPlan ? '' : ', no plan'})`}</option>
                     ))}
                   </select>
                   <span class="field-error" data-field-error="workspaceId"></span>

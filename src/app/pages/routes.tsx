@@ -19,7 +19,7 @@ import { PlansPage } from './plans';
 import { listServers } from '../../mcp/custom-servers';
 import { listConnectedClients } from '../../mcp/oauth/grants';
 import { resourceUrl } from '../../mcp/oauth/resources';
-import { NotFoundPage, SignInPage, SignUpPage } from './auth';
+import { NotFoundPage, registerAuthPages } from './auth';
 import { ConnectionsPage } from './connections';
 import { DatabasesPage } from './databases';
 import { getDatabase, listDatabases } from '../../core/databases';
@@ -53,8 +53,7 @@ export function registerPages(app: Hono<DashboardEnv>) {
     return first ? c.redirect(`/w/${first.id}/keys`, 303) : c.html(<NotFoundPage signedIn />, 404);
   });
 
-  app.get('/signup', async (c) => ((await readSession(c)) ? c.redirect('/', 303) : page(c, <SignUpPage />)));
-  app.get('/signin', async (c) => ((await readSession(c)) ? c.redirect('/', 303) : page(c, <SignInPage />)));
+  registerAuthPages(app);
   registerConsentPage(app);
 
   app.get('/w/:workspaceId/:tab', async (c) => {
