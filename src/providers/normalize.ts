@@ -28,6 +28,14 @@ export const normalizeUpstream = {
     });
   },
 
+  /**
+   * A service of this installation's own (not the vendor or page asked for) cannot be reached: the spec's
+   * "a dependency is unreachable", 503. Said without a word on charges: free routes meet it too.
+   */
+  dependencyUnreachable(dependency: string, reason: string): ApiError {
+    return new ApiError('PROVIDER_UNAVAILABLE', `${dependency} could not be reached (${reason}), so nothing was fetched. Retry shortly.`, { retryAfter: 30 });
+  },
+
   failed(provider: string, reason: string): ApiError {
     return new ApiError('PROVIDER_ERROR', `${provider} failed: ${reason}. ${RETRY_ADVICE}`, { status: 502 });
   },

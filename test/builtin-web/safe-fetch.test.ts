@@ -159,7 +159,6 @@ describe('fails what cannot be fetched safely, uncharged', () => {
   it.each([
     ['no such name', 'nowhere.example.com', 'the name has no address'],
     ['a resolver SERVFAIL', 'servfail.example.com', 'DNS status 2'],
-    ['a resolver HTTP error', 'resolver-error.example.com', 'HTTP 500'],
     ['a malformed answer', 'malformed.example.com', 'malformed A record'],
   ])('fails closed on %s with 502 PROVIDER_ERROR', async (_, host, reason) => {
     const { site, fetcher } = fetcherFor();
@@ -167,9 +166,17 @@ describe('fails what cannot be fetched safely, uncharged', () => {
     expect(site.requests.every((url) => url.startsWith('https://dns.fake/'))).toBe(true);
   });
 
-  it('fails closed when the resolver cannot be reached', async () => {
+  it('fails closed on a resolver HTTP error with 503 PROVIDER_UNAVAILABLE: the resolver is ours, not the page', async () => {
+    const { site, fetcher } = fetcherFor();
+    await expect(fetcher.fetch('https://resolver-error.example.com/')).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE', status: 503, message: expect.stringContaining('HTTP 500') });
+    expect(site.requests.every((url) => url.startsWith('https://dns.fake/'))).toBe(true);
+  });
+
+  it('fails closed when the resolver cannot be reached: 503 PROVIDER_UNAVAILABLE, our own dependency, with a wait', async () => {
     const { site, fetcher } = fetcherFor({ dnsUrl: 'https://unreachable-resolver.fake/dns-query' });
-    await expect(fetcher.fetch('https://news.example.com/2026/harbour-dredging')).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 502 });
+    const refusal = fetcher.fetch('https://news.example.com/2026/harbour-dredging');
+    await expect(refusal).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE', status: 503, retryAfter: 30 });
+    await expect(refusal).rejects.toMatchObject({ message: expect.not.stringContaining('charged') });
     expect(site.requests.some((url) => url.startsWith('https://news.example.com/'))).toBe(false);
   });
 });

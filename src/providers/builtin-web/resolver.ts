@@ -12,10 +12,14 @@ interface DnsJsonAnswer {
 const RECORD_TYPES = { A: 1, AAAA: 28 } as const;
 const NO_SUCH_NAME = 3;
 
+/** What the resolver is called when it is the one that failed: this installation's own dependency. */
+const RESOLVER = 'The DNS resolver this server checks every host name with';
+
 /**
  * Resolves a host name to every A and AAAA address through a DNS-over-HTTPS JSON resolver.
- * Fails closed: a resolver that cannot be reached or answers anything but success or "no such name" fails
- * the fetch (502, not charged), and a name with no address at all fails it too.
+ * Fails closed: a resolver that cannot be reached or does not speak DNS JSON fails the fetch with 503
+ * PROVIDER_UNAVAILABLE (our dependency is down); a DNS failure of the name itself (a status other than
+ * success or "no such name", or no address at all) is the target's, 502.
  */
 export async function resolveHost(hostname: string, dnsUrl: string, fetcher: Fetcher, signal: AbortSignal): Promise<string[]> {
   const name = hostname.replace(/\.$/, '');
@@ -35,18 +39,18 @@ async function query(name: string, type: keyof typeof RECORD_TYPES, dnsUrl: stri
     response = await fetcher(url, { headers: { accept: 'application/dns-json' }, signal });
   } catch (error) {
     if (signal.aborted) throw normalizeUpstream.failed(label, 'timed out');
-    throw normalizeUpstream.failed(label, `the resolver could not be reached (${error instanceof Error ? error.message : String(error)})`);
+    throw normalizeUpstream.dependencyUnreachable(RESOLVER, error instanceof Error ? error.message : String(error));
   }
   if (!response.ok) {
     await response.body?.cancel();
-    throw normalizeUpstream.failed(label, `the resolver answered HTTP ${response.status}`);
+    throw normalizeUpstream.dependencyUnreachable(RESOLVER, `it answered HTTP ${response.status}`);
   }
   let answer: DnsJsonAnswer;
   try {
     answer = (await response.json()) as DnsJsonAnswer;
   } catch {
     if (signal.aborted) throw normalizeUpstream.failed(label, 'timed out');
-    throw normalizeUpstream.failed(label, 'the resolver answered something that is not DNS JSON');
+    throw normalizeUpstream.dependencyUnreachable(RESOLVER, 'it answered something that is not DNS JSON');
   }
   if (answer.Status === NO_SUCH_NAME) return [];
   if (answer.Status !== 0) throw normalizeUpstream.failed(label, `the resolver answered DNS status ${String(answer.Status)}`);
