@@ -9,6 +9,12 @@
  *   <button data-api="/api/..." data-confirm="..." data-then="...">  posts, after a confirmation if asked
  *   <button data-copy="#id">                                         copies the target's text
  *   <select data-navigate>                                           goes to the chosen option's value
+ *   <input data-filter="#scope">   shows only the scope's [data-filter-item]s holding every word typed (with their
+ *     [data-filter-group]'s own words), hides groups left empty and opens the <details> of those with a match;
+ *     [data-filter-status="tool"] beside it counts the matches, [data-filter-empty] says when there is none
+ *   <fieldset data-choice-group>   its [data-choose-all] box checks or clears the group's other boxes (those the
+ *     filter shows), and is checked, clear or mixed as they are; [data-chosen-count] says how many are checked
+ *   <div data-reload-soon>         the page loads itself again a second later, once (figures still on their way)
  */
 export const SCRIPT = `
 (() => {
@@ -129,7 +135,9 @@ export const SCRIPT = `
   function showErrors(form, error) {
     let placed = false;
     for (const detail of error.details) {
-      const input = form.elements.namedItem(detail.field);
+      const named = form.elements.namedItem(detail.field);
+      // A group of checkboxes sharing a name: marked and focused at its first box.
+      const input = named instanceof RadioNodeList ? named[0] : named;
       const slot = $('[data-field-error="' + detail.field + '"]', form);
       if (input && slot) {
         input.setAttribute('aria-invalid', 'true');
@@ -210,6 +218,73 @@ export const SCRIPT = `
   document.addEventListener('change', (event) => {
     const select = event.target;
     if (select instanceof HTMLSelectElement && 'navigate' in select.dataset) location.assign(select.value);
+    const box = event.target;
+    if (!(box instanceof HTMLInputElement) || box.type !== 'checkbox') return;
+    const group = box.closest('[data-choice-group]');
+    if (!group) return;
+    if ('chooseAll' in box.dataset) for (const choice of choicesOf(group)) if (!choice.closest('[hidden]')) choice.checked = box.checked;
+    showChoices(group);
   });
+
+  function choicesOf(group) {
+    return [...group.querySelectorAll('input[type="checkbox"]:not([data-choose-all])')];
+  }
+
+  function showChoices(group) {
+    const choices = choicesOf(group);
+    const checked = choices.filter((choice) => choice.checked).length;
+    const all = $('[data-choose-all]', group);
+    if (all) {
+      all.checked = checked > 0 && checked === choices.length;
+      all.indeterminate = checked > 0 && checked < choices.length;
+    }
+    const count = $('[data-chosen-count]', group);
+    if (count) count.textContent = checked + ' of ' + choices.length + ' chosen';
+  }
+
+  document.addEventListener('input', (event) => {
+    const input = event.target;
+    if (input instanceof HTMLInputElement && input.dataset.filter) filter(input);
+  });
+
+  function filter(input) {
+    const scope = $(input.dataset.filter);
+    if (!scope) return;
+    const words = input.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    let shown = 0;
+    for (const group of scope.querySelectorAll('[data-filter-group]')) {
+      const groupWords = group.dataset.filterGroup.toLowerCase();
+      let matches = 0;
+      for (const item of group.querySelectorAll('[data-filter-item]')) {
+        const text = groupWords + ' ' + item.textContent.toLowerCase();
+        item.hidden = !words.every((word) => text.includes(word));
+        if (!item.hidden) matches++;
+      }
+      group.hidden = matches === 0;
+      shown += matches;
+      const details = $('details', group);
+      if (!details) continue;
+      // Opened for a match while words are typed; as the person left it once the box is empty again.
+      if (words.length > 0) {
+        if (!('openBefore' in details.dataset)) details.dataset.openBefore = String(details.open);
+        details.open = matches > 0;
+      } else if ('openBefore' in details.dataset) {
+        details.open = details.dataset.openBefore === 'true';
+        delete details.dataset.openBefore;
+      }
+    }
+    const empty = $('[data-filter-empty]', scope.parentElement);
+    if (empty) empty.hidden = shown > 0;
+    const status = $('[data-filter-status]', input.parentElement);
+    if (!status) return;
+    if (!('unfiltered' in status.dataset)) status.dataset.unfiltered = status.textContent;
+    const noun = status.dataset.filterStatus;
+    status.textContent = words.length === 0 ? status.dataset.unfiltered : shown + ' ' + noun + (shown === 1 ? ' matches.' : 's match.');
+  }
+
+  const reloadSoon = $('[data-reload-soon]');
+  // Once only: a page loaded by that reload (or by the person's own) waits for them to reload again.
+  const navigation = performance.getEntriesByType('navigation')[0];
+  if (reloadSoon && !(navigation && navigation.type === 'reload')) setTimeout(() => location.reload(), 1000);
 })();
 `;

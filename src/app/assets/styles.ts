@@ -17,6 +17,8 @@ export const STYLES = `
   }
 }
 * { box-sizing: border-box; }
+/* What the script hides stays hidden whatever display a class gives it. */
+[hidden] { display: none !important; }
 html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; background: var(--bg); color: var(--text); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 a { color: var(--accent); text-decoration: none; }
@@ -64,12 +66,20 @@ pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px
 /* Building blocks */
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1.25rem; margin-bottom: 1.25rem; }
 .card > h2:first-child { margin-top: 0; }
-.grid { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr)); margin-bottom: 1.25rem; }
+.grid { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); margin-bottom: 1.25rem; }
 .stat { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); padding: 1rem 1.1rem; box-shadow: var(--shadow); }
 .stat .label { color: var(--muted); font-size: .8rem; text-transform: uppercase; letter-spacing: .05em; }
 .stat .value { font-size: 1.5rem; font-weight: 650; margin-top: .2rem; font-variant-numeric: tabular-nums; }
-.row { display: flex; gap: .6rem; align-items: flex-end; flex-wrap: wrap; }
+.row { display: flex; gap: .6rem; align-items: flex-start; flex-wrap: wrap; }
 .row .grow { flex: 1 1 220px; }
+/* Inputs and the button on one line whatever sits under a field (a hint, an error): the button drops by a label's height. */
+.row > button[type="submit"] { margin-top: calc(.9rem * 1.5 + .3rem); }
+.row > .form-error, form.inline > .form-error { flex-basis: 100%; margin: 0; }
+/* On a phone a growing field takes its own line, so the button after it starts a line of its own, no label beside it. */
+@media (max-width: 600px) {
+  .row > .grow { flex-basis: 100%; }
+  .row > .grow + button[type="submit"] { margin-top: 0; }
+}
 .stack > * + * { margin-top: .9rem; }
 .notice { border-radius: var(--radius); padding: .8rem 1rem; margin-bottom: 1.25rem; border: 1px solid; }
 .notice.warn { background: var(--warn-soft); color: var(--warn); border-color: color-mix(in srgb, var(--warn) 30%, transparent); }
@@ -80,7 +90,9 @@ pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px
 /* Forms */
 label { font-weight: 550; font-size: .9rem; }
 .field { display: flex; flex-direction: column; gap: .3rem; }
-input, select { font: inherit; color: var(--text); background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .65rem; min-height: 38px; }
+/* Inputs, selects and buttons one height (a select ignores line-height; an input does not), so a row of them lines up. */
+input, select { font: inherit; line-height: 1.25; color: var(--text); background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .65rem; min-height: 2.5rem; }
+input[type="checkbox"] { min-height: 0; padding: 0; width: 1rem; height: 1rem; margin: 0; flex: none; accent-color: var(--accent); }
 input:focus, select:focus { outline: 2px solid var(--focus); outline-offset: 0; border-color: transparent; }
 input[aria-invalid="true"], textarea[aria-invalid="true"] { border-color: var(--danger); }
 textarea { font: inherit; color: var(--text); background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .65rem; resize: vertical; }
@@ -91,9 +103,10 @@ textarea.mono, input.mono { font-family: var(--mono); font-size: .88rem; }
 .query-result td.null { color: var(--muted); font-style: italic; }
 .hint { font-size: .8rem; color: var(--muted); }
 .field-error { font-size: .8rem; color: var(--danger); }
+.field-error:empty { display: none; }
 .form-error { background: var(--danger-soft); color: var(--danger); border-radius: 8px; padding: .55rem .75rem; font-size: .9rem; }
 .form-error:empty { display: none; }
-button, .button { font: inherit; font-weight: 600; cursor: pointer; border-radius: 8px; padding: .5rem .95rem; min-height: 38px; border: 1px solid transparent; background: var(--accent); color: var(--accent-text); display: inline-flex; align-items: center; gap: .4rem; white-space: nowrap; }
+button, .button { font: inherit; line-height: 1.25; font-weight: 600; cursor: pointer; border-radius: 8px; padding: .5rem .95rem; min-height: 2.5rem; border: 1px solid transparent; background: var(--accent); color: var(--accent-text); display: inline-flex; align-items: center; gap: .4rem; white-space: nowrap; }
 button:hover, .button:hover { filter: brightness(1.07); text-decoration: none; }
 button[disabled] { opacity: .6; cursor: progress; }
 button.secondary { background: var(--panel); color: var(--text); border-color: var(--line); }
@@ -110,6 +123,8 @@ table { width: 100%; border-collapse: collapse; font-size: .92rem; }
 th, td { text-align: left; padding: .6rem 1.25rem; border-top: 1px solid var(--line); vertical-align: middle; }
 th { font-size: .75rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); font-weight: 600; background: var(--soft); }
 td code { overflow-wrap: normal; white-space: nowrap; }
+/* A long URL in a table breaks where it must, so the columns after it stay on the screen. */
+td code.url { white-space: normal; overflow-wrap: anywhere; }
 tbody th { text-transform: none; letter-spacing: normal; font-size: .92rem; color: var(--text); background: none; font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.actions { text-align: right; white-space: nowrap; }
@@ -118,6 +133,7 @@ div.actions { display: flex; gap: .35rem; flex-wrap: wrap; justify-content: flex
 /* A key's limit, set in its own row: a narrow figure and its button side by side, the error below. */
 .limit-form { justify-content: flex-end; align-items: center; }
 .limit-form input { width: 7.5rem; min-height: 30px; padding: .25rem .5rem; }
+.row.limit-form > button[type="submit"] { margin-top: 0; }
 .limit-form .form-error { flex-basis: 100%; white-space: normal; text-align: left; }
 .badge { display: inline-block; border-radius: 999px; padding: .05rem .55rem; font-size: .78rem; font-weight: 600; }
 .badge.ok { background: var(--ok-soft); color: var(--ok); }
@@ -130,20 +146,34 @@ tr.current th, tr.current td { background: var(--accent-soft); }
 .compare thead .badge { display: table; margin: .3rem 0 0 auto; }
 .compare td, .compare th { padding-left: .9rem; padding-right: .9rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
-form.inline { display: flex; gap: .4rem; align-items: center; }
+form.inline { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; }
 form.inline select { min-height: 30px; padding: .2rem .4rem; }
 .empty { color: var(--muted); padding: 1.5rem 1.25rem; text-align: center; border-top: 1px solid var(--line); }
 .secret { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
 .secret code { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: .3rem .5rem; word-break: break-all; }
 
-/* Charts: inline SVG drawn by the server */
-.chart { width: 100%; height: auto; display: block; }
+/* Charts, drawn by the server: bars are SVG stretched to their box, labels HTML text at the page's size. */
+.chart { margin: 0; font-size: .8rem; color: var(--muted); font-variant-numeric: tabular-nums; }
 .chart .bar { fill: var(--accent); }
 .chart .bar:hover { opacity: .8; }
-.chart .axis { stroke: var(--line); }
-.chart text { fill: var(--muted); font-size: 11px; font-family: system-ui, sans-serif; }
-.chart .value-label { fill: var(--text); font-variant-numeric: tabular-nums; }
-.legend { display: flex; gap: 1rem; color: var(--muted); font-size: .85rem; margin-top: .35rem; }
+.chart .grid-line { stroke: var(--line); stroke-width: 1; }
+.daily { display: grid; grid-template-columns: auto minmax(0, 1fr); grid-template-rows: 200px auto; column-gap: .5rem; padding-right: .9rem; }
+/* Each value sits on its grid line: the column reaches half a line past the plot at either end. */
+.chart-axis { display: flex; flex-direction: column; justify-content: space-between; text-align: right; line-height: 1; margin: -.5em 0; }
+.chart-plot { display: block; width: 100%; height: 100%; overflow: visible; }
+.chart-dates { grid-column: 2; display: flex; margin-top: .4rem; }
+.chart-dates span { flex: 1 1 0; min-width: 0; display: flex; justify-content: center; white-space: nowrap; }
+.operations { display: grid; grid-template-columns: minmax(0, max-content) minmax(5rem, 1fr) max-content; gap: .55rem .75rem; align-items: center; }
+.operation-row { display: contents; }
+.operation-name { color: var(--text); text-align: right; font-size: .85rem; }
+.operation-bar { display: block; width: 100%; height: 16px; }
+.operation-value { color: var(--text); }
+@media (max-width: 600px) {
+  .daily { grid-template-rows: 150px auto; }
+  .chart-dates .minor { visibility: hidden; }
+  .operations { grid-template-columns: minmax(0, 1fr) max-content; row-gap: .2rem; }
+  .operation-name { grid-column: 1 / -1; text-align: left; margin-top: .4rem; }
+}
 
 /* Dialogs */
 dialog { border: 1px solid var(--line); border-radius: 14px; padding: 1.4rem; width: min(560px, calc(100vw - 2rem)); background: var(--panel); color: var(--text); box-shadow: 0 20px 50px rgba(0, 0, 0, .25); }
@@ -168,4 +198,17 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 .tool-group { border: 1px solid var(--line); border-radius: var(--radius); padding: .6rem .9rem; margin: 0 0 .75rem; }
 .tool-group legend { font-weight: 600; padding: 0 .3rem; }
 .tool-group label { display: inline-flex; align-items: center; gap: .35rem; margin: .2rem 1rem .2rem 0; font-weight: 400; }
+
+/* The MCP servers page's tools: a source per box, its tools folded away under a one-line summary each. */
+.tool-source { border: 1px solid var(--line); border-radius: var(--radius); padding: .75rem .9rem; margin: 0; min-width: 0; }
+.tool-source-head { display: flex; align-items: center; justify-content: space-between; gap: .5rem 1rem; flex-wrap: wrap; }
+.tool-source-head label { display: inline-flex; align-items: center; gap: .5rem; font-size: 1rem; }
+.tool-source > p { margin: .3rem 0 .4rem; }
+.tool-source summary { cursor: pointer; color: var(--accent); font-size: .9rem; font-weight: 550; }
+.tool-list { list-style: none; margin: .6rem 0 0; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 300px), 1fr)); gap: .35rem 1rem; }
+.tool-list label { display: flex; align-items: flex-start; gap: .5rem; font-weight: 400; padding: .3rem 0; }
+.tool-list input { margin-top: .2rem; }
+.tool-list label > span { min-width: 0; display: flex; flex-direction: column; }
+.tool-summary { color: var(--muted); font-size: .85rem; }
+.card > .facts:last-child { margin-bottom: 0; }
 `;

@@ -3,7 +3,7 @@ import type { Agent, AgentAllowance } from '../../core/agents';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
-import { ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
 import { Stat } from './usage';
 
 export interface AgentsPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
@@ -37,12 +37,11 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
       </div>
       <section class="card">
         <h2>Deploy an agent</h2>
-        <form class="row" data-api={`/api/workspaces/${access.workspace.id}/agents`} data-then="secret" data-secret-title="Your agent's key" data-secret-note={KEY_NOTE}>
+        <ApiForm class="row" api={`/api/workspaces/${access.workspace.id}/agents`} then="secret" secretTitle="Your agent's key" secretNote={KEY_NOTE}>
           <Field name="name" label="Agent name" placeholder="e.g. lead researcher" maxlength={100} />
           <Field name="description" label="What it does (optional)" required={false} maxlength={500} placeholder="e.g. finds companies every morning" />
           <button type="submit">Deploy agent</button>
-          <p class="form-error" role="alert"></p>
-        </form>
+        </ApiForm>
       </section>
       <section class="card">
         <h2>Agents</h2>

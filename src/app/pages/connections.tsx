@@ -22,6 +22,7 @@ export const ConnectionsPage: FC<ConnectionsPageProps> = (props) => {
         }
       />
       <section class="card">
+        <h2>Apps</h2>
         <div class="table-wrap">
           <table>
             <thead>

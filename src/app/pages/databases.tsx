@@ -2,7 +2,7 @@ import type { FC } from 'hono/jsx';
 import type { Database } from '../../core/databases';
 import { DATABASE_LIMITS } from '../../core/database-limits';
 import { canManage } from '../members';
-import { ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
 
 export interface DatabasesPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
   databases: Database[];
@@ -62,16 +62,15 @@ export const DatabasesPage: FC<DatabasesPageProps> = (props) => {
       </section>
       <section class="card">
         <h2>Create a database</h2>
-        <form class="stack" data-api={base}>
+        <ApiForm class="stack" api={base}>
           <Field name="name" label="Database name" placeholder="e.g. leads" maxlength={64} hint="Letters, digits, dots, dashes and underscores." />
-          <p class="form-error" role="alert"></p>
           <button type="submit">Create database</button>
-        </form>
+        </ApiForm>
       </section>
       {databases.length > 0 ? (
         <section class="card">
           <h2>Query</h2>
-          <form class="stack" data-api={`${base}/query`} data-then="rows">
+          <ApiForm class="stack" api={`${base}/query`} then="rows">
             <div class="field">
               <label for="field-databaseId">Database</label>
               <select id="field-databaseId" name="databaseId">
@@ -93,10 +92,9 @@ export const DatabasesPage: FC<DatabasesPageProps> = (props) => {
               <span class="hint">A JSON array, one value per ? in order. Optional.</span>
               <span class="field-error" data-field-error="params"></span>
             </div>
-            <p class="form-error" role="alert"></p>
             <button type="submit">Run</button>
             <div class="query-result" data-query-result aria-live="polite"></div>
-          </form>
+          </ApiForm>
         </section>
       ) : null}
     </Shell>

@@ -4,23 +4,40 @@ import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
 import { CredentialTable } from './credentials';
-import { Field, formatCents, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, Field, formatCents, PageHead, Shell, type ShellProps, TableHead } from './layout';
 
 export interface KeysPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
   keys: KeyWithSpend[];
   apiUrl: string;
   trial: { available: boolean; endsAt: string | null };
+  /** The workspace has made a call: the getting-started steps are done with. */
+  called: boolean;
+}
+
+/**
+ * Whether the workspace has made its first call: a metered call in its usage, or any use of one of its
+ * keys (a check of /v1/credits is the second getting-started step, and is not metered).
+ */
+export async function workspaceHasCalled(db: D1Database, workspaceId: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `SELECT EXISTS (SELECT 1 FROM usage WHERE workspace_id = ?1)
+           OR EXISTS (SELECT 1 FROM api_keys WHERE workspace_id = ?1 AND last_used_at IS NOT NULL) AS called`,
+    )
+    .bind(workspaceId)
+    .first<{ called: number }>();
+  return row?.called === 1;
 }
 
 export const KeysPage: FC<KeysPageProps> = (props) => {
-  const { keys, access, user, apiUrl, trial } = props;
+  const { keys, access, user, apiUrl, trial, called } = props;
   const base = `/api/workspaces/${access.workspace.id}/keys`;
   const active = keys.filter((key) => !key.revokedAt);
   return (
     <Shell {...props} title="API keys" tab="keys">
       <PageHead title="API keys" lede={<>Keys authenticate REST calls for the workspace <strong>{access.workspace.name}</strong>. Spend is billed to {access.organization.name}.</>} />
       <PlanNotice access={access} trial={trial} />
-      {active.length === 0 ? (
+      {!called ? (
         <section class="card notice info" aria-labelledby="start-title">
           <h2 id="start-title">Get started in a minute</h2>
           <ol class="steps">
@@ -36,12 +53,11 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
       ) : null}
       <section class="card">
         <h2>Create a key</h2>
-        <form class="row" data-api={base} data-then="secret" data-secret-title="Your new API key" data-secret-note="Copy it now and keep it secret. You can reveal it again here later, until it is revoked.">
+        <ApiForm class="row" api={base} then="secret" secretTitle="Your new API key" secretNote="Copy it now and keep it secret. You can reveal it again here later, until it is revoked.">
           <Field name="name" label="Name" placeholder="e.g. production, laptop, research agent" maxlength={100} />
           <Field name="monthlyLimitCents" label="Monthly limit, cents (optional)" type="number" required={false} placeholder="no limit" />
           <button type="submit">Create key</button>
-          <p class="form-error" role="alert"></p>
-        </form>
+        </ApiForm>
       </section>
       <section class="card">
         <h2>Keys</h2>
@@ -114,12 +130,11 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
               <td>{key.monthEndsAt.slice(0, 10)}</td>
               <td class="actions">
                 {key.createdBy === user.id || canManage(access.role) ? (
-                  <form class="row limit-form" data-api={`${base}/${key.id}/limit`} data-method="PUT" data-then="reload">
+                  <ApiForm class="row limit-form" api={`${base}/${key.id}/limit`} method="PUT" then="reload">
                     <input id={`limit-${key.id}`} aria-label={`Monthly limit in cents for ${key.name}`} name="monthlyLimitCents" type="number" min="0" step="1" value={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)} placeholder="no limit" />
                     <span class="muted small">cents</span>
                     <button type="submit" class="secondary small" aria-label={`Set the monthly limit of ${key.name}`}>Set limit</button>
-                    <p class="form-error" role="alert"></p>
-                  </form>
+                  </ApiForm>
                 ) : null}
               </td>
             </tr>

@@ -170,6 +170,36 @@ export const PageHead: FC<{ title: string; lede?: Child; children?: Child }> = (
   </header>
 );
 
+/**
+ * A form the page's script sends to the JSON API. `novalidate`, so what the API refuses is said beside
+ * each field rather than in the browser's bubble (which would also stop the request before the API saw
+ * it); the summary ("Check the fields marked below.") comes first, above the fields it points to.
+ */
+export const ApiForm: FC<{
+  api: string;
+  method?: 'PUT' | 'PATCH';
+  then?: 'reload' | 'secret' | 'redirect' | 'rows' | `go:${string}`;
+  class?: string;
+  secretField?: string;
+  secretTitle?: string;
+  secretNote?: string;
+  children: Child;
+}> = (props) => (
+  <form
+    class={props.class}
+    novalidate
+    data-api={props.api}
+    data-method={props.method}
+    data-then={props.then}
+    data-secret-field={props.secretField}
+    data-secret-title={props.secretTitle}
+    data-secret-note={props.secretNote}
+  >
+    <p class="form-error" role="alert"></p>
+    {props.children}
+  </form>
+);
+
 /** A field with its label, hint and the slot the script fills with the API's message about it. */
 export const Field: FC<{ name: string; label: string; type?: string; hint?: string; autocomplete?: string; required?: boolean; value?: string; minlength?: number; maxlength?: number; placeholder?: string }> = (
   props,

@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { ApiKeyRecord } from '../../core/accounts';
 import { CredentialTable } from './credentials';
-import { Field, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, Field, PageHead, Shell, type ShellProps } from './layout';
 
 export interface McpPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
   tokens: ApiKeyRecord[];
@@ -37,11 +37,10 @@ export const McpPage: FC<McpPageProps> = (props) => {
           Clients that speak MCP OAuth (Claude and ChatGPT connectors, Claude Code, VS Code) need only the endpoint URL: they open this dashboard to sign in
           and ask you to allow them. For the others, a token: it works on the MCP endpoint only (REST calls need an API key) and is shown once.
         </p>
-        <form class="row" data-api={base} data-then="secret" data-secret-title="Your new MCP token" data-secret-note="Copy it now: it is shown only this once. Put it in SLUICE_MCP_TOKEN.">
+        <ApiForm class="row" api={base} then="secret" secretTitle="Your new MCP token" secretNote="Copy it now: it is shown only this once. Put it in SLUICE_MCP_TOKEN.">
           <Field name="name" label="Name" placeholder="e.g. Claude Code, Cursor" maxlength={100} />
           <button type="submit">Create token</button>
-          <p class="form-error" role="alert"></p>
-        </form>
+        </ApiForm>
       </section>
       <section class="card">
         <h2>Add it to your client</h2>

@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { Invitation } from '../invitations';
 import { canManage, type Member, ROLES } from '../members';
-import { ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
 
 export interface MembersPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
   members: Member[];
@@ -27,13 +27,13 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
       {manager ? (
         <section class="card">
           <h2>Invite someone</h2>
-          <form
+          <ApiForm
             class="row"
-            data-api={`/api/organizations/${organizationId}/invitations`}
-            data-then="secret"
-            data-secret-field="acceptUrl"
-            data-secret-title="Invitation created"
-            data-secret-note="Send this link to the invitee; it works for 7 days, for their address only. (An email went out too when an email provider is configured.)"
+            api={`/api/organizations/${organizationId}/invitations`}
+            then="secret"
+            secretField="acceptUrl"
+            secretTitle="Invitation created"
+            secretNote="Send this link to the invitee; it works for 7 days, for their address only. (An email went out too when an email provider is configured.)"
           >
             <Field name="email" label="Email" type="email" placeholder="teammate@example.com" />
             <div class="field">
@@ -44,8 +44,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
               </select>
             </div>
             <button type="submit">Send invitation</button>
-            <p class="form-error" role="alert"></p>
-          </form>
+          </ApiForm>
         </section>
       ) : null}
       <section class="card">
@@ -63,7 +62,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
                   <td>{member.email}</td>
                   <td>
                     {manager && member.userId !== user.id ? (
-                      <form class="inline" data-api={`/api/organizations/${organizationId}/members/${member.userId}`} data-method="PATCH" data-then="reload">
+                      <ApiForm class="inline" api={`/api/organizations/${organizationId}/members/${member.userId}`} method="PATCH" then="reload">
                         <select name="role" aria-label={`Role of ${member.name}`}>
                           {ROLES.map((role) => (
                             <option value={role} selected={role === member.role}>
@@ -74,8 +73,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
                         <button type="submit" class="secondary small">
                           Save
                         </button>
-                        <span class="form-error" role="alert"></span>
-                      </form>
+                      </ApiForm>
                     ) : (
                       <span class="badge plain">{member.role}</span>
                     )}

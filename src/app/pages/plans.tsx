@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import { CAP_LABELS, CAP_NAMES, type Caps, type Plan, PLAN_TABLE, PLANS } from '../../core/plans';
 import { canManage } from '../members';
-import { Field, formatCents, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, Field, formatCents, PageHead, Shell, type ShellProps } from './layout';
 
 export interface PlansPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
   caps: Caps | null;
@@ -39,11 +39,10 @@ export const PlansPage: FC<PlansPageProps> = (props) => {
         manager ? (
           <section class="card">
             <h2>Buy credit</h2>
-            <form class="row" data-api={`/api/organizations/${access.organization.id}/billing/top-up`} data-then="redirect">
+            <ApiForm class="row" api={`/api/organizations/${access.organization.id}/billing/top-up`} then="redirect">
               <Field name="amountCents" label="Amount in cents" type="number" hint="500 to 100,000 cents; paid through Stripe, never expires." />
               <button type="submit">Continue to payment</button>
-              <p class="form-error" role="alert"></p>
-            </form>
+            </ApiForm>
           </section>
         ) : (
           <p class="notice info">Owners and admins choose the plan and buy credit.</p>

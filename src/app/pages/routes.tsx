@@ -2,8 +2,6 @@ import type { Context, Hono } from 'hono';
 import { listKeys } from '../../core/accounts';
 import { publicUrls } from '../../core/config';
 import { listKeysWithSpend } from '../../core/key-spend';
-import { dailySpend, rangeOf, usageReport } from '../../core/usage-report';
-import { creditsOf } from '../api/organizations';
 import { ASSETS } from '../assets';
 import { readSession, type Session } from '../auth/sessions';
 import type { DashboardEnv } from '../context';
@@ -24,14 +22,14 @@ import { ConnectionsPage } from './connections';
 import { DatabasesPage } from './databases';
 import { getDatabase, listDatabases } from '../../core/databases';
 import { registerConsentPage } from './consent';
-import { KeysPage } from './keys';
+import { KeysPage, workspaceHasCalled } from './keys';
 import { AgentsPage } from './agents';
 import { agentAllowance, listAgents } from '../../core/agents';
 import { TABS, type Tab } from './layout';
 import { McpPage } from './mcp';
 import { ServersPage } from './servers';
 import { SettingsPage } from './settings';
-import { UsagePage } from './usage';
+import { loadUsage, UsagePage } from './usage';
 import { WebhooksPage } from './webhooks';
 import { listEndpointsWithDeliveries } from '../../webhooks/endpoints';
 import { webhookEventsUsed } from '../../webhooks/event-cap';
@@ -67,8 +65,10 @@ export function registerPages(app: Hono<DashboardEnv>) {
     const urls = publicUrls(c.env);
     const shell = { user: session.user, memberships: await membershipsOf(c.env.DB, session.user.id), access, docsUrl: urls.docs };
     switch (tab) {
-      case 'keys':
-        return page(c, <KeysPage {...shell} keys={await listKeysWithSpend(c.env, access.workspace.id)} apiUrl={urls.base} trial={await trialState(c.env.DB, access.organization.id)} />);
+      case 'keys': {
+        const [keys, trial, called] = await Promise.all([listKeysWithSpend(c.env, access.workspace.id), trialState(c.env.DB, access.organization.id), workspaceHasCalled(c.env.DB, access.workspace.id)]);
+        return page(c, <KeysPage {...shell} keys={keys} apiUrl={urls.base} trial={trial} called={called} />);
+      }
       case 'mcp':
         return page(c, <McpPage {...shell} tokens={await listKeys(c.env.DB, access.workspace.id, 'workspace_mcp')} mcpUrl={urls.mcp} catalogUrl={`${urls.base}/v1/platforms`} />);
       case 'servers': {
@@ -90,16 +90,8 @@ export function registerPages(app: Hono<DashboardEnv>) {
         ]);
         return page(c, <WebhooksPage {...shell} endpoints={endpoints} events={{ used, limit: terms.caps?.webhookEvents ?? null }} />);
       }
-      case 'usage': {
-        const { from, to } = rangeOf({});
-        const [report, days, credits, trial] = await Promise.all([
-          usageReport(c.env.DB, access.workspace.id, { limit: 20 }),
-          dailySpend(c.env.DB, access.workspace.id, from, to),
-          creditsOf(c.env, access.organization),
-          trialState(c.env.DB, access.organization.id),
-        ]);
-        return page(c, <UsagePage {...shell} report={report} days={days} credits={credits} trial={trial} />);
-      }
+      case 'usage':
+        return page(c, <UsagePage {...shell} {...await loadUsage(c.env, access)} />);
       case 'databases': {
         const [listed, terms] = await Promise.all([listDatabases(c.env.DB, access.workspace.id), termsOf(c.env.DB, access.organization.id)]);
         const databases = await Promise.all(listed.map((database) => getDatabase(c.env, access.workspace.id, database.id)));

@@ -1,16 +1,19 @@
 import type { FC } from 'hono/jsx';
 import type { CustomServer } from '../../mcp/custom-servers';
 import { DATA_TOOLS } from '../../mcp/tools';
+import { PLATFORMS } from '../../operations/platforms';
 import { canManage } from '../members';
-import { ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps } from './layout';
 
 export interface ServersPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
   servers: (CustomServer & { url: string })[];
   mcpUrl: string;
 }
 
-/** The catalog's tools by group, as the create form offers them. */
-const GROUPS = [...new Set(DATA_TOOLS.map((tool) => tool.group))].map((group) => ({ group, tools: DATA_TOOLS.filter((tool) => tool.group === group) }));
+/** The catalog's tools by source (the platform an operation reads), in the catalog's order of sources. */
+const SOURCES = Object.entries(PLATFORMS)
+  .map(([slug, platform]) => ({ slug, platform, tools: DATA_TOOLS.filter((tool) => tool.group === slug) }))
+  .filter((source) => source.tools.length > 0);
 
 /** A workspace's own MCP servers: a name and a chosen set of tools each, one of them the default of /mcp. */
 export const ServersPage: FC<ServersPageProps> = (props) => {
@@ -49,7 +52,7 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
                     {server.name} {server.isDefault ? <span class="badge ok">default</span> : null}
                   </td>
                   <td>
-                    <code>{server.url}</code>
+                    <code class="url">{server.url}</code>
                   </td>
                   <td>{server.tools.length}</td>
                   <td>{formatDate(server.createdAt)}</td>
@@ -73,22 +76,10 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
       {manager ? (
         <section class="card">
           <h2>Create a server</h2>
-          <form class="stack" data-api={base}>
+          <ApiForm class="stack" api={base}>
             <Field name="name" label="Name" placeholder="e.g. SEO research" maxlength={100} />
-            {GROUPS.map(({ group, tools }) => (
-              <fieldset class="tool-group">
-                <legend>{group}</legend>
-                {tools.map((tool) => (
-                  <label>
-                    <input type="checkbox" name="tools" value={tool.name} data-list /> <code>{tool.name}</code>
-                  </label>
-                ))}
-              </fieldset>
-            ))}
-            <span class="field-error" data-field-error="tools"></span>
-            <p class="form-error" role="alert"></p>
-            <button type="submit">Create server</button>
-          </form>
+            <ToolPicker />
+          </ApiForm>
         </section>
       ) : (
         <p class="muted small">Owners and admins create servers.</p>
@@ -96,3 +87,57 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
     </Shell>
   );
 };
+
+/**
+ * The catalog's tools to choose from, by source: each source with a box that chooses all its tools (those
+ * the filter shows, while one is typed) and a count of those chosen, its tools folded away until opened,
+ * each tool with its one-line summary and price. The filter box opens the sources that have a match.
+ */
+const ToolPicker: FC = () => (
+  <div class="stack" id="tool-picker">
+    <div class="field">
+      <label for="tool-filter">Find tools</label>
+      <input id="tool-filter" type="search" placeholder="e.g. backlinks, linkedin company, transcript" autocomplete="off" data-filter="#tool-sources" aria-describedby="tool-filter-status" />
+      <span class="hint" id="tool-filter-status" data-filter-status="tool" aria-live="polite">
+        {`${DATA_TOOLS.length} tools from ${SOURCES.length} sources.`}
+      </span>
+    </div>
+    <div id="tool-sources" class="stack">
+      {SOURCES.map(({ slug, platform, tools }) => (
+        <fieldset class="tool-source" data-filter-group={`${platform.name} ${slug} ${platform.category}`} data-choice-group>
+          <legend class="visually-hidden">{`${platform.name} tools`}</legend>
+          <div class="tool-source-head">
+            <label>
+              <input type="checkbox" data-choose-all aria-label={`All ${platform.name} tools`} /> <strong>{platform.name}</strong>
+            </label>
+            <span class="muted small" data-chosen-count>{`0 of ${tools.length} chosen`}</span>
+          </div>
+          <p class="muted small">{platform.description}</p>
+          <details>
+            <summary>{`The ${tools.length} ${platform.name} tools`}</summary>
+            <ul class="tool-list">
+              {tools.map((tool) => (
+                <li data-filter-item>
+                  <label>
+                    <input type="checkbox" name="tools" value={tool.name} data-list />
+                    <span>
+                      <code>{tool.name}</code>
+                      <span class="tool-summary">{`${tool.operation.summary} · ${tool.price}`}</span>
+                    </span>
+                  </label>
+                </li>
+              ))}
+            </ul>
+          </details>
+        </fieldset>
+      ))}
+    </div>
+    <p class="muted small" data-filter-empty hidden>
+      No tool matches. Try fewer words, or a source's name.
+    </p>
+    <span class="field-error" data-field-error="tools"></span>
+    <div>
+      <button type="submit">Create server</button>
+    </div>
+  </div>
+);

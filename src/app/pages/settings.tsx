@@ -1,6 +1,6 @@
-import type { FC } from 'hono/jsx';
+import type { Child, FC } from 'hono/jsx';
 import { canManage, type MembershipSummary } from '../members';
-import { Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
 
 export const SettingsPage: FC<Omit<ShellProps, 'title' | 'tab' | 'children'>> = (props) => {
   const { user, access, memberships } = props;
@@ -10,14 +10,12 @@ export const SettingsPage: FC<Omit<ShellProps, 'title' | 'tab' | 'children'>> = 
       <PageHead title="Settings" />
       <section class="card">
         <h2>Organization</h2>
-        <table>
-          <tbody>
-            <Row label="Name" value={access.organization.name} />
-            <Row label="Id" value={<code>{access.organization.id}</code>} />
-            <Row label="Plan" value={access.organization.plan ?? 'None yet'} />
-            <Row label="Your role" value={access.role} />
-          </tbody>
-        </table>
+        <dl class="facts">
+          <Fact label="Name" value={access.organization.name} />
+          <Fact label="Id" value={<code>{access.organization.id}</code>} />
+          <Fact label="Plan" value={access.organization.plan ?? 'None yet'} />
+          <Fact label="Your role" value={access.role} />
+        </dl>
       </section>
       <section class="card">
         <h2>Workspaces</h2>
@@ -42,32 +40,30 @@ export const SettingsPage: FC<Omit<ShellProps, 'title' | 'tab' | 'children'>> = 
           </table>
         </div>
         {canManage(access.role) ? (
-          <form class="row gap-top" data-api={`/api/organizations/${access.organization.id}/workspaces`} data-then="reload">
+          <ApiForm class="row gap-top" api={`/api/organizations/${access.organization.id}/workspaces`} then="reload">
             <Field name="name" label="New workspace" placeholder="e.g. Staging" maxlength={100} />
             <button type="submit">Create workspace</button>
-            <p class="form-error" role="alert"></p>
-          </form>
+          </ApiForm>
         ) : (
           <p class="muted small gap-top">Owners and admins create workspaces.</p>
         )}
       </section>
       <section class="card">
         <h2>Your account</h2>
-        <table>
-          <tbody>
-            <Row label="Name" value={user.name} />
-            <Row label="Email" value={user.email} />
-            <Row label="Member since" value={formatDate(user.createdAt)} />
-          </tbody>
-        </table>
+        <dl class="facts">
+          <Fact label="Name" value={user.name} />
+          <Fact label="Email" value={user.email} />
+          <Fact label="Member since" value={formatDate(user.createdAt)} />
+        </dl>
       </section>
     </Shell>
   );
 };
 
-const Row: FC<{ label: string; value: unknown }> = ({ label, value }) => (
-  <tr>
-    <th scope="row">{label}</th>
-    <td>{value as string}</td>
-  </tr>
+/** One term and its value: a list, not a table, so a long id wraps inside its card on a phone. */
+const Fact: FC<{ label: string; value: Child }> = ({ label, value }) => (
+  <>
+    <dt>{label}</dt>
+    <dd>{value}</dd>
+  </>
 );

@@ -1,5 +1,9 @@
 import type { FC } from 'hono/jsx';
-import type { DailySpend, UsageReport } from '../../core/usage-report';
+import type { Env } from '../../core/config';
+import { dailySpend, type DailySpend, rangeOf, type UsageReport, usageReport } from '../../core/usage-report';
+import { balanceInCents, settledStatement } from '../../core/wallet';
+import type { WorkspaceAccess } from '../members';
+import { trialState } from '../trial';
 import { DailySpendChart, OperationSpendChart } from './charts';
 import { PlanNotice } from './keys';
 import { formatCents, formatDate, PageHead, Shell, type ShellProps } from './layout';
@@ -19,6 +23,30 @@ export interface UsagePageProps extends Omit<ShellProps, 'title' | 'tab' | 'chil
   days: DailySpend[];
   credits: Credits;
   trial: { available: boolean; endsAt: string | null };
+  /** Calls the balance already counts whose usage rows have not reached the call figures yet. */
+  callsInTransit: number;
+}
+
+/** The wallet's latest ledger entries looked at for charges still on their way to the usage table. */
+const RECENT_LEDGER_ENTRIES = 20;
+
+/**
+ * The page's figures as of one moment. The balance is the wallet's; a call's usage row reaches D1 from
+ * the wallet's outbox about half a second after its charge, so right after a call the balance was lower
+ * while "Calls" still said 0. The wallet's latest captures are therefore looked up in D1 before the calls
+ * are read (a row that is there then is in the figures too): those not there yet are said to be on their
+ * way, and the page shows "updating" instead of two figures that disagree.
+ */
+export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick<UsagePageProps, 'report' | 'days' | 'credits' | 'trial' | 'callsInTransit'>> {
+  const [{ balance, ledger }, trial] = await Promise.all([settledStatement(env, access.organization.id, RECENT_LEDGER_ENTRIES), trialState(env.DB, access.organization.id)]);
+  const charged = ledger.flatMap((entry) => (entry.kind === 'capture' && entry.holdId !== null ? [entry.holdId] : []));
+  const arrived =
+    charged.length === 0
+      ? 0
+      : ((await env.DB.prepare(`SELECT COUNT(*) AS n FROM usage WHERE id IN (${charged.map(() => '?').join(', ')})`).bind(...charged).first<{ n: number }>())?.n ?? 0);
+  const { from, to } = rangeOf({});
+  const [report, days] = await Promise.all([usageReport(env.DB, access.workspace.id, { limit: 20 }), dailySpend(env.DB, access.workspace.id, from, to)]);
+  return { report, days, trial, credits: { plan: access.organization.plan, ...balanceInCents(balance) }, callsInTransit: charged.length - arrived };
 }
 
 const PLAN_NAMES: Record<string, string> = {
@@ -31,7 +59,8 @@ const PLAN_NAMES: Record<string, string> = {
 };
 
 export const UsagePage: FC<UsagePageProps> = (props) => {
-  const { report, days, credits, access } = props;
+  const { report, days, credits, access, callsInTransit } = props;
+  const updating = callsInTransit > 0 ? `updating: ${callsInTransit} more ${callsInTransit === 1 ? 'call' : 'calls'} charged a moment ago` : undefined;
   return (
     <Shell {...props} title="Usage & credits" tab="usage">
       <PageHead title="Usage & credits" lede={<>Calls of the workspace <strong>{access.workspace.name}</strong> over the last 30 days. Only successful calls are charged.</>} />
@@ -42,9 +71,10 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
         <Stat label="Plan allowance left" value={`${formatCents(credits.subscriptionRemainingCents)}`} note={credits.periodEnd && credits.subscriptionAllowanceCents > 0 ? `of ${formatCents(credits.subscriptionAllowanceCents)}, resets ${credits.periodEnd.slice(0, 10)}` : undefined} />
         <Stat label="Plan" value={credits.plan ? (PLAN_NAMES[credits.plan] ?? credits.plan) : 'None'} note={credits.heldCents > 0 ? `${formatCents(credits.heldCents)} held by calls in flight` : undefined} />
       </div>
-      <div class="grid">
-        <Stat label="Calls (30 days)" value={String(report.totals.calls)} note={`${report.totals.failed} failed, not charged`} />
-        <Stat label="Spend (30 days)" value={formatCents(report.totals.costCents)} />
+      {/* data-reload-soon: the script loads the page again once, a second later, when the calls catch up. */}
+      <div class="grid" aria-label={`Calls of ${access.workspace.name}`} data-reload-soon={updating ? '' : undefined}>
+        <Stat label="Calls (30 days)" value={String(report.totals.calls)} note={updating ?? `${report.totals.failed} failed, not charged`} />
+        <Stat label="Spend (30 days)" value={formatCents(report.totals.costCents)} note={updating} />
       </div>
       <section class="card">
         <h2>Spend per day</h2>

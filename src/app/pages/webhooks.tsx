@@ -3,7 +3,7 @@ import type { Delivery } from '../../webhooks/delivery-record';
 import { DEFAULT_CREDITS_LOW_THRESHOLD_CENTS, type WebhookEndpoint } from '../../webhooks/endpoints';
 import { EVENT_NAMES, EVENT_TYPES } from '../../webhooks/events';
 import { canManage } from '../members';
-import { ConfirmButton, Field, formatCents, formatDate, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, ConfirmButton, Field, formatCents, formatDate, PageHead, Shell, type ShellProps } from './layout';
 
 export interface WebhooksPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
   endpoints: (WebhookEndpoint & { deliveries: Delivery[] })[];
@@ -96,19 +96,20 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
       ))}
       {endpoints.length === 0 ? (
         <section class="card">
+          <h2>Endpoints</h2>
           <p class="empty">No endpoint yet.</p>
         </section>
       ) : null}
       {manager ? (
         <section class="card">
           <h2>Add an endpoint</h2>
-          <form
+          <ApiForm
             class="stack"
-            data-api={base}
-            data-then="secret"
-            data-secret-field="secret"
-            data-secret-title="The endpoint's signing secret"
-            data-secret-note="Copy it now: it is shown this once. Verify each delivery's webhook-signature with it (any Standard Webhooks library)."
+            api={base}
+            then="secret"
+            secretField="secret"
+            secretTitle="The endpoint's signing secret"
+            secretNote="Copy it now: it is shown this once. Verify each delivery's webhook-signature with it (any Standard Webhooks library)."
           >
             <Field name="url" label="URL" type="url" placeholder="https://example.com/webhooks/sluice" hint="A public http(s) address." maxlength={2048} />
             <fieldset class="tool-group">
@@ -125,9 +126,8 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
               <input id="field-threshold" name="creditsLowThresholdCents" type="number" min="0" step="1" placeholder={String(DEFAULT_CREDITS_LOW_THRESHOLD_CENTS)} data-number aria-describedby="error-creditsLowThresholdCents" />
               <span class="field-error" id="error-creditsLowThresholdCents" data-field-error="creditsLowThresholdCents"></span>
             </div>
-            <p class="form-error" role="alert"></p>
             <button type="submit">Add endpoint</button>
-          </form>
+          </ApiForm>
         </section>
       ) : (
         <p class="muted small">Owners and admins add and remove endpoints.</p>

@@ -38,3 +38,46 @@ export async function watchedPage(context: BrowserContext): Promise<WatchedPage>
 export function screenshot(page: Page, name: string) {
   return page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/**
+ * What a person would see as broken in the page's layout at its current width: the page wider than the
+ * window, an element sticking out of its card (one inside a scrolling box, such as a wide table's
+ * wrapper, is left to the box, which must fit itself), and rendered text smaller than 10 px (an SVG
+ * label scaled down with its drawing counts at the size it is drawn).
+ */
+export function layoutProblems(page: Page): Promise<string[]> {
+  // No named function inside: the callback runs in the page as its source text, without the bundler's helpers.
+  return page.evaluate(() => {
+    const found: { element: Element; problem: string }[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) found.push({ element: root, problem: `is ${root.scrollWidth - root.clientWidth} px wider than the window` });
+    for (const card of document.querySelectorAll('.card, .stat')) {
+      const box = card.getBoundingClientRect();
+      for (const element of card.querySelectorAll('*')) {
+        const rect = element.getBoundingClientRect();
+        if (rect.width === 0 || rect.height === 0) continue;
+        let scrolled = false;
+        for (let parent = element.parentElement; parent && parent !== card && !scrolled; parent = parent.parentElement) scrolled = getComputedStyle(parent).overflowX !== 'visible';
+        if (scrolled) continue;
+        const out = Math.max(box.left - rect.left, rect.right - box.right);
+        if (out > 0.5) found.push({ element, problem: `sticks out of its card by ${Math.round(out)} px` });
+      }
+    }
+    const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = texts.nextNode(); node; node = texts.nextNode()) {
+      const parent = node.parentElement;
+      if (!parent || !node.textContent?.trim() || parent.closest('.visually-hidden')) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      if ([...range.getClientRects()].every((rect) => rect.width === 0)) continue;
+      const scale = parent instanceof SVGGraphicsElement ? (parent.getScreenCTM()?.a ?? 1) : 1;
+      const size = parseFloat(getComputedStyle(parent).fontSize) * scale;
+      if (size < 10) found.push({ element: parent, problem: `is ${size.toFixed(1)} px text` });
+    }
+    return found.map(({ element, problem }) => {
+      if (element === root) return `the page ${problem}`;
+      const classes = typeof element.className === 'string' && element.className.trim() ? `.${element.className.trim().split(/\s+/).join('.')}` : '';
+      return `<${element.tagName.toLowerCase()}${classes}> "${(element.textContent ?? '').trim().slice(0, 40)}" ${problem}`;
+    });
+  });
+}
