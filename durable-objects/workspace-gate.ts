@@ -27,8 +27,6 @@ const CALLS_PER_DRAW = 20;
 const RATE_BUCKET_MS = 1_000;
 /** How often a call that found the lease short asks the wallet again before giving up. */
 const DRAW_ATTEMPTS = 3;
-/** `last_used_at` is kept to this resolution: a key's use is sent on only when the last one sent is older. */
-export const KEY_USE_RESOLUTION_MS = 60_000;
 /**
  * How long `/v1/credits` answers from the wallet's figures this gate holds before reading them again: a
  * sibling workspace's spending shows within its report interval plus this. Top-ups and plan changes show
@@ -113,8 +111,6 @@ export class WorkspaceGate extends DurableObject<Env> {
   private lastMeter = 0;
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
-  /** When each key's use was last sent on, so 1,000 keys in rotation are not 1,000 writes a second. */
-  private readonly keyUseSent = new Map<string, number>();
   private walletId: { organizationId: string; id: DurableObjectId } | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -435,12 +431,12 @@ export class WorkspaceGate extends DurableObject<Env> {
     this.reportSoon();
   }
 
+  /**
+   * Every use is noted (one map entry per key, the latest time wins), so `last_used_at` is exact; the
+   * report that carries it is the one already due within REPORT_MS, and D1 gets one write per key per flush.
+   */
   private noteUse(keyId: string): void {
-    const now = clock.now();
-    if (now - (this.keyUseSent.get(keyId) ?? Number.NEGATIVE_INFINITY) < KEY_USE_RESOLUTION_MS) return;
-    if (this.keyUseSent.size >= 10_000) this.keyUseSent.clear();
-    this.keyUseSent.set(keyId, now);
-    this.book.noteKeyUse(keyId, now);
+    this.book.noteKeyUse(keyId, clock.now());
     this.alarmNoLaterThan(Date.now() + REPORT_MS);
   }
 

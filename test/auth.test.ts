@@ -1,6 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, json, ops, provision, type Provisioned } from './support/api';
+import { clock } from '../src/core/clock';
+import { bearer, call, eventually, json, ops, provision, type Provisioned } from './support/api';
+
+const realNow = clock.now;
 
 // /v1/credits is an authenticated route; before it exists, any /v1 path behind the key check proves the same rules.
 const AUTHENTICATED = '/v1/credits';
@@ -86,6 +89,23 @@ describe('REST authentication', () => {
     }
     expect(stamped).toBeTruthy();
     expect(Date.parse(stamped!)).toBeGreaterThanOrEqual(started - 1000);
+  });
+
+  it('keeps last_used_at exact to the second: a use three seconds after the first is the one stamped', async () => {
+    const fresh = await provision();
+    const first = Date.parse('2026-11-24T09:00:00.000Z');
+    const stampOf = () => env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').bind(fresh.keyId).first<{ last_used_at: string | null }>();
+    try {
+      clock.now = () => first;
+      await call(AUTHENTICATED, bearer(fresh.key));
+      await eventually(stampOf, (row) => row?.last_used_at === new Date(first).toISOString());
+      clock.now = () => first + 3_000;
+      await call(AUTHENTICATED, bearer(fresh.key));
+      const stamped = await eventually(stampOf, (row) => row?.last_used_at === new Date(first + 3_000).toISOString());
+      expect(stamped?.last_used_at).toBe('2026-11-24T09:00:03.000Z');
+    } finally {
+      clock.now = realNow;
+    }
   });
 
   describe('key scopes', () => {
