@@ -1,16 +1,18 @@
 import { WorkerEntrypoint } from 'cloudflare:workers';
 import type { KeyPrincipal } from '../core/accounts';
 import { authenticateMcpBearer, type McpAuthentication } from '../core/auth';
-import type { Env } from '../core/config';
+import { publicUrls, type Env } from '../core/config';
+import { getDatabase } from '../core/databases';
 import { errorObject, type ErrorObject, type Meta } from '../core/envelope';
 import { ApiError } from '../core/errors';
 import { idempotencyKeyFromMcpMeta } from '../core/idempotency';
 import { missingSettings } from '../mcp/availability';
-import { execute } from '../core/pipeline';
+import { admitFreeCall, execute } from '../core/pipeline';
 import { ensureServing } from '../core/platform-switches';
 import { OPERATIONS } from '../operations';
 import { mcpToolName, type Operation } from '../operations/types';
 import { isWorkspaceTool } from '../mcp/workspace-tools';
+import { llmsTxt } from './routes/llms-txt';
 import { runWorkspaceTool } from './workspace-tool-calls';
 
 /** A refused tool call carries the REST error object itself. */
@@ -54,19 +56,37 @@ export class McpGateway extends WorkerEntrypoint<Env> {
   }
 
   /** A workspace tool (onboarding, databases, webhook endpoints): validated like REST, through the same functions as its REST twin. */
-  async callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<WorkspaceToolOutcome> {
-    if (!isWorkspaceTool(toolName)) return { ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } };
-    try {
-      return { ok: true, data: await runWorkspaceTool(this.env, principal, toolName, input ?? {}) };
-    } catch (error) {
-      const known = error instanceof ApiError ? error : ApiError.internal();
-      if (!(error instanceof ApiError)) console.error(JSON.stringify({ level: 'error', requestId, tool: toolName, error: String(error) }));
-      return { ok: false, status: known.status, error: errorObject(known) };
-    }
+  callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<WorkspaceToolOutcome> {
+    if (!isWorkspaceTool(toolName)) return Promise.resolve({ ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } });
+    return workspaceOutcome(requestId, toolName, () => runWorkspaceTool(this.env, principal, toolName, input ?? {}));
+  }
+
+  /** One of the workspace's databases with its size and tables, as GET /v1/databases/{id} answers it: free, in the workspace's window. */
+  describeDatabase(principal: KeyPrincipal, databaseId: string, requestId: string): Promise<WorkspaceToolOutcome> {
+    return workspaceOutcome(requestId, 'describeDatabase', async () => {
+      await admitFreeCall(this.env, principal);
+      return getDatabase(this.env, principal.workspaceId, databaseId);
+    });
+  }
+
+  /** `/llms.txt` as this worker serves it, its URLs this installation's. */
+  llmsTxt(): string {
+    return llmsTxt(publicUrls(this.env));
   }
 
   /** Per tool, the settings its provider lacks here (empty: usable now); read from this worker's settings. */
   missingSettings(): Record<string, string[]> {
     return Object.fromEntries(OPERATIONS.map((operation) => [mcpToolName(operation), missingSettings(operation, this.env)]));
+  }
+}
+
+/** What a free workspace call answered, or its refusal as the REST error object (an unexpected failure is logged and answered as INTERNAL). */
+async function workspaceOutcome(requestId: string, name: string, run: () => Promise<unknown>): Promise<WorkspaceToolOutcome> {
+  try {
+    return { ok: true, data: await run() };
+  } catch (error) {
+    const known = error instanceof ApiError ? error : ApiError.internal();
+    if (!(error instanceof ApiError)) console.error(JSON.stringify({ level: 'error', requestId, tool: name, error: String(error) }));
+    return { ok: false, status: known.status, error: errorObject(known) };
   }
 }

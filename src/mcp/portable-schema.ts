@@ -1,7 +1,8 @@
 /**
  * JSON Schema that every model provider's tool-calling accepts. Zod's JSON Schema is exact, but some
  * clients refuse parts of it (the MCP Inspector's strict check, OpenAI's and Gemini's function schemas):
- * tuples (`prefixItems` with `items: false`), multi-type `type` arrays, `oneOf`, `propertyNames`. Each is
+ * tuples (`prefixItems` with `items: false`), multi-type `type` arrays, `oneOf`, `propertyNames`, and the
+ * empty schema `additionalProperties: {}` (zod's record of unknowns; the Inspector warns on each). Each is
  * rewritten into a looser form that accepts at least the same inputs; the pipeline still validates every
  * call against the exact schema, so nothing looser is ever accepted.
  */
@@ -10,8 +11,9 @@ export function portableSchema(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
   const node: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
-    if (key === 'propertyNames') continue;
-    node[key === 'oneOf' ? 'anyOf' : key] = portableSchema(value);
+    if (key === 'propertyNames' || (key === 'additionalProperties' && isEmptySchema(value))) continue;
+    // Under `properties` the keys are field names, not keywords: a field may be called `oneOf`.
+    node[key === 'oneOf' ? 'anyOf' : key] = key === 'properties' ? portableProperties(value) : portableSchema(value);
   }
 
   if (Array.isArray(node.type)) {
@@ -36,6 +38,16 @@ export function portableSchema(schema: unknown): unknown {
   return node;
 }
 
+/** An absent `additionalProperties` allows any value, exactly as the empty schema does. */
+function isEmptySchema(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
+function portableProperties(properties: unknown): unknown {
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return portableSchema(properties);
+  return Object.fromEntries(Object.entries(properties).map(([field, schema]) => [field, portableSchema(schema)]));
+}
+
 /** Where a schema is not portable, as `path: reason`; empty when every client accepts it. */
 export function portabilityProblems(schema: unknown, path = ''): string[] {
   if (Array.isArray(schema)) return schema.flatMap((item, index) => portabilityProblems(item, `${path}[${index}]`));
@@ -46,7 +58,12 @@ export function portabilityProblems(schema: unknown, path = ''): string[] {
   if ('prefixItems' in node) problems.push(`${path}: prefixItems (a tuple)`);
   if (Array.isArray(node.type)) problems.push(`${path}: type is an array`);
   if (node.type === 'array' && !('items' in node)) problems.push(`${path}: array without items`);
+  if (isEmptySchema(node.additionalProperties)) problems.push(`${path}: additionalProperties is the empty schema`);
   for (const keyword of ['oneOf', 'propertyNames', '$ref', '$defs', 'definitions']) if (keyword in node) problems.push(`${path}: ${keyword}`);
-  for (const [key, value] of Object.entries(node)) problems.push(...portabilityProblems(value, `${path}.${key}`));
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && typeof value === 'object' && value !== null && !Array.isArray(value))
+      for (const [field, schema] of Object.entries(value)) problems.push(...portabilityProblems(schema, `${path}.properties.${field}`));
+    else problems.push(...portabilityProblems(value, `${path}.${key}`));
+  }
   return problems;
 }

@@ -1,24 +1,39 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { z } from 'zod';
 import packageJson from '../../package.json';
 import type { ToolError, ToolOutcome, WorkspaceToolOutcome } from '../api/mcp-gateway';
 import type { KeyPrincipal } from '../core/accounts';
 import type { McpEnv } from './config';
+import { promptsOf } from './prompts';
+import { completeTemplateArgument, readable, readResource, RESOURCE_TEMPLATES, RESOURCES } from './resources';
 import { listTools } from './tool-listing';
 import { type CatalogTool, SearchInput, searchTools } from './tools';
 import { isWorkspaceTool } from './workspace-tools';
 
-/** What one MCP endpoint serves: its name and its tools. */
+/** What one MCP endpoint serves: its name and its tools (its prompts follow from them). */
 export interface Toolset {
   name: string;
   tools: CatalogTool[];
 }
 
 /**
- * One MCP server and transport per request (stateless, JSON responses). Tool arguments are not
+ * One MCP server and transport per request (stateless, JSON responses): tools, resources (read on
+ * demand, no subscriptions), prompts, and completion of their arguments. Tool arguments are not
  * validated here: they go as sent to the pipeline, whose refusal comes back as a tool error carrying
  * the same VALIDATION_ERROR and details as REST.
  */
@@ -28,13 +43,29 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
   const server = new Server(
     { name: toolset.name, version: packageJson.version },
     {
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
       jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-      instructions: 'Sluice: web, SEO, model-answer, social-platform and lead data as tools. Use sluice_tools_search to find a tool; each call is metered in cents.',
+      instructions: 'Sluice: web, SEO, model-answer, social-platform and lead data as tools. Use sluice_tools_search to find a tool (or read the resource sluice://catalog); each call is metered in cents.',
     },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(enabledTools) }));
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: RESOURCES }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+  server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => readResource(params.uri, env, principal, requestId));
+
+  const prompts = promptsOf(enabled);
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: prompts.list() }));
+  server.setRequestHandler(GetPromptRequestSchema, ({ params }) => prompts.get(params.name, params.arguments));
+  server.setRequestHandler(CompleteRequestSchema, async ({ params: { ref, argument } }) => {
+    const values =
+      ref.type === 'ref/prompt'
+        ? prompts.complete(ref.name, argument.name, argument.value)
+        : await completeTemplateArgument(ref.uri, argument.name, argument.value, env, principal, requestId);
+    // The spec caps an answer at 100 values; `total` says how many matched.
+    return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
     if (params.name === 'sluice_tools_search') {
@@ -92,7 +123,11 @@ function toolResult(structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
 
-/** A failed call: the same error code and message as REST, as an MCP tool error the model can read. */
+/**
+ * A failed call: the same error code, message and details as REST, as text the model reads. No
+ * `structuredContent`: it would have to match the tool's output schema (`{data, meta}`), and clients
+ * check it even on errors (the SDK's Client.callTool throws -32602 instead of showing the error).
+ */
 function toolError(error: ToolError): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}\n${JSON.stringify({ error })}` }], structuredContent: { error } };
+  return { isError: true, content: [{ type: 'text', text: `${readable(error)}\n${JSON.stringify({ error })}` }] };
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startStack, type Stack } from '../../scripts/stack';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
+import { toolErrorOf } from '../mcp/tool-error';
 import { isolatedEnv, tempDir } from './support/processes';
 
 /**
@@ -23,6 +24,13 @@ let apiKey: string;
 let mcpToken: { id: string; key: string };
 /** Every REST tool endpoint, as the public catalog lists it. */
 let catalog: { name: string; method: string; path: string; mcpTool: string }[];
+
+/** A client as agents use it: it has listed the tools, so it checks every result against their output schemas. */
+async function connectListed(path = '/mcp'): Promise<Client> {
+  const client = await connect(path);
+  await client.listTools();
+  return client;
+}
 
 async function connect(path = '/mcp', token = mcpToken.key): Promise<Client> {
   const client = new Client({ name: 'sluice-test', version: '1.0.0' });
@@ -141,8 +149,8 @@ describe('MCP tools', () => {
     await client.close();
   });
 
-  it('bills a tool call exactly as its REST twin, and records it', async () => {
-    const client = await connect();
+  it('bills a tool call exactly as its REST twin, and records it; its result matches the output schema the client checks', async () => {
+    const client = await connectListed();
     const before = await purchased();
     const result = await client.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'mcp-billing.com' } });
     expect(result.isError).toBeFalsy();
@@ -167,21 +175,35 @@ describe('MCP tools', () => {
     await client.close();
   });
 
-  it('answers invalid arguments with a tool error carrying VALIDATION_ERROR and its details, uncharged', async () => {
-    const client = await connect();
+  it('answers invalid arguments with a tool error the SDK client shows: VALIDATION_ERROR, its message and details, uncharged', async () => {
+    const client = await connectListed();
     const before = await purchased();
     const result = await client.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'https://stripe.com/about', colour: 'red' } });
     expect(result.isError).toBe(true);
-    const { error } = result.structuredContent as { error: { code: string; details: { field: string }[] } };
+    // No structuredContent: it would have to match {data, meta}, and the client checks it even on errors.
+    expect(result.structuredContent).toBeUndefined();
+    const error = toolErrorOf(result);
     expect(error.code).toBe('VALIDATION_ERROR');
-    expect(error.details.map((detail) => detail.field).sort()).toEqual(['colour', 'domain']);
-    expect((result.content as { text: string }[])[0]!.text).toMatch(/^VALIDATION_ERROR: /);
+    expect(error.details!.map((detail) => detail.field).sort()).toEqual(['colour', 'domain']);
+    expect((result.content as { text: string }[])[0]!.text).toMatch(/^VALIDATION_ERROR: \S.*\n\{"error":/);
+    expect(await purchased()).toBe(before);
+    await client.close();
+  });
+
+  it('answers a tool whose vendor has no credentials here with a tool error the SDK client shows: PROVIDER_UNAVAILABLE and what to set, uncharged', async () => {
+    const client = await connectListed();
+    const before = await purchased();
+    const result = await client.callTool({ name: 'data_seo_domain_overview', arguments: { target: 'example.com' } });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+    expect((result.content as { text: string }[])[0]!.text).toMatch(/^PROVIDER_UNAVAILABLE: DataForSEO is not configured on this server: set DATAFORSEO_/);
+    expect(toolErrorOf(result)).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', retryAfter: 60 });
     expect(await purchased()).toBe(before);
     await client.close();
   });
 
   it('replays a tool call with the same _meta.idempotency_key uncharged, and refuses a malformed key as VALIDATION_ERROR', async () => {
-    const client = await connect();
+    const client = await connectListed();
     const before = await purchased();
     const ask = { name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'mcp-retry.com' }, _meta: { idempotency_key: `retry-${Date.now()}` } };
     const first = await client.callTool(ask);
@@ -197,7 +219,7 @@ describe('MCP tools', () => {
 
     const malformed = await client.callTool({ ...ask, _meta: { idempotency_key: 42 } });
     expect(malformed.isError).toBe(true);
-    const { error } = malformed.structuredContent as { error: { code: string; details: unknown[] } };
+    const error = toolErrorOf(malformed);
     expect(error.code).toBe('VALIDATION_ERROR');
     expect(error.details).toEqual([{ field: '_meta.idempotency_key', location: 'body', message: 'Must be 1 to 255 printable ASCII characters.' }]);
     expect(before - (await purchased())).toBe(1);
@@ -236,6 +258,94 @@ describe('MCP tools', () => {
     const listed = (enabled.structuredContent as { tools: { name: string }[] }).tools.map((tool) => tool.name);
     expect(listed.sort()).toEqual(catalog.map((operation) => operation.mcpTool).sort());
     await client.close();
+  });
+});
+
+describe('MCP resources, prompts and completion', () => {
+  const text = (result: { contents: unknown[] }) => (result.contents[0] as { text: string }).text;
+
+  it('advertises resources, prompts and completions, without subscriptions (the server is stateless)', async () => {
+    const client = await connect();
+    const capabilities = client.getServerCapabilities()!;
+    expect(capabilities).toMatchObject({ tools: {}, resources: {}, prompts: {}, completions: {} });
+    expect(capabilities.resources!.subscribe).toBeUndefined();
+    await client.close();
+  });
+
+  it('serves the catalog and llms.txt exactly as the api worker does at /v1/platforms and /llms.txt', async () => {
+    const client = await connect('/mcp/web');
+    const { resources } = await client.listResources();
+    expect(resources.map((resource) => resource.uri)).toEqual(['sluice://catalog', 'sluice://llms.txt', 'sluice://databases']);
+
+    const restCatalog = (await (await fetch(`${apiUrl}/v1/platforms`)).json()).data;
+    const catalogRead = await client.readResource({ uri: 'sluice://catalog' });
+    expect(catalogRead.contents[0]).toMatchObject({ uri: 'sluice://catalog', mimeType: 'application/json' });
+    expect(JSON.parse(text(catalogRead))).toEqual(restCatalog);
+
+    const llms = await client.readResource({ uri: 'sluice://llms.txt' });
+    expect(llms.contents[0]).toMatchObject({ mimeType: 'text/markdown' });
+    expect(text(llms)).toBe(await (await fetch(`${apiUrl}/llms.txt`)).text());
+
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((template) => template.uriTemplate)).toEqual(['sluice://catalog/{platform}', 'sluice://databases/{databaseId}']);
+    const linkedin = await client.readResource({ uri: 'sluice://catalog/linkedin' });
+    expect(JSON.parse(text(linkedin))).toEqual((await (await fetch(`${apiUrl}/v1/platforms/linkedin`)).json()).data);
+    await expect(client.readResource({ uri: 'sluice://catalog/myspace' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining("No source 'myspace'") });
+    await expect(client.readResource({ uri: 'sluice://nothing' })).rejects.toMatchObject({ code: -32002 });
+
+    const platforms = await client.complete({ ref: { type: 'ref/resource', uri: 'sluice://catalog/{platform}' }, argument: { name: 'platform', value: 'li' } });
+    expect(platforms.completion.values).toEqual(['linkedin']);
+    await client.close();
+  });
+
+  it("lists the workspace's databases and one database's tables, and completes a database id", async () => {
+    const client = await connectListed();
+    const created = await client.callTool({ name: 'sluice_db_create', arguments: { name: 'mcp-resources' } });
+    const { id } = (created.structuredContent as { data: { id: string } }).data;
+    await client.callTool({ name: 'sluice_db_query', arguments: { databaseId: id, sql: 'CREATE TABLE companies (domain TEXT PRIMARY KEY)' } });
+
+    const listed = JSON.parse(text(await client.readResource({ uri: 'sluice://databases' })));
+    expect(listed.databases).toContainEqual(expect.objectContaining({ id, name: 'mcp-resources', workspaceId }));
+    const described = JSON.parse(text(await client.readResource({ uri: `sluice://databases/${id}` })));
+    expect(described).toMatchObject({ id, name: 'mcp-resources', tables: ['companies'] });
+    await expect(client.readResource({ uri: 'sluice://databases/db_000000000000000000000000' })).rejects.toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('NOT_FOUND: No database db_000000000000000000000000'),
+    });
+
+    const ids = await client.complete({ ref: { type: 'ref/resource', uri: 'sluice://databases/{databaseId}' }, argument: { name: 'databaseId', value: id.slice(0, 8) } });
+    expect(ids.completion.values).toContain(id);
+    await client.close();
+  });
+
+  it('offers prompts naming the real tools, only where those tools are served, and completes their choices', async () => {
+    const client = await connect();
+    expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['enrich_companies', 'audit_page_seo']);
+    const source = await client.complete({ ref: { type: 'ref/prompt', name: 'enrich_companies' }, argument: { name: 'source', value: 'l' } });
+    expect(source.completion.values).toEqual(['leads', 'linkedin']);
+
+    const enrich = await client.getPrompt({ name: 'enrich_companies', arguments: { companies: 'stripe.com, adyen.com', source: 'linkedin' } });
+    const message = (enrich.messages[0]!.content as { text: string }).text;
+    expect(enrich.messages[0]!.role).toBe('user');
+    expect(message).toContain('stripe.com, adyen.com');
+    expect(message).toContain('data_linkedin_get_company_by_domain (1 cent per request)');
+    expect(message).toContain('sluice_db_create');
+    await expect(client.getPrompt({ name: 'enrich_companies', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('needs companies') });
+    await expect(client.getPrompt({ name: 'enrich_companies', arguments: { companies: 'a.com', source: 'fax' } })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+
+    // /mcp/web serves the scraper but no SEO or company tool: only the on-page audit is offered there.
+    const web = await connect('/mcp/web');
+    const { prompts } = await web.listPrompts();
+    expect(prompts.map((prompt) => prompt.name)).toEqual(['audit_page_seo']);
+    const focus = await web.complete({ ref: { type: 'ref/prompt', name: 'audit_page_seo' }, argument: { name: 'focus', value: '' } });
+    expect(focus.completion.values).toEqual(['on-page']);
+    const audit = await web.getPrompt({ name: 'audit_page_seo', arguments: { url: 'https://example.com/pricing' } });
+    const steps = (audit.messages[0]!.content as { text: string }).text;
+    expect(steps).toContain('data_web_scrape');
+    expect(steps).not.toContain('data_seo_');
+    await expect(web.getPrompt({ name: 'enrich_companies', arguments: { companies: 'stripe.com' } })).rejects.toMatchObject({ code: -32602 });
+    await web.close();
   });
 });
 
