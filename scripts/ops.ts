@@ -6,20 +6,20 @@
  *   SLUICE_OPS_URL  where the api worker listens (default http://127.0.0.1:8787)
  *   OPS_TOKEN       the operator token (default: .dev.vars, then $SLUICE_HOME/secrets.json, as `npm start` uses)
  */
-import { parseArgs } from 'node:util';
+import { CLI, type CommandSpec, type Flags, parseCommandLine, resourceId, text, UsageError, usageLine, type ValueKind, wholeNumber } from './lib/command-line';
 import { readDevVars, readSecrets, secretsPath } from './lib/home';
 import { type KeyWithSecret, OpsError, OpsUnreachable, opsClient, type OpsClient } from './lib/ops-client';
 
-type Flags = Record<string, string | undefined>;
-
-interface Command {
-  usage: string;
-  summary: string;
-  required: string[];
-  run(client: OpsClient, flags: Flags): Promise<unknown>;
-}
-
 const path = (value: string) => encodeURIComponent(value);
+
+const ORG_ID = resourceId('org', 'ORG_ID');
+const WS_ID = resourceId('ws', 'WS_ID');
+const KEY_ID = resourceId('key', 'KEY_ID');
+/** Cents as the operator API takes them: whole, never negative. */
+const CENTS = wholeNumber({ min: 0 });
+const CENTS_OR_NONE = wholeNumber({ min: 0, none: true });
+/** A plan cap: a count, or none for the plan's own. */
+const COUNT_OR_NONE = wholeNumber({ min: 0, none: true });
 
 /** Each plan cap the operator may override, as a command-line flag. */
 const CAP_FLAGS = [
@@ -31,31 +31,30 @@ const CAP_FLAGS = [
   ['runtime-hours', 'runtimeHours'],
 ] as const;
 
-const COMMANDS: Record<string, Command> = {
+const required = (kind: ValueKind) => ({ kind, required: true });
+const optional = (kind: ValueKind) => ({ kind });
+
+const COMMANDS: Record<string, CommandSpec<OpsClient>> = {
   'org create': {
-    usage: '--name NAME [--plan PLAN]',
     summary: 'Create an organization (no plan unless given: metered calls then answer 402).',
-    required: ['name'],
+    flags: { name: required(text('NAME')), plan: optional(text('PLAN')) },
     run: (client, f) => client.call('POST', '/ops/v1/organizations', { name: f.name, ...(f.plan === undefined ? {} : { plan: orNull(f.plan) }) }),
   },
   'org show': {
-    usage: '--id ORG_ID',
     summary: 'Show an organization.',
-    required: ['id'],
+    flags: { id: required(ORG_ID) },
     run: (client, f) => client.call('GET', `/ops/v1/organizations/${path(f.id!)}`),
   },
   'workspace create': {
-    usage: '--org ORG_ID --name NAME',
     summary: 'Create a workspace in an organization.',
-    required: ['org', 'name'],
+    flags: { org: required(ORG_ID), name: required(text('NAME')) },
     run: (client, f) => client.call('POST', '/ops/v1/workspaces', { organizationId: f.org, name: f.name }),
   },
   'key create': {
-    usage: '--workspace WS_ID [--scope SCOPE] [--name NAME] [--monthly-limit-cents N]',
     summary: 'Create a workspace key, optionally with a monthly spend limit of its own; prints {"id", "key", ...}.',
-    required: ['workspace'],
+    flags: { workspace: required(WS_ID), scope: optional(text('SCOPE')), name: optional(text('NAME')), 'monthly-limit-cents': optional(CENTS) },
     run: (client, f) => {
-      const monthlyLimitCents = integer(f, 'monthly-limit-cents');
+      const monthlyLimitCents = numberOf(f, 'monthly-limit-cents');
       return client.call('POST', '/ops/v1/keys', {
         workspaceId: f.workspace,
         ...(f.scope === undefined ? {} : { scope: f.scope }),
@@ -65,38 +64,32 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'key limit': {
-    usage: '--id KEY_ID --monthly-limit-cents N|none',
     summary: "Set a key's monthly spend limit (none: no limit of its own); the very next call follows it.",
-    required: ['id', 'monthly-limit-cents'],
-    run: (client, f) =>
-      client.call('PUT', `/ops/v1/keys/${path(f.id!)}/limit`, { monthlyLimitCents: f['monthly-limit-cents'] === 'none' ? null : integer(f, 'monthly-limit-cents') }),
+    flags: { id: required(KEY_ID), 'monthly-limit-cents': required(CENTS_OR_NONE) },
+    run: (client, f) => client.call('PUT', `/ops/v1/keys/${path(f.id!)}/limit`, { monthlyLimitCents: numberOf(f, 'monthly-limit-cents') }),
   },
   'key reveal': {
-    usage: '--id KEY_ID',
     summary: 'Show a key again (not once revoked).',
-    required: ['id'],
+    flags: { id: required(KEY_ID) },
     run: (client, f) => client.call('POST', `/ops/v1/keys/${path(f.id!)}/reveal`),
   },
   'key revoke': {
-    usage: '--id KEY_ID',
     summary: 'Revoke a key; it is refused from the next request on.',
-    required: ['id'],
+    flags: { id: required(KEY_ID) },
     run: (client, f) => client.call('POST', `/ops/v1/keys/${path(f.id!)}/revoke`),
   },
   'agent list': {
-    usage: '--workspace WS_ID',
     summary: "List a workspace's deployed and stopped agents, with the organization's agents and runtime hours against the plan's caps.",
-    required: ['workspace'],
+    flags: { workspace: required(WS_ID) },
     run: (client, f) => client.call('GET', `/ops/v1/workspaces/${path(f.workspace!)}/agents`),
   },
   'wallet credit': {
-    usage: '--org ORG_ID [--purchased-cents N] [--subscription-cents N]',
     summary: "Add to an organization's purchased balance and/or subscription allowance.",
-    required: ['org'],
+    flags: { org: required(ORG_ID), 'purchased-cents': optional(CENTS), 'subscription-cents': optional(CENTS) },
+    check: (f) => (f['purchased-cents'] === undefined && f['subscription-cents'] === undefined ? 'wallet credit needs --purchased-cents and/or --subscription-cents.' : undefined),
     run: (client, f) => {
-      const purchasedCents = integer(f, 'purchased-cents');
-      const subscriptionCents = integer(f, 'subscription-cents');
-      if (purchasedCents === undefined && subscriptionCents === undefined) throw new UsageError('wallet credit needs --purchased-cents and/or --subscription-cents.');
+      const purchasedCents = numberOf(f, 'purchased-cents');
+      const subscriptionCents = numberOf(f, 'subscription-cents');
       return client.call('POST', `/ops/v1/organizations/${path(f.org!)}/wallet/credit`, {
         ...(purchasedCents === undefined ? {} : { purchasedCents }),
         ...(subscriptionCents === undefined ? {} : { subscriptionCents }),
@@ -104,20 +97,21 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'wallet show': {
-    usage: '--org ORG_ID',
     summary: "Show an organization's wallet.",
-    required: ['org'],
+    flags: { org: required(ORG_ID) },
     run: (client, f) => client.call('GET', `/ops/v1/organizations/${path(f.org!)}/wallet`),
   },
   'plan set': {
-    usage: `--org ORG_ID --plan PLAN|none [--rpm N|none] [${CAP_FLAGS.map(([flag]) => `--${flag} N|none`).join('] [')}]`,
     summary: "Set an organization's plan (none: no plan), optionally a custom requests-per-minute ceiling, and caps that differ from the plan's (none: back to the plan's).",
-    required: ['org', 'plan'],
+    flags: {
+      org: required(ORG_ID),
+      plan: required(text('PLAN|none')),
+      rpm: optional(wholeNumber({ min: 1, none: true })),
+      ...Object.fromEntries(CAP_FLAGS.map(([flag]) => [flag, optional(COUNT_OR_NONE)])),
+    },
     run: (client, f) => {
-      const rpm = f.rpm === 'none' ? null : integer(f, 'rpm');
-      const caps = Object.fromEntries(
-        CAP_FLAGS.filter(([flag]) => f[flag] !== undefined).map(([flag, cap]) => [cap, f[flag] === 'none' ? null : integer(f, flag)]),
-      );
+      const rpm = numberOf(f, 'rpm');
+      const caps = Object.fromEntries(CAP_FLAGS.filter(([flag]) => f[flag] !== undefined).map(([flag, cap]) => [cap, numberOf(f, flag)]));
       return client.call('PUT', `/ops/v1/organizations/${path(f.org!)}/plan`, {
         plan: orNull(f.plan!),
         ...(rpm === undefined ? {} : { rpm }),
@@ -126,9 +120,8 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'mcp-token create': {
-    usage: '--workspace WS_ID [--name NAME]',
     summary: 'Create a workspace MCP bearer token; prints {"id", "token", ...}.',
-    required: ['workspace'],
+    flags: { workspace: required(WS_ID), name: optional(text('NAME')) },
     run: async (client, f) => {
       const { id, key, ...rest } = await client.call<KeyWithSecret>('POST', '/ops/v1/keys', {
         workspaceId: f.workspace,
@@ -138,65 +131,42 @@ const COMMANDS: Record<string, Command> = {
       return { id, token: key, ...rest };
     },
   },
+  'mcp-token revoke': {
+    summary: 'Revoke a workspace MCP bearer token.',
+    flags: { id: required(KEY_ID) },
+    run: (client, f) => client.call('POST', `/ops/v1/keys/${path(f.id!)}/revoke`),
+  },
   'platform list': {
-    usage: '',
     summary: 'List the sources and whether each is serving.',
-    required: [],
+    flags: {},
     run: (client) => client.call('GET', '/ops/v1/platforms'),
   },
   'platform disable': {
-    usage: '--slug SLUG',
-    summary: "Switch a source off: its calls answer 503 PROVIDER_NOT_FOUND (uncharged) until it is enabled again.",
-    required: ['slug'],
+    summary: 'Switch a source off: its calls answer 503 PROVIDER_NOT_FOUND (uncharged) until it is enabled again.',
+    flags: { slug: required(text('SLUG')) },
     run: (client, f) => client.call('POST', `/ops/v1/platforms/${path(f.slug!)}/disable`),
   },
   'platform enable': {
-    usage: '--slug SLUG',
     summary: 'Switch a source back on.',
-    required: ['slug'],
+    flags: { slug: required(text('SLUG')) },
     run: (client, f) => client.call('POST', `/ops/v1/platforms/${path(f.slug!)}/enable`),
   },
-  'mcp-token revoke': {
-    usage: '--id KEY_ID',
-    summary: 'Revoke a workspace MCP bearer token.',
-    required: ['id'],
-    run: (client, f) => client.call('POST', `/ops/v1/keys/${path(f.id!)}/revoke`),
-  },
 };
-
-const OPTIONS = {
-  help: { type: 'boolean', short: 'h' },
-  name: { type: 'string' },
-  plan: { type: 'string' },
-  id: { type: 'string' },
-  org: { type: 'string' },
-  workspace: { type: 'string' },
-  scope: { type: 'string' },
-  'purchased-cents': { type: 'string' },
-  'subscription-cents': { type: 'string' },
-  rpm: { type: 'string' },
-  'monthly-limit-cents': { type: 'string' },
-  slug: { type: 'string' },
-  ...Object.fromEntries(CAP_FLAGS.map(([flag]) => [flag, { type: 'string' }])),
-} as const;
-
-class UsageError extends Error {}
 
 /** "none" stands for null: no plan, no custom ceiling. */
 function orNull(value: string): string | null {
   return value === 'none' ? null : value;
 }
 
-function integer(flags: Flags, name: string): number | undefined {
+/** A number flag, already checked by its kind: undefined when not given, null for none. */
+function numberOf(flags: Flags, name: string): number | null | undefined {
   const value = flags[name];
-  if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, not "${value}".`);
-  return Number(value);
+  return value === undefined ? undefined : value === 'none' ? null : Number(value);
 }
 
-function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, command]) => `  ${name} ${command.usage}\n      ${command.summary}`);
-  return `Usage: npm run -s ops -- <command> [flags]
+function help(): string {
+  const lines = Object.keys(COMMANDS).map((name) => `  ${usageLine(name, COMMANDS).slice(`Usage: ${CLI} `.length)}\n      ${COMMANDS[name]!.summary}`);
+  return `Usage: ${CLI} <command> [flags]
 
 The operator CLI of a running Sluice stack (npm start). Prints the answer's data as JSON.
 
@@ -216,28 +186,17 @@ function resolveToken(): string | undefined {
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseCommandLine(argv, COMMANDS);
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${usage()}`);
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${error.message}\n${usageLine(error.command, COMMANDS)}\n`);
     return 2;
   }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(usage());
+  if (parsed.help) {
+    process.stdout.write(help());
     return 0;
   }
-  const name = positionals.join(' ');
-  const command = COMMANDS[name];
-  if (!command) {
-    process.stderr.write(`${positionals.length ? `Unknown command "${name}".` : 'No command given.'}\n\n${usage()}`);
-    return 2;
-  }
-  const flags = values as Flags;
-  const missing = command.required.filter((flag) => flags[flag] === undefined || flags[flag] === '');
-  if (missing.length) {
-    process.stderr.write(`${name} needs ${missing.map((flag) => `--${flag}`).join(', ')}.\nUsage: npm run -s ops -- ${name} ${command.usage}\n`);
-    return 2;
-  }
+  const { command, flags } = parsed;
   const token = resolveToken();
   if (!token) {
     process.stderr.write(`No operator token: set OPS_TOKEN, or start the stack once (npm start) so ${secretsPath()} exists.\n`);
@@ -249,10 +208,6 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\nUsage: npm run -s ops -- ${name} ${command.usage}\n`);
-      return 2;
-    }
     if (error instanceof OpsError) {
       process.stderr.write(`${error.code} (HTTP ${error.status}): ${error.message}\n`);
       if (error.details !== undefined) process.stderr.write(`${JSON.stringify(error.details, null, 2)}\n`);

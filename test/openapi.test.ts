@@ -6,6 +6,7 @@ import { buildApiApp } from '../src/api/index';
 import { OPERATIONS } from '../src/operations';
 import { mcpToolName } from '../src/operations/types';
 import { call, json } from './support/api';
+import { dashboard } from './support/dashboard';
 
 const document = async (settings: Partial<typeof env> = {}, app = buildApiApp()) =>
   json(await app.fetch(new Request('http://sluice.test/openapi.json'), { ...env, ...settings }, createExecutionContext()));
@@ -145,5 +146,48 @@ describe('the document', () => {
     expect(build).toHaveBeenCalledTimes(2);
     expect(elsewhere.servers[0].url).toBe('https://elsewhere.example');
     expect(first.servers[0].url).toBe(env.BASE_URL);
+  });
+});
+
+/** Every `$ref` in a document, with where it stands. */
+function refsOf(node: unknown, at = '#'): [string, string][] {
+  if (!node || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([name, value]) =>
+    name === '$ref' && typeof value === 'string' ? [[at, value] as [string, string]] : refsOf(value, `${at}/${name}`),
+  );
+}
+
+/** Every schema that says `nullable` without saying what type may be null, by where it stands. */
+function untypedNullables(node: unknown, at = '#'): string[] {
+  if (!node || typeof node !== 'object') return [];
+  const own = 'nullable' in node && !['type', '$ref', 'allOf', 'anyOf', 'oneOf'].some((name) => name in node) ? [at] : [];
+  return [...own, ...Object.entries(node).flatMap(([name, value]) => untypedNullables(value, `${at}/${name}`))];
+}
+
+describe.each([
+  ['/openapi.json of the api worker', () => document()],
+  ['/api/openapi.json of the dashboard', async () => json(await dashboard('/api/openapi.json'))],
+])('%s', (_, load) => {
+  it('resolves every $ref inside itself', async () => {
+    const doc = await load();
+    const unresolved = refsOf(doc).filter(([, ref]) => {
+      const target = ref.slice(2).split('/').reduce<any>((node, name) => node?.[name.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+      return !ref.startsWith('#/') || target === undefined;
+    });
+    expect(unresolved).toEqual([]);
+    expect(refsOf(doc).length).toBeGreaterThan(0);
+  });
+
+  it('declares under components.headers exactly the response headers it refers to', async () => {
+    const doc = await load();
+    const named = new Set(refsOf(doc).flatMap(([, ref]) => (ref.startsWith('#/components/headers/') ? [ref.split('/').pop()] : [])));
+    expect(named.has('Retry-After')).toBe(true);
+    expect(Object.keys(doc.components.headers).sort()).toEqual([...named].sort());
+  });
+
+  it('names its license, and gives every nullable schema a type', async () => {
+    const doc = await load();
+    expect(doc.info.license).toEqual({ name: 'Proprietary', url: `${env.APP_URL.replace(/\/+$/, '')}/terms` });
+    expect(untypedNullables(doc)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { errorObject, ErrorObject, Meta } from '../core/envelope';
 import { ApiError } from '../core/errors';
+import { headerRef, type ResponseHeaderName } from '../core/openapi-document';
 
 export { Meta };
 
@@ -35,20 +36,8 @@ export function successEnvelope<T extends z.ZodType>(data: T, options: { metered
  */
 export const NoParameters = z.strictObject({});
 
-/** Response headers, declared once under components.headers and referred to by the responses. */
-export const HEADERS = {
-  'Retry-After': { description: 'Seconds to wait before retrying; the same value as error.retryAfter.', schema: { type: 'integer', minimum: 1 } },
-  'RateLimit-Limit': { description: "The workspace's requests-per-minute ceiling; sent once a call reached the rate window.", schema: { type: 'integer' } },
-  'RateLimit-Remaining': { description: 'Requests left in the current minute window; sent once a call reached it.', schema: { type: 'integer' } },
-  'RateLimit-Reset': { description: 'Seconds until the window resets; sent once a call reached it.', schema: { type: 'integer' } },
-  'Idempotent-Replayed': {
-    description: 'Sent, as `true`, when this answer replays an earlier call with the same Idempotency-Key: uncharged, not counted in the window (so no RateLimit-* headers).',
-    schema: { type: 'string', enum: ['true'] as string[] },
-  },
-} as const;
-type HeaderName = keyof typeof HEADERS;
-const refs = (...names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
-const RATE_LIMIT: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+const refs = (...names: ResponseHeaderName[]) => Object.fromEntries(names.map((name) => [name, headerRef(name)]));
+const RATE_LIMIT: ResponseHeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 
 const STATUS: Record<number, { description: string; example: ApiError }> = {
   400: { description: 'Validation error', example: ApiError.validation([{ field: 'url', location: 'body', message: 'Required.' }]) },
@@ -80,7 +69,7 @@ function errorResponsesOf(statuses: number[], options: { metered: boolean }) {
   return Object.fromEntries(
     [...all].sort().map((status) => {
       const { description, example } = STATUS[status]!;
-      const names: HeaderName[] = [...(status === 429 || status === 503 ? (['Retry-After'] as const) : []), ...(options.metered && status >= 402 && status !== 403 ? RATE_LIMIT : [])];
+      const names: ResponseHeaderName[] = [...(status === 429 || status === 503 ? (['Retry-After'] as const) : []), ...(options.metered && status >= 402 && status !== 403 ? RATE_LIMIT : [])];
       return [
         status,
         {

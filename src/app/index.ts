@@ -1,4 +1,6 @@
 import { createApp } from '../api/app';
+import { publicUrls } from '../core/config';
+import { publishedDocument } from '../core/openapi-document';
 import { registerAgents } from './api/agents';
 import { registerAuth } from './api/auth';
 import { registerDatabases } from './api/databases';
@@ -57,12 +59,28 @@ export function buildDashboardApp() {
     name: 'sluice_session',
     description: 'The session cookie set by sign-up and sign-in (named __Host-sluice_session on https). State-changing requests must also come from the dashboard origin.',
   });
-  app.doc('/api/openapi.json', (c) => ({
-    openapi: '3.0.0',
-    info: { title: 'Sluice dashboard API', version: '1.0.0', description: "The JSON API the dashboard's own pages use: sessions, workspaces, keys, MCP tokens, agents, usage and credits." },
-    servers: [{ url: c.env.APP_URL }],
-    security: [{ session: [] }],
-  }));
+  // Built once per dashboard URL, as the api worker builds /openapi.json once per set of public URLs.
+  const documents = new Map<string, string>();
+  app.get('/api/openapi.json', (c) => {
+    const appUrl = publicUrls(c.env).app;
+    let text = documents.get(appUrl);
+    if (text === undefined) {
+      text = JSON.stringify(
+        publishedDocument(
+          app,
+          {
+            openapi: '3.0.0',
+            info: { title: 'Sluice dashboard API', version: '1.0.0', description: "The JSON API the dashboard's own pages use: sessions, workspaces, keys, MCP tokens, agents, usage and credits." },
+            servers: [{ url: appUrl }],
+            security: [{ session: [] }],
+          },
+          appUrl,
+        ),
+      );
+      documents.set(appUrl, text);
+    }
+    return c.body(text, 200, { 'content-type': 'application/json; charset=utf-8' });
+  });
 
   return app;
 }

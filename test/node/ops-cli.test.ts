@@ -1,0 +1,56 @@
+/**
+ * The operator CLI's command line, run as a process the way `npm run -s ops --` runs it. A wrong command
+ * line is caught before the operator API is called, so nothing listens here: SLUICE_OPS_URL names a port
+ * nobody holds, and only a command line that passes its checks gets as far as "Cannot reach".
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { freePort, ops, type Ran } from './support/processes';
+
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  // npx's own warnings (about this machine's npm config) are not the CLI's output: only errors from npm itself.
+  env = { ...process.env, SLUICE_OPS_URL: `http://127.0.0.1:${await freePort()}`, OPS_TOKEN: 'test-ops-token', NO_COLOR: '1', npm_config_loglevel: 'error' };
+});
+
+const lines = (ran: Ran) => ran.stderr.trimEnd().split('\n');
+
+describe('a wrong command line', () => {
+  it('is an id of the wrong shape: the whole rule, then the usage of that command, exit 2', async () => {
+    const ran = await ops(env, 'org', 'show', '--id', 'org_nope');
+    expect(ran.code).toBe(2);
+    expect(ran.stdout).toBe('');
+    expect(lines(ran)).toEqual(['--id must be org_ followed by 24 lowercase hex characters, not "org_nope".', 'Usage: npm run -s ops -- org show --id ORG_ID']);
+  });
+
+  it('is a negative amount: said as such (not "argument is ambiguous"), then the usage of that command, exit 2', async () => {
+    const ran = await ops(env, 'wallet', 'credit', '--org', `org_${'0'.repeat(24)}`, '--purchased-cents', '-5');
+    expect(ran.code).toBe(2);
+    expect(ran.stdout).toBe('');
+    expect(lines(ran)).toEqual([
+      '--purchased-cents must be a whole number from 0 up, not "-5".',
+      'Usage: npm run -s ops -- wallet credit --org ORG_ID [--purchased-cents N] [--subscription-cents N]',
+    ]);
+  });
+
+  it('is an unknown option: named once, quotes balanced, then the usage of that command, exit 2', async () => {
+    const ran = await ops(env, 'org', 'create', '--nam', 'Acme');
+    expect(ran.code).toBe(2);
+    expect(ran.stdout).toBe('');
+    expect(lines(ran)).toEqual(['Unknown option --nam.', 'Usage: npm run -s ops -- org create --name NAME [--plan PLAN]']);
+  });
+
+  it('is an unknown command: named, then the general usage line pointing at --help, not the whole help, exit 2', async () => {
+    const ran = await ops(env, 'org', 'delete', '--id', `org_${'0'.repeat(24)}`);
+    expect(ran.code).toBe(2);
+    expect(lines(ran)).toEqual(['Unknown command "org delete".', 'Usage: npm run -s ops -- <command> [flags]   (npm run -s ops -- --help lists the commands)']);
+  });
+});
+
+describe('a right command line', () => {
+  it('passes the checks with an id as newId makes it, and only then goes to the operator API (exit 1: nothing listens)', async () => {
+    const ran = await ops(env, 'org', 'show', '--id', 'org_0123456789abcdef01234567');
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toMatch(/^Cannot reach http:\/\/127\.0\.0\.1:\d+ /);
+  });
+});
