@@ -2353,7 +2353,7 @@ export interface components {
         ErrorDetail: {
             field: string;
             /** @enum {string} */
-            location: "query" | "path" | "body" | "header";
+            location: "query" | "path" | "body";
             message: string;
         };
         Health: {
@@ -5581,7 +5581,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -6028,7 +6029,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -7347,7 +7349,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (needs markdown).
+                     * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
                      * @default [
                      *       "markdown"
                      *     ]
@@ -7666,7 +7668,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -7752,7 +7755,7 @@ export interface operations {
                     /** @description When present, every result is also scraped, and billed as a scraped page. */
                     scrapeOptions?: {
                         /**
-                         * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (needs markdown).
+                         * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
                          * @default [
                          *       "markdown"
                          *     ]
@@ -8023,7 +8026,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -8348,7 +8352,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -8712,7 +8717,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -9118,7 +9124,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -9485,7 +9492,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -9907,7 +9915,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -10311,7 +10320,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -10767,7 +10777,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -11117,7 +11128,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -11493,7 +11505,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -11823,7 +11836,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -12189,7 +12203,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -12545,7 +12560,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -12938,7 +12954,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -13294,7 +13311,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -13640,7 +13658,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -13996,7 +14015,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -14327,7 +14347,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -14616,7 +14637,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -14892,7 +14914,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -15168,7 +15191,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -15466,7 +15490,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -15764,7 +15789,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -16053,7 +16079,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -16333,7 +16360,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -16635,7 +16663,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -16913,7 +16942,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -17199,7 +17229,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -17481,7 +17512,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -17764,7 +17796,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -18027,7 +18060,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -18334,7 +18368,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -18638,7 +18673,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -18938,7 +18974,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -19240,7 +19277,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -19541,7 +19579,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -19846,7 +19885,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -20137,7 +20177,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -20428,7 +20469,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -20724,7 +20766,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -21006,7 +21049,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -21307,7 +21351,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -21582,7 +21627,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -21878,7 +21924,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -22158,7 +22205,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -22458,7 +22506,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -22754,7 +22803,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -23050,7 +23100,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -23336,7 +23387,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -23632,7 +23684,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -23927,7 +23980,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -24211,7 +24265,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -24517,7 +24572,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -24848,7 +24904,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -25142,7 +25199,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -25424,7 +25482,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -25722,7 +25781,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -26020,7 +26080,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -26303,7 +26364,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -26597,7 +26659,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -26868,7 +26931,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -27139,7 +27203,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -27435,7 +27500,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -27724,7 +27790,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -28010,7 +28077,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -28307,7 +28375,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -28594,7 +28663,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -28887,7 +28957,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -29169,7 +29240,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -29465,7 +29537,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -29751,7 +29824,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -30041,7 +30115,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -30322,7 +30397,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -30612,7 +30688,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -30920,7 +30997,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -31213,7 +31291,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -31514,7 +31593,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -31826,7 +31906,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -32146,7 +32227,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -32443,7 +32525,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -32733,7 +32816,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -33018,7 +33102,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -33335,7 +33420,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -33625,7 +33711,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -33942,7 +34029,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -34234,7 +34322,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -34555,7 +34644,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -34981,7 +35071,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */
@@ -35292,7 +35383,8 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time."
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
                      *       }
                      *     }
                      */

@@ -7,10 +7,11 @@ import { canonicalize, sha256Hex } from './digest';
  * Entries are scoped to the organization: a shared entry would tell one tenant, through
  * `meta.cached`, what another had just asked. Failures are never stored.
  *
- * The cache is used only where it pays. Most inputs are asked once, and a lookup and a store cost more
- * than the whole rest of the pipeline, so an isolate neither looks up nor stores an input it has not
- * seen before; from the second time it sees one, it looks it up and stores the answer when it misses.
- * The price is the same either way, so this changes what is fetched, never what is billed.
+ * Every call that accepts a cached answer (a freshness window over 0: scrape's `maxAge`, an operation's
+ * own window) looks its input up and, on a miss, stores the answer off the response path: on Cloudflare a
+ * repeat usually lands on another isolate, so nothing an isolate remembers can tell it that an input was
+ * never stored. The price is the same either way, so this changes what is fetched, never what is billed.
+ * Nothing about an input is kept in the isolate's memory.
  */
 export interface CacheEntryKey {
   organizationId: string;
@@ -19,11 +20,8 @@ export interface CacheEntryKey {
 }
 
 const STORED_AT = 'x-sluice-stored-at';
-/** Inputs this isolate has seen, by their canonical text; cleared when it grows past this many. */
-const MAX_SEEN = 10_000;
-const seen = new Set<string>();
 
-/** The answer from the cache when the input is worth a lookup and it is there, else from `compute` (stored when asked before). */
+/** The answer from the cache when it is there and fresh enough for this call, else from `compute` (then stored). */
 export async function answerFromCache(
   key: CacheEntryKey,
   freshnessMs: number,
@@ -31,13 +29,7 @@ export async function answerFromCache(
   compute: () => Promise<ProviderResult>,
 ): Promise<{ result: ProviderResult; cached: boolean }> {
   if (freshnessMs <= 0) return { result: await compute(), cached: false };
-  const canonical = `${key.organizationId}/${key.operation}/${JSON.stringify(canonicalize(key.input))}`;
-  if (!seen.has(canonical)) {
-    if (seen.size >= MAX_SEEN) seen.clear();
-    seen.add(canonical);
-    return { result: await compute(), cached: false };
-  }
-  const url = await cacheUrl(key, canonical);
+  const url = await cacheUrl(key);
   const hit = await cachedAnswer(url, freshnessMs);
   if (hit) return { result: hit, cached: true };
   const result = await compute();
@@ -69,6 +61,7 @@ async function storeAnswer(url: string, result: ProviderResult, freshnessMs: num
 }
 
 /** The entry's address: the SHA-256 of the canonical input (keys sorted, so field order never matters). */
-async function cacheUrl(key: CacheEntryKey, canonical: string): Promise<string> {
+async function cacheUrl(key: CacheEntryKey): Promise<string> {
+  const canonical = JSON.stringify(canonicalize(key.input));
   return `https://response-cache.sluice.invalid/${key.organizationId}/${key.operation}/${await sha256Hex(canonical)}`;
 }

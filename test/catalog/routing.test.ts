@@ -6,6 +6,7 @@ import { clock } from '../../src/core/clock';
 import mcpWorker from '../../src/mcp/index';
 import { CATALOG } from '../../src/operations/catalog';
 import { bearer, call, credit, funded, json, ops, provision, wallet } from '../support/api';
+import { toolErrorOf } from '../mcp/tool-error';
 
 /**
  * Routing under /v1/data by the spec's errors, and the operator's switch. The switch is exercised on the
@@ -79,7 +80,7 @@ describe('the operator switch: ops platform disable / enable', () => {
       await waitOnExecutionContext(context);
       const result = (await json(mcp)).result;
       expect(result.isError).toBe(true);
-      expect(result.structuredContent.error).toMatchObject({ code: 'PROVIDER_NOT_FOUND', retryAfter: error.retryAfter });
+      expect(toolErrorOf(result)).toMatchObject({ code: 'PROVIDER_NOT_FOUND', retryAfter: error.retryAfter });
 
       const listed = (await ops('GET', '/platforms')).body.data.platforms;
       expect(listed).toContainEqual({ slug: 'web', serving: false });

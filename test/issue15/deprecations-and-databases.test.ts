@@ -10,6 +10,7 @@ import { DEPRECATIONS } from '../../src/core/deprecations';
 import mcpApp from '../../src/mcp/index';
 import { bearer, call, companyByDomain, funded, json, ops, provision } from '../support/api';
 import { signUp } from '../support/dashboard';
+import { toolErrorOf } from '../mcp/tool-error';
 
 const realNow = clock.now;
 const limits = { ...DATABASE_LIMITS };
@@ -365,7 +366,7 @@ describe('the workspace tools over MCP', () => {
 
     const refused = await mcpCall(token, 'sluice_onboarding', { useCase: 'x' });
     expect(refused.isError).toBe(true);
-    expect(refused.structuredContent.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'agentName', location: 'body', message: 'Required.' }] });
+    expect(toolErrorOf(refused)).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'agentName', location: 'body', message: 'Required.' }] });
   });
 
   it('creates, lists and queries a database with the sluice_db tools, in the same window and isolation as REST', async () => {
@@ -380,10 +381,10 @@ describe('the workspace tools over MCP', () => {
     expect((await query(account.key, databaseId, 'SELECT url FROM seen')).body.data.rows).toEqual([['https://example.com']]);
 
     const refused = await mcpCall(token, 'sluice_db_query', { databaseId, sql: 'SELEC 1' });
-    expect(refused.structuredContent.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'sql', message: expect.stringContaining('syntax error') }] });
+    expect(toolErrorOf(refused)).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'sql', message: expect.stringContaining('syntax error') }] });
     const stranger = await provision({ plan: 'payg' });
     const theirs = (await ops('POST', '/keys', { workspaceId: stranger.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
-    expect((await mcpCall(theirs, 'sluice_db_query', { databaseId, sql: 'SELECT * FROM seen' })).structuredContent.error.code).toBe('NOT_FOUND');
+    expect(toolErrorOf(await mcpCall(theirs, 'sluice_db_query', { databaseId, sql: 'SELECT * FROM seen' })).code).toBe('NOT_FOUND');
   });
 });
 

@@ -4,6 +4,7 @@ import { freshnessOf } from '../../src/operations/types';
 import { webOperations } from '../../src/operations/web';
 import { FAKE_FIRECRAWL, lastReceivedBy } from '../fakes/firecrawl';
 import { funded, json, tool, wallet } from '../support/api';
+import { watchCacheStores } from '../support/cache';
 import { answerAfter } from '../support/time-limits';
 
 const scrapeOperation = webOperations.find((operation) => operation.name === 'scrape')!;
@@ -122,9 +123,9 @@ describe('POST /scrape', () => {
     it('answers an identical scrape from cache with meta.cached true, without a new upstream scrape', async () => {
       const account = await funded(10, 'payg');
       const url = pageUrl();
-      // An input is stored the second time it is asked (docs/decisions.md, issue 14), answered from cache after.
-      await tool(account.key, '/scrape', { url });
+      const stores = watchCacheStores();
       const first = await json(await tool(account.key, '/scrape', { url }));
+      await stores.stored(1);
       const second = await json(await tool(account.key, '/scrape', { url }));
       expect(first.meta.cached).toBe(false);
       expect(second.meta.cached).toBe(true);
@@ -145,8 +146,9 @@ describe('POST /scrape', () => {
     it('fetches afresh once the cached answer is older than maxAge', async () => {
       const account = await funded(10, 'payg');
       const url = pageUrl();
-      await tool(account.key, '/scrape', { url, maxAge: 60_000 });
+      const stores = watchCacheStores();
       const first = await json(await tool(account.key, '/scrape', { url, maxAge: 60_000 }));
+      await stores.stored(1);
       vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 61_000);
       const later = await json(await tool(account.key, '/scrape', { url, maxAge: 60_000 }));
       expect(later.meta.cached).toBe(false);
@@ -156,8 +158,9 @@ describe('POST /scrape', () => {
     it('still answers from cache a minute later under the default maxAge of two days', async () => {
       const account = await funded(10, 'payg');
       const url = pageUrl();
+      const stores = watchCacheStores();
       await tool(account.key, '/scrape', { url });
-      await tool(account.key, '/scrape', { url });
+      await stores.stored(1);
       vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 61_000);
       expect((await json(await tool(account.key, '/scrape', { url }))).meta.cached).toBe(true);
     });

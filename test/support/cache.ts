@@ -1,0 +1,11 @@
+import { expect, vi } from 'vitest';
+
+/**
+ * Counts the answers the response cache stores from now on. A store happens off the response path, so a
+ * test that asks again waits for it (`stored(n)`: the n-th store) instead of racing it. Restore with
+ * `vi.restoreAllMocks()`.
+ */
+export function watchCacheStores(): { stored(count: number): Promise<void> } {
+  const put = vi.spyOn(caches.default, 'put');
+  return { stored: (count) => vi.waitFor(() => expect(put).toHaveBeenCalledTimes(count)) };
+}
