@@ -12,9 +12,10 @@ export interface SignUp {
 
 /**
  * A new person with an organization of their own (no plan: the dashboard offers the plans) and a first
- * workspace, in one D1 batch, so a failure leaves no half-made account behind.
+ * workspace, in one D1 batch, so a failure leaves no half-made account behind. `secret` is
+ * KEY_ENCRYPTION_KEY, which peppers the password hash.
  */
-export async function signUp(db: D1Database, input: { email: string; password: string; name: string }): Promise<SignUp> {
+export async function signUp(db: D1Database, input: { email: string; password: string; name: string }, secret: string): Promise<SignUp> {
   const existing = await db.prepare('SELECT id FROM users WHERE email = ?').bind(input.email).first();
   if (existing) throw ApiError.conflict('An account with this email address already exists. Sign in instead.');
   const createdAt = new Date().toISOString();
@@ -23,7 +24,7 @@ export async function signUp(db: D1Database, input: { email: string; password: s
   const workspace = newWorkspace({ organizationId: organization.id, name: 'Default' });
   try {
     await db.batch([
-      db.prepare('INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)').bind(user.id, user.email, user.name, await hashPassword(input.password), createdAt),
+      db.prepare('INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)').bind(user.id, user.email, user.name, await hashPassword(input.password, secret), createdAt),
       insertOrganization(db, organization),
       db.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)").bind(organization.id, user.id, createdAt),
       insertWorkspace(db, workspace),

@@ -54,7 +54,7 @@ describe('sign-up', () => {
   it('stores a slow salted hash of the password and only a hash of the session id', async () => {
     const person = await signUp({ password: 'correct horse battery staple' });
     const user = await env.DB.prepare('SELECT password_hash AS hash FROM users WHERE id = ?').bind(person.account.user.id).first<{ hash: string }>();
-    expect(user!.hash).toMatch(/^pbkdf2-sha256\$600000\$[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{44}$/);
+    expect(user!.hash).toMatch(/^pbkdf2-sha256-peppered\$100000\$[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{44}$/);
     expect(user!.hash).not.toContain('correct horse');
     const sessions = await env.DB.prepare('SELECT id_hash FROM sessions WHERE user_id = ?').bind(person.account.user.id).all<{ id_hash: string }>();
     expect(sessions.results).toEqual([{ id_hash: await sha256Hex(person.cookie) }]);

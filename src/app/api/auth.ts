@@ -55,7 +55,7 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.signUp, async (c) => {
     const input = c.req.valid('json');
     await countAttempt(c.env.DB, `signup-ip:${clientAddress(c)}`, SIGN_UP_PER_IP);
-    const account = await signUp(c.env.DB, input);
+    const account = await signUp(c.env.DB, input, c.env.KEY_ENCRYPTION_KEY);
     await startSession(c, account.user.id);
     return c.json(success(account), 201);
   });
@@ -68,13 +68,13 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
 
     const user = await findUserByEmail(c.env.DB, email);
     // An unknown address costs the same hashing as a wrong password and gets the same answer.
-    const verification = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+    const verification = await verifyPassword(password, user?.passwordHash ?? (await decoyHash(c.env.KEY_ENCRYPTION_KEY)), c.env.KEY_ENCRYPTION_KEY);
     if (!user || !verification.ok) {
       await countAttempt(c.env.DB, emailBucket, SIGN_IN_PER_EMAIL);
       throw ApiError.unauthorized('Wrong email address or password.');
     }
     await clearAttempts(c.env.DB, emailBucket);
-    if (verification.needsRehash) await updatePasswordHash(c.env.DB, user.id, await hashPassword(password));
+    if (verification.needsRehash) await updatePasswordHash(c.env.DB, user.id, await hashPassword(password, c.env.KEY_ENCRYPTION_KEY));
     await startSession(c, user.id);
     const { passwordHash: _, ...visible } = user;
     return c.json(success({ user: visible }), 200);
