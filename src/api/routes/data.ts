@@ -73,7 +73,8 @@ export async function handle(c: Context<AppEnv>, operation: Operation, headers: 
 
 /** An empty body reads as `{}`, so the answer names the missing fields rather than the body. */
 async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
-  const text = await c.req.text();
+  // Decoded here rather than by text(), which warns on every body not declared as text (a form post).
+  const text = new TextDecoder().decode(await c.req.arrayBuffer());
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
