@@ -42,6 +42,20 @@ describe('the built-in scraper bounds its own work', () => {
     expect(page.served.total).toBeGreaterThan(1_000_000);
   });
 
+  it.each([
+    ['one element carrying 200,000 attributes', `<html><body><div ${Array.from({ length: 200_000 }, (_, index) => `a${index}="x"`).join(' ')}>Hello</div></body></html>`, `a tag is longer than ${PAGE_BOUNDS.maxTagBytes / 1024} KB`],
+    ['one element carrying 1,000 short attributes', `<html><body><div ${Array.from({ length: 1_000 }, (_, index) => `a${index}`).join(' ')}>Hello</div>${'<p>More of the page.</p>'.repeat(5_000)}</body></html>`, `more than ${PAGE_BOUNDS.maxAttributesPerElement} attributes`],
+    ['many elements of many attributes each', `<html><body>${`<p ${Array.from({ length: 200 }, (_, index) => `a${index}`).join(' ')}>x</p>`.repeat(1_000)}</body></html>`, `more than ${PAGE_BOUNDS.maxAttributes.toLocaleString('en-US')} attributes`],
+  ])('refuses %s with 422 within its first slices, before any DOM is built', async (_, html, bound) => {
+    const page = streamedPage(html);
+    const site = web();
+    site.setResponse(`${NEWS}/attributes`, page.response);
+    const outcome = await scrapeWithBuiltin({ url: `${NEWS}/attributes` }, { env: webEnv(), signal: signal(), fetch: site.fetch }).catch((error: unknown) => error);
+    expect(outcome).toMatchObject({ status: 422, message: expect.stringContaining(bound) });
+    expect(page.served.cancelled).toBe(true);
+    expect(page.served.bytes).toBeLessThan(page.served.total);
+  });
+
   it('reads a page nested just within the depth bound (turndown converts it without overflowing)', async () => {
     const result = await scrapeWithBuiltin({ url: `${NEWS}/nested/${PAGE_BOUNDS.maxDepth - 4}`, onlyMainContent: false }, { env: webEnv(), signal: signal(), fetch: web().fetch });
     const [page] = (result.data as { result: { markdown: string }[] }).result;

@@ -19,6 +19,21 @@ export const PAGE_BOUNDS = {
    * its tree at 512. Readability's work grows with depth times elements, turndown recurses per level.
    */
   maxDepth: 128,
+  /**
+   * Attributes of one element. Real pages stay under a few dozen (a framework's data-* attributes, ARIA);
+   * the DOM, Readability and the Markdown conversion each walk every attribute, so one element carrying
+   * hundreds of thousands of them costs seconds no element count reveals.
+   */
+  maxAttributesPerElement: 256,
+  /** Attributes of the whole page after stripping: the element bound times a generous average of five. */
+  maxAttributes: 100_000,
+  /**
+   * Bytes of one tag, `<` to `>`. The streaming rewriter hands on a start tag only once it has read all of
+   * it, so an element of a million attributes would be read whole before any bound above could count
+   * them; this one is counted on the bytes as they arrive. Real tags are a few hundred bytes; an inline
+   * data: URL of an image is the largest honest one.
+   */
+  maxTagBytes: 256 * 1024,
   /** Readability's own element limit (maxElemsToParse); a bigger page's main content is chosen without it. */
   readabilityMaxElements: 8_000,
   /**
@@ -68,13 +83,15 @@ export interface HtmlPage {
  */
 export async function measureHtml(page: HtmlPage, budget: PageBudget, options: { keepSource?: boolean } = {}): Promise<MeasuredHtml> {
   const source = page.body.getReader();
-  const input = new PageSlices(source, page.charset, options.keepSource ?? false);
+  const input = new PageSlices(source, page.charset, options.keepSource ?? false, page.url);
   const stripped = new HTMLRewriter()
     .on(NEVER_CONTENT, { element: (element) => void element.remove() })
     .onDocument({ comments: (comment) => void comment.remove() })
     .transform(new Response(input.stream, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
 
   let elements = 0;
+  let attributes = 0;
+  let attributesHere = 0;
   let depth = 0;
   let deepest = 0;
   /** The bound passed, if one was: the parser is paused there, not thrown out of (about 70 µs dearer per page). */
@@ -82,10 +99,18 @@ export async function measureHtml(page: HtmlPage, budget: PageBudget, options: {
   const measuring = new Parser({
     onopentagname: () => {
       elements++;
+      attributesHere = 0;
       depth++;
       if (depth > deepest) deepest = depth;
       if (elements > PAGE_BOUNDS.maxElements) passed = `it has more than ${PAGE_BOUNDS.maxElements.toLocaleString('en-US')} elements`;
       else if (depth > PAGE_BOUNDS.maxDepth) passed = `it nests elements more than ${PAGE_BOUNDS.maxDepth} deep`;
+      if (passed) measuring.pause();
+    },
+    onattribute: () => {
+      attributes++;
+      attributesHere++;
+      if (attributesHere > PAGE_BOUNDS.maxAttributesPerElement) passed = `an element carries more than ${PAGE_BOUNDS.maxAttributesPerElement} attributes`;
+      else if (attributes > PAGE_BOUNDS.maxAttributes) passed = `it has more than ${PAGE_BOUNDS.maxAttributes.toLocaleString('en-US')} attributes`;
       if (passed) measuring.pause();
     },
     onclosetag: () => {
@@ -141,11 +166,14 @@ class PageSlices {
   private readonly kept: string[] = [];
   private rest: Uint8Array = new Uint8Array(0);
   private sliceBytes: number = SLICE_BYTES.first;
+  /** Bytes read since a `<` that no `>` has followed yet: the length of the tag being read. */
+  private openTagBytes = 0;
 
   constructor(
     private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
     charset: string,
     private readonly keep: boolean,
+    private readonly url: string,
   ) {
     this.transcoding = charset !== 'utf-8';
     this.decoder = this.transcoding || keep ? new TextDecoder(charset) : undefined;
@@ -176,6 +204,20 @@ class PageSlices {
     controller.enqueue(slice);
   }
 
+  /**
+   * Whether this chunk leaves a tag open past the bound. Counted on the raw bytes with the runtime's own
+   * search (`<` and `>` are the same byte in every charset a page may declare here), whatever the quotes:
+   * a `>` inside an attribute value only ends the count early.
+   */
+  private tagTooLong(chunk: Uint8Array): boolean {
+    const opened = chunk.lastIndexOf(LESS_THAN);
+    const closed = chunk.lastIndexOf(GREATER_THAN);
+    if (opened > closed) this.openTagBytes = chunk.byteLength - opened;
+    else if (closed >= 0) this.openTagBytes = 0;
+    else if (this.openTagBytes > 0) this.openTagBytes += chunk.byteLength;
+    return this.openTagBytes > PAGE_BOUNDS.maxTagBytes;
+  }
+
   /** The next chunk as UTF-8; undefined at the end. */
   private async read(): Promise<Uint8Array | undefined> {
     let next: ReadableStreamReadResult<Uint8Array>;
@@ -185,6 +227,11 @@ class PageSlices {
       // Ended, not errored: an error passed into the rewriter surfaces as an unhandled rejection inside the
       // runtime. The reader of the rewriter's output answers the failure once the rest has drained.
       this.failure = error;
+      next = { done: true, value: undefined };
+    }
+    if (!next.done && this.tagTooLong(next.value)) {
+      this.failure = pastBound(this.url, `a tag is longer than ${PAGE_BOUNDS.maxTagBytes / 1024} KB`);
+      await this.reader.cancel().catch(() => {});
       next = { done: true, value: undefined };
     }
     if (next.done) {
@@ -200,6 +247,8 @@ class PageSlices {
 }
 
 const utf8 = new TextEncoder();
+const LESS_THAN = 0x3c;
+const GREATER_THAN = 0x3e;
 
 /**
  * The time one page's synchronous work may take. Each piece of work is timed on its own (not the waits
