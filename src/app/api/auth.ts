@@ -1,12 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
 import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords';
 import { endSession, startSession } from '../auth/sessions';
-import { assertNotThrottled, clearAttempts, countAttempt, SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throttle';
+import { assertNotThrottled, clearAttempts, clientAddress, countAttempt, SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throttle';
 import type { DashboardEnv } from '../context';
 import { findUserByEmail, signUp, updatePasswordHash } from '../users';
 import { jsonBody, Organization, SignInBody, SignUpBody, User, Workspace } from './schemas';
@@ -46,15 +45,10 @@ const routes = {
   }),
 };
 
-/** On Cloudflare the client's address; locally, through Miniflare, there may be none. */
-function clientAddress(c: Context<DashboardEnv>): string {
-  return c.req.header('cf-connecting-ip') ?? 'unknown';
-}
-
 export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.signUp, async (c) => {
     const input = c.req.valid('json');
-    await countAttempt(c.env.DB, `signup-ip:${clientAddress(c)}`, SIGN_UP_PER_IP);
+    await countAttempt(c.env.DB, `signup-ip:${clientAddress(c.req.raw)}`, SIGN_UP_PER_IP);
     const account = await signUp(c.env.DB, input, c.env.KEY_ENCRYPTION_KEY);
     await startSession(c, account.user.id);
     return c.json(success(account), 201);
@@ -64,7 +58,7 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     const { email, password } = c.req.valid('json');
     const emailBucket = `email:${email}`;
     await assertNotThrottled(c.env.DB, emailBucket, SIGN_IN_PER_EMAIL);
-    await countAttempt(c.env.DB, `ip:${clientAddress(c)}`, SIGN_IN_PER_IP);
+    await countAttempt(c.env.DB, `ip:${clientAddress(c.req.raw)}`, SIGN_IN_PER_IP);
 
     const user = await findUserByEmail(c.env.DB, email);
     // An unknown address costs the same hashing as a wrong password and gets the same answer.

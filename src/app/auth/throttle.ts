@@ -17,6 +17,16 @@ export const SIGN_IN_PER_IP: ThrottleRule = { limit: 30, windowMs: 15 * 60_000, 
 export const SIGN_UP_PER_IP: ThrottleRule = { limit: 20, windowMs: 60 * 60_000, what: 'sign-ups from this address' };
 
 /**
+ * Whom an attempt counts against. Cloudflare's edge sets `cf-connecting-ip` itself, replacing any the client
+ * sent, and gives every request it forwards `request.cf`. A request without `cf` did not come through the
+ * edge (workerd on a direct socket, as `npm start` serves each worker; a test), so its header is only the
+ * client's word and is ignored: all such requests share one bucket, which no header moves them out of.
+ */
+export function clientAddress(request: Request): string {
+  return (request.cf ? request.headers.get('cf-connecting-ip') : null) ?? 'unattributed';
+}
+
+/**
  * A fixed window of attempts per bucket, counted in D1 by one upsert (atomic in SQLite, so concurrent
  * attempts cannot both slip under the limit).
  */
