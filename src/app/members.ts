@@ -104,24 +104,80 @@ export async function listMembers(db: D1Database, organizationId: string): Promi
   return results;
 }
 
+export type MemberChange = { role: Role } | 'remove';
+
 /**
- * Changes a member's role or removes them. Owners and admins manage members; only an owner may touch an
- * owner or make one; the last owner stays (an organization always has someone who can manage it).
+ * Changes a member's role or removes them (`actorId` removing themselves is leaving). Owners and admins
+ * manage members; only an owner may touch an owner or make one; anyone may leave; the last owner stays (an
+ * organization always has someone who can manage it). The rules are checked on a fresh read for a precise
+ * refusal, then again by the write itself, so two owners demoting, removing each other or leaving at once
+ * cannot both succeed: the one whose statement runs second changes nothing and is told why.
  */
-export async function changeMember(db: D1Database, access: OrganizationAccess, userId: string, change: { role: Role } | 'remove'): Promise<Member | null> {
-  requireManager(access, 'manage members');
-  const members = await listMembers(db, access.organization.id);
-  const target = members.find((member) => member.userId === userId);
-  if (!target) throw ApiError.notFound(`No member ${userId} in ${access.organization.name}.`);
-  const touchesOwner = target.role === 'owner' || (change !== 'remove' && change.role === 'owner');
-  if (touchesOwner && access.role !== 'owner') throw ApiError.forbidden(`Only owners can change an owner or make someone owner; your role is ${access.role}.`);
-  const owners = members.filter((member) => member.role === 'owner').length;
-  const demotesOwner = target.role === 'owner' && (change === 'remove' || change.role !== 'owner');
-  if (demotesOwner && owners === 1) throw ApiError.conflict('This is the last owner of the organization; make someone else owner first.');
-  if (change === 'remove') {
-    await db.prepare('DELETE FROM memberships WHERE organization_id = ? AND user_id = ?').bind(access.organization.id, userId).run();
-    return null;
+export async function changeMember(db: D1Database, access: OrganizationAccess, actorId: string, userId: string, change: MemberChange): Promise<Member | null> {
+  const { organization } = access;
+  const members = await listMembers(db, organization.id);
+  const refused = refusal(organization, access.role, members, actorId, userId, change);
+  if (refused) throw refused;
+  if (await writeIfAllowed(db, organization.id, actorId, userId, change)) {
+    return change === 'remove' ? null : { ...members.find((member) => member.userId === userId)!, role: change.role };
   }
-  await db.prepare('UPDATE memberships SET role = ? WHERE organization_id = ? AND user_id = ?').bind(change.role, access.organization.id, userId).run();
-  return { ...target, role: change.role };
+  throw lostRace(organization, await listMembers(db, organization.id), actorId, userId, change);
+}
+
+/** Why this change is refused when the organization's members are `members` and the actor's role is `actorRole`; null if it is not. */
+function refusal(organization: Organization, actorRole: Role, members: Member[], actorId: string, userId: string, change: MemberChange): ApiError | null {
+  const leaving = change === 'remove' && userId === actorId;
+  if (!leaving && !canManage(actorRole)) return ApiError.forbidden(`Only owners and admins can manage members; your role in ${organization.name} is ${actorRole}.`);
+  const target = members.find((member) => member.userId === userId);
+  if (!target) return ApiError.notFound(`No member ${userId} in ${organization.name}.`);
+  const touchesOwner = target.role === 'owner' || (change !== 'remove' && change.role === 'owner');
+  if (!leaving && touchesOwner && actorRole !== 'owner') return ApiError.forbidden(`Only owners can change an owner or make someone owner; your role is ${actorRole}.`);
+  if (leavesNoOwner(members, target, change)) return lastOwner(organization, target);
+  return null;
+}
+
+function leavesNoOwner(members: Member[], target: Member, change: MemberChange): boolean {
+  const demotesOwner = target.role === 'owner' && (change === 'remove' || change.role !== 'owner');
+  return demotesOwner && !members.some((member) => member.role === 'owner' && member.userId !== target.userId);
+}
+
+function lastOwner(organization: Organization, target: Member): ApiError {
+  return ApiError.conflict(`${target.name} is the last owner of ${organization.name}; make someone else owner first.`);
+}
+
+/**
+ * The refusal for a change whose write found the organization changed since the check: the last owner
+ * first (the usual loser of two owners demoting each other), then whatever the rules say now.
+ */
+function lostRace(organization: Organization, members: Member[], actorId: string, userId: string, change: MemberChange): ApiError {
+  const target = members.find((member) => member.userId === userId);
+  if (target && leavesNoOwner(members, target, change)) return lastOwner(organization, target);
+  const actor = members.find((member) => member.userId === actorId);
+  if (!actor) return ApiError.notFound(`No organization ${organization.id}.`);
+  return (
+    refusal(organization, actor.role, members, actorId, userId, change) ??
+    ApiError.conflict(`The members of ${organization.name} changed while this was being done; look again and retry.`)
+  );
+}
+
+/**
+ * The same rules as `refusal`, as the WHERE of the one statement that writes: the actor still holds the
+ * authority (?3 the actor, ?4 the new role, NULL for a removal) and, when an owner stops being one, another
+ * owner remains. D1 runs each statement alone, so a check here cannot be overtaken by another request.
+ */
+const ALLOWED = `
+  EXISTS (SELECT 1 FROM memberships actor
+           WHERE actor.organization_id = ?1 AND actor.user_id = ?3
+             AND (actor.role = 'owner'
+                  OR (actor.role = 'admin' AND memberships.role <> 'owner' AND ifnull(?4, '') <> 'owner')
+                  OR (?4 IS NULL AND actor.user_id = memberships.user_id)))
+  AND (memberships.role <> 'owner' OR ?4 = 'owner'
+       OR EXISTS (SELECT 1 FROM memberships other WHERE other.organization_id = ?1 AND other.role = 'owner' AND other.user_id <> memberships.user_id))`;
+
+async function writeIfAllowed(db: D1Database, organizationId: string, actorId: string, userId: string, change: MemberChange): Promise<boolean> {
+  const statement =
+    change === 'remove'
+      ? db.prepare(`DELETE FROM memberships WHERE organization_id = ?1 AND user_id = ?2 AND ${ALLOWED}`).bind(organizationId, userId, actorId, null)
+      : db.prepare(`UPDATE memberships SET role = ?4 WHERE organization_id = ?1 AND user_id = ?2 AND ${ALLOWED}`).bind(organizationId, userId, actorId, change.role);
+  return (await statement.run()).meta.changes === 1;
 }

@@ -1,7 +1,8 @@
-import { type ApiKeyRecord, listKeys } from './accounts';
+import type { KeyLimit } from '../../durable-objects/key-budgets';
+import { type ApiKeyRecord, getKey, listKeys } from './accounts';
 import type { Env } from './config';
 import { gateOf } from './gate';
-import { centsFromUnits } from './money';
+import { centsFromUnits, unitsFromCents } from './money';
 
 export interface KeyWithSpend extends ApiKeyRecord {
   spentThisMonthCents: number;
@@ -27,4 +28,22 @@ export async function listKeysWithSpend(env: Env, workspaceId: string): Promise<
       monthEndsAt: new Date(budget.resetsAt).toISOString(),
     };
   });
+}
+
+/**
+ * Sets a key's monthly limit only if that lowers it (a limit on a key with none lowers it too), decided by
+ * the statement that writes, so a raise cannot slip in between a check of the limit and the write. Null when
+ * it would raise the limit or the key is revoked; the gate follows as it does `setKeyLimit`.
+ */
+export async function lowerKeyLimit(env: Env, key: ApiKeyRecord, monthlyLimitCents: number): Promise<ApiKeyRecord | null> {
+  const written = await env.DB.prepare(
+    `UPDATE api_keys SET monthly_limit_units = ?1, limit_version = limit_version + 1
+      WHERE id = ?2 AND revoked_at IS NULL AND (monthly_limit_units IS NULL OR monthly_limit_units >= ?1)
+      RETURNING monthly_limit_units AS limitUnits, limit_version AS version`,
+  )
+    .bind(unitsFromCents(monthlyLimitCents), key.id)
+    .first<KeyLimit>();
+  if (!written) return null;
+  await gateOf(env, key.workspaceId).setKeyLimit(key.id, written);
+  return getKey(env.DB, key.id);
 }

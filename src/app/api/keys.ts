@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
 import { type ApiKeyRecord, getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../core/accounts';
-import { listKeysWithSpend } from '../../core/key-spend';
+import { listKeysWithSpend, lowerKeyLimit } from '../../core/key-spend';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
@@ -50,7 +50,8 @@ const routes = {
     method: 'put',
     path: '/api/workspaces/{workspaceId}/keys/{keyId}/limit',
     tags: ['API keys'],
-    summary: "Set or remove (null) a key's monthly spend limit; the very next call follows it (owners and admins, or whoever made it)",
+    summary:
+      "Set, raise or remove (null) a key's monthly spend limit (owners and admins); a member may only set one on their own key or lower it. The very next call follows it",
     operationId: 'setKeyLimit',
     request: { params: keyIdParam, body: jsonBody(KeyLimitBody) },
     responses: { 200: jsonContent(successEnvelope(Key), 'The key with its new limit.'), ...errorResponses(400, 401, 403, 404, 409) },
@@ -103,6 +104,18 @@ function requireOwnerOrManager(access: WorkspaceAccess, key: ApiKeyRecord, userI
   throw ApiError.forbidden(`Only owners, admins and the person who made it can ${action} this ${NOUN[key.scope as DashboardScope]}; your role is ${access.role}.`);
 }
 
+/**
+ * Why a member may not set this limit on their own key: a limit an owner or admin set is a ceiling, so a
+ * member may add one or lower it, never raise or remove it (issue 32: a member lifted an owner's limit).
+ */
+function limitRefusal(access: WorkspaceAccess, key: ApiKeyRecord, monthlyLimitCents: number | null): ApiError {
+  if (key.revokedAt) return ApiError.conflict(`Key ${key.id} was revoked at ${key.revokedAt}; its limit no longer matters.`);
+  const asked = monthlyLimitCents === null ? 'remove' : 'raise';
+  return ApiError.forbidden(
+    `Only owners and admins can ${asked} a key's monthly limit; you can set a limit on your own key or lower it (now ${key.monthlyLimitCents === null ? 'none' : `${key.monthlyLimitCents} cents`}). Your role in ${access.organization.name} is ${access.role}.`,
+  );
+}
+
 function listed(keys: ApiKeyRecord[]) {
   return keys as (ApiKeyRecord & { scope: DashboardScope })[];
 }
@@ -151,8 +164,13 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
     const { workspaceId, keyId } = c.req.valid('param');
     const workspace = await access(c, workspaceId);
     const key = await keyOf(c.env.DB, workspace, keyId, 'workspace');
+    const { monthlyLimitCents } = c.req.valid('json');
+    if (canManage(workspace.role)) return c.json(success({ ...(await setKeyLimit(c.env, key.id, monthlyLimitCents)), scope: 'workspace' as const }), 200);
     requireOwnerOrManager(workspace, key, c.get('session').user.id, 'change the limit of');
-    return c.json(success({ ...(await setKeyLimit(c.env, key.id, c.req.valid('json').monthlyLimitCents)), scope: 'workspace' as const }), 200);
+    const lowered = monthlyLimitCents === null ? null : await lowerKeyLimit(c.env, key, monthlyLimitCents);
+    if (lowered) return c.json(success({ ...lowered, scope: 'workspace' as const }), 200);
+    // The write refused: say why from the key as it is now (revoked, or its limit is lower than asked).
+    throw limitRefusal(workspace, await keyOf(c.env.DB, workspace, keyId, 'workspace'), monthlyLimitCents);
   });
 
   app.openapi(routes.listTokens, async (c) => {

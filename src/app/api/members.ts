@@ -85,7 +85,7 @@ const routes = {
     method: 'delete',
     path: '/api/organizations/{organizationId}/members/{userId}',
     tags: ['Members'],
-    summary: 'Remove a member (owners and admins); the last owner stays',
+    summary: 'Remove a member (owners and admins), or leave (anyone, their own user id); the last owner stays',
     operationId: 'removeMember',
     request: { params: userIdParam },
     responses: { 200: jsonContent(successEnvelope(z.object({ removed: z.literal(true) })), 'Removed.'), ...errorResponses(400, 401, 403, 404, 409) },
@@ -152,13 +152,13 @@ export function registerMembers(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.changeRole, async (c) => {
     const { organizationId, userId } = c.req.valid('param');
-    const changed = await changeMember(c.env.DB, await access(c, organizationId), userId, { role: c.req.valid('json').role });
+    const changed = await changeMember(c.env.DB, await access(c, organizationId), c.get('session').user.id, userId, { role: c.req.valid('json').role });
     return c.json(success(changed!), 200);
   });
 
   app.openapi(routes.remove, async (c) => {
     const { organizationId, userId } = c.req.valid('param');
-    await changeMember(c.env.DB, await access(c, organizationId), userId, 'remove');
+    await changeMember(c.env.DB, await access(c, organizationId), c.get('session').user.id, userId, 'remove');
     return c.json(success({ removed: true as const }), 200);
   });
 

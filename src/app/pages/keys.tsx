@@ -113,7 +113,7 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
   <section class="card" aria-labelledby="limits-title">
     <h2 id="limits-title">Spend this month and limits</h2>
     <p class="muted small">
-      A key with a limit is refused (402 <code>INSUFFICIENT_CREDITS</code>, naming the key's limit) once a call would take it past the limit this calendar month, UTC; calls in flight count. Empty: no limit of its own.
+      A key with a limit is refused (402 <code>INSUFFICIENT_CREDITS</code>, naming the key's limit) once a call would take it past the limit this calendar month, UTC; calls in flight count. Empty: no limit of its own. Owners and admins set, raise and remove limits; a member may set one on their own key or lower it.
     </p>
     <div class="table-wrap">
       <table>
@@ -131,7 +131,18 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
               <td class="actions">
                 {key.createdBy === user.id || canManage(access.role) ? (
                   <ApiForm class="row limit-form" api={`${base}/${key.id}/limit`} method="PUT" then="reload">
-                    <input id={`limit-${key.id}`} aria-label={`Monthly limit in cents for ${key.name}`} name="monthlyLimitCents" type="number" min="0" step="1" value={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)} placeholder="no limit" />
+                    <input
+                      id={`limit-${key.id}`}
+                      aria-label={`Monthly limit in cents for ${key.name}`}
+                      name="monthlyLimitCents"
+                      type="number"
+                      min="0"
+                      step="1"
+                      value={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)}
+                      placeholder="no limit"
+                      required={!canManage(access.role)}
+                      max={canManage(access.role) || key.monthlyLimitCents === null ? undefined : String(key.monthlyLimitCents)}
+                    />
                     <span class="muted small">cents</span>
                     <button type="submit" class="secondary small" aria-label={`Set the monthly limit of ${key.name}`}>Set limit</button>
                   </ApiForm>
