@@ -24,12 +24,26 @@ export function form(path: string, fields: Record<string, string>): Promise<Resp
   return mcp(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
 }
 
-export async function registerClient(metadata: Record<string, unknown> = {}): Promise<string> {
-  const response = await mcp('/oauth/register', {
+let addresses = 0;
+
+/** A client address of its own, as Cloudflare's edge reports it (cf-connecting-ip with request.cf), so tests never share a registration-throttle bucket. */
+export function ownAddress(): string {
+  addresses += 1;
+  return `2001:db8:${crypto.randomUUID().slice(0, 4)}::${addresses.toString(16)}`;
+}
+
+/** POST /oauth/register with a JSON body, from `address` (a new one unless given) through the edge. */
+export function register(body: unknown, address = ownAddress()): Promise<Response> {
+  return mcp('/oauth/register', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Test client', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', ...metadata }),
-  });
+    headers: { 'content-type': 'application/json', 'cf-connecting-ip': address },
+    body: JSON.stringify(body),
+    cf: { country: 'NL' },
+  } as RequestInit);
+}
+
+export async function registerClient(metadata: Record<string, unknown> = {}): Promise<string> {
+  const response = await register({ client_name: 'Test client', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', ...metadata });
   if (response.status !== 201) throw new Error(`registration failed: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { client_id: string }).client_id;
 }

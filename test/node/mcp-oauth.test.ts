@@ -251,13 +251,13 @@ describe('a strict OAuth client (oauth4webapi) against npm start', () => {
     await context.close();
   });
 
-  it('refuses plain PKCE and a redirect URI the client did not register', async () => {
+  it('refuses plain PKCE and a redirect URI the client did not register on its own page, redirecting nowhere', async () => {
     const base = { client_id: client.client_id, response_type: 'code', state: 'xyz', resource: resource() };
     const plain = await fetch(`${as.authorization_endpoint}?${new URLSearchParams({ ...base, redirect_uri: callbackUrl, code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' })}`, { redirect: 'manual' });
-    expect(plain.status).toBe(302);
-    const location = new URL(plain.headers.get('location')!);
-    expect(`${location.origin}${location.pathname}`).toBe(callbackUrl);
-    expect(Object.fromEntries(location.searchParams)).toMatchObject({ error: 'invalid_request', state: 'xyz' });
+    // Before the person decides, nothing goes to the redirect URI (RFC 9700 section 4.11.2: registration is open).
+    expect(plain.status).toBe(400);
+    expect(plain.headers.get('location')).toBeNull();
+    expect(await plain.text()).toContain('plain is refused');
 
     const elsewhere = await fetch(
       `${as.authorization_endpoint}?${new URLSearchParams({ ...base, redirect_uri: 'https://attacker.example/cb', code_challenge: 'a'.repeat(43), code_challenge_method: 'S256' })}`,

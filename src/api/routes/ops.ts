@@ -5,6 +5,7 @@ import { agentAllowance, listAgents } from '../../core/agents';
 import { createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../core/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
+import { humanName } from '../../core/human-name';
 import { KEY_SCOPES, secretsEqual } from '../../core/keys';
 import { unitsFromCents } from '../../core/money';
 import { setCapOverrides, termsOf } from '../../core/plan-caps';
@@ -30,7 +31,7 @@ export function requireOpsToken(): MiddlewareHandler<AppEnv> {
   };
 }
 
-const name = z.string().trim().min(1).max(200);
+const name = humanName(200);
 const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{24}$`), `Expected an id starting with ${prefix}_.`);
 const keyIdParam = z.object({ id: id('key') });
 const organizationIdParam = z.object({ id: id('org') });

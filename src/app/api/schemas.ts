@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { humanName } from '../../core/human-name';
 import { PLANS } from '../../core/plans';
 import { ROLES } from '../members';
 
@@ -56,7 +57,7 @@ const email = z
   .max(254)
   .transform((value) => value.trim().toLowerCase());
 const password = z.string().min(10, 'At least 10 characters.').max(128, 'At most 128 characters.');
-export const name = z.string().trim().min(1, 'Required.').max(100, 'At most 100 characters.');
+export const name = humanName(100);
 
 export const SignUpBody = z.strictObject({ email: z.string().trim().pipe(email), password, name }).openapi('SignUp');
 export const SignInBody = z.strictObject({ email: z.string().trim().pipe(email), password: z.string().min(1, 'Required.').max(128) }).openapi('SignIn');

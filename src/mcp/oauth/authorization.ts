@@ -1,7 +1,7 @@
 import { clock } from '../../core/clock';
 import { sha256Hex } from '../../core/digest';
 import { newId, randomHex } from '../../core/ids';
-import { findClient, type OAuthClient } from './clients';
+import { allowedRedirectUri, findClient, type OAuthClient, redirectUriProblem } from './clients';
 import { OAuthError } from './errors';
 import { resourceOfIndicator, resourceUrl } from './resources';
 import { issuerOf, LIFETIMES, type OAuthEnv, SCOPES, TOKEN_PREFIX } from './settings';
@@ -14,36 +14,51 @@ import { issuerOf, LIFETIMES, type OAuthEnv, SCOPES, TOKEN_PREFIX } from './sett
  * code or with error=access_denied).
  */
 
-/** Where the browser goes: the consent page, or (a refusal the client may hear) back to the client. */
-export type AuthorizeOutcome = { redirect: string } | { problem: string };
-
 /**
- * Checks an authorization request (OAuth 2.1 with PKCE S256, RFC 8707 resource). Until the client and its
- * exact redirect URI are known, a problem is shown to the person, never sent anywhere; after that, a
- * refusal goes back to the client with its state.
+ * Where the browser goes: the consent page, or nowhere. A problem found before the person has decided is
+ * shown on Sluice's own page and sent to no redirect URI (RFC 9700 section 4.11.2): registration is open,
+ * so a registered redirect URI proves nothing, and bouncing an invalid request to it would make this
+ * origin an open redirector. Only the person's decision (a code, or access_denied) goes back to the client.
  */
+export type AuthorizeOutcome = { redirect: string } | { problem: AuthorizationProblem };
+
+/** What was wrong with an authorization request: the RFC 6749 error code, a sentence, and the client when it is known. */
+export interface AuthorizationProblem {
+  error: string;
+  description: string;
+  clientName?: string;
+}
+
+/** Checks an authorization request (OAuth 2.1 with PKCE S256, RFC 8707 resource) and files it for the consent page. */
 export async function beginAuthorization(env: OAuthEnv, params: URLSearchParams): Promise<AuthorizeOutcome> {
   const issuer = issuerOf(env.MCP_URL);
   const clientId = params.get('client_id');
-  if (!clientId) return { problem: 'The request names no client_id.' };
+  if (!clientId) return { problem: { error: 'invalid_request', description: 'The request names no client_id.' } };
   let client: OAuthClient | undefined;
   try {
     client = await findClient(env, clientId);
   } catch (error) {
-    if (error instanceof OAuthError) return { problem: error.description };
+    if (error instanceof OAuthError) return { problem: { error: error.error, description: error.description } };
     throw error;
   }
-  if (!client) return { problem: `No client ${clientId} is registered here.` };
+  if (!client) return { problem: { error: 'invalid_client', description: `No client ${clientId} is registered here.` } };
 
+  const clientName = client.name;
+  const refuse = (error: string, description: string): AuthorizeOutcome => ({ problem: { error, description, clientName } });
   const given = params.get('redirect_uri');
-  // Exact string match against what the client registered (OAuth 2.1); one registered URI may be implied.
-  const redirectUri = given ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : undefined);
-  if (!redirectUri) return { problem: 'The request names no redirect_uri, and the client registered several.' };
-  if (!client.redirectUris.includes(redirectUri)) return { problem: `${redirectUri} is not a redirect URI registered by ${client.name}.` };
+  const redirectUri = allowedRedirectUri(client, given);
+  if (!redirectUri) {
+    return refuse('invalid_request', given === null ? 'The request names no redirect_uri, and the client registered several.' : `${given} is not a redirect URI registered by ${client.name}.`);
+  }
+  // A URI registered while the scheme rules were looser is held to today's.
+  const unsafe = redirectUriProblem(redirectUri);
+  if (unsafe) return refuse('invalid_request', `${unsafe}.`);
 
   const state = params.get('state');
-  const refuse = (error: string, description: string) => ({ redirect: redirectWith(redirectUri, { error, error_description: description, state, iss: issuer }) });
   if (params.get('response_type') !== 'code') return refuse('unsupported_response_type', 'The only response_type is "code".');
+  const scopes = (params.get('scope') ?? '').split(' ').filter((scope) => scope !== '');
+  const unknownScope = scopes.find((scope) => !(SCOPES as readonly string[]).includes(scope));
+  if (unknownScope !== undefined) return refuse('invalid_scope', `There is no scope "${unknownScope}"; the only scope is "${SCOPES.join(' ')}".`);
   const challenge = params.get('code_challenge');
   if (!challenge) return refuse('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   if (params.get('code_challenge_method') !== 'S256') return refuse('invalid_request', 'Only code_challenge_method=S256 is accepted (plain is refused).');

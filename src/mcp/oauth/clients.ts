@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { clock } from '../../core/clock';
 import { ApiError } from '../../core/errors';
+import { humanName } from '../../core/human-name';
 import { newId } from '../../core/ids';
 import { SafeFetcher } from '../../providers/builtin-web/safe-fetch';
 import { builtinWebSettings } from '../../providers/builtin-web/settings';
@@ -19,13 +20,23 @@ export interface OAuthClient {
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-/** Schemes that would run or read something in the browser instead of handing the code to an app. */
-const REFUSED_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
+
+/**
+ * Single-word schemes a browser or the operating system handles itself: a code sent there would be run
+ * (javascript:), shown (view-source:, data:), read from disk, or handed to some other program (mailto:),
+ * never to the client that asked.
+ */
+const HANDLED_BY_THE_BROWSER_OR_SYSTEM = new Set([
+  'about', 'blob', 'callto', 'chrome', 'chrome-extension', 'chrome-search', 'chrome-untrusted', 'content', 'data', 'devtools', 'edge', 'facetime',
+  'file', 'filesystem', 'ftp', 'geo', 'intent', 'irc', 'jar', 'javascript', 'ldap', 'magnet', 'mailto', 'market', 'moz-extension', 'news', 'nntp',
+  'opera', 'resource', 'safari-extension', 'sftp', 'sms', 'smb', 'ssh', 'tel', 'telnet', 'vbscript', 'view-source', 'webcal', 'ws', 'wss',
+]);
 
 /**
  * Why a redirect URI cannot be registered, or undefined when it can: https anywhere, http only on this
- * machine (RFC 8252 loopback), or an app's own scheme (com.example.app:/callback, cursor://...); never a
- * fragment or a user name.
+ * machine (RFC 8252 section 7.3, loopback), or an app's own private-use scheme (section 7.1): a reverse
+ * domain name (com.example.app:/callback), or a single word no browser or system handles itself
+ * (cursor://..., vscode://..., as MCP clients register). Never a fragment or a user name.
  */
 export function redirectUriProblem(value: string): string | undefined {
   let url: URL;
@@ -36,9 +47,39 @@ export function redirectUriProblem(value: string): string | undefined {
   }
   if (url.hash || value.includes('#')) return `${value} has a fragment`;
   if (url.username || url.password) return `${value} carries a user name or password`;
-  if (REFUSED_SCHEMES.has(url.protocol)) return `${value} uses the ${url.protocol} scheme`;
-  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) return `${value} is plain http off this machine; use https, or http on localhost / 127.0.0.1 / [::1]`;
+  const scheme = url.protocol.replace(/:$/, '');
+  if (scheme === 'https') return undefined;
+  if (scheme === 'http') return LOOPBACK_HOSTS.has(url.hostname) ? undefined : `${value} is plain http off this machine; use https, or http on localhost / 127.0.0.1 / [::1]`;
+  if (HANDLED_BY_THE_BROWSER_OR_SYSTEM.has(scheme) || scheme.endsWith('-extension')) {
+    return `${value} uses the ${scheme}: scheme, which the browser or the system handles itself; use https, loopback http, or your app's own scheme (com.example.app:/callback)`;
+  }
   return undefined;
+}
+
+/**
+ * The redirect URI an authorization request may use, or undefined when it names none the client
+ * registered. Exact string match (OAuth 2.1), except that a loopback http URI may carry any port
+ * (RFC 8252 section 7.3: a native app listens on whatever port it is given); the URI asked for, with its
+ * port, is the one used. One registered URI may be implied.
+ */
+export function allowedRedirectUri(client: OAuthClient, given: string | null): string | undefined {
+  if (given === null) return client.redirectUris.length === 1 ? client.redirectUris[0] : undefined;
+  if (client.redirectUris.includes(given)) return given;
+  const asked = withoutLoopbackPort(given);
+  return asked !== undefined && client.redirectUris.some((registered) => withoutLoopbackPort(registered) === asked) ? given : undefined;
+}
+
+/** A loopback http URI with its port removed; undefined for any other URI. */
+function withoutLoopbackPort(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' || !LOOPBACK_HOSTS.has(url.hostname) || url.username || url.password || url.hash || value.includes('#')) return undefined;
+  url.port = '';
+  return url.href;
 }
 
 const RedirectUris = z
@@ -52,11 +93,14 @@ const RedirectUris = z
     }
   });
 
+/** The client's home page: a web page (https, or http), never a javascript: or data: URI a page could be tricked into opening. */
+const ClientUri = z.url({ protocol: /^https?$/, error: 'client_uri must be an http(s) URL.' }).max(2000);
+
 /** RFC 7591 registration metadata this server honours; other members are ignored, as the RFC asks. */
 const Registration = z.object({
   redirect_uris: RedirectUris,
-  client_name: z.string().trim().min(1).max(200).optional(),
-  client_uri: z.url().max(2000).optional(),
+  client_name: humanName(200).optional(),
+  client_uri: ClientUri.optional(),
   token_endpoint_auth_method: z.literal('none', { error: 'Only public clients are registered: token_endpoint_auth_method must be "none" (PKCE protects the code).' }).optional(),
   grant_types: z.array(z.enum(['authorization_code', 'refresh_token'], { error: 'Grant types: authorization_code and refresh_token.' })).optional(),
   response_types: z.array(z.literal('code', { error: 'The only response type is "code".' })).optional(),
@@ -128,9 +172,9 @@ const MAX_DOCUMENT_BYTES = 5 * 1024;
 
 const MetadataDocument = z.object({
   client_id: z.string(),
-  client_name: z.string().trim().min(1).max(200),
+  client_name: humanName(200),
   redirect_uris: RedirectUris,
-  client_uri: z.url().max(2000).optional(),
+  client_uri: ClientUri.optional(),
   token_endpoint_auth_method: z.literal('none', { error: 'This server serves public clients only (token_endpoint_auth_method "none").' }).optional(),
 });
 

@@ -6,14 +6,17 @@ export class OAuthError extends Error {
   constructor(
     readonly error: string,
     readonly description: string,
-    readonly status: 400 | 401 | 403 | 404 = 400,
+    readonly status: 400 | 401 | 403 | 404 | 429 = 400,
+    /** Seconds to wait before trying again, sent as Retry-After (429 only). */
+    readonly retryAfter?: number,
   ) {
     super(description);
     this.name = 'OAuthError';
   }
 
   toResponse(): Response {
-    return Response.json({ error: this.error, error_description: this.description }, { status: this.status, headers: NO_STORE });
+    const headers = this.retryAfter === undefined ? NO_STORE : { ...NO_STORE, 'retry-after': String(this.retryAfter) };
+    return Response.json({ error: this.error, error_description: this.description }, { status: this.status, headers });
   }
 }
 

@@ -1,12 +1,13 @@
 import type { Hono } from 'hono';
 import { ApiError } from '../../core/errors';
 import { readRequestBody } from '../../core/request-body';
-import { html } from 'hono/html';
 import type { McpEnv } from '../config';
 import { beginAuthorization } from './authorization';
 import { registerClient } from './clients';
 import { NO_STORE, OAuthError } from './errors';
 import { authorizationServerMetadata } from './metadata';
+import { authorizationProblemPage } from './problem-page';
+import { countRegistration } from './registration-throttle';
 import { issuerOf } from './settings';
 import { exchangeToken, revokeToken } from './tokens';
 
@@ -18,6 +19,7 @@ export function registerOAuth<Variables extends object>(app: Hono<{ Bindings: Mc
 
   app.post('/oauth/register', async (c) => {
     return answer(async () => {
+      await countRegistration(c.env.DB, c.req.raw);
       let body: unknown;
       try {
         body = JSON.parse(await bodyText(c.req.raw));
@@ -32,13 +34,7 @@ export function registerOAuth<Variables extends object>(app: Hono<{ Bindings: Mc
 
   app.get('/oauth/authorize', async (c) => {
     const outcome = await beginAuthorization(c.env, new URL(c.req.url).searchParams);
-    if ('redirect' in outcome) return c.redirect(outcome.redirect, 302);
-    // The client or its redirect URI is not trusted: say so to the person, send nothing anywhere.
-    return c.html(
-      html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Cannot connect</title></head><body><h1>This app cannot connect to Sluice</h1><p>${outcome.problem}</p></body></html>`,
-      400,
-      { 'content-security-policy': "default-src 'none'", 'cache-control': 'no-store' },
-    );
+    return 'redirect' in outcome ? c.redirect(outcome.redirect, 302) : authorizationProblemPage(outcome.problem);
   });
 
   app.post('/oauth/token', async (c) => answer(async () => Response.json(await exchangeToken(c.env.DB, await formOf(c.req.raw)), { headers: NO_STORE })));
