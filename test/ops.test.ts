@@ -33,6 +33,12 @@ describe('operator API /ops/v1', () => {
     expect((await ops('GET', `/organizations/${withoutPlan.body.data.id}`)).body.data).toEqual(withoutPlan.body.data);
   });
 
+  it('says the whole rule of an id it refuses', async () => {
+    const refused = await ops('GET', '/organizations/org_nope');
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ field: 'id', location: 'path', message: 'Expected org_ followed by 24 lowercase hex characters.' }]);
+  });
+
   it('refuses a workspace for an organization that does not exist with 404', async () => {
     const response = await ops('POST', '/workspaces', { organizationId: `org_${'0'.repeat(24)}`, name: 'Orphan' });
     expect(response.status).toBe(404);

@@ -32,7 +32,7 @@ export function requireOpsToken(): MiddlewareHandler<AppEnv> {
 }
 
 const name = humanName(200);
-const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{24}$`), `Expected an id starting with ${prefix}_.`);
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{24}$`), `Expected ${prefix}_ followed by 24 lowercase hex characters.`);
 const keyIdParam = z.object({ id: id('key') });
 const organizationIdParam = z.object({ id: id('org') });
 const cents = z.number().int().min(0).max(100_000_000);
