@@ -1,11 +1,15 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import type { Browser, BrowserContext } from 'playwright-core';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startStack, type Stack } from '../../scripts/stack';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { launchChromium, layoutProblems, screenshot, watchedPage, type WatchedPage } from './support/browser';
-import { isolatedEnv, tempDir } from './support/processes';
+import { strictLintProblems } from './support/openapi-lint';
+import { isolatedEnv, ROOT, tempDir } from './support/processes';
 
 /**
  * The dashboard in a real browser against the whole local stack: a newcomer signs up through the form,
@@ -501,5 +505,59 @@ describe('the Agents page in chromium (issue 12)', () => {
     expect(await page.getByRole('button', { name: 'Deploy agent lead researcher again' }).isVisible()).toBe(true);
     expect(problems).toEqual([]);
     await own.close();
+  });
+});
+
+/** Uses the generated types the way a client of the dashboard API would; compiles only if they are right. */
+const CLIENT = `import createClient from 'openapi-fetch';
+import type { paths } from './schema';
+
+const dashboard = createClient<paths>({ baseUrl: 'http://127.0.0.1:8789' });
+
+export async function signedInEmail(): Promise<string> {
+  const { data, error } = await dashboard.GET('/api/me');
+  if (error) throw new Error(error.error.code);
+  return data.data.user.email;
+}
+
+export async function signUpWithoutPassword(): Promise<number | undefined> {
+  // @ts-expect-error password is required by the generated body type.
+  const { error } = await dashboard.POST('/api/auth/sign-up', { body: { email: 'ada@example.com' } });
+  return error?.error.retryAfter;
+}
+`;
+
+describe('/api/openapi.json of the dashboard, as the bundled app worker serves it', () => {
+  // Held to the bar of the api worker's /openapi.json (reference.test.ts), on this file's stack.
+  let document: string;
+  beforeAll(async () => {
+    const response = await fetch(`${appUrl}/api/openapi.json`);
+    expect(response.status).toBe(200);
+    document = await response.text();
+  });
+
+  it('passes @redocly/cli lint with the recommended-strict rules', async () => {
+    expect(await strictLintProblems(document, home, 'dashboard-openapi.json')).toEqual([]);
+  });
+
+  it('generates, with openapi-typescript, a typed client that compiles against openapi-fetch', async () => {
+    const types = astToString(await openapiTS(JSON.parse(document) as OpenAPI3));
+    // Beside the project's node_modules, so that 'openapi-fetch' resolves as it would for a client.
+    const dir = join(ROOT, 'test-results', 'dashboard-client');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'schema.ts'), types);
+    writeFileSync(join(dir, 'client.ts'), CLIENT);
+    const program = ts.createProgram([join(dir, 'client.ts')], {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      types: [],
+    });
+    const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    expect(problems).toEqual([]);
   });
 });
