@@ -33,6 +33,8 @@ function register(body: unknown, headers: Record<string, string> = {}) {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'cf-connecting-ip': `203.0.113.${addresses}`, ...headers },
     body: JSON.stringify(body),
+    // As Cloudflare's edge forwards it: only then is the address believed.
+    cf: { colo: 'AMS' },
   });
 }
 
@@ -69,15 +71,26 @@ describe('POST /v1/register (deprecated, removed on 2026-12-31)', () => {
   it('lets one address register anonymously 20 times an hour, then 429 with Retry-After; other methods do not count', async () => {
     at(DEPRECATIONS.register.sunsetAt - DAY);
     const from = { 'content-type': 'application/json', 'cf-connecting-ip': '198.51.100.77' };
-    for (let tried = 0; tried < 5; tried++) expect((await call('/v1/register', { headers: from })).status).toBe(404);
+    const edge = { cf: { colo: 'AMS' } };
+    for (let tried = 0; tried < 5; tried++) expect((await call('/v1/register', { headers: from, ...edge })).status).toBe(404);
     const statuses: number[] = [];
-    for (let sent = 0; sent < 21; sent++) statuses.push((await call('/v1/register', { method: 'POST', headers: from, body: JSON.stringify(INTENT) })).status);
+    for (let sent = 0; sent < 21; sent++) statuses.push((await call('/v1/register', { method: 'POST', headers: from, body: JSON.stringify(INTENT), ...edge })).status);
     expect(statuses).toEqual([...Array<number>(20).fill(201), 429]);
-    const refused = await call('/v1/register', { method: 'POST', headers: from, body: JSON.stringify(INTENT) });
+    const refused = await call('/v1/register', { method: 'POST', headers: from, body: JSON.stringify(INTENT), ...edge });
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     expect((await json(refused)).error.code).toBe('RATE_LIMITED');
     // Another address is not held back.
     expect((await register(INTENT)).status).toBe(201);
+  });
+
+  it('believes no cf-connecting-ip that did not come through the edge: rotating it does not escape the limit', async () => {
+    at(DEPRECATIONS.register.sunsetAt - DAY);
+    const statuses: number[] = [];
+    for (let sent = 0; sent < 21; sent++) {
+      const headers = { 'content-type': 'application/json', 'cf-connecting-ip': `192.0.2.${sent}` };
+      statuses.push((await call('/v1/register', { method: 'POST', headers, body: JSON.stringify(INTENT) })).status);
+    }
+    expect(statuses).toEqual([...Array<number>(20).fill(201), 429]);
   });
 
   it('refuses a bad intent with 400 naming the fields, an unknown source included', async () => {

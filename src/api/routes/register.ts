@@ -1,12 +1,13 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { countAttempt, type ThrottleRule } from '../../app/auth/throttle';
+
 import { publicUrls, type Env } from '../../core/config';
 import { deprecationHeaders, DEPRECATIONS, isSunset } from '../../core/deprecations';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { OnboardingIntent, OnboardingRecord, recordOnboarding } from '../../core/onboarding';
+import { clientAddress, countAttempt, type ThrottleRule } from '../../core/throttle';
 import type { AppEnv } from '../context';
 import { errorResponses, jsonContent, successEnvelope } from '../schemas';
 
@@ -75,7 +76,7 @@ export function registerRegister(app: OpenAPIHono<AppEnv>, authenticate: Middlew
       if (c.req.header('authorization') !== undefined || c.req.header('x-api-key') !== undefined) await authenticate(c, next);
       else {
         // Only a registration counts against the address's hourly allowance; another method is answered 404.
-        if (c.req.method === 'POST') await countAttempt(c.env.DB, `register:${c.req.header('cf-connecting-ip') ?? 'unknown'}`, REGISTER_PER_IP);
+        if (c.req.method === 'POST') await countAttempt(c.env.DB, `register:${clientAddress(c.req.raw)}`, REGISTER_PER_IP);
         await next();
       }
     } catch (error) {

@@ -1,0 +1,68 @@
+import { clock } from './clock';
+import { ApiError } from './errors';
+
+/**
+ * Fixed windows of attempts per bucket, kept in D1 (`auth_throttle`), for what anyone may try without a
+ * key: signing in and up (dashboard), registering an OAuth client (mcp), recording an intent (api).
+ */
+export interface ThrottleRule {
+  /** Attempts allowed in one window. */
+  limit: number;
+  windowMs: number;
+  /** What the person is told is being limited, e.g. "sign-in attempts for this email address". */
+  what: string;
+}
+
+/**
+ * Whom an attempt counts against. Cloudflare's edge sets `cf-connecting-ip` itself, replacing any the client
+ * sent, and gives every request it forwards `request.cf`. A request without `cf` did not come through the
+ * edge (workerd on a direct socket, as `npm start` serves each worker; a test), so its header is only the
+ * client's word and is ignored: all such requests share one bucket, which no header moves them out of.
+ */
+export function clientAddress(request: Request): string {
+  return (request.cf ? request.headers.get('cf-connecting-ip') : null) ?? 'unattributed';
+}
+
+/** Counts one attempt, in one upsert (atomic in SQLite, so concurrent attempts cannot both slip under the limit); answers the seconds to wait when it is one too many. */
+export async function overLimitBy(db: D1Database, bucket: string, rule: Pick<ThrottleRule, 'limit' | 'windowMs'>): Promise<{ retryAfter: number } | null> {
+  const now = clock.now();
+  const row = await db
+    .prepare(
+      `INSERT INTO auth_throttle (bucket, window_start, attempts) VALUES (?1, ?2, 1)
+       ON CONFLICT (bucket) DO UPDATE SET
+         attempts = CASE WHEN window_start <= ?2 - ?3 THEN 1 ELSE attempts + 1 END,
+         window_start = CASE WHEN window_start <= ?2 - ?3 THEN ?2 ELSE window_start END
+       RETURNING window_start AS windowStart, attempts`,
+    )
+    .bind(bucket, now, rule.windowMs)
+    .first<{ windowStart: number; attempts: number }>();
+  return row && row.attempts > rule.limit ? { retryAfter: secondsUntil(row.windowStart + rule.windowMs - now) } : null;
+}
+
+/** Counts one attempt and refuses it with 429 RATE_LIMITED past the limit. */
+export async function countAttempt(db: D1Database, bucket: string, rule: ThrottleRule): Promise<void> {
+  const over = await overLimitBy(db, bucket, rule);
+  if (over) throw throttled(rule, over.retryAfter);
+}
+
+/** Refuses at once when the bucket is already full, without counting (a correct password after five wrong ones still waits). */
+export async function assertNotThrottled(db: D1Database, bucket: string, rule: ThrottleRule): Promise<void> {
+  const now = clock.now();
+  const row = await db
+    .prepare('SELECT window_start AS windowStart, attempts FROM auth_throttle WHERE bucket = ?')
+    .bind(bucket)
+    .first<{ windowStart: number; attempts: number }>();
+  if (row && row.windowStart > now - rule.windowMs && row.attempts >= rule.limit) throw throttled(rule, secondsUntil(row.windowStart + rule.windowMs - now));
+}
+
+export function clearAttempts(db: D1Database, bucket: string): Promise<unknown> {
+  return db.prepare('DELETE FROM auth_throttle WHERE bucket = ?').bind(bucket).run();
+}
+
+function secondsUntil(waitMs: number): number {
+  return Math.max(1, Math.ceil(waitMs / 1000));
+}
+
+function throttled(rule: ThrottleRule, retryAfter: number): ApiError {
+  return new ApiError('RATE_LIMITED', `Too many ${rule.what}. Try again in ${Math.ceil(retryAfter / 60)} min.`, { retryAfter });
+}
