@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
-import { nestedPage } from './web-sites.ts';
+import { manyAttributesPage, nestedPage } from './web-sites.ts';
 
 /**
  * A loopback stand-in for the professional-network vendor (the recorded company answer at
  * /get-company-by-domain; a domain starting `connection-reset.` gets its connection closed unanswered),
  * for a public web page of about 200 KB (/article-200k.html: the saved article, its body grown with
- * paragraphs) and for hostile pages (/nested/<depth>: that many nested <div>s), as fast as Node serves
+ * paragraphs) and for hostile pages (/nested/<depth>: that many nested <div>s; /attributes/<count>: one
+ * element carrying that many attributes), as fast as Node serves
  * them. It runs in its own process
  * so the load generator's event loop cannot slow it down.
  */
@@ -35,7 +36,8 @@ function serve() {
   const body = JSON.stringify(company);
   const page = largeArticle();
   /** Each hostile page built once: the fake answers as fast as Node serves bytes, not as fast as it builds strings. */
-  const hostilePages = new Map<number, string>();
+  const hostilePages = new Map<string, string>();
+  const hostile = (key: string, build: () => string) => hostilePages.get(key) ?? hostilePages.set(key, build()).get(key)!;
   const server = createServer((request, response) => {
     if (request.url?.startsWith('/article-200k.html')) {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(page) }).end(page);
@@ -46,11 +48,11 @@ function serve() {
       request.socket.destroy();
       return;
     }
-    const nested = /^\/nested\/(\d+)/.exec(request.url ?? '');
-    if (nested) {
-      const depth = Number(nested[1]);
-      const hostile = hostilePages.get(depth) ?? hostilePages.set(depth, nestedPage(depth)).get(depth)!;
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(hostile) }).end(hostile);
+    const shape = /^\/(nested|attributes)\/(\d+)/.exec(request.url ?? '');
+    if (shape) {
+      const size = Number(shape[2]);
+      const html = hostile(`${shape[1]}/${size}`, () => (shape[1] === 'nested' ? nestedPage(size) : manyAttributesPage(size)));
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html) }).end(html);
       return;
     }
     if (!request.url?.startsWith('/get-company-by-domain')) {

@@ -215,6 +215,11 @@ export function nestedPage(depth: number): string {
 }
 const nestedPages = new Map<number, string>();
 
+/** One element carrying `count` attributes (`a0="x" a1="x" ...`): 200,000 of them make a 2.2 MB start tag. */
+export function manyAttributesPage(count: number): string {
+  return `<!doctype html><html><head><title>Attributes</title></head><body><div ${Array.from({ length: count }, (_, index) => `a${index}="x"`).join(' ')}>One element.</div></body></html>`;
+}
+
 /** A harmless page of about `bytes` bytes: one paragraph of words (a control for a hostile page of the same size). */
 export function plainTextPage(bytes: number): string {
   return `<!doctype html><html><head><title>Plain</title></head><body><main><p>${'Words of a long paragraph. '.repeat(Math.ceil(bytes / 27))}</p></main></body></html>`;
