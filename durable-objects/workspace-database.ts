@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
-import { DATABASE_LIMITS } from '../src/core/database-limits';
+import { DATABASE_LIMITS, screenStatement } from '../src/core/database-limits';
 import type { ObjectBindings } from '../src/core/object-bindings';
 
 /** Who a database belongs to, kept in the object's key-value storage (the `_cf_KV` table), out of SQL's reach. */
@@ -37,8 +37,9 @@ class Refused extends Error {
  * One workspace database: a Durable Object whose own SQLite storage is the user's database. The user's
  * SQL runs as sent (parameterized) inside one transaction per request, so a request is all or nothing:
  * an error or a bound passed anywhere rolls every statement of it back. workerd itself refuses access to
- * `_cf_*` tables, ATTACH, and pragmas outside its list; our one piece of bookkeeping (the owner) lives in
- * the key-value storage, which is such a table. An object that was never opened, or was deleted, has no
+ * `_cf_*` tables, ATTACH, and pragmas outside its list; screenStatement refuses what it lets through that
+ * would describe them (ANALYZE and its sqlite_stat1) or never end. Our one piece of bookkeeping (the
+ * owner) lives in the key-value storage, which is such a table. An object that was never opened, or was deleted, has no
  * owner and answers as missing to everyone.
  */
 export class WorkspaceDatabase extends DurableObject<ObjectBindings> {
@@ -63,6 +64,8 @@ export class WorkspaceDatabase extends DurableObject<ObjectBindings> {
    */
   query(workspaceId: string, sql: string, params: SqlParam[]): QueryAnswer {
     if (!this.ownedBy(workspaceId)) return { kind: 'not_found' };
+    const screened = screenStatement(sql);
+    if (screened) return screened;
     const started = clock.now();
     const storage = this.ctx.storage;
     try {
@@ -113,7 +116,11 @@ function limit(name: keyof typeof DATABASE_LIMITS, message: string): Refused {
   return new Refused({ kind: 'limit', limit: name, message });
 }
 
-/** Between rows and after the last: a statement that computes long before its first row is bounded by the platform's CPU limit. */
+/**
+ * Between rows and after the last. A statement that computes long before its first row (an aggregate over
+ * a cross join) cannot be stopped from here: the DO SQL API has no progress handler or interrupt. The
+ * platform stops it (see DATABASE_LIMITS.statementMs) and the caller answers with this same bound.
+ */
 function checkTime(started: number): void {
   if (clock.now() - started > DATABASE_LIMITS.statementMs) {
     throw limit('statementMs', `The statement ran longer than ${DATABASE_LIMITS.statementMs / 1000} s and was stopped and rolled back; add an index or a LIMIT.`);

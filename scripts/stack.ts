@@ -10,6 +10,13 @@
  * Adding a worker is one entry in WORKERS: its wrangler config and the port it gets. Workers bind to each
  * other with ordinary `[[services]]` entries naming the other worker's `name`; they all run in one
  * Miniflare instance, so those bindings resolve locally.
+ *
+ * One exception: the workspace databases (the WorkspaceDatabase objects, users' own SQL) run in a workerd
+ * process of their own, reached through Miniflare's dev registry. workerd runs every worker of a process
+ * on one thread and enforces no CPU limit, and a SQLite statement cannot be interrupted from JavaScript,
+ * so a statement that computes for minutes would otherwise freeze every worker. The process is restarted
+ * (killed: nothing uncommitted is kept) when it stops answering for DATABASE_LIMITS.statementMs, which
+ * is what Cloudflare's CPU limit does to the object when deployed.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -19,6 +26,7 @@ import { promisify } from 'node:util';
 import { Cron } from 'croner';
 import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import type { Unstable_Config, unstable_getMiniflareWorkerOptions } from 'wrangler';
+import { DATABASE_LIMITS } from '../src/core/database-limits';
 import { GENERATED_SECRETS, type GeneratedSecretName, PROJECT_ROOT, readDevVars, readSecrets, sluiceHome, stateDir, writeSecrets } from './lib/home';
 import { loadSettingNames } from './lib/settings';
 
@@ -66,6 +74,8 @@ export interface Stack {
   stateDir: string;
   home: string;
   miniflare: Miniflare;
+  /** How often the workspace databases' process was restarted because a statement ran past its bound. */
+  databaseRestarts(): number;
   /** Disposes Miniflare (and so workerd). Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -103,14 +113,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     unsafeDirectSockets: [{ host: '127.0.0.1', port: ports[worker.spec.id] }],
   }));
 
+  const registry = join(home, 'dev-registry');
+  const databaseHost = built.find((worker) => Object.values(worker.options.durableObjects ?? {}).some((designator) => classOf(designator) === DATABASE_CLASS && !scriptOf(designator)));
+  const databaseProcess = databaseHost ? await startDatabaseProcess(databaseWorkerOptions(workerOptions[built.indexOf(databaseHost)]!), { ...persistence, unsafeDevRegistryPath: registry }, log) : undefined;
+  if (databaseProcess) for (const options of workerOptions) pointDatabasesAt(options, DATABASE_WORKER);
+
   // Miniflare's own entry socket is required; it gets a throwaway port, every worker has its direct one.
   // SLUICE_INSPECTOR_PORT opens workerd's inspector (Chrome DevTools, CPU profiles) on that loopback port.
   const inspector = env.SLUICE_INSPECTOR_PORT ? { inspectorPort: Number(env.SLUICE_INSPECTOR_PORT) } : {};
-  const miniflare = new Miniflare({ ...persistence, ...inspector, host: '127.0.0.1', port: 0, workers: workerOptions });
+  const registryOption = databaseProcess ? { unsafeDevRegistryPath: registry } : {};
+  const miniflare = new Miniflare({ ...persistence, ...inspector, ...registryOption, host: '127.0.0.1', port: 0, workers: workerOptions });
   try {
     await miniflare.ready;
   } catch (error) {
-    await miniflare.dispose().catch(() => {});
+    await Promise.all([miniflare.dispose().catch(() => {}), databaseProcess?.stop()]);
     throw error;
   }
 
@@ -138,9 +154,107 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     stateDir: state,
     home,
     miniflare,
+    databaseRestarts: () => databaseProcess?.restarts ?? 0,
     stop: () => {
       for (const { job } of schedules) job.stop();
-      return (stopping ??= miniflare.dispose());
+      return (stopping ??= Promise.all([miniflare.dispose(), databaseProcess?.stop()]).then(() => {}));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The workspace databases' own process
+
+const DATABASE_CLASS = 'WorkspaceDatabase';
+/** The name the databases' worker registers under; its objects' storage folder and ids derive from it. */
+const DATABASE_WORKER = 'sluice-databases';
+/** How often the process is asked whether it still answers. */
+const DATABASE_PING_MS = 250;
+
+type ObjectDesignator = NonNullable<WorkerOptions['durableObjects']>[string];
+
+function classOf(designator: ObjectDesignator): string {
+  return typeof designator === 'string' ? designator : designator.className;
+}
+
+function scriptOf(designator: ObjectDesignator): string | undefined {
+  return typeof designator === 'string' ? undefined : designator.scriptName;
+}
+
+/** The worker that defines the class, as the databases' process runs it: the same bundle, only that class's namespace. */
+function databaseWorkerOptions(host: WorkerOptions): WorkerOptions {
+  const namespaces = Object.entries(host.durableObjects ?? {}).filter(([, designator]) => classOf(designator) === DATABASE_CLASS);
+  return {
+    name: DATABASE_WORKER,
+    modules: true,
+    modulesRoot: host.modulesRoot,
+    scriptPath: host.scriptPath,
+    modulesRules: host.modulesRules,
+    compatibilityDate: host.compatibilityDate,
+    compatibilityFlags: host.compatibilityFlags,
+    bindings: host.bindings,
+    durableObjects: Object.fromEntries(namespaces.map(([binding]) => [binding, { className: DATABASE_CLASS, useSQLite: true }])),
+  } as WorkerOptions;
+}
+
+/** Every binding to the class (the api's own, and the app's through script_name) goes to the databases' process. */
+function pointDatabasesAt(options: WorkerOptions, scriptName: string): void {
+  for (const [binding, designator] of Object.entries(options.durableObjects ?? {})) {
+    if (classOf(designator) === DATABASE_CLASS) options.durableObjects![binding] = { className: DATABASE_CLASS, scriptName, useSQLite: true };
+  }
+}
+
+interface DatabaseProcess {
+  readonly restarts: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the databases in a workerd of their own and watches it: asked every DATABASE_PING_MS, a process
+ * that has not answered for DATABASE_LIMITS.statementMs is busy in one statement past its bound, and is
+ * killed and started again. The request that ran it sees its call fail after the bound and answers the
+ * bound's 400 (core/databases.ts); the transaction was never committed, so nothing of it is kept.
+ */
+async function startDatabaseProcess(worker: WorkerOptions, shared: { cf: false; defaultPersistRoot: string; log: Log; unsafeDevRegistryPath: string }, log: (line: string) => void): Promise<DatabaseProcess> {
+  const start = async () => {
+    const instance = new Miniflare({ ...shared, host: '127.0.0.1', port: 0, workers: [worker] });
+    try {
+      return { instance, url: new URL('/health', await instance.ready).href };
+    } catch (error) {
+      await instance.dispose().catch(() => {});
+      throw error;
+    }
+  };
+  let current = await start();
+  let restarts = 0;
+  let answeredAt = Date.now();
+  let stopped = false;
+  let busy = false;
+  const watch = setInterval(async () => {
+    if (busy || stopped) return;
+    busy = true;
+    try {
+      const answered = await fetch(current.url, { signal: AbortSignal.timeout(DATABASE_PING_MS * 2) }).then((response) => response.body?.cancel().then(() => true) ?? true, () => false);
+      if (answered) answeredAt = Date.now();
+      else if (Date.now() - answeredAt > DATABASE_LIMITS.statementMs && !stopped) {
+        log(`A workspace database statement ran past ${DATABASE_LIMITS.statementMs / 1000} s: restarting the databases' process.`);
+        await current.instance.dispose().catch(() => {});
+        if (!stopped) current = await start();
+        restarts++;
+        answeredAt = Date.now();
+      }
+    } finally {
+      busy = false;
+    }
+  }, DATABASE_PING_MS);
+  return {
+    get restarts() {
+      return restarts;
+    },
+    stop: async () => {
+      stopped = true;
+      clearInterval(watch);
+      await current.instance.dispose();
     },
   };
 }

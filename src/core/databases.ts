@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { QueryResult, SqlParam } from '../../durable-objects/workspace-database';
+import type { QueryAnswer, QueryResult, SqlParam } from '../../durable-objects/workspace-database';
 import { nowIso } from './accounts';
 import type { Env } from './config';
 import { DATABASE_LIMITS, DATABASE_NAME } from './database-limits';
@@ -141,7 +141,7 @@ export async function deleteDatabase(env: Env, workspaceId: string, id: string):
  */
 export async function queryDatabase(env: Env, workspaceId: string, id: string, query: DatabaseQuery): Promise<QueryResult> {
   if (!/^db_[0-9a-f]{24}$/.test(id)) throw notFound(id);
-  const answer = await objectOf(env, id).query(workspaceId, query.sql, query.params as SqlParam[]);
+  const answer = await askBounded(() => objectOf(env, id).query(workspaceId, query.sql, query.params as SqlParam[]));
   switch (answer.kind) {
     case 'ok':
       return answer.result;
@@ -151,6 +151,23 @@ export async function queryDatabase(env: Env, workspaceId: string, id: string, q
       throw ApiError.validation([{ field: 'sql', location: 'body', message: answer.message }], `SQLite refused the statement: ${answer.message}`);
     case 'limit':
       throw ApiError.validation([{ field: 'sql', location: 'body', message: answer.message }], answer.message);
+  }
+}
+
+/**
+ * The object's answer, or the statement bound's refusal when the object was stopped past it: a statement
+ * that computes long before its first row is stopped by the platform, not by the object (Cloudflare's CPU
+ * limit resets the object; locally the database process is restarted), and the call then fails. Only a
+ * call that failed after the bound is taken for that; a quicker failure is a fault, answered as one.
+ */
+async function askBounded(ask: () => Promise<QueryAnswer>): Promise<QueryAnswer> {
+  const started = Date.now();
+  try {
+    return await ask();
+  } catch (error) {
+    if (Date.now() - started < DATABASE_LIMITS.statementMs) throw error;
+    const seconds = DATABASE_LIMITS.statementMs / 1000;
+    return { kind: 'limit', limit: 'statementMs', message: `A statement ran longer than ${seconds} s and the database was stopped; nothing of this request was kept. Add an index or a LIMIT, or avoid cross joins of large tables.` };
   }
 }
 
