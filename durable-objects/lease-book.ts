@@ -10,6 +10,17 @@ export interface Hold extends Split {
   expiresAt: number;
 }
 
+/** How the sending of the outgoing message has gone: it failed `attempts` times; it is sent again at `retryAt` and not before. */
+export interface Delivery {
+  attempts: number;
+  /** Clock time of the next attempt. */
+  retryAt: number;
+  /** Refused too often: tried again only on the slow schedule, and alerted. */
+  parked: boolean;
+  /** What the last attempt failed with. */
+  error: string;
+}
+
 interface State {
   organizationId: string | null;
   workspaceId: string | null;
@@ -20,6 +31,8 @@ interface State {
   seq: number;
   /** The message sent and not yet acknowledged: sent again, unchanged, before any other. */
   outgoing: SyncMessage | null;
+  /** Failed sends of `outgoing`; null (or absent, in a state stored before it was kept) while none failed. */
+  delivery?: Delivery | null;
   /** The organization's balance in the wallet's last reply. */
   view: Balance | null;
   terms: Terms | null;
@@ -27,6 +40,16 @@ interface State {
 
 /** How many charges one message carries at most; the rest go in the next. */
 const CHARGES_PER_MESSAGE = 500;
+
+/**
+ * A message the wallet refuses this many times in a row is parked: kept, alerted, and sent again only every
+ * PARKED_RETRY_MS. Before that, attempt n + 1 waits FIRST_RETRY_MS · 2^(n − 1) after attempt n (1, 2, 4, 8 s),
+ * so a wallet that restarts is waited for, and a message it can never apply stops costing a wallet call
+ * per draw and per alarm.
+ */
+export const SEND_ATTEMPTS = 5;
+export const FIRST_RETRY_MS = 1_000;
+export const PARKED_RETRY_MS = 60_000;
 
 const ZERO: Split = { subscriptionUnits: 0, purchasedUnits: 0 };
 
@@ -57,7 +80,7 @@ export class LeaseBook {
     const stored = sql.exec<{ doc: string }>('SELECT doc FROM lease_state').toArray()[0];
     this.state = stored
       ? (JSON.parse(stored.doc) as State)
-      : { organizationId: null, workspaceId: null, lease: { ...ZERO }, generation: 0, periodEnd: null, seq: 0, outgoing: null, view: null, terms: null };
+      : { organizationId: null, workspaceId: null, lease: { ...ZERO }, generation: 0, periodEnd: null, seq: 0, outgoing: null, delivery: null, view: null, terms: null };
     const waiting = sql.exec<{ doc: string }>('SELECT doc FROM charges').toArray().map((row) => JSON.parse(row.doc) as Charge);
     this.unsent = waiting.length;
     for (const charge of [...waiting, ...(this.state.outgoing?.charges ?? [])]) this.addTo(this.pending, charge, charge.generation);
@@ -75,6 +98,25 @@ export class LeaseBook {
 
   get outgoing(): SyncMessage | null {
     return this.state.outgoing;
+  }
+
+  /** How sending the outgoing message has gone; null while no attempt failed. */
+  get delivery(): Delivery | null {
+    return this.state.delivery ?? null;
+  }
+
+  /**
+   * The wallet did not take the outgoing message: one more failed attempt, and when the next is due. The
+   * message stays stored, unchanged, and goes first when it is sent again; until then nothing else is
+   * composed, so the wallet still sees every message once, in order.
+   */
+  undelivered(error: string, now: number): Delivery {
+    const attempts = (this.state.delivery?.attempts ?? 0) + 1;
+    const parked = attempts >= SEND_ATTEMPTS;
+    const delivery = { attempts, retryAt: now + (parked ? PARKED_RETRY_MS : FIRST_RETRY_MS * 2 ** (attempts - 1)), parked, error };
+    this.state.delivery = delivery;
+    this.save();
+    return delivery;
   }
 
   /** True until the wallet has answered this gate once. */
@@ -193,6 +235,7 @@ export class LeaseBook {
     };
     this.keyUses.clear();
     this.state.outgoing = message;
+    this.state.delivery = null;
     this.save();
     return message;
   }
@@ -210,13 +253,17 @@ export class LeaseBook {
     this.adoptTerms(reply.terms);
     this.state.seq = reply.seq;
     this.state.outgoing = null;
+    this.state.delivery = null;
     if (current) this.viewAt = clock.now();
     this.save();
   }
 
   /**
    * The wallet's figures read outside a message (`OrgWallet.summary`), read in a turn of the queue with no
-   * message outstanding: they include every charge the wallet acknowledged and none still pending here.
+   * message outstanding, or with one the wallet refused (a refused `sync` rolls its whole transaction
+   * back): they include every charge the wallet acknowledged and none still pending here. Were that
+   * failure a lost reply instead, the figures shown count its charges twice until it is delivered: what
+   * is shown, never what is charged.
    */
   refreshView(balance: Balance, terms: Terms | null): void {
     this.state.view = balance;

@@ -4,8 +4,8 @@ import type { ObjectBindings } from '../src/core/object-bindings';
 import { requestsPerMinute, SMALLEST_PLAN, type Plan } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
 import { type KeyBudget, KeyBudgets, type KeyLimit, type KeyLimitRefusal } from './key-budgets';
-import { LeaseBook } from './lease-book';
-import { type Balance, planInForce, type SyncReply, type Terms } from './lease-protocol';
+import { LeaseBook, PARKED_RETRY_MS } from './lease-book';
+import { type Balance, planInForce, type SyncMessage, type SyncReply, type Terms } from './lease-protocol';
 import type { OrgWallet } from './org-wallet';
 
 /** A gate reads the database, like every object, and reaches its organization's wallet. */
@@ -35,6 +35,26 @@ const DRAW_ATTEMPTS = 3;
 export const VIEW_FRESH_MS = 100;
 /** Seconds a caller is told to wait when money exists but calls in flight hold it. */
 export const BUSY_RETRY_AFTER_S = 1;
+/** The wallet has not taken the outgoing message (this attempt failed, or the next is not due): nothing else can be sent before it. */
+class Undelivered extends Error {
+  constructor(
+    readonly seq: number,
+    readonly retryAt: number,
+  ) {
+    super(`The wallet has not taken message ${seq} of this gate; it is sent again at ${new Date(retryAt).toISOString()}.`);
+  }
+}
+
+/** Whether a turn's message reached the wallet: false when it is undelivered (stored, alerted, sent again on its schedule). */
+function reached(turn: Promise<unknown>): Promise<boolean> {
+  return turn.then(
+    () => true,
+    (error: unknown) => {
+      if (error instanceof Undelivered) return false;
+      throw error;
+    },
+  );
+}
 
 export interface Admission {
   allowed: boolean;
@@ -153,8 +173,9 @@ export class WorkspaceGate extends DurableObject<Env> {
     if (!this.verify(keyId)) return { revoked: true };
     this.book.bind(owner);
     if (!this.book.viewFresh(VIEW_FRESH_MS, clock.now())) {
-      if (this.book.hasUnsent() || this.book.outgoing) await this.exchange(() => ({ need: 0, target: 0 }), false);
-      else await this.readWallet();
+      const report = this.book.hasUnsent() || this.book.outgoing !== null;
+      // A message the wallet does not take leaves the figures to be read beside it.
+      if (!report || !(await reached(this.exchange(() => ({ need: 0, target: 0 }), false)))) await this.readWallet();
     }
     return { revoked: false, balance: this.book.balance()!, terms: this.book.terms };
   }
@@ -182,8 +203,8 @@ export class WorkspaceGate extends DurableObject<Env> {
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask.usage);
     this.lastMeter = clock.now();
-    // A gate that never heard from its wallet learns the plan before it applies one.
-    if (this.book.neverSynced) await this.exchange(() => ({ need: 0, target: 0 }), false);
+    // A gate that never heard from its wallet learns the plan before it applies one (the key's, while the wallet does not answer).
+    if (this.book.neverSynced) await reached(this.exchange(() => ({ need: 0, target: 0 }), false));
     const terms = this.book.terms ?? { plan: ask.plan, rpmOverride: ask.rpmOverride };
     // A plan given for a time (the free trial) lapses here, at the very call after its end.
     const plan = planInForce(terms, clock.now());
@@ -223,7 +244,7 @@ export class WorkspaceGate extends DurableObject<Env> {
   async admitFree(ask: FreeAsk): Promise<FreeAnswer> {
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask);
-    if (this.book.neverSynced) await this.exchange(() => ({ need: 0, target: 0 }), false);
+    if (this.book.neverSynced) await reached(this.exchange(() => ({ need: 0, target: 0 }), false));
     const terms = this.book.terms ?? { plan: ask.plan, rpmOverride: ask.rpmOverride };
     // Free calls need no plan: without one, the smallest plan's window applies.
     const plan = planInForce(terms, clock.now()) ?? SMALLEST_PLAN;
@@ -286,10 +307,14 @@ export class WorkspaceGate extends DurableObject<Env> {
     return true;
   }
 
-  /** Reports everything and gives the whole free lease back; after it the wallet's statement is exact for this workspace. */
+  /**
+   * Reports everything and gives the whole free lease back; after it the wallet's statement is exact for
+   * this workspace, unless the wallet does not take this gate's message: then the statement goes on
+   * without this workspace's unreported charges (alerted already) rather than fail for every reader.
+   */
   async flush(): Promise<void> {
     if (!this.book.owner) return;
-    await this.exchange(() => ({ need: 0, target: 0 }), true);
+    await reached(this.exchange(() => ({ need: 0, target: 0 }), true));
   }
 
   /** A plan change, told by whoever changed it, so the very next call here follows it. */
@@ -312,8 +337,11 @@ export class WorkspaceGate extends DurableObject<Env> {
         await this.exchange(() => ({ need: 0, target: 0 }), idle);
       }
     } catch (error) {
-      console.error(JSON.stringify({ level: 'error', note: 'gate report kept for retry', error: String(error) }));
-      this.alarmNoLaterThan(Date.now() + 1_000);
+      // An undelivered message was alerted where it failed, and its next attempt sets the alarm.
+      if (!(error instanceof Undelivered)) {
+        console.error(JSON.stringify({ level: 'error', note: 'gate report kept for retry', error: String(error) }));
+        this.alarmNoLaterThan(Date.now() + 1_000);
+      }
     }
     this.scheduleAlarm();
   }
@@ -341,11 +369,20 @@ export class WorkspaceGate extends DurableObject<Env> {
   private async take(id: string, amount: number, ttlMs: number): Promise<{ kind: 'held' } | Shortfall> {
     for (let attempt = 0; attempt < DRAW_ATTEMPTS; attempt++) {
       if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
-      const reply = await this.exchange(() => {
-        const free = this.book.free(clock.now());
-        const recent = this.setAside.current + this.setAside.previous;
-        return { need: Math.max(0, amount - free.subscriptionUnits - free.purchasedUnits), target: Math.max(amount * CALLS_PER_DRAW, recent) };
-      }, false);
+      let reply: SyncReply | undefined;
+      try {
+        reply = await this.exchange(() => {
+          const free = this.book.free(clock.now());
+          const recent = this.setAside.current + this.setAside.previous;
+          return { need: Math.max(0, amount - free.subscriptionUnits - free.purchasedUnits), target: Math.max(amount * CALLS_PER_DRAW, recent) };
+        }, false);
+      } catch (error) {
+        if (!(error instanceof Undelivered)) throw error;
+        // No draw can pass the message the wallet has not taken: the lease still serves what fits in it,
+        // and the caller is told to come back when that message is next sent (not 402: the money may be there).
+        if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
+        return { kind: 'busy', retryAfter: Math.max(BUSY_RETRY_AFTER_S, Math.ceil((error.retryAt - clock.now()) / 1_000)) };
+      }
       if (reply && reply.grantedUnits === 0 && reply.unleasedUnits < amount) break;
     }
     if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
@@ -361,14 +398,8 @@ export class WorkspaceGate extends DurableObject<Env> {
    */
   private exchange(ask: () => { need: number; target: number }, giveBackAll: boolean): Promise<SyncReply | undefined> {
     const turn = this.queue.then(async () => {
-      const wallet = this.wallet();
-      const send = async (message = this.book.outgoing!) => {
-        const reply = await wallet.sync(this.book.owner!.workspaceId, message);
-        this.book.acknowledge(message, reply);
-        return reply;
-      };
       let reply: SyncReply | undefined;
-      if (this.book.outgoing) reply = await send();
+      if (this.book.outgoing) reply = await this.deliver(this.book.outgoing);
       const { need, target } = ask();
       const free = this.book.free(clock.now());
       const givesBack = giveBackAll && free.subscriptionUnits + free.purchasedUnits > 0;
@@ -376,7 +407,7 @@ export class WorkspaceGate extends DurableObject<Env> {
         const message = this.book.compose(need, need > 0 ? Math.max(need, target) : 0, giveBackAll, clock.now());
         // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.
         this.budgets.moveToSums(message.charges);
-        reply = await send(message);
+        reply = await this.deliver(message);
       }
       return reply;
     });
@@ -385,15 +416,43 @@ export class WorkspaceGate extends DurableObject<Env> {
   }
 
   /**
+   * Sends the outgoing message, unless an earlier attempt failed and the next is not due yet, and applies
+   * the reply. A failure is stored with the message (how many attempts, when the next), logged with the
+   * ids an operator needs, and thrown as `Undelivered`.
+   */
+  private async deliver(message: SyncMessage): Promise<SyncReply> {
+    const { organizationId, workspaceId } = this.book.owner!;
+    const before = this.book.delivery;
+    if (before && before.retryAt > clock.now()) throw new Undelivered(message.seq, before.retryAt);
+    let reply: SyncReply;
+    try {
+      reply = await this.wallet().sync(workspaceId, message);
+    } catch (error) {
+      const delivery = this.book.undelivered(String(error), clock.now());
+      const level = delivery.parked ? 'error' : 'warn';
+      const note = delivery.parked
+        ? `gate message parked: the wallet refused it ${delivery.attempts} times; it stays stored and is sent again every ${PARKED_RETRY_MS / 1_000} s, and draws in this workspace wait for it`
+        : 'gate message refused by the wallet; sent again later';
+      const chargeIds = message.charges.map((charge) => charge.id);
+      const record = { level, note, organizationId, workspaceId, seq: message.seq, chargeIds, attempts: delivery.attempts, retryAt: new Date(delivery.retryAt).toISOString(), error: String(error) };
+      (delivery.parked ? console.error : console.warn)(JSON.stringify(record));
+      throw new Undelivered(message.seq, delivery.retryAt);
+    }
+    this.book.acknowledge(message, reply);
+    if (before?.parked) console.log(JSON.stringify({ level: 'info', note: 'parked gate message delivered', organizationId, workspaceId, seq: message.seq, attempts: before.attempts + 1 }));
+    return reply;
+  }
+
+  /**
    * Reads the wallet's figures in a turn of the queue, so no message's reply lands in between. With a
    * message outstanding (its reply was lost), the figures could already count charges still pending
-   * here: that message is sent again instead, and its reply brings them.
+   * here: that message is sent again instead, and its reply brings them. One the wallet refuses was not
+   * applied (the refusal rolled it back): the figures are read beside it.
    */
   private readWallet(): Promise<void> {
     const turn = this.queue.then(async () => {
       if (this.book.outgoing) {
-        this.book.acknowledge(this.book.outgoing, await this.wallet().sync(this.book.owner!.workspaceId, this.book.outgoing));
-        return;
+        if (await reached(this.deliver(this.book.outgoing))) return;
       }
       const { balance, terms } = await this.wallet().summary(this.book.owner!.workspaceId);
       this.book.refreshView(balance, terms);
@@ -446,11 +505,16 @@ export class WorkspaceGate extends DurableObject<Env> {
 
   /** The earliest of: a report due, a hold's expiry, the idle lease's return. */
   private scheduleAlarm(): void {
-    if (this.book.hasUnsent() || this.book.outgoing) this.alarmNoLaterThan(Date.now() + REPORT_MS);
+    const delivery = this.book.delivery;
+    // Nothing reaches the wallet before the message it has not taken: no report or return is due before its next attempt.
+    if (delivery) this.alarmNoLaterThan(Date.now() + Math.max(0, delivery.retryAt - clock.now()));
+    else {
+      if (this.book.hasUnsent() || this.book.outgoing) this.alarmNoLaterThan(Date.now() + REPORT_MS);
+      const free = this.book.free(clock.now());
+      if (free.subscriptionUnits + free.purchasedUnits > 0) this.alarmNoLaterThan(Date.now() + Math.max(0, this.lastMeter + IDLE_LEASE_MS - clock.now()));
+    }
     const expiry = this.book.nextHoldExpiry();
     if (expiry !== null) this.alarmNoLaterThan(Date.now() + Math.max(0, expiry - clock.now()));
-    const free = this.book.free(clock.now());
-    if (free.subscriptionUnits + free.purchasedUnits > 0) this.alarmNoLaterThan(Date.now() + Math.max(0, this.lastMeter + IDLE_LEASE_MS - clock.now()));
   }
 
   /**
