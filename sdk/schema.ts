@@ -279,7 +279,7 @@ export interface paths {
         put?: never;
         /**
          * Run parameterized SQL in a database
-         * @description Runs `sql` with `params` bound to its ? placeholders, in one transaction, and answers the rows of its last statement. A statement SQLite refuses is 400 VALIDATION_ERROR carrying SQLite's message. Bounds (400, rolled back): 100,000 characters of SQL, 100 parameters, 10,000 rows or 4 MB answered, 512 MB per database, 5 s per request. Free, and counted against the workspace's requests-per-minute window like /v1/data calls.
+         * @description Runs `sql` with `params` bound to its ? placeholders, in one transaction, and answers the rows of its last statement. A statement SQLite refuses is 400 VALIDATION_ERROR carrying SQLite's message. Bounds (400, rolled back): 100,000 characters of SQL, 100 parameters, 10,000 rows or 4 MB answered, 512 MB per database, 5 s per request (a statement that computes past it is stopped). A recursive WITH needs LIMIT n (n at most 1,000,000) at the end of its definition; ANALYZE and the sqlite_stat tables are refused. Free, and counted against the workspace's requests-per-minute window like /v1/data calls.
          */
         post: operations["queryDatabase"];
         delete?: never;

@@ -3,7 +3,7 @@
  * expression that states no LIMIT within the bound (it might never end, and one that yields no row until
  * the end cannot be stopped from inside the object), and every way to ANALYZE or read sqlite_stat1, which
  * would tell the row count of the object's own `_cf_KV` table. How a statement that passes the screen is
- * still stopped at its bound while it runs is test/node/database-runaway.test.ts (it needs a real stack).
+ * still stopped at its bound while it runs is in test/node/start.test.ts (it needs a real stack).
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
