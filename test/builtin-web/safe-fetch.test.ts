@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SafeFetcher } from '../../src/providers/builtin-web/safe-fetch';
+import { MIN_INFLATED_BYTES, SafeFetcher } from '../../src/providers/builtin-web/safe-fetch';
 import { parseAllowedHosts } from '../../src/providers/builtin-web/settings';
-import { settings, signal, web } from './support';
+import { settings, signal, streamedPage, web } from './support';
 
 function fetcherFor(options: { allow?: string; dnsUrl?: string; signal?: AbortSignal } = {}) {
   const site = web();
@@ -149,6 +149,24 @@ describe('fails what cannot be fetched safely, uncharged', () => {
   it('abandons a body past 10 MB while it streams, with 422 PROVIDER_ERROR', async () => {
     const { fetcher } = fetcherFor();
     await expect(fetcher.fetch('https://news.example.com/huge')).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 422, message: expect.stringContaining('larger than 10 MB') });
+  });
+
+  it('abandons a compression bomb once it inflates past 100 times its compressed length, long before the 10 MB cap', async () => {
+    const { site, fetcher } = fetcherFor();
+    // As workerd's fetch hands it over: decompressed, with the compressed Content-Length and the encoding kept.
+    const page = streamedPage(`<html><body>${'a'.repeat(10 * 1024 * 1024)}</body></html>`);
+    const compressed = new Response(page.response().body, { headers: { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': String(10 * 1024) } });
+    site.setResponse('https://news.example.com/bomb', () => compressed);
+    await expect(fetcher.fetch('https://news.example.com/bomb')).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 422, message: expect.stringContaining('a compression bomb') });
+    expect(page.served.cancelled).toBe(true);
+    expect(page.served.bytes).toBeLessThan(MIN_INFLATED_BYTES + 64 * 1024);
+  });
+
+  it('reads a compressed page that inflates as pages do', async () => {
+    const { site, fetcher } = fetcherFor();
+    const html = `<html><body>${'<p>An ordinary paragraph of an ordinary page.</p>'.repeat(40_000)}</body></html>`;
+    site.setResponse('https://news.example.com/zipped', () => new Response(html, { headers: { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': String(Math.ceil(html.length / 20)) } }));
+    expect((await fetcher.fetch('https://news.example.com/zipped')).status).toBe(200);
   });
 
   it('gives up when the call runs out of time, with 502 PROVIDER_ERROR', async () => {

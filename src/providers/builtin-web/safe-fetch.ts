@@ -19,6 +19,16 @@ import { hostPortOf, type BuiltinWebSettings } from './settings';
 
 export const MAX_REDIRECTS = 5;
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/**
+ * How far a compressed body may inflate. The runtime's fetch decompresses a gzip or brotli body and keeps
+ * the compressed Content-Length (checked in workerd: a 51 KB gzip of 50 MB answered content-encoding gzip,
+ * content-length 51 KB, and 10 MB were read in 71 ms), so both sizes are known while the body streams.
+ * HTML and text compress five to twenty times; a compression bomb a thousand. A body past this ratio (and
+ * past MIN_INFLATED_BYTES, so a small page never trips it) is abandoned there, before the rest of the
+ * provider spends seconds reading megabytes of padding.
+ */
+export const MAX_INFLATION = 100;
+export const MIN_INFLATED_BYTES = 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const PROVIDER = 'The built-in web provider';
 
@@ -177,6 +187,11 @@ export class SafeFetcher {
       throw tooLarge();
     }
     if (!response.body) return new ReadableStream({ start: (controller) => controller.close() });
+    const compressedBytes = Number(response.headers.get('content-length'));
+    const encoding = response.headers.get('content-encoding')?.trim().toLowerCase();
+    const inflationCap = encoding && encoding !== 'identity' && compressedBytes > 0 ? Math.max(MIN_INFLATED_BYTES, compressedBytes * MAX_INFLATION) : Number.POSITIVE_INFINITY;
+    const bomb = () =>
+      normalizeUpstream.rejected(PROVIDER, `${url.href} inflates from ${formatBytes(compressedBytes)} of ${encoding} to more than ${MAX_INFLATION} times that (a compression bomb)`);
     const reader = response.body.getReader();
     const signal = this.context.signal;
     let total = 0;
@@ -192,9 +207,9 @@ export class SafeFetcher {
           }
           if (chunk.done) return controller.close();
           total += chunk.value.byteLength;
-          if (total > maxBytes) {
+          if (total > maxBytes || total > inflationCap) {
             await reader.cancel();
-            throw tooLarge();
+            throw total > maxBytes ? tooLarge() : bomb();
           }
           controller.enqueue(chunk.value);
         },
