@@ -13,7 +13,8 @@
  *     peak resident memory of the stack's workerd while it ran,
  *   - /health and the metered call again while another organization scrapes hostile pages (600, 5,000
  *     and 100,000 nested <div>s, one element of 200,000 attributes) without pause from HOSTILE_SCRAPERS
- *     clients (each must be refused),
+ *     clients (each must be refused), and /health again while another customer's database statement runs
+ *     away (each stopped at its bound),
  *   - the fake upstream alone (its own process),
  * then the metered/floor throughput ratio and the latency the pipeline adds over the upstream.
  * Local state lives on tmpfs (BENCH_STATE_ROOT, default /dev/shm): the figures are the software's,
@@ -89,6 +90,34 @@ function scrapeHostilePages(api: string, headers: Record<string, string>, pageSe
     stop: async () => {
       running = false;
       await Promise.all(clients);
+      return statuses;
+    },
+  };
+}
+
+const RUNAWAY_ROW = 'GET /health while a database statement runs away';
+/** 10^12 rows to count: passes the static screen (no recursion without LIMIT) and runs until its bound stops it. */
+const RUNAWAY_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 1000000) SELECT count(*) FROM c a, c b';
+
+/** Runaway statements in one database, one after another, until stopped; answers the statuses they got. */
+function runDatabaseRunaways(api: string, headers: Record<string, string>): { stop: () => Promise<Record<number, number>> } {
+  let running = true;
+  const statuses: Record<number, number> = {};
+  const client = (async () => {
+    const created = await fetch(`${api}/v1/db/databases`, { method: 'POST', headers, body: JSON.stringify({ name: 'runaway' }) });
+    const { data } = (await created.json()) as { data: { id: string } };
+    while (running) {
+      const response = await fetch(`${api}/v1/db/databases/${data.id}/query`, { method: 'POST', headers, body: JSON.stringify({ sql: RUNAWAY_SQL }) });
+      await response.arrayBuffer();
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+      // While the databases' process restarts, its calls answer 500 at once: no need to spin on them.
+      if (response.status !== 400) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await client;
       return statuses;
     },
   };
@@ -366,8 +395,11 @@ async function main() {
     const healthHostileRow = await load('GET /health while hostile pages are scraped', `${api}/health`);
     const meteredHostileRow = await load('metered call while hostile pages are scraped', `${api}${companyPath(0).path}`, { headers: auth, fresh: companyPath });
     const hostileStatuses = await hostile.stop();
+    const runaways = runs(RUNAWAY_ROW) ? runDatabaseRunaways(api, { authorization: `Bearer ${attackerKey.key}`, 'content-type': 'application/json' }) : undefined;
+    const healthRunawayRow = await load(RUNAWAY_ROW, `${api}/health`);
+    const runawayStatuses = (await runaways?.stop()) ?? {};
     const upstreamRow = await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`);
-    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, upstreamRow].filter(
+    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow].filter(
       (row): row is Figures => row !== undefined,
     );
 
@@ -434,6 +466,15 @@ async function main() {
         `hostile pages (${HOSTILE_PAGES.join(', ')}, ${HOSTILE_SCRAPERS} clients without pause): ${refused} refused with 422${otherwise.length ? `, ${otherwise.join(', ')}` : ', no other answer'}; ` +
           `meanwhile /health p99 ${healthHostileRow?.p99 ?? '?'} ms, metered p99 ${meteredHostileRow?.p99 ?? '?'} ms at 1 connection (aim: under 50 ms)`,
       );
+    }
+    if (healthRunawayRow) {
+      const stopped = runawayStatuses[400] ?? 0;
+      const rest = Object.entries(runawayStatuses).filter(([status]) => status !== '400').map(([status, count]) => `${count} x ${status}`);
+      console.log(
+        `runaway statements (a 10^12-row count, one client without pause): ${stopped} stopped at their bound with 400${rest.length ? `, ${rest.join(', ')} while the databases' process restarted` : ''}; ` +
+          `meanwhile /health p99 ${healthRunawayRow.p99} ms at 1 connection (aim: under 250 ms)`,
+      );
+      if (stopped === 0) process.exitCode = 1;
     }
     if (otherwise.length > 0) process.exitCode = 1;
     if (rows.some((row) => row.failures > 0)) {
