@@ -9,8 +9,7 @@ import { freePort, ops, type Ran } from './support/processes';
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  // npx's own warnings (about this machine's npm config) are not the CLI's output: only errors from npm itself.
-  env = { ...process.env, SLUICE_OPS_URL: `http://127.0.0.1:${await freePort()}`, OPS_TOKEN: 'test-ops-token', NO_COLOR: '1', npm_config_loglevel: 'error' };
+  env = { ...process.env, SLUICE_OPS_URL: `http://127.0.0.1:${await freePort()}`, OPS_TOKEN: 'test-ops-token', NO_COLOR: '1' };
 });
 
 const lines = (ran: Ran) => ran.stderr.trimEnd().split('\n');
