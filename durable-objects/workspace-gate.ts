@@ -14,6 +14,8 @@ type Env = ObjectBindings & { ORG_WALLET: DurableObjectNamespace<OrgWallet> };
 export const WINDOW_MS = 60_000;
 /** Finished calls are reported to the wallet within this long, batched with their neighbours. */
 export const REPORT_MS = 100;
+/** The longest a key's use waits to be reported when nothing else is: `last_used_at` lands within this. */
+export const KEY_USE_REPORT_MS = 1_000;
 /** A lease not drawn on for this long goes back to the wallet, so sibling workspaces can spend it. */
 export const IDLE_LEASE_MS = 1_000;
 /** A hold left open this long after its call's own time limit gives its money back to the lease. */
@@ -491,12 +493,13 @@ export class WorkspaceGate extends DurableObject<Env> {
   }
 
   /**
-   * Every use is noted (one map entry per key, the latest time wins), so `last_used_at` is exact; the
-   * report that carries it is the one already due within REPORT_MS, and D1 gets one write per key per flush.
+   * Every use is noted (one map entry per key, the latest time wins), so `last_used_at` is exact. It rides
+   * on the next report; uses alone (`/v1/credits`, free calls) wait up to KEY_USE_REPORT_MS for one of their
+   * own, so such traffic costs the wallet one message a second, not one per REPORT_MS.
    */
   private noteUse(keyId: string): void {
     this.book.noteKeyUse(keyId, clock.now());
-    this.alarmNoLaterThan(Date.now() + REPORT_MS);
+    this.alarmNoLaterThan(Date.now() + KEY_USE_REPORT_MS);
   }
 
   private reportSoon(): void {
