@@ -7,6 +7,28 @@ import { ApiError } from './errors';
  */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
+/**
+ * A declared body past the cap but within this is read on and thrown away before the 400 is sent: a
+ * client still writing it would otherwise see its connection reset instead of the answer (the server
+ * closes with unread bytes). A bigger one is not worth reading: its connection is dropped.
+ */
+const DRAINED_BYTES = 4 * MAX_REQUEST_BODY_BYTES;
+
+async function discard(body: ReadableStream<Uint8Array>, drain: boolean): Promise<void> {
+  if (drain) {
+    const reader = body.getReader();
+    let total = 0;
+    while (total <= DRAINED_BYTES) {
+      const chunk = await reader.read().catch(() => undefined);
+      if (!chunk || chunk.done) return;
+      total += chunk.value.byteLength;
+    }
+    await reader.cancel().catch(() => {});
+    return;
+  }
+  await body.cancel().catch(() => {});
+}
+
 export function bodyTooLarge(maxBytes = MAX_REQUEST_BODY_BYTES): ApiError {
   const megabytes = maxBytes / (1024 * 1024);
   return ApiError.validation([
@@ -23,7 +45,7 @@ export async function readRequestBody(request: Request, maxBytes = MAX_REQUEST_B
   if (!request.body) return undefined;
   const declared = Number(request.headers.get('content-length'));
   if (declared > maxBytes) {
-    await request.body.cancel().catch(() => {});
+    await discard(request.body, declared <= DRAINED_BYTES);
     throw bodyTooLarge(maxBytes);
   }
   const body = await readAtMost(request.body, maxBytes);
