@@ -6,7 +6,7 @@ import worker from '../src/api';
 import { clock } from '../src/core/clock';
 import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
-import { bearer, call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
+import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
 import { signUp } from './support/dashboard';
 
 const realNow = clock.now;

@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../api/context';
 import type { KeyPrincipal } from './accounts';
 import { publicUrls, type Env } from './config';

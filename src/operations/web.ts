@@ -3,7 +3,6 @@ import type { Env } from '../core/config';
 import { unitsFromCents } from '../core/money';
 import { mapWithBuiltin, scrapeWithBuiltin } from '../providers/builtin-web';
 import { firecrawlMap, firecrawlScrape, firecrawlSearch } from '../providers/firecrawl';
-import { normalizeUpstream } from '../providers/normalize';
 import { perRequest } from './pricing';
 import { defineOperation, type Operation, type Price, type ProviderResult } from './types';
 

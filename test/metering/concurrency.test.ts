@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
-import { companyByDomain, credit, eventually, json, ops, provision, wallet } from '../support/api';
+import { companyByDomain, credit, json, ops, provision, wallet } from '../support/api';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -4,7 +4,6 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import type { Browser, BrowserContext } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startStack, type Stack } from '../../scripts/stack';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { launchChromium, layoutProblems, screenshot, watchedPage, type WatchedPage } from './support/browser';
@@ -18,7 +17,6 @@ import { isolatedEnv, ROOT, tempDir } from './support/processes';
  * under test-results/screenshots.
  */
 let stack: Stack;
-let ops: OpsClient;
 let upstream: Awaited<ReturnType<typeof startFakeLinkedin>>;
 let browser: Browser;
 let context: BrowserContext;
@@ -37,7 +35,6 @@ beforeAll(async () => {
   stack = await startStack({ env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url } });
   appUrl = stack.urls.app!;
   apiUrl = stack.urls.api!;
-  ops = opsClient(apiUrl, stack.settings.OPS_TOKEN!);
   context = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: appUrl });
   tab = await watchedPage(context);
