@@ -170,6 +170,11 @@ const DATABASE_CLASS = 'WorkspaceDatabase';
 const DATABASE_WORKER = 'sluice-databases';
 /** How often the process is asked whether it still answers. */
 const DATABASE_PING_MS = 250;
+/**
+ * How long one ping may take before it counts as unanswered. Generous: a process that is merely slow (a
+ * loaded machine) must not look stuck, or it would be restarted before a statement reached its bound.
+ */
+const DATABASE_PING_TIMEOUT_MS = 2_000;
 
 type ObjectDesignator = NonNullable<WorkerOptions['durableObjects']>[string];
 
@@ -234,7 +239,7 @@ async function startDatabaseProcess(worker: WorkerOptions, shared: { cf: false; 
     if (busy || stopped) return;
     busy = true;
     try {
-      const answered = await fetch(current.url, { signal: AbortSignal.timeout(DATABASE_PING_MS * 2) }).then((response) => response.body?.cancel().then(() => true) ?? true, () => false);
+      const answered = await fetch(current.url, { signal: AbortSignal.timeout(DATABASE_PING_TIMEOUT_MS) }).then((response) => response.body?.cancel().then(() => true) ?? true, () => false);
       if (answered) answeredAt = Date.now();
       else if (Date.now() - answeredAt > DATABASE_LIMITS.statementMs && !stopped) {
         log(`A workspace database statement ran past ${DATABASE_LIMITS.statementMs / 1000} s: restarting the databases' process.`);
