@@ -1,4 +1,4 @@
-import type { CreditMovement } from '../src/webhooks/announce';
+import type { CreditMovement } from '../src/services/webhooks/announce';
 
 interface WatchRow extends Record<string, SqlStorageValue> {
   organization_id: string | null;

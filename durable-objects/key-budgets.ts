@@ -1,5 +1,5 @@
 import { utcMonthOf } from '../src/core/clock';
-import type { Charge } from './lease-protocol';
+import type { Charge } from '../src/core/protocols/lease';
 
 /**
  * A key's monthly spend limit as last written to D1: `version` grows with every change, so a gate that

@@ -1,6 +1,6 @@
 import { clock } from '../src/core/clock';
 import type { UsageRow } from '../src/core/usage';
-import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from './lease-protocol';
+import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
 
 /** Money a call set aside from the lease before its upstream call; kept in memory only (see `take`). */
 export interface Hold extends Split {

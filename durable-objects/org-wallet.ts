@@ -2,13 +2,13 @@ import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { ObjectBindings } from '../src/core/object-bindings';
 import type { Plan } from '../src/core/plans';
-import { announceCredits } from '../src/webhooks/announce';
-import type { WebhookBindings } from '../src/webhooks/bindings';
+import { announceCredits } from '../src/services/webhooks/announce';
+import type { WebhookBindings } from '../src/services/webhooks/bindings';
 import { CreditWatch } from './credit-watch';
-import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from './lease-protocol';
+import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
 import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
 
-export type { Balance } from './lease-protocol';
+export type { Balance } from '../src/core/protocols/lease';
 
 /** A wallet writes usage rows to the database and tells webhook endpoints how its balance moves. */
 type Env = ObjectBindings & WebhookBindings;

@@ -1,10 +1,10 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { Env } from '../src/core/config';
-import type { Delivery } from '../src/webhooks/delivery-record';
-import { eventBody, type WebhookEvent } from '../src/webhooks/events';
-import { ATTEMPT_TIME_LIMIT_MS, MAX_ATTEMPTS, retryDelay } from '../src/webhooks/retry-schedule';
-import { attemptDelivery, type AttemptResult } from '../src/webhooks/signed-delivery';
+import type { Delivery } from '../src/services/webhooks/delivery-record';
+import { eventBody, type WebhookEvent } from '../src/services/webhooks/events';
+import { ATTEMPT_TIME_LIMIT_MS, MAX_ATTEMPTS, retryDelay } from '../src/services/webhooks/retry-schedule';
+import { attemptDelivery, type AttemptResult } from '../src/services/webhooks/signed-delivery';
 
 /** Deliveries kept per endpoint for GET .../deliveries; older finished ones are dropped. */
 const KEPT_DELIVERIES = 200;

@@ -5,7 +5,7 @@ import { requestsPerMinute, SMALLEST_PLAN, type Plan } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
 import { type KeyBudget, KeyBudgets, type KeyLimit, type KeyLimitRefusal } from './key-budgets';
 import { LeaseBook, PARKED_RETRY_MS } from './lease-book';
-import { type Balance, planInForce, type SyncMessage, type SyncReply, type Terms } from './lease-protocol';
+import { type Balance, planInForce, type SyncMessage, type SyncReply, type Terms } from '../src/core/protocols/lease';
 import type { OrgWallet } from './org-wallet';
 
 /** A gate reads the database, like every object, and reaches its organization's wallet. */

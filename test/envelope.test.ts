@@ -1,7 +1,7 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../src/api/app';
+import { createApp } from '../src/core/http-app';
 import { ApiError, ERROR_STATUS } from '../src/core/errors';
 import { call, json, OPS_TOKEN } from './support/api';
 

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { Env } from '../src/core/config';
 import { ApiError } from '../src/core/errors';
-import { createEndpoint } from '../src/webhooks/endpoints';
+import { createEndpoint } from '../src/services/webhooks/endpoints';
 import { bearer, call, companyByDomain, expectReleasedUncharged, funded, json, provision } from './support/api';
 
 /**

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { exampleOf } from '../src/api/examples';
 import { buildApiApp } from '../src/api/index';
 import { OPERATIONS } from '../src/operations';
-import { mcpToolName } from '../src/operations/types';
+import { mcpToolName } from '../src/core/operation';
 import { call, json } from './support/api';
 import { dashboard } from './support/dashboard';
 

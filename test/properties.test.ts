@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/operations';
-import type { Operation } from '../src/operations/types';
+import type { Operation } from '../src/core/operation';
 import { call, json, ops, provision } from './support/api';
 
 /**

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
-import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule';
+import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
 import { signUp } from './support/dashboard';

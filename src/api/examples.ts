@@ -1,4 +1,4 @@
-import type { Operation } from '../operations/types';
+import type { Operation } from '../core/operation';
 
 /**
  * One example call of every operation for the OpenAPI document: the input as a caller sends it and the

@@ -1,6 +1,6 @@
-import { requireAgentKey, requireApiKey } from '../core/auth';
+import { requireAgentKey, requireApiKey } from '../services/auth';
 import { OPERATIONS } from '../operations';
-import { createApp } from './app';
+import { createApp } from '../core/http-app';
 import { registerAgentSetup } from './routes/agent-setup';
 import { registerCredits } from './routes/credits';
 import { DATABASE_PATHS, registerDatabases } from './routes/databases';
@@ -19,7 +19,7 @@ import { registerRuntime, RUNTIME_DATA_ROUTES } from './routes/runtime';
 import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
-import { announceDailyUsage } from '../webhooks/daily-usage';
+import { announceDailyUsage } from '../services/webhooks/daily-usage';
 
 /** `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. */
 const PUBLIC_V1 = /^\/v1\/(platforms|plans)(\/|$)/;

@@ -1,17 +1,17 @@
 import { WorkerEntrypoint } from 'cloudflare:workers';
-import type { KeyPrincipal } from '../core/accounts';
-import { authenticateMcpBearer, type McpAuthentication } from '../core/auth';
+import type { KeyPrincipal } from '../services/accounts';
+import { authenticateMcpBearer, type McpAuthentication } from '../services/auth';
 import { publicUrls, type Env } from '../core/config';
-import { getDatabase } from '../core/databases';
+import { getDatabase } from '../services/databases';
 import { errorObject, type ErrorObject, type Meta } from '../core/envelope';
 import { ApiError } from '../core/errors';
-import { idempotencyKeyFromMcpMeta } from '../core/idempotency';
-import { missingSettings } from '../mcp/availability';
-import { admitFreeCall, execute } from '../core/pipeline';
-import { ensureServing } from '../core/platform-switches';
+import { idempotencyKeyFromMcpMeta } from '../services/idempotency';
+import { missingSettings } from '../operations/availability';
+import { admitFreeCall, execute } from '../services/pipeline';
+import { ensureServing } from '../services/platform-switches';
 import { OPERATIONS } from '../operations';
-import { mcpToolName, type Operation } from '../operations/types';
-import { isWorkspaceTool } from '../mcp/workspace-tools';
+import { mcpToolName, type Operation } from '../core/operation';
+import { isWorkspaceTool } from '../services/workspace-tools';
 import { llmsTxt } from './routes/llms-txt';
 import { runWorkspaceTool } from './workspace-tool-calls';
 

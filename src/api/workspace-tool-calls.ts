@@ -1,12 +1,12 @@
 import type { z } from '@hono/zod-openapi';
-import type { KeyPrincipal } from '../core/accounts';
+import type { KeyPrincipal } from '../services/accounts';
 import { publicUrls, type Env } from '../core/config';
-import { createDatabase, listDatabases, queryDatabase } from '../core/databases';
-import { recordOnboarding } from '../core/onboarding';
-import { admitFreeCall } from '../core/pipeline';
+import { createDatabase, listDatabases, queryDatabase } from '../services/databases';
+import { recordOnboarding } from '../services/onboarding';
+import { admitFreeCall } from '../services/pipeline';
 import { validationErrorFromZod } from '../core/validation';
-import { listEndpointsWithDeliveries } from '../webhooks/endpoints';
-import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../mcp/workspace-tools';
+import { listEndpointsWithDeliveries } from '../services/webhooks/endpoints';
+import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../services/workspace-tools';
 
 /** What each workspace tool does once its arguments are valid: the very functions of its REST twin. */
 export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: WorkspaceToolName, input: unknown): Promise<unknown> {

@@ -1,10 +1,10 @@
 import Stripe from 'stripe';
-import { getOrganization, setPlan } from '../core/accounts';
+import { getOrganization, setPlan } from '../services/accounts';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { unitsFromCents } from '../core/money';
 import { type Plan, PLAN_TABLE, PLANS } from '../core/plans';
-import { creditWallet } from '../core/wallet';
+import { creditWallet } from '../services/wallet';
 
 /**
  * Paying through Stripe Checkout with the official `stripe` package (its fetch client and WebCrypto

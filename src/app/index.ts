@@ -1,4 +1,4 @@
-import { createApp } from '../api/app';
+import { createApp } from '../core/http-app';
 import { publicUrls } from '../core/config';
 import { publishedDocument } from '../core/openapi-document';
 import { registerAgents } from './api/agents';

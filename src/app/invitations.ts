@@ -2,7 +2,7 @@ import { clock } from '../core/clock';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { newId, randomHex } from '../core/ids';
-import { assertRoomFor, type OrganizationTerms } from '../core/plan-caps';
+import { assertRoomFor, type OrganizationTerms } from '../services/plan-caps';
 import type { Role } from './members';
 
 /** An invitation link works for a week. */

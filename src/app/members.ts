@@ -1,4 +1,4 @@
-import { nowIso, type Organization, planInForceSql, type Workspace } from '../core/accounts';
+import { nowIso, type Organization, planInForceSql, type Workspace } from '../services/accounts';
 import { ApiError } from '../core/errors';
 
 export const ROLES = ['owner', 'admin', 'member'] as const;

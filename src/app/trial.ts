@@ -1,9 +1,9 @@
-import { getOrganization, nowIso } from '../core/accounts';
+import { getOrganization, nowIso } from '../services/accounts';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { type Plan, PLAN_TABLE } from '../core/plans';
-import { configureWallet } from '../core/wallet';
+import { configureWallet } from '../services/wallet';
 
 /** The free trial: the Toolkit plan (three seats, five workspaces) with its monthly allowance, for 14 days; once per organization, ever. */
 export const TRIAL: { plan: Plan; days: number } = { plan: 'toolkit', days: 14 };

@@ -1,4 +1,4 @@
-import { insertOrganization, insertWorkspace, newOrganization, newWorkspace, type Organization, type Workspace } from '../core/accounts';
+import { insertOrganization, insertWorkspace, newOrganization, newWorkspace, type Organization, type Workspace } from '../services/accounts';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
 import type { SessionUser } from './auth/sessions';

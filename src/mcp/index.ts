@@ -1,18 +1,18 @@
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
 import { requestIdAndSecurityHeaders } from '../core/security-headers';
-import type { KeyPrincipal } from '../core/accounts';
+import type { KeyPrincipal } from '../services/accounts';
 import { MAX_REQUEST_BODY_BYTES, readRequestBody } from '../core/request-body';
 import { ApiError } from '../core/errors';
 import { allowedOrigins, mcpOrigin, type McpEnv } from './config';
-import { findServer, servedDefault, toolsOfServer } from './custom-servers';
+import { findServer, servedDefault, toolsOfServer } from '../services/custom-mcp-servers';
 import { registerOAuth } from './oauth/routes';
 import { protectedResourceMetadata } from './oauth/metadata';
-import { type McpResource, resourceOfPath, resourcePath, resourceUrl } from './oauth/resources';
-import { stampGrantUse } from './oauth/grants';
-import { checkAccessToken, isAccessToken } from './oauth/tokens';
+import { type McpResource, resourceOfPath, resourcePath, resourceUrl } from '../services/oauth/resources';
+import { stampGrantUse } from '../services/oauth/grants';
+import { checkAccessToken, isAccessToken } from '../services/oauth/tokens';
 import { serveMcp, type Toolset } from './server';
-import { DATA_TOOLS, SERVER_PATHS, toolsOf } from './tools';
+import { DATA_TOOLS, SERVER_PATHS, toolsOf } from '../operations/tools';
 
 /**
  * The mcp worker: MCP over Streamable HTTP at /mcp (every tool, or the workspace's default server),

@@ -1,5 +1,5 @@
 import { ErrorCode, McpError, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
-import { type CatalogTool, DATA_TOOLS } from './tools';
+import { type CatalogTool, DATA_TOOLS } from '../operations/tools';
 
 /**
  * Prompts: short message templates for the jobs Sluice is bought for, naming the real tools. A prompt is

@@ -17,13 +17,13 @@ import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validatio
 import { z } from 'zod';
 import packageJson from '../../package.json';
 import type { ToolError, ToolOutcome, WorkspaceToolOutcome } from '../api/mcp-gateway';
-import type { KeyPrincipal } from '../core/accounts';
+import type { KeyPrincipal } from '../services/accounts';
 import type { McpEnv } from './config';
 import { promptsOf } from './prompts';
 import { completeTemplateArgument, readable, readResource, RESOURCE_TEMPLATES, RESOURCES } from './resources';
 import { listTools } from './tool-listing';
-import { type CatalogTool, SearchInput, searchTools } from './tools';
-import { isWorkspaceTool } from './workspace-tools';
+import { type CatalogTool, SearchInput, searchTools } from '../operations/tools';
+import { isWorkspaceTool } from '../services/workspace-tools';
 
 /** What one MCP endpoint serves: its name and its tools (its prompts follow from them). */
 export interface Toolset {

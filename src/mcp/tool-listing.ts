@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { Meta } from '../api/schemas';
-import { portableSchema } from './portable-schema';
-import { type CatalogTool, DISCOVERY_TOOLS, type ToolDefinition } from './tools';
-import { WORKSPACE_LISTINGS } from './workspace-tools';
+import { Meta } from '../core/schemas';
+import { portableSchema } from '../core/portable-schema';
+import { type CatalogTool, DISCOVERY_TOOLS, type ToolDefinition } from '../operations/tools';
+import { WORKSPACE_LISTINGS } from '../services/workspace-tools';
 
 /**
  * How tools are listed to MCP clients: the input schema, hints a client shows or acts on (every tool only

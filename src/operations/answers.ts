@@ -3,7 +3,7 @@ import { unitsFromCents } from '../core/money';
 import { dataforseoLive, escapeKeyword } from '../providers/dataforseo';
 import { perRequest } from './pricing';
 import { languageCode, locationCode } from './row-query';
-import { defineOperation, type Operation, type Price } from './types';
+import { defineOperation, type Operation, type Price } from '../core/operation';
 
 /** Model-answer endpoints A-D: /chatgpt-api-answer, /perplexity-api-answer, /claude-api-answer, /chatgpt-app-answer. */
 

@@ -1,6 +1,6 @@
 import { OPERATIONS } from './index';
 import { PLATFORMS, type PlatformSlug } from './platforms';
-import { mcpToolName, type Operation } from './types';
+import { mcpToolName, type Operation } from '../core/operation';
 
 function entryOf(operation: Operation) {
   return {

@@ -3,7 +3,7 @@ import { unitsFromCents } from '../core/money';
 import { hunter, peopleDataLabs, theCompaniesApi } from '../providers/lead-apis';
 import { leadAnswers } from './leads.examples';
 import { count, domain, HOUR, platformUrl, query } from './social/fields';
-import type { Price } from './types';
+import type { Price } from '../core/operation';
 import { row, vendorOperations } from './vendor-operations';
 
 /**

@@ -1,6 +1,6 @@
 import { unitsFromCents } from '../core/money';
 import { rowsOf } from './row-query';
-import type { Price } from './types';
+import type { Price } from '../core/operation';
 
 /** A flat price per successful request. */
 export function perRequest<Input>(cents: number, note?: string): Price<Input> {

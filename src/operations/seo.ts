@@ -17,7 +17,7 @@ import {
   SerpPayload,
   TechSearchPayload,
 } from './seo-payloads';
-import { defineOperation, type Operation, type Price } from './types';
+import { defineOperation, type Operation, type Price } from '../core/operation';
 
 /** SEO tools: /serp, keyword, competitor, backlink, domain, technology and AI-visibility endpoints. */
 

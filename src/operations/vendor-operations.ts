@@ -1,7 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { vendorCall, type Vendor, type VendorEndpoint } from '../providers/vendor';
 import { perRequest } from './pricing';
-import { defineOperation, type Operation, type Price } from './types';
+import { defineOperation, type Operation, type Price } from '../core/operation';
 
 /** One operation served by a vendor endpoint: a table row, not a function. */
 export interface VendorOperationRow<Input extends z.ZodObject> {

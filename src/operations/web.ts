@@ -4,7 +4,7 @@ import { unitsFromCents } from '../core/money';
 import { mapWithBuiltin, scrapeWithBuiltin } from '../providers/builtin-web';
 import { firecrawlMap, firecrawlScrape, firecrawlSearch } from '../providers/firecrawl';
 import { perRequest } from './pricing';
-import { defineOperation, type Operation, type Price, type ProviderResult } from './types';
+import { defineOperation, type Operation, type Price, type ProviderResult } from '../core/operation';
 
 /** Web tools: /scrape, /search, /map (spec "Web endpoints"). */
 

@@ -1,6 +1,6 @@
 import type { Env } from '../core/config';
 import type { ApiError } from '../core/errors';
-import type { ProviderCall } from '../operations/types';
+import type { ProviderCall } from '../core/operation';
 import { normalizeUpstream } from './normalize';
 
 const PROVIDER = 'DataForSEO';

@@ -1,5 +1,5 @@
 import type { Env } from '../core/config';
-import type { ProviderContext, ProviderResult } from '../operations/types';
+import type { ProviderContext, ProviderResult } from '../core/operation';
 import type { MapInput, ScrapeInput, SearchInput } from '../operations/web';
 import { normalizeUpstream } from './normalize';
 

@@ -1,6 +1,6 @@
 import type { SettingName } from '../core/config';
 import type { ApiError } from '../core/errors';
-import type { ProviderCall, ProviderContext } from '../operations/types';
+import type { ProviderCall, ProviderContext } from '../core/operation';
 import { normalizeUpstream } from './normalize';
 
 /** What a vendor's 2xx answer means: its payload, or a failure told in the body (spec rule 1: 422). */

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
-import { forgetCountedHours } from '../../src/core/runtime-hours';
+import { forgetCountedHours } from '../../src/services/runtime-hours';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { bearer, call, credit, eventually, json, ops, wallet } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { MapInput as RegistryMapInput, ScrapeInput as RegistryScrapeInput } from '../../src/operations/web';
-import type { ProviderContext } from '../../src/operations/types';
+import type { ProviderContext } from '../../src/core/operation';
 import type { BuiltinWebContext, MapInput, ScrapeInput } from '../../src/providers/builtin-web/inputs';
 
 // Checked by `tsc -p .`: the registry's parsed inputs and the pipeline's context fit what the provider reads.

@@ -5,7 +5,7 @@ import { buildApiApp, McpGateway } from '../../src/api';
 import { centsFromUnits } from '../../src/core/money';
 import mcpWorker from '../../src/mcp/index';
 import { OPERATIONS } from '../../src/operations';
-import { mcpToolName, operationId, type Operation } from '../../src/operations/types';
+import { mcpToolName, operationId, type Operation } from '../../src/core/operation';
 import { vendorParameters } from '../../src/providers/vendor';
 import { FAILURE_CLASSES, FAKE_VENDORS_ORIGIN, fixtureName, VENDOR_FAKES, type FailureClass } from '../fakes/vendor-wire';
 import { credit, json, provision, type Provisioned, wallet } from '../support/api';

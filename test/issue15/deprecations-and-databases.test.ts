@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { McpGateway } from '../../src/api/mcp-gateway';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RETIRED_PATHS } from '../../src/api/routes/retired-paths';
-import { authenticateMcpBearer } from '../../src/core/auth';
+import { authenticateMcpBearer } from '../../src/services/auth';
 import { clock } from '../../src/core/clock';
 import { DATABASE_LIMITS } from '../../src/core/database-limits';
 import { DEPRECATIONS } from '../../src/core/deprecations';

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createKey } from '../../src/core/accounts';
+import { createKey } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
 import { signUp } from '../support/dashboard';
 import { authorize, authorizeRequest, connect, form, listTools, MCP_ORIGIN, mcp, pkce, REDIRECT_URI, registerClient } from './support';

@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createKey } from '../../src/core/accounts';
+import { createKey } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
-import { WORKSPACE_TOOLS } from '../../src/mcp/workspace-tools';
+import { WORKSPACE_TOOLS } from '../../src/services/workspace-tools';
 import { signUp, type Person } from '../support/dashboard';
 import { authorize, connect, listTools, MCP_ORIGIN, mcp, pkce, registerClient, toolNames } from './support';
 

@@ -1,6 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { authenticateMcpBearer } from '../../src/core/auth';
+import { authenticateMcpBearer } from '../../src/services/auth';
 import mcpApp from '../../src/mcp/index';
 import type { Person } from '../support/dashboard';
 

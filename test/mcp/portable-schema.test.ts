@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { portabilityProblems, portableSchema } from '../../src/mcp/portable-schema';
+import { portabilityProblems, portableSchema } from '../../src/core/portable-schema';
 
 describe('portableSchema', () => {
   it("drops a record of unknowns' empty additionalProperties, which allows any value as its absence does", () => {

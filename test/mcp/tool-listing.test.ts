@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { portabilityProblems } from '../../src/mcp/portable-schema';
+import { portabilityProblems } from '../../src/core/portable-schema';
 import { signUp } from '../support/dashboard';
 import { connect, mcp } from '../mcp-oauth/support';
 

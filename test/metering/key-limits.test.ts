@@ -5,9 +5,9 @@ import { KeyBudgets } from '../../durable-objects/key-budgets';
 import { LeaseBook } from '../../durable-objects/lease-book';
 import { HOLD_GRACE_MS, type WorkspaceGate } from '../../durable-objects/workspace-gate';
 import { clock } from '../../src/core/clock';
-import { gateOf } from '../../src/core/gate';
+import { gateOf } from '../../src/services/gate';
 import type { UsageRow } from '../../src/core/usage';
-import { settledStatement } from '../../src/core/wallet';
+import { settledStatement } from '../../src/services/wallet';
 import { companyByDomain, credit, json, ops, provision, type Provisioned } from '../support/api';
 import { dashboard, signUp } from '../support/dashboard';
 

@@ -4,9 +4,9 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HOLD_GRACE_MS } from '../../durable-objects/workspace-gate';
 import { clock, utcMonthOf } from '../../src/core/clock';
-import { gateOf } from '../../src/core/gate';
+import { gateOf } from '../../src/services/gate';
 import type { UsageRow } from '../../src/core/usage';
-import { settledStatement } from '../../src/core/wallet';
+import { settledStatement } from '../../src/services/wallet';
 import { bearer, call, credit, eventually, json, ops, provision } from '../support/api';
 
 /**

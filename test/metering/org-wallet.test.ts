@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Charge, SyncMessage } from '../../durable-objects/lease-protocol';
+import type { Charge, SyncMessage } from '../../src/core/protocols/lease';
 import { nextPeriodEnd, type OrgWallet } from '../../durable-objects/org-wallet';
 import { clock } from '../../src/core/clock';
 import { unitsFromCents } from '../../src/core/money';

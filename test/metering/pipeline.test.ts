@@ -1,10 +1,10 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findPrincipal } from '../../src/core/accounts';
+import { findPrincipal } from '../../src/services/accounts';
 import { ApiError } from '../../src/core/errors';
-import { hashKey } from '../../src/core/keys';
-import { execute, type Call } from '../../src/core/pipeline';
+import { hashKey } from '../../src/services/keys';
+import { execute, type Call } from '../../src/services/pipeline';
 import { OPERATIONS } from '../../src/operations';
 import { credit, provision, wallet } from '../support/api';
 

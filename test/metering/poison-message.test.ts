@@ -2,11 +2,11 @@ import { runDurableObjectAlarm } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FIRST_RETRY_MS, PARKED_RETRY_MS, SEND_ATTEMPTS } from '../../durable-objects/lease-book';
-import type { SyncMessage } from '../../durable-objects/lease-protocol';
+import type { SyncMessage } from '../../src/core/protocols/lease';
 import { OrgWallet } from '../../durable-objects/org-wallet';
 import { clock } from '../../src/core/clock';
-import { gateOf } from '../../src/core/gate';
-import { settledStatement } from '../../src/core/wallet';
+import { gateOf } from '../../src/services/gate';
+import { settledStatement } from '../../src/services/wallet';
 import { bearer, call, companyByDomain, credit, eventually, json, provision, wallet } from '../support/api';
 
 afterEach(() => {

@@ -2,16 +2,16 @@ import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext }
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HOLD_GRACE_MS, IDLE_LEASE_MS, VIEW_FRESH_MS } from '../../durable-objects/workspace-gate';
-import { findPrincipal } from '../../src/core/accounts';
+import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
 import type { Env } from '../../src/core/config';
 import { ApiError } from '../../src/core/errors';
-import { gateOf } from '../../src/core/gate';
-import { hashKey } from '../../src/core/keys';
-import { execute, type Call } from '../../src/core/pipeline';
-import { settledStatement } from '../../src/core/wallet';
+import { gateOf } from '../../src/services/gate';
+import { hashKey } from '../../src/services/keys';
+import { execute, type Call } from '../../src/services/pipeline';
+import { settledStatement } from '../../src/services/wallet';
 import { OPERATIONS } from '../../src/operations';
-import type { Operation } from '../../src/operations/types';
+import type { Operation } from '../../src/core/operation';
 import { bearer, call, companyByDomain, credit, eventually, json, ops, provision, tool, wallet, type Provisioned } from '../support/api';
 
 const companyByDomainOperation = OPERATIONS.find((operation) => operation.name === 'get-company-by-domain')!;

@@ -1,12 +1,12 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findPrincipal } from '../../src/core/accounts';
+import { findPrincipal } from '../../src/services/accounts';
 import { ApiError } from '../../src/core/errors';
-import { hashKey } from '../../src/core/keys';
-import { execute } from '../../src/core/pipeline';
+import { hashKey } from '../../src/services/keys';
+import { execute } from '../../src/services/pipeline';
 import { OPERATIONS } from '../../src/operations';
-import { freshnessOf, mcpToolName, timeLimitOf } from '../../src/operations/types';
+import { freshnessOf, mcpToolName, timeLimitOf } from '../../src/core/operation';
 import { receivedBy } from '../fakes/dataforseo';
 import scraper from '../fixtures/dataforseo/llm-scraper-chat-gpt.json';
 import { funded, json, tool, wallet } from '../support/api';

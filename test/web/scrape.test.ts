@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
-import { freshnessOf } from '../../src/operations/types';
+import { freshnessOf } from '../../src/core/operation';
 import { webOperations } from '../../src/operations/web';
 import { FAKE_FIRECRAWL, lastReceivedBy } from '../fakes/firecrawl';
 import { funded, json, tool, wallet } from '../support/api';

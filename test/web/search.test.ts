@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freshnessOf, timeLimitOf } from '../../src/operations/types';
+import { freshnessOf, timeLimitOf } from '../../src/core/operation';
 import { webOperations } from '../../src/operations/web';
 import { FAKE_FIRECRAWL, lastReceivedBy } from '../fakes/firecrawl';
 import { funded, json, tool, wallet } from '../support/api';

@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { publicUrls, type PublicUrls } from '../../core/config';
-import type { AppEnv } from '../context';
-import { errorResponses, NoParameters } from '../schemas';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, NoParameters } from '../../core/schemas';
 
 const route = createRoute({
   method: 'get',

@@ -1,14 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { revokedKeyError } from '../../core/auth';
+import { revokedKeyError } from '../../services/auth';
 import { success } from '../../core/envelope';
-import { gateOf } from '../../core/gate';
-import { planInForce } from '../../../durable-objects/lease-protocol';
+import { gateOf } from '../../services/gate';
+import { planInForce } from '../../core/protocols/lease';
 import { clock } from '../../core/clock';
 import { PLANS } from '../../core/plans';
-import { balanceInCents } from '../../core/wallet';
-import type { AppEnv } from '../context';
-import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../schemas';
+import { balanceInCents } from '../../services/wallet';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 export const Credits = z
   .object({

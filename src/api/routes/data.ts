@@ -3,16 +3,16 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
-import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../core/idempotency';
-import { type Call, execute } from '../../core/pipeline';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../services/idempotency';
+import { type Call, execute } from '../../services/pipeline';
 import { unreadableJsonBody } from '../../core/request-body';
-import { ensureServing } from '../../core/platform-switches';
+import { ensureServing } from '../../services/platform-switches';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
-import { mcpToolName, type Operation } from '../../operations/types';
-import type { AppEnv } from '../context';
+import { mcpToolName, type Operation } from '../../core/operation';
+import type { AppEnv } from '../../services/context';
 import { exampleOf } from '../examples';
-import { IdempotencyKeyParameter, jsonContent, Meta, meteredErrorResponses } from '../schemas';
+import { IdempotencyKeyParameter, jsonContent, Meta, meteredErrorResponses } from '../../core/schemas';
 
 const DATA_PREFIX = '/v1/data/';
 

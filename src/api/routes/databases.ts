@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { CreateDatabase, createDatabase, Database, DatabaseQuery, DatabaseQueryResult, deleteDatabase, getDatabase, listDatabases, queryDatabase } from '../../core/databases';
+import { CreateDatabase, createDatabase, Database, DatabaseQuery, DatabaseQueryResult, deleteDatabase, getDatabase, listDatabases, queryDatabase } from '../../services/databases';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
-import { admitFreeCall } from '../../core/pipeline';
-import type { AppEnv } from '../context';
-import { jsonContent, meteredErrorResponses, successEnvelope } from '../schemas';
+import { admitFreeCall } from '../../services/pipeline';
+import type { AppEnv } from '../../services/context';
+import { jsonContent, meteredErrorResponses, successEnvelope } from '../../core/schemas';
 
 /** Paths whose handler checks the key in its own gate message (the window's), so the middleware need not. */
 export const DATABASE_PATHS = /^\/v1\/db\/databases(\/db_[0-9a-f]{24}(\/query)?)?$/;

@@ -4,7 +4,7 @@ import { html } from 'hono/html';
 import { publicUrls, type PublicUrls } from '../../core/config';
 import { sha256Hex } from '../../core/digest';
 import { ApiError } from '../../core/errors';
-import type { AppEnv } from '../context';
+import type { AppEnv } from '../../services/context';
 
 /**
  * `/docs`: the Scalar API reference of `/openapi.json`, every byte of it served by this worker (the

@@ -2,8 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import packageJson from '../../../package.json';
 import { success } from '../../core/envelope';
-import type { AppEnv } from '../context';
-import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../schemas';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const Health = z
   .object({

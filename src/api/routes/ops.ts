@@ -1,20 +1,20 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { agentAllowance, listAgents } from '../../core/agents';
-import { createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../core/accounts';
+import { agentAllowance, listAgents } from '../../services/agents';
+import { createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../services/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { humanName } from '../../core/human-name';
-import { KEY_SCOPES, secretsEqual } from '../../core/keys';
+import { KEY_SCOPES, secretsEqual } from '../../services/keys';
 import { unitsFromCents } from '../../core/money';
-import { setCapOverrides, termsOf } from '../../core/plan-caps';
+import { setCapOverrides, termsOf } from '../../services/plan-caps';
 import { CAP_NAMES, type CapName, PLANS } from '../../core/plans';
-import { disabledPlatforms, setPlatformDisabled } from '../../core/platform-switches';
+import { disabledPlatforms, setPlatformDisabled } from '../../services/platform-switches';
 import { CATALOG } from '../../operations/catalog';
-import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, settledStatement } from '../../core/wallet';
-import type { AppEnv } from '../context';
-import { jsonContent } from '../schemas';
+import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, settledStatement } from '../../services/wallet';
+import type { AppEnv } from '../../services/context';
+import { jsonContent } from '../../core/schemas';
 
 /**
  * The operator API, for the people who run an installation. It is not part of the public reference

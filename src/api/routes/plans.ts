@@ -2,8 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { CAP_NAMES, PLAN_TABLE, PLANS } from '../../core/plans';
-import type { AppEnv } from '../context';
-import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../schemas';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const Caps = z.object(Object.fromEntries(CAP_NAMES.map((name) => [name, z.number().int()])) as Record<(typeof CAP_NAMES)[number], z.ZodNumber>);
 

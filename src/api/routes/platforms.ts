@@ -3,9 +3,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { CATALOG } from '../../operations/catalog';
-import { PriceDisplay } from '../../operations/types';
-import type { AppEnv } from '../context';
-import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../schemas';
+import { PriceDisplay } from '../../core/operation';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const Platform = z
   .object({

@@ -6,10 +6,10 @@ import { publicUrls, type Env } from '../../core/config';
 import { deprecationHeaders, DEPRECATIONS, isSunset } from '../../core/deprecations';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
-import { OnboardingIntent, OnboardingRecord, recordOnboarding } from '../../core/onboarding';
+import { OnboardingIntent, OnboardingRecord, recordOnboarding } from '../../services/onboarding';
 import { clientAddress, countAttempt, type ThrottleRule } from '../../core/throttle';
-import type { AppEnv } from '../context';
-import { errorResponses, jsonContent, successEnvelope } from '../schemas';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 
 export const REGISTER_PATH = '/v1/register';
 

@@ -2,8 +2,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { deprecationHeaders, DEPRECATIONS, isSunset } from '../../core/deprecations';
 import { ApiError } from '../../core/errors';
 import { OPERATIONS } from '../../operations';
-import type { Operation } from '../../operations/types';
-import type { AppEnv } from '../context';
+import type { Operation } from '../../core/operation';
+import type { AppEnv } from '../../services/context';
 import { handle } from './data';
 
 /**

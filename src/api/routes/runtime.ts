@@ -1,16 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { agentAllowance, findAgent } from '../../core/agents';
-import { revokedKeyError } from '../../core/auth';
+import { agentAllowance, findAgent } from '../../services/agents';
+import { revokedKeyError } from '../../services/auth';
 import { success } from '../../core/envelope';
-import { admitAgentHour } from '../../core/runtime-hours';
+import { admitAgentHour } from '../../services/runtime-hours';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
-import type { Operation } from '../../operations/types';
-import type { AppEnv } from '../context';
+import type { Operation } from '../../core/operation';
+import type { AppEnv } from '../../services/context';
 import { exampleOf } from '../examples';
-import { errorResponses, jsonContent, Meta, meteredErrorResponses, NoParameters, successEnvelope } from '../schemas';
+import { errorResponses, jsonContent, Meta, meteredErrorResponses, NoParameters, successEnvelope } from '../../core/schemas';
 import { dataPathsOf, handle, knownSourceAndOperation } from './data';
 
 /**

@@ -1,9 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
-import { UsageQuery, UsageReport, usageReport } from '../../core/usage-report';
-import type { AppEnv } from '../context';
-import { errorResponses, jsonContent, successEnvelope } from '../schemas';
+import { UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 
 const route = createRoute({
   method: 'get',

@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
-import { senderOf } from '../../webhooks/bindings';
-import { Delivery } from '../../webhooks/delivery-record';
-import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, UpdateWebhookEndpoint, updateEndpoint, WebhookEndpoint } from '../../webhooks/endpoints';
-import { sendPing } from '../../webhooks/ping';
-import type { AppEnv } from '../context';
-import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../schemas';
+import { senderOf } from '../../services/webhooks/bindings';
+import { Delivery } from '../../services/webhooks/delivery-record';
+import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, UpdateWebhookEndpoint, updateEndpoint, WebhookEndpoint } from '../../services/webhooks/endpoints';
+import { sendPing } from '../../services/webhooks/ping';
+import type { AppEnv } from '../../services/context';
+import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const TAGS = ['Webhooks'];
 const idParam = z.object({

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
-import { Agent, AGENT_ID, AgentAllowance, type AgentRecord, AgentWithKey, agentAllowance, DeployAgent, deployAgent, findAgent, listAgents, redeployAgent, stopAgent } from '../../core/agents';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import { Agent, AGENT_ID, AgentAllowance, type AgentRecord, AgentWithKey, agentAllowance, DeployAgent, deployAgent, findAgent, listAgents, redeployAgent, stopAgent } from '../../services/agents';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';

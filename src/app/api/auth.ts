@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords';
 import { endSession, startSession } from '../auth/sessions';
 import { assertNotThrottled, clearAttempts, clientAddress, countAttempt } from '../../core/throttle';

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
-import { CreateDatabase, createDatabase, Database, DatabaseQuery, DatabaseQueryResult, deleteDatabase, listDatabases, queryDatabase } from '../../core/databases';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import { CreateDatabase, createDatabase, Database, DatabaseQuery, DatabaseQueryResult, deleteDatabase, listDatabases, queryDatabase } from '../../services/databases';
 import { success } from '../../core/envelope';
 import type { DashboardEnv } from '../context';
 import { requireManager, workspaceAccess } from '../members';

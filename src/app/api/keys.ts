@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
-import { type ApiKeyRecord, getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../core/accounts';
-import { listKeysWithSpend, lowerKeyLimit } from '../../core/key-spend';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import { type ApiKeyRecord, getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../services/accounts';
+import { listKeysWithSpend, lowerKeyLimit } from '../../services/key-spend';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
-import { createServer, deleteServer, findServer, listServers, serverOrNotFound, setDefaultServer, unknownTools } from '../../mcp/custom-servers';
-import { resourceUrl } from '../../mcp/oauth/resources';
+import { createServer, deleteServer, findServer, listServers, serverOrNotFound, setDefaultServer, unknownTools } from '../../services/custom-mcp-servers';
+import { resourceUrl } from '../../services/oauth/resources';
 import type { DashboardEnv } from '../context';
 import { requireManager, workspaceAccess } from '../members';
 import { jsonBody, name, workspaceIdParam } from './schemas';

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { publicUrls } from '../../core/config';
 import { success } from '../../core/envelope';
-import { termsOf } from '../../core/plan-caps';
+import { termsOf } from '../../services/plan-caps';
 import type { DashboardEnv } from '../context';
 import { sendEmail } from '../email';
 import { acceptInvitation, invite, listInvitations, occupiedSeats, revokeInvitation } from '../invitations';

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
-import { decide, describeAuthorization } from '../../mcp/oauth/authorization';
-import { findGrant, listConnectedClients } from '../../mcp/oauth/grants';
-import { revokeGrant } from '../../mcp/oauth/tokens';
+import { decide, describeAuthorization } from '../../services/oauth/authorization';
+import { findGrant, listConnectedClients } from '../../services/oauth/grants';
+import { revokeGrant } from '../../services/oauth/tokens';
 import type { DashboardEnv } from '../context';
 import { canManage, workspaceAccess } from '../members';
 import { jsonBody, workspaceIdParam } from './schemas';

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Credits } from '../../api/routes/credits';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
-import { newWorkspace, type Organization, type Workspace as WorkspaceRecord } from '../../core/accounts';
-import { assertRoomFor, type OrganizationTerms, termsOf } from '../../core/plan-caps';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import { newWorkspace, type Organization, type Workspace as WorkspaceRecord } from '../../services/accounts';
+import { assertRoomFor, type OrganizationTerms, termsOf } from '../../services/plan-caps';
 import { success } from '../../core/envelope';
-import { balanceInCents, settledStatement } from '../../core/wallet';
+import { balanceInCents, settledStatement } from '../../services/wallet';
 import { PLANS } from '../../core/plans';
 import type { DashboardEnv } from '../context';
 import { startTrial } from '../trial';

@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
-import { UsageQuery, UsageReport, usageReport } from '../../core/usage-report';
+import { UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
 import type { DashboardEnv } from '../context';
 import { workspaceAccess } from '../members';
 import { workspaceIdParam } from './schemas';

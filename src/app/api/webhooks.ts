@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { WebhookEndpointWithSecret } from '../../api/routes/webhook-endpoints';
-import { errorResponses, jsonContent, successEnvelope } from '../../api/schemas';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
-import { senderOf } from '../../webhooks/bindings';
-import { Delivery } from '../../webhooks/delivery-record';
-import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, WebhookEndpoint } from '../../webhooks/endpoints';
-import { sendPing } from '../../webhooks/ping';
+import { senderOf } from '../../services/webhooks/bindings';
+import { Delivery } from '../../services/webhooks/delivery-record';
+import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, WebhookEndpoint } from '../../services/webhooks/endpoints';
+import { sendPing } from '../../services/webhooks/ping';
 import type { DashboardEnv } from '../context';
 import { requireManager, workspaceAccess } from '../members';
 import { jsonBody, workspaceIdParam } from './schemas';

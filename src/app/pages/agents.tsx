@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { Agent, AgentAllowance } from '../../core/agents';
+import type { Agent, AgentAllowance } from '../../services/agents';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';

@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { DailySpend, UsageReport } from '../../core/usage-report';
+import type { DailySpend, UsageReport } from '../../services/usage-report';
 import { formatCents } from './layout';
 
 /*

@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { ConnectedClient } from '../../mcp/oauth/grants';
+import type { ConnectedClient } from '../../services/oauth/grants';
 import { canManage } from '../members';
 import { ConfirmButton, formatDate, PageHead, Shell, type ShellProps } from './layout';
 

@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
 import { PLAN_TABLE } from '../../core/plans';
-import { describeAuthorization, type PendingAuthorization } from '../../mcp/oauth/authorization';
+import { describeAuthorization, type PendingAuthorization } from '../../services/oauth/authorization';
 import { readSession } from '../auth/sessions';
 import type { DashboardEnv } from '../context';
 import { canManage, type MembershipSummary, membershipsOf } from '../members';

@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { ApiKeyRecord } from '../../core/accounts';
+import type { ApiKeyRecord } from '../../services/accounts';
 import type { SessionUser } from '../auth/sessions';
 import { canManage, type WorkspaceAccess } from '../members';
 import { ConfirmButton, formatDate, TableHead } from './layout';

@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { Database } from '../../core/databases';
+import type { Database } from '../../services/databases';
 import { DATABASE_LIMITS } from '../../core/database-limits';
 import { canManage } from '../members';
 import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';

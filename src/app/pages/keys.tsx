@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { KeyWithSpend } from '../../core/key-spend';
+import type { KeyWithSpend } from '../../services/key-spend';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';

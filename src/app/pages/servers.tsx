@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
-import type { CustomServer } from '../../mcp/custom-servers';
-import { DATA_TOOLS } from '../../mcp/tools';
+import type { CustomServer } from '../../services/custom-mcp-servers';
+import { DATA_TOOLS } from '../../operations/tools';
 import { PLATFORMS } from '../../operations/platforms';
 import { canManage } from '../members';
 import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps } from './layout';

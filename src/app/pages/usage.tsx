@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
-import { dailySpend, type DailySpend, rangeOf, type UsageReport, usageReport } from '../../core/usage-report';
-import { balanceInCents, settledStatement } from '../../core/wallet';
+import { dailySpend, type DailySpend, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
+import { balanceInCents, settledStatement } from '../../services/wallet';
 import type { WorkspaceAccess } from '../members';
 import { trialState } from '../trial';
 import { DailySpendChart, OperationSpendChart } from './charts';

@@ -1,5 +1,5 @@
-import { type McpResource, resourceUrl } from './resources';
-import { SCOPES } from './settings';
+import { type McpResource, resourceUrl } from '../../services/oauth/resources';
+import { SCOPES } from '../../services/oauth/settings';
 
 /** RFC 8414 authorization server metadata: what an MCP client reads after following a 401. */
 export function authorizationServerMetadata(issuer: string, docsUrl: string) {

@@ -1,6 +1,6 @@
 import { html, raw } from 'hono/html';
 import { randomHex } from '../../core/ids';
-import type { AuthorizationProblem } from './authorization';
+import type { AuthorizationProblem } from '../../services/oauth/authorization';
 
 /** The dashboard's colours and type (src/app/assets/styles.ts), the few rules this one page needs. */
 const STYLES = `

@@ -1,5 +1,5 @@
 import { clientAddress, overLimitBy } from '../../core/throttle';
-import { OAuthError } from './errors';
+import { OAuthError } from '../../services/oauth/errors';
 
 /**
  * Dynamic client registration is open (RFC 7591: MCP clients register themselves), so it is counted per

@@ -2,14 +2,14 @@ import type { Hono } from 'hono';
 import { ApiError } from '../../core/errors';
 import { readRequestBody } from '../../core/request-body';
 import type { McpEnv } from '../config';
-import { beginAuthorization } from './authorization';
-import { registerClient } from './clients';
-import { NO_STORE, OAuthError } from './errors';
+import { beginAuthorization } from '../../services/oauth/authorization';
+import { registerClient } from '../../services/oauth/clients';
+import { NO_STORE, OAuthError } from '../../services/oauth/errors';
 import { authorizationServerMetadata } from './metadata';
 import { authorizationProblemPage } from './problem-page';
 import { countRegistration } from './registration-throttle';
-import { issuerOf } from './settings';
-import { exchangeToken, revokeToken } from './tokens';
+import { issuerOf } from '../../services/oauth/settings';
+import { exchangeToken, revokeToken } from '../../services/oauth/tokens';
 
 /** The authorization server's endpoints on the MCP host (RFC 8414, 7591, 6749 with PKCE, 7009). */
 export function registerOAuth<Variables extends object>(app: Hono<{ Bindings: McpEnv; Variables: Variables }>) {

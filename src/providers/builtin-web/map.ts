@@ -1,4 +1,4 @@
-import type { ProviderResult } from '../../operations/types';
+import type { ProviderResult } from '../../core/operation';
 import { withDeadline } from './deadline';
 import { normalizeUpstream } from '../normalize';
 import { pageRequestHeaders } from './headers';

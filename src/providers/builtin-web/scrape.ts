@@ -1,5 +1,5 @@
 import type { Env } from '../../core/config';
-import type { ProviderResult } from '../../operations/types';
+import type { ProviderResult } from '../../core/operation';
 import { normalizeUpstream } from '../normalize';
 import { trackChanges, type ChangeMode, type ChangeTracking } from './change-tracking';
 import { withDeadline } from './deadline';

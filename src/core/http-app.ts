@@ -1,0 +1,85 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { PatternRouter } from 'hono/router/pattern-router';
+import { requestIdAndSecurityHeaders } from './security-headers';
+import { failure } from './envelope';
+import { ApiError } from './errors';
+import { readRequestBody, unreadableJsonBody } from './request-body';
+import { locationOfTarget, validationErrorFromZod } from './validation';
+import type { Env } from './config';
+import type { AppEnv } from '../services/context';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** What every app made here has: the installation's bindings and a request id. */
+export interface BaseEnv {
+  Bindings: Env;
+  Variables: { requestId: string };
+}
+
+export interface AppOptions<E extends BaseEnv> {
+  /** A page for a missing route that a person rather than a program asked for; undefined keeps the JSON 404. */
+  notFoundPage?: (c: Context<E>) => Response | undefined | Promise<Response | undefined>;
+}
+
+/**
+ * The one app factory, for the api worker and the dashboard's JSON API: request ids, the validation hook,
+ * the error handler and the not-found handler are set here once, so every route answers in the same envelope.
+ */
+export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {}): OpenAPIHono<E> {
+  const app = new OpenAPIHono<E>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationErrorFromZod(result.error, locationOfTarget(result.target));
+    },
+  });
+
+  app.use(requestIdAndSecurityHeaders() as unknown as MiddlewareHandler<E>);
+
+  // Every body is read here, through a capped reader, before any route or validator sees it; they read the copy.
+  app.use(async (c, next) => {
+    const body = await readRequestBody(c.req.raw);
+    // Hono keeps body promises in bodyCache (its type says values); text() and json() read from this one.
+    if (body) (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(body.buffer as ArrayBuffer);
+    await next();
+  });
+
+  app.onError((error, c) => failure(c, toApiError(error, c as unknown as Context<BaseEnv>)));
+
+  let routeTable: PatternRouter<string> | undefined;
+  app.notFound(async (c) => {
+    const page = await options.notFoundPage?.(c);
+    if (page) return page;
+    routeTable ??= buildRouteTable(app);
+    const path = c.req.path;
+    const allowed = METHODS.filter((method) => routeTable!.match(method, path)[0].length > 0);
+    if (allowed.length > 0) {
+      return failure(
+        c,
+        new ApiError('ENDPOINT_NOT_FOUND', `${c.req.method} is not served at ${path}; it answers ${allowed.join(', ')}.`, {
+          headers: { Allow: allowed.join(', ') },
+        }),
+      );
+    }
+    return failure(c, ApiError.notFound(`No route ${c.req.method} ${path}. See /openapi.json for the API reference.`));
+  });
+
+  return app;
+}
+
+/** Routes with a concrete method (not middleware), so a wrong method can be told apart from a wrong path. */
+function buildRouteTable<E extends BaseEnv>(app: OpenAPIHono<E>): PatternRouter<string> {
+  const table = new PatternRouter<string>();
+  for (const route of app.routes) {
+    if (route.method !== 'ALL') table.add(route.method, route.path, route.method);
+  }
+  return table;
+}
+
+function toApiError(error: unknown, c: Context<BaseEnv>): ApiError {
+  if (error instanceof ApiError) return error;
+  // Hono's validators throw 400 for a body that is not the JSON it claims to be, 415 for a body that is not declared JSON.
+  if (error instanceof HTTPException && (error.status === 400 || error.status === 415)) return unreadableJsonBody(c.req.header('content-type'));
+  console.error(JSON.stringify({ level: 'error', requestId: c.get('requestId'), path: c.req.path, error: String(error), stack: error instanceof Error ? error.stack : undefined }));
+  return ApiError.internal();
+}

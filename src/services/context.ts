@@ -1,0 +1,11 @@
+import type { KeyPrincipal } from './accounts';
+import type { Env } from '../core/config';
+
+/** The Hono environment of the api worker: its bindings and what middleware puts on the context. */
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    requestId: string;
+    principal: KeyPrincipal;
+  };
+}

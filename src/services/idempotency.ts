@@ -1,0 +1,102 @@
+import type { ClaimAnswer } from '../../durable-objects/idempotency-store';
+import { HOLD_GRACE_MS } from '../../durable-objects/workspace-gate';
+import { operationId, type Operation } from '../core/operation';
+import type { Env } from '../core/config';
+import { canonicalize, sha256Hex } from '../core/digest';
+import type { Meta } from '../core/envelope';
+import { ApiError, type ErrorDetail, type ErrorLocation } from '../core/errors';
+
+/** The request header (REST) and the `_meta` member of a tool call (MCP) that carry a key. */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENCY_KEY_MCP_FIELD = 'idempotency_key';
+/** Sent, as `true`, on an answer that replays an earlier call's (the header Stripe sends). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+/** The largest answer kept for replays, as JSON text: the size of the largest request this API reads. */
+export const MAX_KEPT_ANSWER_BYTES = 1_048_576;
+/** 1 to 255 printable ASCII characters, as Stripe takes them (a UUID, a hash, a job id and a step...). */
+const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
+/** Seconds a retry is told to wait while the first call runs: model answers take up to 95 s, the rest a few. */
+const RUNNING_RETRY_AFTER_S = { short: 1, long: 5 };
+const LONG_CALL_MS = 30_000;
+
+/** A key as the caller sent it, and where, so a refusal names the very field. */
+export interface SentIdempotencyKey {
+  value: unknown;
+  field: string;
+  location: ErrorLocation;
+}
+
+/**
+ * The spec's `details[].location` is query, path or body: a header is none of them, so it is reported as
+ * `query` (the request's own metadata, not its content), under the header's name, which no query field has.
+ */
+export function idempotencyKeyFromHeader(value: string | undefined): SentIdempotencyKey | undefined {
+  return value === undefined ? undefined : { value, field: IDEMPOTENCY_KEY_HEADER, location: 'query' };
+}
+
+/** From a tool call's `_meta`: MCP has no request headers of its own per call. */
+export function idempotencyKeyFromMcpMeta(meta: unknown): SentIdempotencyKey | undefined {
+  if (typeof meta !== 'object' || meta === null || !(IDEMPOTENCY_KEY_MCP_FIELD in meta)) return undefined;
+  return { value: (meta as Record<string, unknown>)[IDEMPOTENCY_KEY_MCP_FIELD], field: `_meta.${IDEMPOTENCY_KEY_MCP_FIELD}`, location: 'body' };
+}
+
+/** The key, or why it is refused. Taken as sent: a structured-field string's quotes are part of it. */
+export function readIdempotencyKey(sent: SentIdempotencyKey): { key: string } | { problem: ErrorDetail } {
+  if (typeof sent.value === 'string' && KEY_SHAPE.test(sent.value)) return { key: sent.value };
+  return { problem: { field: sent.field, location: sent.location, message: 'Must be 1 to 255 printable ASCII characters.' } };
+}
+
+/** What a success answered, as kept for its retries. */
+export interface KeptAnswer {
+  data: unknown;
+  message?: string;
+  meta: Meta;
+}
+
+export type Claim =
+  | { kind: 'replay'; answer: KeptAnswer }
+  | { kind: 'refused'; error: ApiError }
+  | { kind: 'claimed'; keep(answer: KeptAnswer): Promise<void>; giveBack(): Promise<void> };
+
+/**
+ * Claims a key for one call of `operation` with `input`, scoped to the workspace. A first call is told
+ * to run and then to keep its answer or give the key back; a retry gets the kept answer or the refusal.
+ */
+export async function claimIdempotencyKey(env: Env, workspaceId: string, key: string, operation: Operation, input: unknown, timeLimitMs: number): Promise<Claim> {
+  const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(workspaceId));
+  const digest = await sha256Hex(`${operationId(operation)}\n${JSON.stringify(canonicalize(input))}`);
+  const answer: ClaimAnswer = await store.claim(key, digest, timeLimitMs + HOLD_GRACE_MS);
+  switch (answer.kind) {
+    case 'replay':
+      return { kind: 'replay', answer: JSON.parse(answer.answer) as KeptAnswer };
+    case 'claimed':
+      return {
+        kind: 'claimed',
+        keep: async (kept) => {
+          const text = JSON.stringify(kept);
+          const bytes = new TextEncoder().encode(text).byteLength;
+          await store.complete(key, digest, bytes <= MAX_KEPT_ANSWER_BYTES ? text : null, bytes);
+        },
+        giveBack: () => store.release(key, digest),
+      };
+    case 'mismatch':
+      return refused(`This ${IDEMPOTENCY_KEY_HEADER} was first used for another operation or input. A key names one call: send a new key for a different call.`);
+    case 'running': {
+      const retryAfter = Math.min(timeLimitMs > LONG_CALL_MS ? RUNNING_RETRY_AFTER_S.long : RUNNING_RETRY_AFTER_S.short, Math.ceil(answer.runningForMs / 1000));
+      return refused(`The first call with this ${IDEMPOTENCY_KEY_HEADER} is still running. Retry in ${retryAfter} s to receive its answer; this request was not charged.`, retryAfter);
+    }
+    case 'unkept':
+      return refused(
+        `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer (${answer.answerBytes} bytes) was too large to keep for replays, so it cannot be sent again. Send a new key to run the call again.`,
+      );
+  }
+}
+
+function refused(message: string, retryAfter?: number): Claim {
+  return { kind: 'refused', error: new ApiError('CONFLICT', message, retryAfter === undefined ? {} : { retryAfter }) };
+}
+
+/** A kept answer as a retry receives it: the first call's data and meta, marked as a replay. */
+export function replayOf(answer: KeptAnswer): KeptAnswer & { headers: Record<string, string> } {
+  return { ...answer, meta: { ...answer.meta, replayed: true }, headers: { [REPLAYED_HEADER]: 'true' } };
+}

@@ -1,0 +1,204 @@
+import type { KeyPrincipal } from '../accounts';
+import { clock } from '../../core/clock';
+import { sha256Hex } from '../../core/digest';
+import { randomHex } from '../../core/ids';
+import type { Plan } from '../../core/plans';
+import { OAuthError } from './errors';
+import { LIFETIMES, TOKEN_PREFIX } from './settings';
+
+/**
+ * The token endpoint's two grants and the revocation endpoint. Every single-use rule is one conditional
+ * UPDATE in D1 (a code's or a refresh token's `used_at` set only if still empty), so two racing requests
+ * cannot both win. A code or refresh token presented a second time is taken as stolen: the grant ends,
+ * with every token it issued (RFC 9700 section 4.14.2).
+ */
+
+interface GrantRow {
+  id: string;
+  clientId: string;
+  resource: string;
+  scope: string;
+  redirectUri: string;
+  codeChallenge: string;
+  codeExpiresAt: number;
+  expiresAt: number;
+  revokedAt: string | null;
+}
+
+const grantColumns = (table: string) =>
+  `${table}.id, ${table}.client_id AS clientId, ${table}.resource, ${table}.scope, ${table}.redirect_uri AS redirectUri,
+   ${table}.code_challenge AS codeChallenge, ${table}.code_expires_at AS codeExpiresAt, ${table}.expires_at AS expiresAt, ${table}.revoked_at AS revokedAt`;
+
+export async function exchangeToken(db: D1Database, form: URLSearchParams): Promise<Record<string, unknown>> {
+  const grantType = form.get('grant_type');
+  if (grantType === 'authorization_code') return exchangeCode(db, form);
+  if (grantType === 'refresh_token') return refresh(db, form);
+  throw new OAuthError('unsupported_grant_type', 'Grant types: authorization_code and refresh_token.');
+}
+
+function required(form: URLSearchParams, name: string): string {
+  const value = form.get(name);
+  if (!value) throw new OAuthError('invalid_request', `${name} is required.`);
+  return value;
+}
+
+async function exchangeCode(db: D1Database, form: URLSearchParams): Promise<Record<string, unknown>> {
+  const code = required(form, 'code');
+  const clientId = required(form, 'client_id');
+  const verifier = required(form, 'code_verifier');
+  const codeHash = await sha256Hex(code);
+  const now = clock.now();
+
+  const grant = await db
+    .prepare(`UPDATE oauth_grants SET code_used_at = ? WHERE code_hash = ? AND code_used_at IS NULL RETURNING ${grantColumns('oauth_grants')}`)
+    .bind(now, codeHash)
+    .first<GrantRow>();
+  if (!grant) {
+    const replayed = await db.prepare('SELECT id FROM oauth_grants WHERE code_hash = ?').bind(codeHash).first<{ id: string }>();
+    if (replayed) {
+      await revokeGrant(db, replayed.id, 'authorization code used twice');
+      throw new OAuthError('invalid_grant', 'This authorization code was already used; the grant it made is revoked.');
+    }
+    throw new OAuthError('invalid_grant', 'Unknown authorization code.');
+  }
+  if (grant.revokedAt) throw new OAuthError('invalid_grant', 'This authorization was revoked.');
+  if (grant.codeExpiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization code has expired; codes live one minute.');
+  if (grant.clientId !== clientId) throw new OAuthError('invalid_grant', 'This code was issued to another client.');
+  const redirectUri = form.get('redirect_uri');
+  if (redirectUri !== null && redirectUri !== grant.redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.');
+  if (!(await verifierMatches(verifier, grant.codeChallenge))) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
+  assertSameResource(form, grant);
+  return issueTokens(db, grant, now);
+}
+
+async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<string, unknown>> {
+  const token = required(form, 'refresh_token');
+  const clientId = required(form, 'client_id');
+  const hash = await sha256Hex(token);
+  const now = clock.now();
+
+  const known = await db
+    .prepare(`SELECT ${grantColumns('g')}, t.used_at AS usedAt FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ? AND t.kind = 'refresh'`)
+    .bind(hash)
+    .first<GrantRow & { usedAt: number | null }>();
+  if (!known) throw new OAuthError('invalid_grant', 'Unknown refresh token.');
+  // Checked before the token is spent, so a mistaken request does not cost the client its grant.
+  if (known.clientId !== clientId) throw new OAuthError('invalid_grant', 'This refresh token was issued to another client.');
+  if (known.revokedAt) throw new OAuthError('invalid_grant', 'This authorization was revoked.');
+  if (known.expiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization has expired; authorize again.');
+  assertSameResource(form, known);
+
+  const spent = await db.prepare(`UPDATE oauth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL`).bind(now, hash).run();
+  if (spent.meta.changes !== 1) {
+    await revokeGrant(db, known.id, 'refresh token used twice');
+    throw new OAuthError('invalid_grant', 'This refresh token was already used; the grant is revoked. Authorize again.');
+  }
+  return issueTokens(db, known, now);
+}
+
+/** A token request may repeat the resource; it cannot move the grant to another one (RFC 8707). */
+function assertSameResource(form: URLSearchParams, grant: GrantRow): void {
+  const resources = form.getAll('resource');
+  if (resources.length > 1 || (resources.length === 1 && resources[0] !== grant.resource)) {
+    throw new OAuthError('invalid_target', `This grant is for ${grant.resource} only.`);
+  }
+}
+
+async function issueTokens(db: D1Database, grant: GrantRow, now: number): Promise<Record<string, unknown>> {
+  const accessToken = `${TOKEN_PREFIX.access}${randomHex(32)}`;
+  const refreshToken = `${TOKEN_PREFIX.refresh}${randomHex(32)}`;
+  const accessExpiresAt = Math.min(now + LIFETIMES.accessToken, grant.expiresAt);
+  await db.batch([
+    db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'access', ?)`).bind(await sha256Hex(accessToken), grant.id, accessExpiresAt),
+    db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'refresh', ?)`).bind(await sha256Hex(refreshToken), grant.id, grant.expiresAt),
+    // Expired access tokens are of no further use; used refresh tokens stay to recognise a replay.
+    db.prepare(`DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'access' AND expires_at <= ?`).bind(grant.id, now),
+  ]);
+  return {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: Math.floor((accessExpiresAt - now) / 1000),
+    refresh_token: refreshToken,
+    scope: grant.scope,
+    resource: grant.resource,
+  };
+}
+
+/** base64url(SHA-256(verifier)) against the stored challenge, in constant time (RFC 7636 section 4.6). */
+async function verifierMatches(verifier: string, challenge: string): Promise<boolean> {
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
+  const computed = new TextEncoder().encode(btoa(String.fromCharCode(...digest)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''));
+  const expected = new TextEncoder().encode(challenge);
+  return computed.byteLength === expected.byteLength && crypto.subtle.timingSafeEqual(computed, expected);
+}
+
+/**
+ * RFC 7009: a refresh token ends its whole grant, an access token only itself. The answer is the same
+ * whatever the token was (unknown, already revoked, another client's), so it reveals nothing.
+ */
+export async function revokeToken(db: D1Database, form: URLSearchParams): Promise<void> {
+  const token = required(form, 'token');
+  const clientId = form.get('client_id');
+  const row = await db
+    .prepare('SELECT t.kind, t.grant_id AS grantId, g.client_id AS clientId FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ?')
+    .bind(await sha256Hex(token))
+    .first<{ kind: 'access' | 'refresh'; grantId: string; clientId: string }>();
+  if (!row || (clientId !== null && clientId !== row.clientId)) return;
+  if (row.kind === 'refresh') await revokeGrant(db, row.grantId, 'revoked by the client');
+  else await db.prepare('DELETE FROM oauth_tokens WHERE hash = ?').bind(await sha256Hex(token)).run();
+}
+
+/** Ends a grant: its tokens are refused from the next request (validation reads the grant every time). */
+export async function revokeGrant(db: D1Database, grantId: string, reason: string): Promise<void> {
+  await db.batch([
+    db.prepare('UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL').bind(new Date(clock.now()).toISOString(), reason, grantId),
+    db.prepare(`DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'access'`).bind(grantId),
+  ]);
+}
+
+export type AccessTokenCheck = { ok: true; principal: KeyPrincipal; resource: string } | { ok: false; description: string };
+
+export function isAccessToken(token: string): boolean {
+  return token.startsWith(TOKEN_PREFIX.access);
+}
+
+/**
+ * Who an OAuth access token acts for, checked on every request: the token exists and has not expired,
+ * its grant is not revoked, the person who consented is still a member of the organization, and the
+ * token's audience is the resource called. The principal carries the grant's id where an API key's
+ * id would be, so usage rows name the grant that made the call.
+ */
+export async function checkAccessToken(db: D1Database, token: string, resource: string): Promise<AccessTokenCheck> {
+  const row = await db
+    .prepare(
+      `SELECT t.expires_at AS expiresAt, g.id AS grantId, g.resource, g.revoked_at AS revokedAt, g.workspace_id AS workspaceId,
+              o.id AS organizationId, o.plan, o.rpm_override AS rpmOverride, m.user_id AS member
+         FROM oauth_tokens t
+         JOIN oauth_grants g ON g.id = t.grant_id
+         JOIN workspaces w ON w.id = g.workspace_id
+         JOIN organizations o ON o.id = w.organization_id
+         LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = g.user_id
+        WHERE t.hash = ? AND t.kind = 'access'`,
+    )
+    .bind(await sha256Hex(token))
+    .first<{ expiresAt: number; grantId: string; resource: string; revokedAt: string | null; workspaceId: string; organizationId: string; plan: Plan | null; rpmOverride: number | null; member: string | null }>();
+  if (!row) return { ok: false, description: 'Unknown or revoked access token' };
+  if (row.revokedAt) return { ok: false, description: 'This authorization was revoked' };
+  if (row.expiresAt <= clock.now()) return { ok: false, description: 'The access token has expired; refresh it' };
+  if (row.member === null) return { ok: false, description: 'The person who authorized this client is no longer a member of the organization' };
+  if (row.resource !== resource) return { ok: false, description: `This access token was issued for ${row.resource}, not ${resource}` };
+  return {
+    ok: true,
+    resource: row.resource,
+    principal: {
+      keyId: row.grantId,
+      scope: 'workspace_mcp',
+      revoked: false,
+      workspaceId: row.workspaceId,
+      organizationId: row.organizationId,
+      plan: row.plan,
+      rpmOverride: row.rpmOverride,
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import type { ProviderResult } from '../core/operation';
+import { clock } from '../core/clock';
+import { canonicalize, sha256Hex } from '../core/digest';
+
+/**
+ * Answers of successful upstream calls, kept in the Workers cache for an operation's freshness window.
+ * Entries are scoped to the organization: a shared entry would tell one tenant, through
+ * `meta.cached`, what another had just asked. Failures are never stored.
+ *
+ * Every call that accepts a cached answer (a freshness window over 0: scrape's `maxAge`, an operation's
+ * own window) looks its input up and, on a miss, stores the answer off the response path: on Cloudflare a
+ * repeat usually lands on another isolate, so nothing an isolate remembers can tell it that an input was
+ * never stored. The price is the same either way, so this changes what is fetched, never what is billed.
+ * Nothing about an input is kept in the isolate's memory.
+ */
+export interface CacheEntryKey {
+  organizationId: string;
+  operation: string;
+  input: unknown;
+}
+
+const STORED_AT = 'x-sluice-stored-at';
+
+/** The answer from the cache when it is there and fresh enough for this call, else from `compute` (then stored). */
+export async function answerFromCache(
+  key: CacheEntryKey,
+  freshnessMs: number,
+  waitUntil: (promise: Promise<unknown>) => void,
+  compute: () => Promise<ProviderResult>,
+): Promise<{ result: ProviderResult; cached: boolean }> {
+  if (freshnessMs <= 0) return { result: await compute(), cached: false };
+  const url = await cacheUrl(key);
+  const hit = await cachedAnswer(url, freshnessMs);
+  if (hit) return { result: hit, cached: true };
+  const result = await compute();
+  waitUntil(
+    storeAnswer(url, result, freshnessMs).catch((reason: unknown) =>
+      console.error(JSON.stringify({ level: 'error', note: 'answer not cached', error: String(reason) })),
+    ),
+  );
+  return { result, cached: false };
+}
+
+async function cachedAnswer(url: string, freshnessMs: number): Promise<ProviderResult | undefined> {
+  const hit = await caches.default.match(url);
+  if (!hit) return undefined;
+  // An entry may have been stored for a longer window than this call accepts (scrape's maxAge).
+  if (clock.now() - Number(hit.headers.get(STORED_AT)) > freshnessMs) return undefined;
+  return (await hit.json()) as ProviderResult;
+}
+
+async function storeAnswer(url: string, result: ProviderResult, freshnessMs: number): Promise<void> {
+  const response = new Response(JSON.stringify(result), {
+    headers: {
+      'content-type': 'application/json',
+      'cache-control': `max-age=${Math.max(1, Math.ceil(freshnessMs / 1000))}`,
+      [STORED_AT]: String(clock.now()),
+    },
+  });
+  await caches.default.put(url, response);
+}
+
+/** The entry's address: the SHA-256 of the canonical input (keys sorted, so field order never matters). */
+async function cacheUrl(key: CacheEntryKey): Promise<string> {
+  const canonical = JSON.stringify(canonicalize(key.input));
+  return `https://response-cache.sluice.invalid/${key.organizationId}/${key.operation}/${await sha256Hex(canonical)}`;
+}

@@ -1,0 +1,163 @@
+import { z } from '@hono/zod-openapi';
+import { clock } from '../core/clock';
+import { ApiError } from '../core/errors';
+import { centsFromUnits } from '../core/money';
+
+const DEFAULT_SPAN_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** The query of a usage report, the same on REST (`/v1/usage`) and in the dashboard. */
+export const UsageQuery = z.strictObject({
+  from: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Start (inclusive), ISO 8601. Default: 30 days before `to`.', example: '2026-11-01T00:00:00Z' }),
+  to: z.iso.datetime({ offset: true }).optional().openapi({ description: 'End (exclusive), ISO 8601. Default: now.', example: '2026-11-22T00:00:00Z' }),
+  limit: z.coerce.number().int().min(1).max(500).default(50).openapi({ description: 'Rows per page, 1-500.', example: 50 }),
+  cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page.', example: 'WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfOWY4ZTdkIl0' }),
+});
+
+const Totals = z.object({ calls: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), costCents: z.number() });
+
+export const UsageReport = z
+  .object({
+    workspaceId: z.string(),
+    from: z.string(),
+    to: z.string(),
+    totals: Totals,
+    byOperation: z.array(Totals.extend({ operation: z.string() })),
+    rows: z.array(
+      z.object({
+        id: z.string(),
+        requestId: z.string(),
+        keyId: z.string(),
+        operation: z.string(),
+        status: z.number().int(),
+        errorCode: z.string().nullable(),
+        costCents: z.number(),
+        cached: z.boolean(),
+        latencyMs: z.number().int(),
+        createdAt: z.string(),
+      }),
+    ),
+    nextCursor: z.string().nullable(),
+  })
+  .openapi('Usage');
+
+export type UsageReport = z.infer<typeof UsageReport>;
+
+interface UsageRow {
+  id: string;
+  requestId: string;
+  keyId: string;
+  operation: string;
+  status: number;
+  errorCode: string | null;
+  costUnits: number;
+  cached: number;
+  latencyMs: number;
+  createdAt: string;
+}
+
+interface TotalsRow {
+  operation: string;
+  calls: number;
+  succeeded: number;
+  costUnits: number;
+}
+
+/** Totals, a per-operation breakdown and rows newest first, of one workspace over [from, to). */
+export async function usageReport(db: D1Database, workspaceId: string, query: z.infer<typeof UsageQuery>): Promise<UsageReport> {
+  const { from, to } = rangeOf(query);
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const range = [workspaceId, from.toISOString(), to.toISOString()] as const;
+
+  const [perOperation, page] = await db.batch<TotalsRow | UsageRow>([
+    db
+      .prepare(
+        `SELECT operation, COUNT(*) AS calls, SUM(status < 400) AS succeeded, SUM(cost_units) AS costUnits
+           FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+          GROUP BY operation ORDER BY calls DESC, operation`,
+      )
+      .bind(...range),
+    db
+      .prepare(
+        `SELECT id, request_id AS requestId, key_id AS keyId, operation, status, error_code AS errorCode, cost_units AS costUnits,
+                cached, latency_ms AS latencyMs, created_at AS createdAt
+           FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+            AND (? IS NULL OR (created_at, id) < (?, ?))
+          ORDER BY created_at DESC, id DESC LIMIT ?`,
+      )
+      .bind(...range, after?.createdAt ?? null, after?.createdAt ?? null, after?.id ?? null, query.limit + 1),
+  ]);
+
+  const groups = perOperation!.results as TotalsRow[];
+  const rows = (page!.results as UsageRow[]).slice(0, query.limit);
+  const last = rows.at(-1);
+  const overall = groups.reduce(
+    (sum, group) => ({ calls: sum.calls + group.calls, succeeded: sum.succeeded + group.succeeded, costUnits: sum.costUnits + group.costUnits }),
+    { calls: 0, succeeded: 0, costUnits: 0 },
+  );
+  return {
+    workspaceId,
+    from: from.toISOString(),
+    to: to.toISOString(),
+    totals: totalsOf(overall),
+    byOperation: groups.map((group) => ({ operation: group.operation, ...totalsOf(group) })),
+    rows: rows.map(({ costUnits, cached, ...row }) => ({ ...row, costCents: centsFromUnits(costUnits), cached: cached === 1 })),
+    nextCursor: page!.results.length > query.limit && last ? encodeCursor(last) : null,
+  };
+}
+
+export interface DailySpend {
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  calls: number;
+  costCents: number;
+}
+
+/** Spend per UTC day over [from, to), every day present (a day without calls is a zero), oldest first. */
+export async function dailySpend(db: D1Database, workspaceId: string, from: Date, to: Date): Promise<DailySpend[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT substr(created_at, 1, 10) AS day, COUNT(*) AS calls, SUM(cost_units) AS costUnits
+         FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+        GROUP BY day ORDER BY day`,
+    )
+    .bind(workspaceId, from.toISOString(), to.toISOString())
+    .all<{ day: string; calls: number; costUnits: number }>();
+  const byDay = new Map(results.map((row) => [row.day, row]));
+  const days: DailySpend[] = [];
+  for (let day = startOfUtcDay(from); day < to.getTime(); day += 24 * 60 * 60 * 1000) {
+    const key = new Date(day).toISOString().slice(0, 10);
+    const row = byDay.get(key);
+    days.push({ day: key, calls: row?.calls ?? 0, costCents: centsFromUnits(row?.costUnits ?? 0) });
+  }
+  return days;
+}
+
+export function rangeOf(query: { from?: string | undefined; to?: string | undefined }): { from: Date; to: Date } {
+  const to = query.to ? new Date(query.to) : new Date(clock.now());
+  const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_SPAN_MS);
+  if (from >= to) throw ApiError.validation([{ field: 'from', location: 'query', message: 'Must be before `to`.' }]);
+  return { from, to };
+}
+
+function startOfUtcDay(date: Date): number {
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+}
+
+function totalsOf(group: Omit<TotalsRow, 'operation'>) {
+  return { calls: group.calls, succeeded: group.succeeded, failed: group.calls - group.succeeded, costCents: centsFromUnits(group.costUnits) };
+}
+
+/** Pages are keyed on (created_at, id), newest first: stable while new calls keep arriving. */
+function encodeCursor(row: Pick<UsageRow, 'createdAt' | 'id'>): string {
+  return btoa(JSON.stringify([row.createdAt, row.id])).replace(/=+$/, '');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(atob(cursor)) as unknown[];
+    if (typeof createdAt === 'string' && typeof id === 'string') return { createdAt, id };
+  } catch {
+    // Falls through to the refusal below.
+  }
+  throw ApiError.validation([{ field: 'cursor', location: 'query', message: 'Not a cursor this API issued; pass nextCursor unchanged.' }]);
+}

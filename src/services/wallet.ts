@@ -1,0 +1,81 @@
+import type { Balance, LedgerEntry } from '../../durable-objects/org-wallet';
+import type { Organization } from './accounts';
+import type { Env } from '../core/config';
+import { gateOf } from './gate';
+import { centsFromUnits } from '../core/money';
+import { allowanceUnits } from '../core/plans';
+
+/** The organization's wallet object. One per organization: the spec bills the organization. */
+export function walletOf(env: Env, organizationId: string) {
+  return env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organizationId));
+}
+
+/**
+ * Gives the wallet the organization's plan (its allowance, a new period) and tells the gate of every
+ * workspace that holds a lease, so none of them admits a call under the old plan after this returns.
+ * Gates that never drew a lease learn the plan from the wallet before their first call.
+ */
+export async function configureWallet(
+  env: Env,
+  organization: Pick<Organization, 'id' | 'plan' | 'rpmOverride'>,
+  planEndsAt: number | null = null,
+  dedupeId: string | null = null,
+): Promise<Balance & { applied: boolean; current: boolean }> {
+  const configured = await walletOf(env, organization.id).configure({
+    allowanceUnits: allowanceUnits(organization.plan),
+    plan: organization.plan,
+    rpmOverride: organization.rpmOverride,
+    planEndsAt,
+    dedupeId,
+  });
+  await Promise.all(configured.workspaces.map((workspaceId) => gateOf(env, workspaceId).adoptTerms(configured.terms, configured.generation, configured.balance)));
+  return { ...configured.balance, applied: configured.applied, current: configured.current };
+}
+
+/**
+ * Adds to an organization's balances (once per dedupe id, see `OrgWallet.credit`) and tells the gate of
+ * every workspace that reads the wallet to read it again, so `/v1/credits` shows a top-up from the very
+ * next request (gates keep the wallet's figures for up to VIEW_FRESH_MS).
+ */
+export async function creditWallet(env: Env, organizationId: string, amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId: string | null = null) {
+  const wallet = walletOf(env, organizationId);
+  const credited = await wallet.credit(amounts, dedupeId);
+  await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
+  return credited;
+}
+
+/**
+ * The wallet's statement once every workspace with a lease has reported what it spent and given its
+ * lease back: exact to the unit, for operators (a call's own answer and /v1/credits are exact for the
+ * calling workspace; sibling workspaces' spending reaches them within a report interval).
+ */
+export async function settledStatement(env: Env, organizationId: string, limit = 50) {
+  const wallet = walletOf(env, organizationId);
+  await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).flush()));
+  return wallet.statement(limit);
+}
+
+/** A balance as clients see it: cents, not internal units. */
+export function balanceInCents(balance: Balance) {
+  return {
+    purchasedBalanceCents: centsFromUnits(balance.purchasedUnits),
+    subscriptionRemainingCents: centsFromUnits(balance.subscriptionUnits),
+    subscriptionAllowanceCents: centsFromUnits(balance.allowanceUnits),
+    heldCents: centsFromUnits(balance.heldUnits),
+    availableCents: centsFromUnits(balance.purchasedUnits + balance.subscriptionUnits),
+    periodEnd: balance.periodEnd === null ? null : new Date(balance.periodEnd).toISOString(),
+  };
+}
+
+export function ledgerEntryInCents(entry: LedgerEntry) {
+  return {
+    seq: entry.seq,
+    at: new Date(entry.at).toISOString(),
+    kind: entry.kind,
+    holdId: entry.holdId,
+    subscriptionDeltaCents: centsFromUnits(entry.subscriptionDelta),
+    purchasedDeltaCents: centsFromUnits(entry.purchasedDelta),
+    subscriptionAfterCents: centsFromUnits(entry.subscriptionAfter),
+    purchasedAfterCents: centsFromUnits(entry.purchasedAfter),
+  };
+}

@@ -1,0 +1,78 @@
+import { termsOf } from '../plan-caps';
+import type { ApiKeyRecord } from '../accounts';
+import { centsFromUnits } from '../../core/money';
+import { senderOf, type WebhookBindings } from './bindings';
+import { subscribedEndpoints, type SubscribedEndpoint } from './endpoints';
+import { countWebhookEvent } from './event-cap';
+import { type EventType, newEvent, type WebhookEvent } from './events';
+
+/**
+ * Sends an event to every endpoint subscribed to it: the workspace's own, or for an organization's event
+ * (credits) the endpoints of all its workspaces. Each is counted against the monthly cap first; past the
+ * cap it is recorded on the endpoint as skipped instead of sent. `eventFor` may tailor the event to an
+ * endpoint (its credits.low threshold) or leave that endpoint out (null).
+ */
+export async function announce(
+  env: WebhookBindings,
+  audience: { workspaceId: string } | { organizationId: string },
+  type: EventType,
+  eventFor: WebhookEvent | ((endpoint: SubscribedEndpoint) => WebhookEvent | null),
+): Promise<void> {
+  const endpoints = await subscribedEndpoints(env.DB, audience, type);
+  if (endpoints.length === 0) return;
+  const terms = await termsOf(env.DB, endpoints[0]!.organizationId);
+  for (const endpoint of endpoints) {
+    const event = typeof eventFor === 'function' ? eventFor(endpoint) : eventFor;
+    if (!event) continue;
+    const refusal = await countWebhookEvent(env.DB, endpoint.organizationId, terms);
+    const sender = senderOf(env, endpoint.id);
+    if (refusal) await sender.skip(endpoint.id, event, `${refusal.code}: ${refusal.message}`);
+    else await sender.enqueue(endpoint.id, event);
+  }
+}
+
+/**
+ * key.created and key.revoked, from every place keys are made or revoked (dashboard, operator API). A
+ * failure to announce is logged, never turned into a failure of the key change itself.
+ */
+export async function announceKey(env: WebhookBindings, type: 'key.created' | 'key.revoked', key: ApiKeyRecord): Promise<void> {
+  const data = { workspaceId: key.workspaceId, key: { id: key.id, name: key.name, scope: key.scope, hint: key.hint, createdAt: key.createdAt, revokedAt: key.revokedAt } };
+  await announce(env, { workspaceId: key.workspaceId }, type, newEvent(type, data)).catch((error: unknown) => {
+    console.error(JSON.stringify({ level: 'error', note: `${type} not announced`, keyId: key.id, error: String(error) }));
+  });
+}
+
+/** How the organization's available balance moved since the wallet last reported it, in 1/10,000 cents. */
+export interface CreditMovement {
+  organizationId: string;
+  fromUnits: number;
+  toUnits: number;
+  /** The balance reached zero, or a call was refused for want of credit, since the last time this was said. */
+  exhausted: boolean;
+  purchasedUnits: number;
+  subscriptionUnits: number;
+}
+
+/**
+ * credits.low to each subscribed endpoint whose threshold the balance just fell below (it was at or
+ * above it, and now is under), and credits.exhausted when the wallet says so.
+ */
+export async function announceCredits(env: WebhookBindings, movement: CreditMovement): Promise<void> {
+  const audience = { organizationId: movement.organizationId };
+  const balances = {
+    organizationId: movement.organizationId,
+    availableCents: centsFromUnits(movement.toUnits),
+    purchasedBalanceCents: centsFromUnits(movement.purchasedUnits),
+    subscriptionRemainingCents: centsFromUnits(movement.subscriptionUnits),
+  };
+  if (movement.toUnits < movement.fromUnits) {
+    const from = centsFromUnits(movement.fromUnits);
+    const to = centsFromUnits(movement.toUnits);
+    await announce(env, audience, 'credits.low', (endpoint) =>
+      from >= endpoint.creditsLowThresholdCents && to < endpoint.creditsLowThresholdCents
+        ? newEvent('credits.low', { ...balances, thresholdCents: endpoint.creditsLowThresholdCents })
+        : null,
+    );
+  }
+  if (movement.exhausted) await announce(env, audience, 'credits.exhausted', newEvent('credits.exhausted', balances));
+}

@@ -1,0 +1,12 @@
+import type { WebhookSender } from '../../../durable-objects/webhook-sender';
+
+/** What emitting an event needs: the database (which endpoints want it) and the endpoints' senders. */
+export interface WebhookBindings {
+  DB: D1Database;
+  WEBHOOK_SENDER: DurableObjectNamespace<WebhookSender>;
+}
+
+/** One sender per endpoint: its deliveries, their retries and attempts, in order. */
+export function senderOf(env: Pick<WebhookBindings, 'WEBHOOK_SENDER'>, endpointId: string) {
+  return env.WEBHOOK_SENDER.get(env.WEBHOOK_SENDER.idFromName(endpointId));
+}

@@ -1,0 +1,165 @@
+import { z } from '@hono/zod-openapi';
+import { clock } from '../../core/clock';
+import type { Env } from '../../core/config';
+import { ApiError } from '../../core/errors';
+import { newId } from '../../core/ids';
+import { decryptKey, encryptKey } from '../keys';
+import { parseTarget, SafeFetcher } from '../../providers/builtin-web/safe-fetch';
+import { builtinWebSettings } from '../../providers/builtin-web/settings';
+import { EventName, type EventType } from './events';
+import { senderOf, type WebhookBindings } from './bindings';
+
+/** A workspace's endpoints: enough for several receivers, few enough that one event cannot fan out without bound. */
+export const MAX_ENDPOINTS_PER_WORKSPACE = 20;
+/** credits.low fires below $1 unless the endpoint says otherwise. */
+export const DEFAULT_CREDITS_LOW_THRESHOLD_CENTS = 100;
+
+export const WebhookEndpoint = z
+  .object({
+    id: z.string().openapi({ example: 'we_4f1c2a9b7d3e4f6a8b0c1d2e' }),
+    workspaceId: z.string(),
+    url: z.string().openapi({ example: 'https://hooks.example.com/sluice' }),
+    events: z.array(EventName),
+    creditsLowThresholdCents: z.number().int().openapi({ description: 'credits.low is sent when the available balance falls below this.' }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('WebhookEndpoint');
+export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
+
+const url = z.string().min(1).max(2048).openapi({ description: 'A public http(s) URL; private, loopback and link-local addresses are refused.', example: 'https://hooks.example.com/sluice' });
+const events = z
+  .array(EventName)
+  .min(1, 'Subscribe to at least one event.')
+  .transform((names) => [...new Set(names)])
+  .openapi({ description: 'Event types to send.', example: ['credits.low', 'key.created'] });
+const creditsLowThresholdCents = z.number().int().min(0).max(100_000_000).openapi({ description: `Cents; default ${DEFAULT_CREDITS_LOW_THRESHOLD_CENTS}.`, example: 500 });
+
+export const CreateWebhookEndpoint = z.strictObject({ url, events, creditsLowThresholdCents: creditsLowThresholdCents.optional() }).openapi('CreateWebhookEndpoint');
+export const UpdateWebhookEndpoint = z
+  .strictObject({ url: url.optional(), events: events.optional(), creditsLowThresholdCents: creditsLowThresholdCents.optional() })
+  .refine((patch) => Object.keys(patch).length > 0, 'Give at least one of url, events, creditsLowThresholdCents.')
+  .openapi('UpdateWebhookEndpoint');
+
+interface EndpointRow {
+  id: string;
+  workspaceId: string;
+  url: string;
+  events: string;
+  creditsLowThresholdCents: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const COLUMNS = `id, workspace_id AS workspaceId, url, events, credits_low_threshold_cents AS creditsLowThresholdCents,
+  created_at AS createdAt, updated_at AS updatedAt`;
+
+function record(row: EndpointRow): WebhookEndpoint {
+  return { ...row, events: JSON.parse(row.events) as EventType[] };
+}
+
+/** A signing secret as Standard Webhooks spells it: `whsec_` and the base64 of 32 random bytes. */
+function newSigningSecret(): string {
+  return `whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))}`;
+}
+
+/** Refuses, as the scraper does, any URL that is not a public http(s) address: 400 VALIDATION_ERROR on `url`. */
+async function assertDeliverable(env: Env, text: string): Promise<string> {
+  const target = parseTarget(text, 'url');
+  await new SafeFetcher({ settings: builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(10_000) }).assertPublic(target, 'url');
+  return target.href;
+}
+
+/** Creates an endpoint and answers its signing secret: the only time the secret leaves the server. */
+export async function createEndpoint(env: Env, workspaceId: string, input: z.infer<typeof CreateWebhookEndpoint>): Promise<WebhookEndpoint & { secret: string }> {
+  const count = await env.DB.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE workspace_id = ?').bind(workspaceId).first<{ n: number }>();
+  if ((count?.n ?? 0) >= MAX_ENDPOINTS_PER_WORKSPACE) {
+    throw ApiError.conflict(`A workspace has at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
+  }
+  const now = new Date(clock.now()).toISOString();
+  const endpoint: WebhookEndpoint = {
+    id: newId('we'),
+    workspaceId,
+    url: await assertDeliverable(env, input.url),
+    events: input.events,
+    creditsLowThresholdCents: input.creditsLowThresholdCents ?? DEFAULT_CREDITS_LOW_THRESHOLD_CENTS,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const secret = newSigningSecret();
+  await env.DB.prepare(
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+    .bind(endpoint.id, workspaceId, endpoint.url, JSON.stringify(endpoint.events), endpoint.creditsLowThresholdCents, await encryptKey(secret, endpoint.id, env.KEY_ENCRYPTION_KEY), now, now)
+    .run();
+  return { ...endpoint, secret };
+}
+
+export async function listEndpoints(db: D1Database, workspaceId: string): Promise<WebhookEndpoint[]> {
+  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE workspace_id = ? ORDER BY created_at DESC, id DESC`).bind(workspaceId).all<EndpointRow>();
+  return results.map(record);
+}
+
+/** The workspace's endpoints, each with its latest deliveries: what the dashboard's page and the MCP listing show. */
+export async function listEndpointsWithDeliveries(env: WebhookBindings, workspaceId: string, latest = 10) {
+  const endpoints = await listEndpoints(env.DB, workspaceId);
+  return Promise.all(endpoints.map(async (endpoint) => ({ ...endpoint, deliveries: await senderOf(env, endpoint.id).deliveries(latest) })));
+}
+
+/** An endpoint of this workspace; another workspace's reads as missing. */
+export async function endpointOf(db: D1Database, workspaceId: string, id: string): Promise<WebhookEndpoint> {
+  const row = await db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`).bind(id, workspaceId).first<EndpointRow>();
+  if (!row) throw ApiError.notFound(`No webhook endpoint ${id} in this workspace.`);
+  return record(row);
+}
+
+export async function updateEndpoint(env: Env, workspaceId: string, id: string, patch: z.infer<typeof UpdateWebhookEndpoint>): Promise<WebhookEndpoint> {
+  const current = await endpointOf(env.DB, workspaceId, id);
+  const next: WebhookEndpoint = {
+    ...current,
+    url: patch.url === undefined ? current.url : await assertDeliverable(env, patch.url),
+    events: patch.events ?? current.events,
+    creditsLowThresholdCents: patch.creditsLowThresholdCents ?? current.creditsLowThresholdCents,
+    updatedAt: new Date(clock.now()).toISOString(),
+  };
+  await env.DB.prepare('UPDATE webhook_endpoints SET url = ?, events = ?, credits_low_threshold_cents = ?, updated_at = ? WHERE id = ?')
+    .bind(next.url, JSON.stringify(next.events), next.creditsLowThresholdCents, next.updatedAt, id)
+    .run();
+  return next;
+}
+
+/** Deletes the endpoint, and with it every delivery waiting for a retry and the record of past attempts. */
+export async function deleteEndpoint(env: Env, workspaceId: string, id: string): Promise<void> {
+  const endpoint = await endpointOf(env.DB, workspaceId, id);
+  await env.DB.prepare('DELETE FROM webhook_endpoints WHERE id = ?').bind(endpoint.id).run();
+  await senderOf(env, endpoint.id).forget();
+}
+
+/** Where and how a delivery goes right now (a PATCHed URL applies to pending retries too); null once deleted. */
+export async function deliveryTarget(env: { DB: D1Database; KEY_ENCRYPTION_KEY: string }, id: string): Promise<{ url: string; secret: string } | null> {
+  const row = await env.DB.prepare('SELECT url, secret_ciphertext AS ciphertext FROM webhook_endpoints WHERE id = ?').bind(id).first<{ url: string; ciphertext: string }>();
+  return row ? { url: row.url, secret: await decryptKey(row.ciphertext, id, env.KEY_ENCRYPTION_KEY) } : null;
+}
+
+export interface SubscribedEndpoint {
+  id: string;
+  workspaceId: string;
+  organizationId: string;
+  creditsLowThresholdCents: number;
+}
+
+/** The endpoints an event reaches: those of the workspace, or of every workspace of the organization, subscribed to it. */
+export async function subscribedEndpoints(db: D1Database, audience: { workspaceId: string } | { organizationId: string }, type: EventType): Promise<SubscribedEndpoint[]> {
+  const [column, value] = 'workspaceId' in audience ? ['w.id', audience.workspaceId] : ['w.organization_id', audience.organizationId];
+  const { results } = await db
+    .prepare(
+      `SELECT e.id, e.workspace_id AS workspaceId, w.organization_id AS organizationId, e.credits_low_threshold_cents AS creditsLowThresholdCents
+         FROM webhook_endpoints e JOIN workspaces w ON w.id = e.workspace_id
+        WHERE ${column} = ? AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value = ?)
+        ORDER BY e.created_at, e.id`,
+    )
+    .bind(value, type)
+    .all<SubscribedEndpoint>();
+  return results;
+}
