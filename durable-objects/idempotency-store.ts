@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { ObjectBindings } from '../src/core/object-bindings';
+import type { ClaimAnswer, IdempotencyStoreProtocol } from '../src/core/protocols/idempotency';
 
 /** How long a key protects its call: a retry within this long of the first call is answered from here. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -11,18 +12,6 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const KEPT_BYTES_PER_WORKSPACE = 100 * 1024 * 1024;
 /** Expired keys deleted per claim or alarm: the work of a purge stays bounded, the rest waits for the next. */
 const PURGE_BATCH = 500;
-
-export type ClaimAnswer =
-  /** The key is new (or its first call died without an answer): this call runs and must complete or release it. */
-  | { kind: 'claimed' }
-  /** The first call succeeded: its answer, as the JSON text the pipeline stored. */
-  | { kind: 'replay'; answer: string }
-  /** The first call is still running; it is presumed dead after `runningForMs` more. */
-  | { kind: 'running'; runningForMs: number }
-  /** The key was first used for another operation or input. */
-  | { kind: 'mismatch' }
-  /** The first call succeeded and was charged, but its answer was too big to keep. */
-  | { kind: 'unkept'; answerBytes: number };
 
 type State = 'running' | 'answered' | 'unkept';
 
@@ -39,7 +28,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
  * call's path, is left alone). Each method runs with no `await`, so a claim is atomic: of ten
  * simultaneous calls with one key, exactly one is told to run.
  */
-export class IdempotencyStore extends DurableObject<ObjectBindings> {
+export class IdempotencyStore extends DurableObject<ObjectBindings> implements IdempotencyStoreProtocol {
   /** Bytes of answers kept now; the table is the truth, this is its sum kept in step. */
   private keptBytes: number;
   private alarmAt: number | null = null;

@@ -6,27 +6,13 @@ import { announceCredits } from '../src/services/webhooks/announce';
 import type { WebhookBindings } from '../src/services/webhooks/bindings';
 import { CreditWatch } from './credit-watch';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
+import type { LedgerEntry, OrgWalletProtocol, WalletConfiguration } from '../src/core/protocols/wallet';
 import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
 
-export type { Balance } from '../src/core/protocols/lease';
 
 /** A wallet writes usage rows to the database and tells webhook endpoints how its balance moves. */
 type Env = ObjectBindings & WebhookBindings;
 
-export interface LedgerEntry {
-  seq: number;
-  at: number;
-  kind: 'plan' | 'credit' | 'period_reset' | 'capture' | 'expire';
-  /**
-   * The usage row of a capture, the legacy hold of an expiry, or the dedupe id (a Stripe event's id) of a
-   * credit or plan given with one: the ledger's unique index applies each of these once.
-   */
-  holdId: string | null;
-  subscriptionDelta: number;
-  purchasedDelta: number;
-  subscriptionAfter: number;
-  purchasedAfter: number;
-}
 
 interface AccountRow extends Record<string, SqlStorageValue> {
   subscription_units: number;
@@ -65,7 +51,7 @@ const LEASE_SHARE = 4;
  * method is synchronous: each read-check-write runs with no `await` in between, so no two leases can
  * earmark the same unit.
  */
-export class OrgWallet extends DurableObject<Env> {
+export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   private readonly sql: SqlStorage;
   private readonly outbox: UsageOutbox;
   private readonly creditWatch: CreditWatch;
@@ -137,7 +123,7 @@ export class OrgWallet extends DurableObject<Env> {
    * full. Subscription units held in leases belong to the period that ended: they expire with it.
    * Answers the workspaces that hold or held a lease, so the caller can tell their gates at once.
    */
-  configure(input: { allowanceUnits: number; plan: Plan | null; rpmOverride: number | null; planEndsAt?: number | null; dedupeId?: string | null }): {
+  configure(input: WalletConfiguration): {
     balance: Balance;
     terms: Terms;
     generation: number;

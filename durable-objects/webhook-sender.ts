@@ -1,8 +1,9 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { Env } from '../src/core/config';
-import type { Delivery } from '../src/services/webhooks/delivery-record';
-import { eventBody, type WebhookEvent } from '../src/services/webhooks/events';
+import type { Delivery } from '../src/core/webhook-delivery';
+import { eventBody, type WebhookEvent } from '../src/core/webhook-events';
+import type { WebhookSenderProtocol } from '../src/core/protocols/webhook-sender';
 import { ATTEMPT_TIME_LIMIT_MS, MAX_ATTEMPTS, retryDelay } from '../src/services/webhooks/retry-schedule';
 import { attemptDelivery, type AttemptResult } from '../src/services/webhooks/signed-delivery';
 
@@ -39,7 +40,7 @@ interface AttemptRow extends Record<string, SqlStorageValue> {
  * the retries, driven by this object's alarm (times on the injectable clock). A delivery is sent until a
  * 2xx comes back or MAX_ATTEMPTS have failed; the event id stays the same on every attempt.
  */
-export class WebhookSender extends DurableObject<Env> {
+export class WebhookSender extends DurableObject<Env> implements WebhookSenderProtocol {
   private readonly sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {

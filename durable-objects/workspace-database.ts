@@ -2,31 +2,9 @@ import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import { DATABASE_LIMITS, screenStatement } from '../src/core/database-limits';
 import type { ObjectBindings } from '../src/core/object-bindings';
+import type { DatabaseOwner, QueryAnswer, QueryRefusal, QueryResult, SqlParam, SqlValue, WorkspaceDatabaseProtocol } from '../src/core/protocols/database';
 
 /** Who a database belongs to, kept in the object's key-value storage (the `_cf_KV` table), out of SQL's reach. */
-export interface DatabaseOwner {
-  databaseId: string;
-  workspaceId: string;
-}
-
-export type SqlParam = string | number | boolean | null;
-/** A value of a result row as JSON carries it: a blob becomes `{base64}`. */
-export type SqlValue = string | number | null | { base64: string };
-
-export interface QueryResult {
-  columns: string[];
-  rows: SqlValue[][];
-  rowsRead: number;
-  rowsWritten: number;
-  durationMs: number;
-  sizeBytes: number;
-}
-
-/** Why a statement was not answered: SQLite refused it, or it went past a bound (and was rolled back). */
-export type QueryRefusal = { kind: 'refused'; message: string } | { kind: 'limit'; limit: keyof typeof DATABASE_LIMITS; message: string };
-
-export type QueryAnswer = { kind: 'ok'; result: QueryResult } | { kind: 'not_found' } | QueryRefusal;
-
 class Refused extends Error {
   constructor(readonly refusal: QueryRefusal) {
     super(refusal.message);
@@ -42,7 +20,7 @@ class Refused extends Error {
  * owner) lives in the key-value storage, which is such a table. An object that was never opened, or was deleted, has no
  * owner and answers as missing to everyone.
  */
-export class WorkspaceDatabase extends DurableObject<ObjectBindings> {
+export class WorkspaceDatabase extends DurableObject<ObjectBindings> implements WorkspaceDatabaseProtocol {
   /** Records the owner; the D1 row naming this database is written first, so a listing never shows an unopened one for long. */
   open(owner: DatabaseOwner): void {
     this.ctx.storage.kv.put('owner', owner);

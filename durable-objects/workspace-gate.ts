@@ -1,15 +1,17 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { ObjectBindings } from '../src/core/object-bindings';
-import { requestsPerMinute, SMALLEST_PLAN, type Plan } from '../src/core/plans';
+import { requestsPerMinute, SMALLEST_PLAN } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
-import { type KeyBudget, KeyBudgets, type KeyLimit, type KeyLimitRefusal } from './key-budgets';
+import { KeyBudgets } from './key-budgets';
+import type { KeyBudget, KeyLimit } from '../src/core/protocols/key-limits';
+import { HOLD_GRACE_MS, type Admission, type FreeAnswer, type FreeAsk, type MeterAnswer, type MeterAsk, type SettleAnswer, type Shortfall, type WorkspaceGateProtocol } from '../src/core/protocols/gate';
 import { LeaseBook, PARKED_RETRY_MS } from './lease-book';
 import { type Balance, planInForce, type SyncMessage, type SyncReply, type Terms } from '../src/core/protocols/lease';
-import type { OrgWallet } from './org-wallet';
+import type { OrgWalletProtocol } from '../src/core/protocols/wallet';
 
 /** A gate reads the database, like every object, and reaches its organization's wallet. */
-type Env = ObjectBindings & { ORG_WALLET: DurableObjectNamespace<OrgWallet> };
+type Env = ObjectBindings & { ORG_WALLET: DurableObjectNamespace<OrgWalletProtocol> };
 
 export const WINDOW_MS = 60_000;
 /** Finished calls are reported to the wallet within this long, batched with their neighbours. */
@@ -18,8 +20,6 @@ export const REPORT_MS = 100;
 export const KEY_USE_REPORT_MS = 1_000;
 /** A lease not drawn on for this long goes back to the wallet, so sibling workspaces can spend it. */
 export const IDLE_LEASE_MS = 1_000;
-/** A hold left open this long after its call's own time limit gives its money back to the lease. */
-export const HOLD_GRACE_MS = 60_000;
 /**
  * A draw asks for enough for this many calls like the one that needed it, or for what this workspace
  * set aside over the last second if that is more, so a busy workspace draws about once a second
@@ -58,57 +58,10 @@ function reached(turn: Promise<unknown>): Promise<boolean> {
   );
 }
 
-export interface Admission {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Epoch milliseconds at which the current window ends. */
-  resetAt: number;
-}
-
 interface Window {
   start: number;
   count: number;
 }
-
-/** What the pipeline asks before an upstream call. `usage` is the call's row, recorded here if the call is refused. */
-export interface MeterAsk {
-  keyId: string;
-  amountUnits: number;
-  ttlMs: number;
-  usage: UsageRow;
-  /** The plan as the key's principal knows it; used only for a wallet configured before it recorded plans. */
-  plan: Plan | null;
-  rpmOverride: number | null;
-  /** The key's monthly limit as its principal read it from D1; the gate keeps whichever version is newer. */
-  keyLimit?: KeyLimit | null;
-}
-
-/** Why the money for a call could not be set aside: the balance itself cannot cover it, or calls in flight hold it. */
-export type Shortfall =
-  | { kind: 'insufficient'; requiredUnits: number; availableUnits: number }
-  | { kind: 'busy'; retryAfter: number }
-  | ({ kind: 'key_limit' } & KeyLimitRefusal);
-
-export type MeterAnswer =
-  | { kind: 'revoked' }
-  | { kind: 'no_plan' }
-  | { kind: 'limited'; admission: Admission }
-  | (Shortfall & { admission: Admission })
-  | { kind: 'held'; holdId: string; admission: Admission };
-
-/** What a free call (a database statement) asks: the key, who owns the workspace, and the plan as the key knows it. */
-export interface FreeAsk {
-  keyId: string;
-  organizationId: string;
-  workspaceId: string;
-  plan: Plan | null;
-  rpmOverride: number | null;
-}
-
-export type FreeAnswer = { kind: 'revoked' } | { kind: 'limited'; admission: Admission } | { kind: 'admitted'; admission: Admission };
-
-export type SettleAnswer = { kind: 'captured'; balance: Balance | null } | { kind: 'released' } | Shortfall;
 
 /**
  * One per workspace, and the only object a metered call talks to: revoked keys, the fixed 60-second
@@ -118,7 +71,7 @@ export type SettleAnswer = { kind: 'captured'; balance: Balance | null } | { kin
  * Window and lease checks run with no `await` between check and write, so concurrent calls cannot take
  * the same slot or the same unit.
  */
-export class WorkspaceGate extends DurableObject<Env> {
+export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGateProtocol {
   private window: Window = { start: 0, count: 0 };
   /** Calls were counted since the window was last stored. */
   private windowUnsaved = false;

@@ -2,7 +2,7 @@ import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApiApp } from '../src/api';
-import { hashKey, KEY_PATTERN } from '../src/services/keys';
+import { hashKey, KEY_PATTERN } from '../src/core/keys';
 import { call, json, ops, provision } from './support/api';
 
 describe('operator API /ops/v1', () => {

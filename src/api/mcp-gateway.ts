@@ -1,9 +1,10 @@
 import { WorkerEntrypoint } from 'cloudflare:workers';
-import type { KeyPrincipal } from '../services/accounts';
-import { authenticateMcpBearer, type McpAuthentication } from '../services/auth';
+import type { KeyPrincipal } from '../core/records';
+import { authenticateMcpBearer } from '../services/auth';
 import { publicUrls, type Env } from '../core/config';
 import { getDatabase } from '../services/databases';
-import { errorObject, type ErrorObject, type Meta } from '../core/envelope';
+import { errorObject } from '../core/envelope';
+import type { McpAuthentication, McpGatewayProtocol, ToolOutcome, WorkspaceToolOutcome } from '../core/protocols/mcp-gateway';
 import { ApiError } from '../core/errors';
 import { idempotencyKeyFromMcpMeta } from '../services/idempotency';
 import { missingSettings } from '../operations/availability';
@@ -15,13 +16,6 @@ import { isWorkspaceTool } from '../services/workspace-tools';
 import { llmsTxt } from './routes/llms-txt';
 import { runWorkspaceTool } from './workspace-tool-calls';
 
-/** A refused tool call carries the REST error object itself. */
-export type ToolError = ErrorObject;
-
-export type WorkspaceToolOutcome = { ok: true; data: unknown } | { ok: false; status: number; error: ToolError };
-
-export type ToolOutcome = { ok: true; data: unknown; message?: string; meta: Meta } | { ok: false; status: number; error: ToolError };
-
 const BY_TOOL_NAME = new Map<string, Operation>(OPERATIONS.map((operation) => [mcpToolName(operation), operation]));
 
 /**
@@ -29,7 +23,7 @@ const BY_TOOL_NAME = new Map<string, Operation>(OPERATIONS.map((operation) => [m
  * as REST, so an MCP tool call is validated, rate-limited, billed and recorded exactly as its REST twin.
  * Not reachable from the internet: only a worker bound to it can call it.
  */
-export class McpGateway extends WorkerEntrypoint<Env> {
+export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProtocol {
   authenticate(token: string): Promise<McpAuthentication> {
     return authenticateMcpBearer(this.env, token);
   }

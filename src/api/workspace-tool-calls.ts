@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import type { KeyPrincipal } from '../services/accounts';
+import type { KeyPrincipal } from '../core/records';
 import { publicUrls, type Env } from '../core/config';
 import { createDatabase, listDatabases, queryDatabase } from '../services/databases';
 import { recordOnboarding } from '../services/onboarding';

@@ -1,5 +1,17 @@
 import type { Env } from '../core/config';
-import type { Session } from './auth/sessions';
+
+export interface SessionUser {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface Session {
+  idHash: string;
+  expiresAt: string;
+  user: SessionUser;
+}
 
 /** The Hono environment of the dashboard: the installation's bindings and the signed-in session. */
 export interface DashboardEnv {

@@ -1,4 +1,5 @@
-import { nowIso, type Organization, planInForceSql, type Workspace } from '../services/accounts';
+import { nowIso } from '../core/clock';
+import { type Organization, planInForceSql, type Workspace } from '../core/records';
 import { ApiError } from '../core/errors';
 
 export const ROLES = ['owner', 'admin', 'member'] as const;

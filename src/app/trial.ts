@@ -1,4 +1,5 @@
-import { getOrganization, nowIso } from '../services/accounts';
+import { getOrganization } from '../services/accounts';
+import { nowIso } from '../core/clock';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';

@@ -1,7 +1,8 @@
-import { insertOrganization, insertWorkspace, newOrganization, newWorkspace, type Organization, type Workspace } from '../services/accounts';
+import { insertOrganization, insertWorkspace, newOrganization, newWorkspace } from '../services/accounts';
+import { type Organization, type Workspace } from '../core/records';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
-import type { SessionUser } from './auth/sessions';
+import type { SessionUser } from './context';
 import { hashPassword } from './auth/passwords';
 
 export interface SignUp {

@@ -16,3 +16,8 @@ export function utcMonthOf(now: number): Readonly<{ start: number; end: number }
   lastMonth = { start: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1), end: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
   return lastMonth;
 }
+
+/** The clock's now as ISO 8601, the form D1 rows keep. */
+export function nowIso(): string {
+  return new Date(clock.now()).toISOString();
+}

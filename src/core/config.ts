@@ -1,9 +1,9 @@
-import type { IdempotencyStore } from '../../durable-objects/idempotency-store';
-import type { OrgWallet } from '../../durable-objects/org-wallet';
-import type { WebhookSender } from '../../durable-objects/webhook-sender';
-import type { WorkspaceDatabase } from '../../durable-objects/workspace-database';
-import type { WorkspaceGate } from '../../durable-objects/workspace-gate';
 import type { ObjectBindings } from './object-bindings';
+import type { WorkspaceDatabaseProtocol } from './protocols/database';
+import type { WorkspaceGateProtocol } from './protocols/gate';
+import type { IdempotencyStoreProtocol } from './protocols/idempotency';
+import type { OrgWalletProtocol } from './protocols/wallet';
+import type { WebhookSenderProtocol } from './protocols/webhook-sender';
 
 /**
  * Every setting an installation can give, with what it is for. `npm start` passes each of these from
@@ -73,11 +73,11 @@ export type SettingName = keyof typeof SETTINGS;
 /** Bindings and settings of the api worker. */
 export type Env = Partial<Record<SettingName, string>> &
   ObjectBindings & {
-    WORKSPACE_GATE: DurableObjectNamespace<WorkspaceGate>;
-    ORG_WALLET: DurableObjectNamespace<OrgWallet>;
-    IDEMPOTENCY_STORE: DurableObjectNamespace<IdempotencyStore>;
-    WEBHOOK_SENDER: DurableObjectNamespace<WebhookSender>;
-    WORKSPACE_DATABASE: DurableObjectNamespace<WorkspaceDatabase>;
+    WORKSPACE_GATE: DurableObjectNamespace<WorkspaceGateProtocol>;
+    ORG_WALLET: DurableObjectNamespace<OrgWalletProtocol>;
+    IDEMPOTENCY_STORE: DurableObjectNamespace<IdempotencyStoreProtocol>;
+    WEBHOOK_SENDER: DurableObjectNamespace<WebhookSenderProtocol>;
+    WORKSPACE_DATABASE: DurableObjectNamespace<WorkspaceDatabaseProtocol>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

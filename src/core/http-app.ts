@@ -8,7 +8,7 @@ import { ApiError } from './errors';
 import { readRequestBody, unreadableJsonBody } from './request-body';
 import { locationOfTarget, validationErrorFromZod } from './validation';
 import type { Env } from './config';
-import type { AppEnv } from '../services/context';
+import type { AppEnv } from './context';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Env } from './config';
-import type { Vendor, VendorEndpoint } from '../providers/vendor';
+import type { Vendor, VendorEndpoint } from './vendor';
 
 /** What a provider hands back on success; failures are thrown as ApiError by the normalizer. */
 export interface ProviderResult {

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { errorObject, ErrorObject, Meta } from './envelope';
 import { ApiError } from './errors';
+import { PLANS } from './plans';
 import { headerRef, type ResponseHeaderName } from './openapi-document';
 
 export { Meta };
@@ -105,3 +106,17 @@ export const jsonContent = <T extends z.ZodType>(schema: T, description: string,
   ...(options.metered ? { headers: refs(...RATE_LIMIT, 'Idempotent-Replayed') } : {}),
   content: { 'application/json': { schema, ...(options.example === undefined ? {} : { example: options.example }) } },
 });
+
+/** An organization's balances, as GET /v1/credits and the dashboard answer them. */
+export const Credits = z
+  .object({
+    organizationId: z.string(),
+    plan: z.enum(PLANS).nullable().openapi({ description: 'null when the organization has no plan: metered routes answer 402 SUBSCRIPTION_REQUIRED.' }),
+    purchasedBalanceCents: z.number().openapi({ description: 'Top-ups; never expire.' }),
+    subscriptionRemainingCents: z.number().openapi({ description: "What is left of this period's allowance; spent before purchased balance." }),
+    subscriptionAllowanceCents: z.number().openapi({ description: "The plan's allowance per period." }),
+    heldCents: z.number().openapi({ description: "Set aside for this organization's workspaces (calls in flight and the short leases they spend from); part of the balances above, not taken out of them." }),
+    availableCents: z.number().openapi({ description: 'purchasedBalanceCents + subscriptionRemainingCents.' }),
+    periodEnd: z.string().nullable().openapi({ description: 'When the subscription allowance resets (ISO 8601), null without a plan.' }),
+  })
+  .openapi('Credits');

@@ -1,10 +1,10 @@
-import type { McpGateway } from '../api/mcp-gateway';
+import type { McpGatewayProtocol } from '../core/protocols/mcp-gateway';
 import type { SettingName } from '../core/config';
 
 /** Bindings and settings of the mcp worker. */
 export type McpEnv = Partial<Record<SettingName, string>> & {
   /** The api worker's McpGateway: authentication of MCP bearers and the one pipeline. */
-  API: Service<McpGateway>;
+  API: Service<McpGatewayProtocol>;
   /** The shared database: the authorization server's clients, grants and tokens, and custom servers. */
   DB: D1Database;
   MCP_URL: string;

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
 import { requestIdAndSecurityHeaders } from '../core/security-headers';
-import type { KeyPrincipal } from '../services/accounts';
+import type { KeyPrincipal } from '../core/records';
 import { MAX_REQUEST_BODY_BYTES, readRequestBody } from '../core/request-body';
 import { ApiError } from '../core/errors';
 import { allowedOrigins, mcpOrigin, type McpEnv } from './config';

@@ -1,6 +1,6 @@
 import { McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolError, WorkspaceToolOutcome } from '../api/mcp-gateway';
-import type { KeyPrincipal } from '../services/accounts';
+import type { ToolError, WorkspaceToolOutcome } from '../core/protocols/mcp-gateway';
+import type { KeyPrincipal } from '../core/records';
 import { CATALOG } from '../operations/catalog';
 import type { McpEnv } from './config';
 

@@ -16,8 +16,8 @@ import {
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { z } from 'zod';
 import packageJson from '../../package.json';
-import type { ToolError, ToolOutcome, WorkspaceToolOutcome } from '../api/mcp-gateway';
-import type { KeyPrincipal } from '../services/accounts';
+import type { ToolError, ToolOutcome, WorkspaceToolOutcome } from '../core/protocols/mcp-gateway';
+import type { KeyPrincipal } from '../core/records';
 import type { McpEnv } from './config';
 import { promptsOf } from './prompts';
 import { completeTemplateArgument, readable, readResource, RESOURCE_TEMPLATES, RESOURCES } from './resources';

@@ -1,5 +1,6 @@
 import type { z } from '@hono/zod-openapi';
-import { vendorCall, type Vendor, type VendorEndpoint } from '../providers/vendor';
+import type { Vendor, VendorEndpoint } from '../core/vendor';
+import { vendorCall } from '../providers/vendor';
 import { perRequest } from './pricing';
 import { defineOperation, type Operation, type Price } from '../core/operation';
 

@@ -1,6 +1,6 @@
 import type { Env } from '../core/config';
 import type { ProviderContext, ProviderResult } from '../core/operation';
-import type { MapInput, ScrapeInput, SearchInput } from '../operations/web';
+import type { MapInput, ScrapeInput, SearchInput } from '../core/web-inputs';
 import { normalizeUpstream } from './normalize';
 
 /**

@@ -2,7 +2,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { SettingName } from '../core/config';
 import { ApiError } from '../core/errors';
 import { normalizeUpstream } from './normalize';
-import type { Vendor } from './vendor';
+import type { Vendor } from '../core/vendor';
 
 interface GoogleError {
   error?: { code?: number; message?: string; errors?: { reason?: string; domain?: string; message?: string }[] };

@@ -1,7 +1,7 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from '../core/errors';
 import { normalizeUpstream } from './normalize';
-import type { Vendor } from './vendor';
+import type { Vendor } from '../core/vendor';
 
 /**
  * Hunter (api.hunter.io/v2): the key is the `api_key` query parameter; a success is `{data, meta}`, a failure

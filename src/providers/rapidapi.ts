@@ -1,5 +1,5 @@
 import type { SettingName } from '../core/config';
-import type { Vendor, VendorReading } from './vendor';
+import type { Vendor, VendorReading } from '../core/vendor';
 
 /**
  * The RapidAPI family: the key and the vendor's host travel as `x-rapidapi-key` and `x-rapidapi-host`,

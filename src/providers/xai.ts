@@ -1,5 +1,5 @@
 import { normalizeUpstream } from './normalize';
-import type { Vendor } from './vendor';
+import type { Vendor } from '../core/vendor';
 
 type XaiError = { code?: unknown; error?: unknown } | undefined;
 const errorText = (body: unknown): string => {

@@ -1,59 +1,15 @@
-import { clock } from '../core/clock';
+import { nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { gateOf } from './gate';
 import { newId } from '../core/ids';
-import { decryptKey, encryptKey, generateKey, hashKey, keyHint, type KeyScope } from './keys';
+import { decryptKey, encryptKey, generateKey, hashKey, keyHint, type KeyScope } from '../core/keys';
 import { UNITS_PER_CENT, unitsFromCents } from '../core/money';
 import type { Plan } from '../core/plans';
+import { type ApiKeyRecord, type KeyPrincipal, type Organization, planInForceSql, type Workspace } from '../core/records';
 import { announceKey } from './webhooks/announce';
 import { configureWallet } from './wallet';
-import type { KeyLimit } from '../../durable-objects/key-budgets';
-
-export interface Organization {
-  id: string;
-  name: string;
-  plan: Plan | null;
-  rpmOverride: number | null;
-  createdAt: string;
-}
-
-export interface Workspace {
-  id: string;
-  organizationId: string;
-  name: string;
-  createdAt: string;
-}
-
-export interface ApiKeyRecord {
-  id: string;
-  workspaceId: string;
-  scope: KeyScope;
-  name: string;
-  hint: string;
-  createdAt: string;
-  /** The dashboard user who made it; null when the operator API did. */
-  createdBy: string | null;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  /** The most the key may spend in a UTC calendar month, in cents; null: no limit of its own. */
-  monthlyLimitCents: number | null;
-}
-
-/** What authentication resolves a key to: the key, its workspace and the organization that pays. */
-export interface KeyPrincipal {
-  keyId: string;
-  scope: KeyScope;
-  revoked: boolean;
-  workspaceId: string;
-  organizationId: string;
-  plan: Plan | null;
-  rpmOverride: number | null;
-  /** The key's monthly spend limit as D1 has it; absent for an OAuth grant, which has none. */
-  monthlyLimit?: KeyLimit;
-  /** The deployed agent a key of scope `agent` was minted for; null for every other key. */
-  agentId?: string | null;
-}
+import type { KeyLimit } from '../core/protocols/key-limits';
 
 export async function createOrganization(db: D1Database, input: { name: string; plan?: Plan | null }): Promise<Organization> {
   const organization = newOrganization(input);
@@ -77,13 +33,6 @@ export function insertOrganization(db: D1Database, organization: Organization): 
  * the same end to metered calls). Binds one parameter, the current time (ISO 8601): `?` unless a
  * statement numbering its parameters names another (`?6`).
  */
-export function planInForceSql(table: string, now = '?'): string {
-  return `CASE WHEN ${table}.trial_ends_at IS NOT NULL AND ${table}.trial_ends_at <= ${now} THEN NULL ELSE ${table}.plan END`;
-}
-
-export function nowIso(): string {
-  return new Date(clock.now()).toISOString();
-}
 
 export async function getOrganization(db: D1Database, id: string): Promise<Organization> {
   const row = await db

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { issueKey, nowIso, revokeKey } from './accounts';
+import { issueKey, revokeKey } from './accounts';
+import { nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';

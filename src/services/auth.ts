@@ -1,10 +1,11 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from './context';
-import type { KeyPrincipal } from './accounts';
+import type { AppEnv } from '../core/context';
+import type { KeyPrincipal } from '../core/records';
+import type { McpAuthentication } from '../core/protocols/mcp-gateway';
 import { publicUrls, type Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { gateOf } from './gate';
-import { KEY_PATTERN, type KeyScope } from './keys';
+import { KEY_PATTERN, type KeyScope } from '../core/keys';
 import { resolvePrincipal } from './principal-cache';
 
 /** Where each non-workspace scope belongs, for the 403 on /v1 (spec "Key scopes"). */
@@ -102,7 +103,6 @@ export function revokedKeyError(env: Env): ApiError {
   return ApiError.unauthorized(REVOKED, howToGetAccess(env));
 }
 
-export type McpAuthentication = { ok: true; principal: KeyPrincipal } | { ok: false; description: string };
 
 /**
  * The MCP endpoint's bearer: a workspace MCP token (scope `workspace_mcp`). A REST API key is refused

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import type { QueryAnswer, QueryResult, SqlParam } from '../../durable-objects/workspace-database';
-import { nowIso } from './accounts';
+import type { QueryAnswer, QueryResult, SqlParam } from '../core/protocols/database';
+import { nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { DATABASE_LIMITS, DATABASE_NAME } from '../core/database-limits';
 import { ApiError } from '../core/errors';

@@ -1,4 +1,4 @@
-import type { Admission } from '../../durable-objects/workspace-gate';
+import type { Admission } from '../core/protocols/gate';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 

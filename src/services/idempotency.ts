@@ -1,5 +1,5 @@
-import type { ClaimAnswer } from '../../durable-objects/idempotency-store';
-import { HOLD_GRACE_MS } from '../../durable-objects/workspace-gate';
+import { HOLD_GRACE_MS } from '../core/protocols/gate';
+import type { ClaimAnswer } from '../core/protocols/idempotency';
 import { operationId, type Operation } from '../core/operation';
 import type { Env } from '../core/config';
 import { canonicalize, sha256Hex } from '../core/digest';

@@ -1,5 +1,6 @@
-import type { KeyLimit } from '../../durable-objects/key-budgets';
-import { type ApiKeyRecord, getKey, listKeys } from './accounts';
+import type { KeyLimit } from '../core/protocols/key-limits';
+import { getKey, listKeys } from './accounts';
+import { type ApiKeyRecord } from '../core/records';
 import type { Env } from '../core/config';
 import { gateOf } from './gate';
 import { centsFromUnits, unitsFromCents } from '../core/money';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { CATALOG } from '../operations/catalog';
-import { nowIso } from './accounts';
+import { nowIso } from '../core/clock';
 import { type PublicUrls } from '../core/config';
 import { newId } from '../core/ids';
 

@@ -1,7 +1,7 @@
 import type { Balance } from '../core/protocols/lease';
-import type { Admission, Shortfall } from '../../durable-objects/workspace-gate';
+import type { Admission, Shortfall } from '../core/protocols/gate';
 import { freshnessOf, operationId, timeLimitOf, type Operation } from '../core/operation';
-import type { KeyPrincipal } from './accounts';
+import type { KeyPrincipal } from '../core/records';
 import { clock } from '../core/clock';
 import { revokedKeyError } from './auth';
 import type { Env } from '../core/config';

@@ -1,4 +1,5 @@
-import { nowIso, planInForceSql } from './accounts';
+import { nowIso } from '../core/clock';
+import { planInForceSql } from '../core/records';
 import { ApiError } from '../core/errors';
 import { CAP_LABELS, CAP_NAMES, type CapName, type Caps, capsOf, type Plan, PLAN_TABLE, PLANS } from '../core/plans';
 

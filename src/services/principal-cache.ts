@@ -1,6 +1,7 @@
-import { findPrincipal, type KeyPrincipal } from './accounts';
+import { findPrincipal } from './accounts';
+import type { KeyPrincipal } from '../core/records';
 import type { Env } from '../core/config';
-import { hashKey } from './keys';
+import { hashKey } from '../core/keys';
 
 /**
  * Who a key is (its workspace, organization and scope), remembered by this isolate for 30 seconds by

@@ -1,4 +1,4 @@
-import { planInForceSql } from './accounts';
+import { planInForceSql } from '../core/records';
 import { clock, utcMonthOf } from '../core/clock';
 import { ApiError } from '../core/errors';
 import { capInForceSql } from './plan-caps';

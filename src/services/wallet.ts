@@ -1,5 +1,6 @@
-import type { Balance, LedgerEntry } from '../../durable-objects/org-wallet';
-import type { Organization } from './accounts';
+import type { Balance } from '../core/protocols/lease';
+import type { LedgerEntry } from '../core/protocols/wallet';
+import type { Organization } from '../core/records';
 import type { Env } from '../core/config';
 import { gateOf } from './gate';
 import { centsFromUnits } from '../core/money';

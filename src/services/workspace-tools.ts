@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CreateDatabase, Database, DatabaseQuery, DatabaseQueryResult } from './databases';
 import { OnboardingIntent, OnboardingRecord } from './onboarding';
-import { Delivery } from './webhooks/delivery-record';
+import { Delivery } from '../core/webhook-delivery';
 import { WebhookEndpoint } from './webhooks/endpoints';
 import { portableSchema } from '../core/portable-schema';
 

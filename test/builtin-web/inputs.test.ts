@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { MapInput as RegistryMapInput, ScrapeInput as RegistryScrapeInput } from '../../src/operations/web';
+import type { MapInput as RegistryMapInput, ScrapeInput as RegistryScrapeInput } from '../../src/core/web-inputs';
 import type { ProviderContext } from '../../src/core/operation';
 import type { BuiltinWebContext, MapInput, ScrapeInput } from '../../src/providers/builtin-web/inputs';
 

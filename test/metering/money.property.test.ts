@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HOLD_GRACE_MS } from '../../durable-objects/workspace-gate';
+import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { clock, utcMonthOf } from '../../src/core/clock';
 import { gateOf } from '../../src/services/gate';
 import type { UsageRow } from '../../src/core/usage';

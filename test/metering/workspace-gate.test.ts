@@ -1,13 +1,14 @@
 import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HOLD_GRACE_MS, IDLE_LEASE_MS, VIEW_FRESH_MS } from '../../durable-objects/workspace-gate';
+import { IDLE_LEASE_MS, VIEW_FRESH_MS } from '../../durable-objects/workspace-gate';
+import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
 import type { Env } from '../../src/core/config';
 import { ApiError } from '../../src/core/errors';
 import { gateOf } from '../../src/services/gate';
-import { hashKey } from '../../src/services/keys';
+import { hashKey } from '../../src/core/keys';
 import { execute, type Call } from '../../src/services/pipeline';
 import { settledStatement } from '../../src/services/wallet';
 import { OPERATIONS } from '../../src/operations';

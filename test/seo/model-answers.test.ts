@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { findPrincipal } from '../../src/services/accounts';
 import { ApiError } from '../../src/core/errors';
-import { hashKey } from '../../src/services/keys';
+import { hashKey } from '../../src/core/keys';
 import { execute } from '../../src/services/pipeline';
 import { OPERATIONS } from '../../src/operations';
 import { freshnessOf, mcpToolName, timeLimitOf } from '../../src/core/operation';

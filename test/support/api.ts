@@ -2,7 +2,7 @@ import { createExecutionContext } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { env } from 'cloudflare:workers';
 import worker from '../../src/api';
-import type { KeyScope } from '../../src/services/keys';
+import type { KeyScope } from '../../src/core/keys';
 import type { Plan } from '../../src/core/plans';
 
 export const OPS_TOKEN = 'test-ops-token';

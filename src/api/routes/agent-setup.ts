@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { publicUrls, type PublicUrls } from '../../core/config';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, NoParameters } from '../../core/schemas';
 
 const route = createRoute({

@@ -1,27 +1,14 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { revokedKeyError } from '../../services/auth';
 import { success } from '../../core/envelope';
 import { gateOf } from '../../services/gate';
 import { planInForce } from '../../core/protocols/lease';
 import { clock } from '../../core/clock';
-import { PLANS } from '../../core/plans';
 import { balanceInCents } from '../../services/wallet';
-import type { AppEnv } from '../../services/context';
-import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
+import type { AppEnv } from '../../core/context';
+import { Credits, errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
-export const Credits = z
-  .object({
-    organizationId: z.string(),
-    plan: z.enum(PLANS).nullable().openapi({ description: 'null when the organization has no plan: metered routes answer 402 SUBSCRIPTION_REQUIRED.' }),
-    purchasedBalanceCents: z.number().openapi({ description: 'Top-ups; never expire.' }),
-    subscriptionRemainingCents: z.number().openapi({ description: "What is left of this period's allowance; spent before purchased balance." }),
-    subscriptionAllowanceCents: z.number().openapi({ description: "The plan's allowance per period." }),
-    heldCents: z.number().openapi({ description: "Set aside for this organization's workspaces (calls in flight and the short leases they spend from); part of the balances above, not taken out of them." }),
-    availableCents: z.number().openapi({ description: 'purchasedBalanceCents + subscriptionRemainingCents.' }),
-    periodEnd: z.string().nullable().openapi({ description: 'When the subscription allowance resets (ISO 8601), null without a plan.' }),
-  })
-  .openapi('Credits');
 
 const route = createRoute({
   method: 'get',

@@ -10,7 +10,7 @@ import { ensureServing } from '../../services/platform-switches';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
 import { mcpToolName, type Operation } from '../../core/operation';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { exampleOf } from '../examples';
 import { IdempotencyKeyParameter, jsonContent, Meta, meteredErrorResponses } from '../../core/schemas';
 

@@ -5,7 +5,7 @@ import { CreateDatabase, createDatabase, Database, DatabaseQuery, DatabaseQueryR
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { admitFreeCall } from '../../services/pipeline';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { jsonContent, meteredErrorResponses, successEnvelope } from '../../core/schemas';
 
 /** Paths whose handler checks the key in its own gate message (the window's), so the middleware need not. */

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import packageJson from '../../../package.json';
 import { success } from '../../core/envelope';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const Health = z

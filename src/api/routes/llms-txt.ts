@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { publicUrls, type PublicUrls } from '../../core/config';
 import { CATALOG } from '../../operations/catalog';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 
 /**
  * `/llms.txt` (llmstxt.org): the index an agent reads first. Built from configuration and the catalog,

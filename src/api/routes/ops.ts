@@ -6,14 +6,14 @@ import { createOrganization, createWorkspace, getOrganization, issueKey, revealK
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { humanName } from '../../core/human-name';
-import { KEY_SCOPES, secretsEqual } from '../../services/keys';
+import { KEY_SCOPES, secretsEqual } from '../../core/keys';
 import { unitsFromCents } from '../../core/money';
 import { setCapOverrides, termsOf } from '../../services/plan-caps';
 import { CAP_NAMES, type CapName, PLANS } from '../../core/plans';
 import { disabledPlatforms, setPlatformDisabled } from '../../services/platform-switches';
 import { CATALOG } from '../../operations/catalog';
 import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, settledStatement } from '../../services/wallet';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { jsonContent } from '../../core/schemas';
 
 /**

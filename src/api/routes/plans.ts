@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { CAP_NAMES, PLAN_TABLE, PLANS } from '../../core/plans';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const Caps = z.object(Object.fromEntries(CAP_NAMES.map((name) => [name, z.number().int()])) as Record<(typeof CAP_NAMES)[number], z.ZodNumber>);

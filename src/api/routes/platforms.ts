@@ -4,7 +4,7 @@ import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { CATALOG } from '../../operations/catalog';
 import { PriceDisplay } from '../../core/operation';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const Platform = z

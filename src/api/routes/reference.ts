@@ -2,7 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import packageJson from '../../../package.json';
 import { publicUrls, type PublicUrls } from '../../core/config';
 import { publishedDocument } from '../../core/openapi-document';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 
 type Document = ReturnType<OpenAPIHono<AppEnv>['getOpenAPIDocument']>;
 

@@ -8,7 +8,7 @@ import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { OnboardingIntent, OnboardingRecord, recordOnboarding } from '../../services/onboarding';
 import { clientAddress, countAttempt, type ThrottleRule } from '../../core/throttle';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 
 export const REGISTER_PATH = '/v1/register';

@@ -3,7 +3,7 @@ import { deprecationHeaders, DEPRECATIONS, isSunset } from '../../core/deprecati
 import { ApiError } from '../../core/errors';
 import { OPERATIONS } from '../../operations';
 import type { Operation } from '../../core/operation';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { handle } from './data';
 
 /**

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import packageJson from '../../../package.json';
 import { publicUrls, type PublicUrls } from '../../core/config';
 import { success } from '../../core/envelope';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const Index = z

@@ -8,7 +8,7 @@ import { admitAgentHour } from '../../services/runtime-hours';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
 import type { Operation } from '../../core/operation';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { exampleOf } from '../examples';
 import { errorResponses, jsonContent, Meta, meteredErrorResponses, NoParameters, successEnvelope } from '../../core/schemas';
 import { dataPathsOf, handle, knownSourceAndOperation } from './data';

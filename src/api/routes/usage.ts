@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 
 const route = createRoute({

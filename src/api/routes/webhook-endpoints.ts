@@ -2,10 +2,10 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { senderOf } from '../../services/webhooks/bindings';
-import { Delivery } from '../../services/webhooks/delivery-record';
-import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, UpdateWebhookEndpoint, updateEndpoint, WebhookEndpoint } from '../../services/webhooks/endpoints';
+import { Delivery } from '../../core/webhook-delivery';
+import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, UpdateWebhookEndpoint, updateEndpoint, WebhookEndpoint, WebhookEndpointWithSecret } from '../../services/webhooks/endpoints';
 import { sendPing } from '../../services/webhooks/ping';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 
 const TAGS = ['Webhooks'];
@@ -13,9 +13,6 @@ const idParam = z.object({
   id: z.string().regex(/^we_[0-9a-f]{24}$/, 'Expected a webhook endpoint id (we_ and 24 hex characters).').openapi({ param: { name: 'id', in: 'path' }, example: 'we_4f1c2a9b7d3e4f6a8b0c1d2e' }),
 });
 
-export const WebhookEndpointWithSecret = WebhookEndpoint.extend({
-  secret: z.string().openapi({ description: 'The signing secret (Standard Webhooks, whsec_...). Shown this once: store it now.', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
-}).openapi('WebhookEndpointWithSecret');
 
 const DeliveriesQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(25).openapi({ description: 'Newest deliveries to show, 1-200.', example: 25 }),

@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
-import { type ApiKeyRecord, getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../services/accounts';
+import { getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../services/accounts';
+import { type ApiKeyRecord } from '../../core/records';
 import { listKeysWithSpend, lowerKeyLimit } from '../../services/key-spend';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';

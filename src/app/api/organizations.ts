@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { Credits } from '../../api/routes/credits';
-import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
-import { newWorkspace, type Organization, type Workspace as WorkspaceRecord } from '../../services/accounts';
+import { Credits, errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import { newWorkspace } from '../../services/accounts';
+import { type Organization, type Workspace as WorkspaceRecord } from '../../core/records';
 import { assertRoomFor, type OrganizationTerms, termsOf } from '../../services/plan-caps';
 import { success } from '../../core/envelope';
 import { balanceInCents, settledStatement } from '../../services/wallet';

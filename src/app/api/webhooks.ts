@@ -1,11 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { WebhookEndpointWithSecret } from '../../api/routes/webhook-endpoints';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
 import { senderOf } from '../../services/webhooks/bindings';
-import { Delivery } from '../../services/webhooks/delivery-record';
-import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, WebhookEndpoint } from '../../services/webhooks/endpoints';
+import { Delivery } from '../../core/webhook-delivery';
+import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, WebhookEndpoint, WebhookEndpointWithSecret } from '../../services/webhooks/endpoints';
 import { sendPing } from '../../services/webhooks/ping';
 import type { DashboardEnv } from '../context';
 import { requireManager, workspaceAccess } from '../members';

@@ -3,23 +3,11 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { clock } from '../../core/clock';
 import { sha256Hex } from '../../core/digest';
 import { randomHex } from '../../core/ids';
-import type { DashboardEnv } from '../context';
+import type { DashboardEnv, Session, SessionUser } from '../context';
 
 /** A session lasts this long from sign-in, whatever happens in between; then the person signs in again. */
 export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 
-export interface SessionUser {
-  id: string;
-  email: string;
-  name: string;
-  createdAt: string;
-}
-
-export interface Session {
-  idHash: string;
-  expiresAt: string;
-  user: SessionUser;
-}
 
 /**
  * Off localhost the cookie is Secure and takes the `__Host-` prefix, which browsers accept only from a

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
-import type { ApiKeyRecord } from '../../services/accounts';
-import type { SessionUser } from '../auth/sessions';
+import type { ApiKeyRecord } from '../../core/records';
+import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
 import { ConfirmButton, formatDate, TableHead } from './layout';
 

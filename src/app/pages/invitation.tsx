@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { SessionUser } from '../auth/sessions';
+import type { SessionUser } from '../context';
 import type { Invitation } from '../invitations';
 import type { OutboxMessage } from '../email';
 import { Document, formatDate, Logo } from './layout';

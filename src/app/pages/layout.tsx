@@ -1,6 +1,6 @@
 import { raw } from 'hono/html';
 import type { Child, FC } from 'hono/jsx';
-import type { SessionUser } from '../auth/sessions';
+import type { SessionUser } from '../context';
 import { ASSETS } from '../assets';
 import type { MembershipSummary, WorkspaceAccess } from '../members';
 

@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { ApiKeyRecord } from '../../services/accounts';
+import type { ApiKeyRecord } from '../../core/records';
 import { CredentialTable } from './credentials';
 import { ApiForm, Field, PageHead, Shell, type ShellProps } from './layout';
 

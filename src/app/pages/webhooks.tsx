@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
-import type { Delivery } from '../../services/webhooks/delivery-record';
+import type { Delivery } from '../../core/webhook-delivery';
 import { DEFAULT_CREDITS_LOW_THRESHOLD_CENTS, type WebhookEndpoint } from '../../services/webhooks/endpoints';
-import { EVENT_NAMES, EVENT_TYPES } from '../../services/webhooks/events';
+import { EVENT_NAMES, EVENT_TYPES } from '../../core/webhook-events';
 import { canManage } from '../members';
 import { ApiForm, ConfirmButton, Field, formatCents, formatDate, PageHead, Shell, type ShellProps } from './layout';
 

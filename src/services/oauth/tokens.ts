@@ -1,4 +1,4 @@
-import type { KeyPrincipal } from '../accounts';
+import type { KeyPrincipal } from '../../core/records';
 import { clock } from '../../core/clock';
 import { sha256Hex } from '../../core/digest';
 import { randomHex } from '../../core/ids';

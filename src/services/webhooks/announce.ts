@@ -1,10 +1,10 @@
 import { termsOf } from '../plan-caps';
-import type { ApiKeyRecord } from '../accounts';
+import type { ApiKeyRecord } from '../../core/records';
 import { centsFromUnits } from '../../core/money';
 import { senderOf, type WebhookBindings } from './bindings';
 import { subscribedEndpoints, type SubscribedEndpoint } from './endpoints';
 import { countWebhookEvent } from './event-cap';
-import { type EventType, newEvent, type WebhookEvent } from './events';
+import { type EventType, newEvent, type WebhookEvent } from '../../core/webhook-events';
 
 /**
  * Sends an event to every endpoint subscribed to it: the workspace's own, or for an organization's event

@@ -1,9 +1,9 @@
-import type { WebhookSender } from '../../../durable-objects/webhook-sender';
+import type { WebhookSenderProtocol } from '../../core/protocols/webhook-sender';
 
 /** What emitting an event needs: the database (which endpoints want it) and the endpoints' senders. */
 export interface WebhookBindings {
   DB: D1Database;
-  WEBHOOK_SENDER: DurableObjectNamespace<WebhookSender>;
+  WEBHOOK_SENDER: DurableObjectNamespace<WebhookSenderProtocol>;
 }
 
 /** One sender per endpoint: its deliveries, their retries and attempts, in order. */

@@ -3,7 +3,7 @@ import { sha256Hex } from '../../core/digest';
 import { usageReport } from '../usage-report';
 import { announce } from './announce';
 import type { WebhookBindings } from './bindings';
-import { newEvent } from './events';
+import { newEvent } from '../../core/webhook-events';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -3,10 +3,10 @@ import { clock } from '../../core/clock';
 import type { Env } from '../../core/config';
 import { ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { decryptKey, encryptKey } from '../keys';
+import { decryptKey, encryptKey } from '../../core/keys';
 import { parseTarget, SafeFetcher } from '../../providers/builtin-web/safe-fetch';
 import { builtinWebSettings } from '../../providers/builtin-web/settings';
-import { EventName, type EventType } from './events';
+import { EventName, type EventType } from '../../core/webhook-events';
 import { senderOf, type WebhookBindings } from './bindings';
 
 /** A workspace's endpoints: enough for several receivers, few enough that one event cannot fan out without bound. */
@@ -163,3 +163,8 @@ export async function subscribedEndpoints(db: D1Database, audience: { workspaceI
     .all<SubscribedEndpoint>();
   return results;
 }
+
+/** An endpoint as created: the only time its signing secret is answered. */
+export const WebhookEndpointWithSecret = WebhookEndpoint.extend({
+  secret: z.string().openapi({ description: 'The signing secret (Standard Webhooks, whsec_...). Shown this once: store it now.', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+}).openapi('WebhookEndpointWithSecret');

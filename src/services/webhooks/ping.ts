@@ -1,10 +1,10 @@
 import type { Env } from '../../core/config';
 import { termsOf } from '../plan-caps';
 import { senderOf } from './bindings';
-import type { Delivery } from './delivery-record';
+import type { Delivery } from '../../core/webhook-delivery';
 import type { WebhookEndpoint } from './endpoints';
 import { countWebhookEvent } from './event-cap';
-import { newEvent } from './events';
+import { newEvent } from '../../core/webhook-events';
 
 /**
  * The test call: a `ping` event, counted against the monthly cap like any other (so past the cap the

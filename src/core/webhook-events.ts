@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { clock } from '../../core/clock';
-import { newId } from '../../core/ids';
+import { clock } from './clock';
+import { newId } from './ids';
 
 /**
  * The events a webhook endpoint can subscribe to, as data: the list the API validates against, the

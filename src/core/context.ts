@@ -1,5 +1,5 @@
-import type { KeyPrincipal } from './accounts';
-import type { Env } from '../core/config';
+import type { KeyPrincipal } from './records';
+import type { Env } from './config';
 
 /** The Hono environment of the api worker: its bindings and what middleware puts on the context. */
 export interface AppEnv {

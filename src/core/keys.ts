@@ -1,5 +1,5 @@
-import { sha256Hex } from '../core/digest';
-import { randomHex } from '../core/ids';
+import { sha256Hex } from './digest';
+import { randomHex } from './ids';
 
 export const KEY_PREFIX = 'sluice_live_';
 export const KEY_PATTERN = /^sluice_live_[0-9a-f]{32}$/;

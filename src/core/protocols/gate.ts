@@ -1,0 +1,84 @@
+import type { Plan } from '../plans';
+import type { UsageRow } from '../usage';
+import type { KeyBudget, KeyLimit, KeyLimitRefusal } from './key-limits';
+import type { Balance, Terms } from './lease';
+
+/**
+ * What the rest of Sluice may ask a workspace's gate (durable-objects/workspace-gate.ts): the one object a
+ * metered call talks to, holding the workspace's revoked keys, its 60-second request window and the
+ * money its calls spend from a lease on the organization's wallet.
+ */
+export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
+  /** Refuses the key from the very next request on. */
+  revoke(keyId: string): Promise<void>;
+  /** Whether the key is still good (not revoked here). */
+  verify(keyId: string): boolean;
+  /** The wallet's figures for `/v1/credits`, unless the key is revoked. */
+  credits(keyId: string, owner: { organizationId: string; workspaceId: string }): Promise<{ revoked: true } | { revoked: false; balance: Balance; terms: Terms | null }>;
+  /** Drops the wallet's figures this gate holds, so the next read asks the wallet. */
+  forgetBalance(): void;
+  setKeyLimit(keyId: string, limit: KeyLimit): void;
+  keyBudgets(keyIds: string[]): KeyBudget[];
+  /** Before an upstream call: revocation, the window and the money for the call, in one step. */
+  meter(ask: MeterAsk): Promise<MeterAnswer>;
+  /** Before a free call: revocation and the window only. */
+  admitFree(ask: FreeAsk): Promise<FreeAnswer>;
+  /** After the upstream call: captures `actualUnits` of the hold (0 releases it) and records the usage row. */
+  settle(holdId: string, actualUnits: number, usage: UsageRow): Promise<SettleAnswer>;
+  /** Records a usage row of a call that spent nothing. */
+  record(usage: UsageRow): boolean;
+  /** Sends what waits for the wallet now. */
+  flush(): Promise<void>;
+  /** The wallet's new plan and balance, told by whoever changed them. */
+  adoptTerms(terms: Terms, generation: number, balance: Balance): void;
+}
+
+/** A hold left open this long after its call's own time limit gives its money back to the lease. */
+export const HOLD_GRACE_MS = 60_000;
+
+export interface Admission {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch milliseconds at which the current window ends. */
+  resetAt: number;
+}
+
+/** What the pipeline asks before an upstream call. `usage` is the call's row, recorded here if the call is refused. */
+export interface MeterAsk {
+  keyId: string;
+  amountUnits: number;
+  ttlMs: number;
+  usage: UsageRow;
+  /** The plan as the key's principal knows it; used only for a wallet configured before it recorded plans. */
+  plan: Plan | null;
+  rpmOverride: number | null;
+  /** The key's monthly limit as its principal read it from D1; the gate keeps whichever version is newer. */
+  keyLimit?: KeyLimit | null;
+}
+
+/** Why the money for a call could not be set aside: the balance itself cannot cover it, or calls in flight hold it. */
+export type Shortfall =
+  | { kind: 'insufficient'; requiredUnits: number; availableUnits: number }
+  | { kind: 'busy'; retryAfter: number }
+  | ({ kind: 'key_limit' } & KeyLimitRefusal);
+
+export type MeterAnswer =
+  | { kind: 'revoked' }
+  | { kind: 'no_plan' }
+  | { kind: 'limited'; admission: Admission }
+  | (Shortfall & { admission: Admission })
+  | { kind: 'held'; holdId: string; admission: Admission };
+
+/** What a free call (a database statement) asks: the key, who owns the workspace, and the plan as the key knows it. */
+export interface FreeAsk {
+  keyId: string;
+  organizationId: string;
+  workspaceId: string;
+  plan: Plan | null;
+  rpmOverride: number | null;
+}
+
+export type FreeAnswer = { kind: 'revoked' } | { kind: 'limited'; admission: Admission } | { kind: 'admitted'; admission: Admission };
+
+export type SettleAnswer = { kind: 'captured'; balance: Balance | null } | { kind: 'released' } | Shortfall;

@@ -1,0 +1,25 @@
+export type ClaimAnswer =
+  /** The key is new (or its first call died without an answer): this call runs and must complete or release it. */
+  | { kind: 'claimed' }
+  /** The first call succeeded: its answer, as the JSON text the pipeline stored. */
+  | { kind: 'replay'; answer: string }
+  /** The first call is still running; it is presumed dead after `runningForMs` more. */
+  | { kind: 'running'; runningForMs: number }
+  /** The key was first used for another operation or input. */
+  | { kind: 'mismatch' }
+  /** The first call succeeded and was charged, but its answer was too big to keep. */
+  | { kind: 'unkept'; answerBytes: number };
+
+
+/**
+ * What the pipeline asks a workspace's idempotency store (durable-objects/idempotency-store.ts), reached only
+ * by calls that carry an Idempotency-Key. Each answer is atomic: of simultaneous calls with one key,
+ * exactly one is told to run.
+ */
+export interface IdempotencyStoreProtocol extends Rpc.DurableObjectBranded {
+  claim(key: string, digest: string, runningForMs: number): ClaimAnswer;
+  /** Keeps the first call's answer (null when it is too big to keep); false when the claim was lost. */
+  complete(key: string, digest: string, answer: string | null, answerBytes: number): boolean;
+  /** The call failed: the key is free for a retry. */
+  release(key: string, digest: string): void;
+}

@@ -1,0 +1,58 @@
+import type { Plan } from '../plans';
+import type { Balance, Charge, SyncMessage, SyncReply, Terms } from './lease';
+
+export interface LedgerEntry {
+  seq: number;
+  at: number;
+  kind: 'plan' | 'credit' | 'period_reset' | 'capture' | 'expire';
+  /**
+   * The usage row of a capture, the legacy hold of an expiry, or the dedupe id (a Stripe event's id) of a
+   * credit or plan given with one: the ledger's unique index applies each of these once.
+   */
+  holdId: string | null;
+  subscriptionDelta: number;
+  purchasedDelta: number;
+  subscriptionAfter: number;
+  purchasedAfter: number;
+}
+
+/** What configuring a wallet sets: a plan's allowance and ceiling, or a custom one (`plan` null, `rpmOverride`). */
+export interface WalletConfiguration {
+  allowanceUnits: number;
+  plan: Plan | null;
+  rpmOverride: number | null;
+  planEndsAt?: number | null;
+  /** A Stripe event's id, or another id that makes the call apply once. */
+  dedupeId?: string | null;
+}
+
+/**
+ * What the rest of Sluice may ask an organization's wallet (durable-objects/org-wallet.ts): the balance in
+ * units, the plan's terms, the ledger, and the leases its workspaces' gates spend from.
+ */
+export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
+  /**
+   * Sets the plan and starts a new period with its allowance in full; answers the workspaces that hold or
+   * held a lease, so the caller can tell their gates at once. `applied` is false when a configuration with
+   * this dedupe id was applied before.
+   */
+  configure(input: WalletConfiguration): {
+    balance: Balance;
+    terms: Terms;
+    generation: number;
+    workspaces: string[];
+    applied: boolean;
+    /** Whether the wallet's terms are (still) the ones this configuration set: no later one replaced them. */
+    current: boolean;
+  };
+  credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId?: string | null): Balance & { applied: boolean };
+  /** A gate's batch: its spending and usage rows, returned and drawn lease money, in one transaction. */
+  sync(workspaceId: string, message: SyncMessage): SyncReply;
+  recordUsage(usage: Charge['usage']): void;
+  balance(): Balance;
+  summary(workspaceId?: string): { balance: Balance; terms: Terms | null };
+  terms(): Terms | null;
+  statement(limit?: number): { balance: Balance; ledger: LedgerEntry[] };
+  /** Workspaces with a lease, so an exact statement can ask their gates to report first. */
+  leaseholders(): string[];
+}

@@ -1,0 +1,55 @@
+import type { KeyScope } from './keys';
+import type { Plan } from './plans';
+import type { KeyLimit } from './protocols/key-limits';
+
+/* What D1 holds about organizations, workspaces and keys, and whom a key stands for. */
+
+export interface Organization {
+  id: string;
+  name: string;
+  plan: Plan | null;
+  rpmOverride: number | null;
+  createdAt: string;
+}
+
+export interface Workspace {
+  id: string;
+  organizationId: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  scope: KeyScope;
+  name: string;
+  hint: string;
+  createdAt: string;
+  /** The dashboard user who made it; null when the operator API did. */
+  createdBy: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  /** The most the key may spend in a UTC calendar month, in cents; null: no limit of its own. */
+  monthlyLimitCents: number | null;
+}
+
+/** The plan an organization row is on now: its plan, unless its trial has ended (`now`: a bound parameter, or SQL). */
+export function planInForceSql(table: string, now = '?'): string {
+  return `CASE WHEN ${table}.trial_ends_at IS NOT NULL AND ${table}.trial_ends_at <= ${now} THEN NULL ELSE ${table}.plan END`;
+}
+
+/** What authentication resolves a key to: the key, its workspace and the organization that pays. */
+export interface KeyPrincipal {
+  keyId: string;
+  scope: KeyScope;
+  revoked: boolean;
+  workspaceId: string;
+  organizationId: string;
+  plan: Plan | null;
+  rpmOverride: number | null;
+  /** The key's monthly spend limit as D1 has it; absent for an OAuth grant, which has none. */
+  monthlyLimit?: KeyLimit;
+  /** The deployed agent a key of scope `agent` was minted for; null for every other key. */
+  agentId?: string | null;
+}

@@ -1,0 +1,141 @@
+import { z } from '@hono/zod-openapi';
+
+/**
+ * The inputs of the web tools (/scrape, /search, /map) as the spec defines them: what the operations
+ * validate and what each provider of them (Firecrawl, the built-in one) reads.
+ */
+const httpUrl = z.url({ protocol: /^https?$/, error: 'An absolute http(s) URL, such as https://example.com/page.' }).openapi({ example: 'https://example.com' });
+
+const countryCode = z.string().regex(/^[A-Za-z]{2}$/, 'An ISO 3166-1 alpha-2 country code, such as US.');
+
+const location = z
+  .strictObject({
+    country: countryCode.openapi({ example: 'US' }),
+    languages: z.array(z.string().min(1)).min(1).optional().openapi({ description: 'Preferred languages in order, as in Accept-Language.', example: ['en-US'] }),
+  })
+  .openapi({ description: 'Where the page is fetched from: a proxy in that country, with its languages and time zone.' });
+
+/**
+ * A union refuses a bad entry as a whole, at the entry's own path. Where the entry got past its type (an object
+ * of a known kind with one bad field), that field's complaint says more than the list of what entries may be.
+ */
+function entryError(expected: string) {
+  return (issue: z.core.$ZodRawIssue): string | undefined => {
+    if (issue.code !== 'invalid_union') return undefined;
+    const inner = (issue.errors as z.core.$ZodIssue[][]).flat().find((found) => found.path.length > 0 && found.path[0] !== 'type');
+    if (!inner) return expected;
+    const field = inner.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`)).join('');
+    return `${field}: ${inner.message.replace(/^Invalid input: /, '')}.`;
+  };
+}
+
+export const FORMAT_PRESETS = ['markdown', 'summary', 'html', 'rawHtml', 'links', 'images'] as const;
+
+const formatObject = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('json'),
+    schema: z.record(z.string(), z.unknown()).optional().openapi({ description: 'JSON Schema of the object to extract.' }),
+    prompt: z.string().min(1).optional().openapi({ description: 'What to extract, in words.' }),
+  }),
+  z.strictObject({
+    type: z.literal('screenshot'),
+    fullPage: z.boolean().optional(),
+    quality: z.number().int().min(1).max(100).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('changeTracking'),
+    modes: z.array(z.enum(['git-diff', 'json'])).min(1).optional(),
+  }),
+]);
+
+const format = z.union([z.enum(FORMAT_PRESETS), formatObject], {
+  error: entryError(`Each format is one of ${FORMAT_PRESETS.join(', ')}, or an object whose type is json, screenshot or changeTracking.`),
+});
+
+const formats = z.array(format).openapi({
+  description: 'String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).',
+  example: ['markdown', 'links'],
+});
+
+export type Format = z.infer<typeof format>;
+
+/** Cross-field rules run even when another field is wrong too, so one refusal names every offending field. */
+const evenBesideOtherFaults = { when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null };
+
+/** Longest wait a search or a map may ask for; the spec gives only a minimum, and no worker call usefully waits longer. */
+const MAX_TIMEOUT_MS = 300_000;
+
+export const scrapeInput = z
+  .strictObject({
+    url: httpUrl.openapi({ description: 'The publicly reachable page to fetch.' }),
+    formats: formats.default(['markdown']),
+    onlyMainContent: z.boolean().default(true).openapi({ description: 'Drop headers, navigation and footers.' }),
+    includeTags: z.array(z.string().min(1)).optional().openapi({ description: 'HTML tags or CSS selectors to keep.' }),
+    excludeTags: z.array(z.string().min(1)).optional().openapi({ description: 'HTML tags or CSS selectors to drop.' }),
+    maxAge: z.number().int().min(0).default(172_800_000).openapi({ description: 'Milliseconds of acceptable cache age; 0 always fetches afresh.' }),
+    waitFor: z.number().int().min(0).default(0).openapi({ description: 'Milliseconds to wait for the page before reading it.' }),
+    mobile: z.boolean().default(false),
+    timeout: z.number().int().min(1000).max(MAX_TIMEOUT_MS).default(60_000).openapi({ description: 'Milliseconds before the scrape gives up (not charged).' }),
+    parsers: z
+      .array(
+        z.union(
+          [
+            z.literal('pdf'),
+            z.strictObject({ type: z.literal('pdf'), mode: z.enum(['fast', 'auto', 'ocr']).optional(), maxPages: z.number().int().min(1).max(10_000).optional() }),
+          ],
+          { error: entryError('Each parser is "pdf" or an object {type: "pdf", mode?, maxPages?}.') },
+        ),
+      )
+      .optional()
+      .openapi({ description: 'PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64.' }),
+    proxy: z.enum(['basic', 'enhanced', 'auto']).default('auto').openapi({ description: 'auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.' }),
+    location: location.optional(),
+  });
+
+const SOURCE_TYPES = ['web', 'news', 'images'] as const;
+const source = z.union([z.enum(SOURCE_TYPES), z.strictObject({ type: z.enum(SOURCE_TYPES) })], {
+  error: entryError('Each source is web, news or images, or an object {type} naming one of them.'),
+});
+
+const hostname = z
+  .string()
+  .max(253)
+  .regex(/^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/, 'A hostname without protocol or path, such as example.com.');
+
+export const searchInput = z
+  .strictObject({
+    query: z.string().trim().min(1).max(500).openapi({ description: 'What to search for; operators such as site: work.' }),
+    limit: z.number().int().min(1).max(100).default(10).openapi({ description: 'Results per source.' }),
+    sources: z.array(source).min(1).default(['web']),
+    categories: z.array(z.enum(['github', 'research', 'pdf'])).optional(),
+    tbs: z.string().min(1).optional().openapi({ description: 'Time filter, for example qdr:d for the past day.' }),
+    location: z.string().min(1).optional().openapi({ description: 'Geo-target text, for example "San Francisco,California,United States".' }),
+    country: countryCode.default('US'),
+    includeDomains: z.array(hostname).min(1).optional().openapi({ description: 'Only results from these hostnames; not with excludeDomains.' }),
+    excludeDomains: z.array(hostname).min(1).optional().openapi({ description: 'No results from these hostnames; not with includeDomains.' }),
+    timeout: z.number().int().min(1000).max(MAX_TIMEOUT_MS).default(60_000),
+    scrapeOptions: z
+      .strictObject({ formats: formats.default(['markdown']), onlyMainContent: z.boolean().default(true) })
+      .optional()
+      .openapi({ description: 'When present, every result is also scraped, and billed as a scraped page.' }),
+  })
+  .superRefine((input, context) => {
+    if (input.includeDomains && input.excludeDomains) {
+      context.addIssue({ code: 'custom', path: ['excludeDomains'], message: 'includeDomains and excludeDomains are mutually exclusive; send one of them.' });
+    }
+  }, evenBesideOtherFaults);
+
+export const mapInput = z.strictObject({
+  url: httpUrl.openapi({ description: 'Base URL of the site.' }),
+  search: z.string().min(1).optional().openapi({ description: 'Orders the URLs by relevance to this query.' }),
+  sitemap: z.enum(['skip', 'include', 'only']).default('include'),
+  includeSubdomains: z.boolean().default(true),
+  ignoreQueryParameters: z.boolean().default(true),
+  limit: z.number().int().min(1).max(100_000).default(5000),
+  timeout: z.number().int().min(1000).max(MAX_TIMEOUT_MS).optional(),
+  location: location.optional(),
+});
+
+export type ScrapeInput = z.infer<typeof scrapeInput>;
+export type SearchInput = z.infer<typeof searchInput>;
+export type MapInput = z.infer<typeof mapInput>;
