@@ -60,9 +60,14 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/;
  * malformed JSON; any other content-type (a form post, `curl -d` without a header) is told the header to send.
  */
 export function unreadableJsonBody(contentType: string | undefined): ApiError {
-  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
+  const mediaType = mediaTypeOf(contentType);
   const message = JSON_MEDIA_TYPE.test(mediaType)
     ? 'Malformed JSON in request body.'
     : `The request body must be JSON: send it with \`content-type: application/json\` (this request said ${mediaType ? `\`${mediaType}\`` : 'no content-type'}).`;
   return ApiError.validation([{ field: 'body', location: 'body', message }]);
+}
+
+/** A Content-Type header's media type alone, lowercase: `Text/HTML; charset=utf-8` is `text/html`; absent is ``. */
+export function mediaTypeOf(header: string | null | undefined): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }

@@ -2,6 +2,7 @@ import { ApiError } from '../../core/errors';
 import { normalizeUpstream } from '../normalize';
 import { isIpLiteral, nonPublicAddressReason, privateNameReason } from './addresses';
 import { readAll } from '../../core/bounded-read';
+import { mediaTypeOf } from '../../core/request-body';
 import { resolveHost, type Fetcher } from './resolver';
 import { hostPortOf, type BuiltinWebSettings } from './settings';
 
@@ -130,7 +131,7 @@ export class SafeFetcher {
           url: url.href,
           status: response.status,
           headers: response.headers,
-          contentType: mediaType(response.headers.get('content-type')),
+          contentType: mediaTypeOf(response.headers.get('content-type')),
           body: await this.counted(response, url, options.maxBytes ?? MAX_BODY_BYTES),
         };
       }
@@ -233,10 +234,6 @@ function refusal(field: string, url: URL, reason: string, redirectedFrom: string
   const what = redirectedFrom ? `${redirectedFrom} redirects to ${url.href}, which is ${reason}` : `${url.href} is ${reason}`;
   const message = `Only public http(s) addresses are fetched: ${what}.${allowance ? ` Private hosts are fetched only when listed in ${allowance}.` : ''}`;
   return ApiError.validation([{ field, location: 'body', message }], message);
-}
-
-function mediaType(header: string | null): string {
-  return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
 function formatBytes(bytes: number): string {
