@@ -1,6 +1,10 @@
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { OrgWallet } from '../durable-objects/org-wallet';
 import { clock } from '../src/core/clock';
+import { gateOf } from '../src/services/gate';
+import { walletOf } from '../src/services/wallet';
 import { bearer, call, eventually, json, ops, provision, type Provisioned } from './support/api';
 
 const realNow = clock.now;
@@ -82,11 +86,11 @@ describe('REST authentication', () => {
     expect(before?.last_used_at).toBeNull();
     const started = Date.now();
     await call(AUTHENTICATED, bearer(fresh.key));
-    let stamped: string | null | undefined;
-    for (let attempt = 0; attempt < 50 && !stamped; attempt++) {
-      stamped = (await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').bind(fresh.keyId).first<{ last_used_at: string | null }>())?.last_used_at;
-      if (!stamped) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // The use travels on the objects' own schedules (the gate reports it to the wallet within
+    // KEY_USE_REPORT_MS, the wallet writes it to D1 USAGE_FLUSH_MS later); here both steps run now, to completion.
+    await gateOf(env, fresh.workspaceId).flush();
+    await runInDurableObject(walletOf(env, fresh.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
+    const stamped = (await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').bind(fresh.keyId).first<{ last_used_at: string | null }>())?.last_used_at;
     expect(stamped).toBeTruthy();
     expect(Date.parse(stamped!)).toBeGreaterThanOrEqual(started - 1000);
   });
