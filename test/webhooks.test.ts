@@ -1,9 +1,12 @@
-import { createExecutionContext, createScheduledController, runDurableObjectAlarm, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, createScheduledController, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { OrgWallet } from '../durable-objects/org-wallet';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
+import { gateOf } from '../src/services/gate';
+import { walletOf } from '../src/services/wallet';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
@@ -34,6 +37,20 @@ function receiverUrl(behaviour: 'ok' | `fail-${number}`) {
 
 async function received(url: string): Promise<ReceivedRequest[]> {
   return (await fetch(`${FAKE_RECEIVER}/_received?path=${encodeURIComponent(new URL(url).pathname)}`)).json();
+}
+
+/**
+ * Waits until the wallet has announced what its balance calls for: its credit watch has caught up with the
+ * balance and holds no refusal still unsaid (the watch is written after the alarm's announcements are queued).
+ */
+async function walletSaidAll(organizationId: string) {
+  const behind = () =>
+    runInDurableObject(walletOf(env, organizationId), (_wallet, state) =>
+      state.storage.sql
+        .exec<{ behind: number }>('SELECT (watch.refused = 1 OR watch.reported_units IS NOT account.subscription_units + account.purchased_units) AS behind FROM credit_watch watch, account')
+        .one().behind,
+    );
+  expect(await eventually(behind, (value) => value === 0)).toBe(0);
 }
 
 function sender(endpointId: string) {
@@ -160,9 +177,14 @@ describe('/v1/webhook-endpoints', () => {
     const requests = await eventually(() => received(url), (all) => all.length === 2);
     const revoked = JSON.parse(requests[1]!.body);
     expect(revoked).toMatchObject({ type: 'key.revoked', data: { key: { id: other.body.data.id, revokedAt: expect.any(String) } } });
-    // Revoking it again changes nothing and says nothing.
+    // Revoking it again changes nothing and says nothing: an event is queued on the endpoint before the
+    // revocation is answered, and once what is queued is delivered nothing more is to come.
     await person.json('POST', `/api/workspaces/${person.workspaceId}/keys/${other.body.data.id}/revoke`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const settled = await eventually(() => deliveries(apiKey, endpoint.id), (all) => all.every((delivery) => delivery.state !== 'pending'));
+    expect(settled.map((delivery) => [delivery.type, delivery.state])).toEqual([
+      ['key.revoked', 'delivered'],
+      ['ping', 'delivered'],
+    ]);
     expect(await received(url)).toHaveLength(2);
   });
 
@@ -260,7 +282,7 @@ describe('/v1/webhook-endpoints', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 3 });
     const url = receiverUrl('ok');
-    await create(account, { url, events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 3 });
+    const endpoint = (await create(account, { url, events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 3 })).body.data;
     // A second workspace of the same organization hears of its credits too.
     const sibling = await ops('POST', '/workspaces', { organizationId: account.organizationId, name: 'Sibling' });
     const siblingKey = await ops('POST', '/keys', { workspaceId: sibling.body.data.id, scope: 'workspace', name: 'sibling' });
@@ -277,7 +299,16 @@ describe('/v1/webhook-endpoints', () => {
     const refused = await companyByDomain(account.key, 'stripe.com');
     expect(refused.status).toBe(402);
     const events = await eventually(() => types(url), (all) => all.some((event) => event.type === 'credits.exhausted'));
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Nothing more is to come: every report has reached the wallet (the refused call's too), the wallet has
+    // said what its balance calls for, and a further alarm of its own says nothing; then what is queued is delivered.
+    await gateOf(env, account.workspaceId).flush();
+    await walletSaidAll(account.organizationId);
+    await runInDurableObject(walletOf(env, account.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
+    const settled = await eventually(() => deliveries(account.key, endpoint.id), (all) => all.every((delivery) => delivery.state !== 'pending'));
+    expect(settled.map((delivery) => [delivery.type, delivery.state])).toEqual([
+      ['credits.exhausted', 'delivered'],
+      ['credits.low', 'delivered'],
+    ]);
     expect((await types(url)).map((event) => event.type)).toEqual(['credits.low', 'credits.exhausted']);
     expect(events.at(-1).data).toMatchObject({ availableCents: 0 });
     expect((await types(siblingUrl)).map((event) => [event.type, event.data.thresholdCents])).toEqual([['credits.low', 1]]);
@@ -287,7 +318,7 @@ describe('/v1/webhook-endpoints', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 5 });
     const url = receiverUrl('ok');
-    await create(account, { url, events: ['usage.daily'] });
+    const endpoint = (await create(account, { url, events: ['usage.daily'] })).body.data;
     const today = new Date().toISOString().slice(0, 10);
     await companyByDomain(account.key, 'stripe.com');
     await eventually(
@@ -302,13 +333,15 @@ describe('/v1/webhook-endpoints', () => {
       await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), env, context);
       await waitOnExecutionContext(context);
     }
-    const [report] = await eventually(() => received(url), (requests) => requests.length > 0);
+    // Each run has queued what it sends on the endpoint by the time it ends: one delivery, sent, is all there is.
+    const settled = await eventually(() => deliveries(account.key, endpoint.id), (all) => all.every((delivery) => delivery.state !== 'pending'));
+    expect(settled.map((delivery) => [delivery.type, delivery.state])).toEqual([['usage.daily', 'delivered']]);
+    const [report, ...more] = await received(url);
+    expect(more).toEqual([]);
     expect(JSON.parse(report!.body)).toMatchObject({
       type: 'usage.daily',
       data: { workspaceId: account.workspaceId, day: today, totals: { calls: 1, succeeded: 1, failed: 0, costCents: 1 }, byOperation: [expect.objectContaining({ operation: 'linkedin.get-company-by-domain', calls: 1 })] },
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await received(url)).toHaveLength(1);
   });
 });
 
