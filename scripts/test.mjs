@@ -9,7 +9,8 @@ const run = (command, args) => new Promise((resolve) => spawn(command, args, { s
 const [typecheck, layers, tests] = await Promise.all([
   run('npm', ['run', '-s', 'typecheck']),
   run('npm', ['run', '-s', 'layers']),
-  run('node_modules/.bin/vitest', ['run']),
+  // The default reporter (progress and every failure), then each file's duration, longest first.
+  run('node_modules/.bin/vitest', ['run', '--reporter=default', '--reporter=./scripts/file-timings-reporter.ts']),
 ]);
 if (typecheck !== 0) console.error('\nThe typecheck failed (its errors are above).');
 if (layers !== 0) console.error('\nAn import crosses a layer or closes a cycle (dependency-cruiser, above; the rules are in .dependency-cruiser.cjs).');
