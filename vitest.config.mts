@@ -1,23 +1,10 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { defineConfig, type Plugin } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import { FAKE_SETTINGS, fakeUpstreams } from './test/fakes/index.ts';
-
-/**
- * The reference UI's prebuilt bundle as a text module, as the `Text` rule of wrangler.toml makes it for
- * deployment (vite would otherwise refuse the path: the package does not export it).
- */
-function referenceUiAsText(): Plugin {
-  const specifier = '@scalar/api-reference/dist/browser/standalone.js';
-  const id = '\0sluice:reference-ui';
-  return {
-    name: 'sluice-reference-ui-as-text',
-    enforce: 'pre',
-    resolveId: (source) => (source === specifier ? id : undefined),
-    load: (loaded) => (loaded === id ? `export default ${JSON.stringify(readFileSync(new URL(`./node_modules/${specifier}`, import.meta.url), 'utf8'))};` : undefined),
-  };
-}
+// The reference UI into the api worker's assets folder, which wrangler.toml names (its build command does
+// this for deployments and npm start; the pool reads the config without building).
+import './scripts/reference-ui.mjs';
 
 const TEST_KEY_ENCRYPTION_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
 
@@ -29,7 +16,6 @@ export default defineConfig({
     projects: [
       {
         plugins: [
-          referenceUiAsText(),
           cloudflareTest(async () => ({
             main: './src/api/index.ts',
             wrangler: { configPath: './wrangler.toml' },

@@ -122,7 +122,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // SLUICE_INSPECTOR_PORT opens workerd's inspector (Chrome DevTools, CPU profiles) on that loopback port.
   const inspector = env.SLUICE_INSPECTOR_PORT ? { inspectorPort: Number(env.SLUICE_INSPECTOR_PORT) } : {};
   const registryOption = databaseProcess ? { unsafeDevRegistryPath: registry } : {};
-  const miniflare = new Miniflare({ ...persistence, ...inspector, ...registryOption, host: '127.0.0.1', port: 0, workers: workerOptions });
+  const miniflare = new Miniflare({ ...persistence, ...inspector, ...registryOption, host: '127.0.0.1', port: 0, workers: workerOptions.flatMap(withAssetsBeside) });
   try {
     await miniflare.ready;
   } catch (error) {
@@ -160,6 +160,30 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return (stopping ??= Promise.all([miniflare.dispose(), databaseProcess?.stop()]).then(() => {}));
     },
   };
+}
+
+/**
+ * A worker that reaches its static assets only through their binding (`run_worker_first`: the api and its
+ * reference UI) gets them from a worker of their own beside it, bound under the same name. Given the assets
+ * itself, Miniflare would put its asset router and a proxy in front of the worker's socket: two more
+ * workers on workerd's one thread for every request (/health took 0.43 ms of workerd CPU instead of
+ * 0.13), where Cloudflare runs its router outside the worker.
+ */
+function withAssetsBeside(options: WorkerOptions): WorkerOptions[] {
+  const { assets, ...worker } = options;
+  if (!assets?.binding || !assets.routerConfig?.invoke_user_worker_ahead_of_assets) return [options];
+  const name = `${options.name}-assets`;
+  return [
+    { ...worker, serviceBindings: { ...worker.serviceBindings, [assets.binding]: name } },
+    {
+      name,
+      modules: true,
+      // Never run: with no user worker the assets' router answers every request itself.
+      script: 'export default {};',
+      compatibilityDate: options.compatibilityDate,
+      assets: { directory: assets.directory, assetConfig: assets.assetConfig, routerConfig: { has_user_worker: false } },
+    },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -83,6 +83,8 @@ export type Env = Partial<Record<SettingName, string>> &
     MCP_URL: string;
     APP_URL: string;
     KEY_ENCRYPTION_KEY: string;
+    /** The api worker's static assets (wrangler.toml [assets]): the reference UI /docs serves. */
+    ASSETS: Fetcher;
   };
 
 export interface PublicUrls {

@@ -1,16 +1,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import referenceUi from '@scalar/api-reference/dist/browser/standalone.js';
 import { html } from 'hono/html';
 import { publicUrls, type PublicUrls } from '../../core/config';
-import { sha256Hex } from '../../core/digest';
 import { ApiError } from '../../core/errors';
-import type { AppEnv } from '../../services/context';
+import type { AppEnv } from '../../core/context';
 
 /**
  * `/docs`: the Scalar API reference of `/openapi.json`, every byte of it served by this worker (the
- * pinned `@scalar/api-reference` browser bundle, imported as text through the `Text` rule of
- * wrangler.toml), under a Content-Security-Policy that lets the page reach nothing but this origin and
- * the API it documents. It renders with the network cut, and no third party learns who reads the docs.
+ * pinned `@scalar/api-reference` browser bundle from the worker's static assets, the ASSETS binding of
+ * wrangler.toml, so its 3.5 MB are not loaded with the code that answers metered calls), under a
+ * Content-Security-Policy that lets the page reach nothing but this origin and the API it documents. It
+ * renders with the network cut, and no third party learns who reads the docs.
  */
 
 /** What Scalar is told: no web fonts, no telemetry, no AI agent or MCP panel (each would call scalar.com). */
@@ -27,10 +26,34 @@ const SCALAR_CONFIGURATION = {
 
 const INIT_SCRIPT = `Scalar.createApiReference('#reference', ${JSON.stringify(SCALAR_CONFIGURATION)});\n`;
 
-/** The bundle's address carries its digest, so it can be cached for good and a new version is a new URL. */
-let bundlePath: Promise<string> | undefined;
-const bundlePathOf = () => (bundlePath ??= sha256Hex(referenceUi).then((digest) => `/docs/assets/scalar-${digest.slice(0, 16)}.js`));
+/** Where scripts/reference-ui.mjs puts the bundle among the assets. */
+const BUNDLE_ASSET = '/scalar-api-reference.js';
 const INIT_PATH = '/docs/assets/init.js';
+
+/**
+ * The bundle's address carries the ETag the asset store gives it (a hash of the file), so it can be cached
+ * for good and a new version is a new URL. Asked once per isolate; a failed lookup is asked again.
+ */
+let bundlePath: Promise<string> | undefined;
+function bundlePathOf(assets: Fetcher): Promise<string> {
+  return (bundlePath ??= bundleAsset(assets, 'HEAD')
+    .then((response) => {
+      const tag = response.headers.get('etag')?.replace(/[^0-9a-f]/gi, '');
+      if (!tag) throw new Error(`The asset store gave ${BUNDLE_ASSET} no ETag.`);
+      return `/docs/assets/scalar-${tag.slice(0, 16)}.js`;
+    })
+    .catch((error: unknown) => {
+      bundlePath = undefined;
+      throw error;
+    }));
+}
+
+/** The bundle from the assets (the binding reads only the path). Missing, it is the deployment's fault: a 500. */
+async function bundleAsset(assets: Fetcher, method: 'GET' | 'HEAD'): Promise<Response> {
+  const response = await assets.fetch(`https://assets.invalid${BUNDLE_ASSET}`, { method });
+  if (!response.ok) throw new Error(`The reference UI is not among the api worker's assets (${BUNDLE_ASSET}: ${response.status}); scripts/reference-ui.mjs puts it there.`);
+  return response;
+}
 
 export function registerDocs(app: OpenAPIHono<AppEnv>) {
   app.get('/docs', async (c) => {
@@ -43,7 +66,7 @@ export function registerDocs(app: OpenAPIHono<AppEnv>) {
   </head>
   <body>
     <div id="reference"></div>
-    <script src="${await bundlePathOf()}"></script>
+    <script src="${await bundlePathOf(c.env.ASSETS)}"></script>
     <script src="${INIT_PATH}"></script>
   </body>
 </html>`;
@@ -52,7 +75,10 @@ export function registerDocs(app: OpenAPIHono<AppEnv>) {
 
   app.get('/docs/assets/:file', async (c) => {
     if (c.req.path === INIT_PATH) return c.body(INIT_SCRIPT, 200, script('no-cache'));
-    if (c.req.path === (await bundlePathOf())) return c.body(referenceUi, 200, script('public, max-age=31536000, immutable'));
+    if (c.req.path === (await bundlePathOf(c.env.ASSETS))) {
+      // A successful GET has a body.
+      return c.body((await bundleAsset(c.env.ASSETS, 'GET')).body!, 200, script('public, max-age=31536000, immutable'));
+    }
     throw ApiError.notFound(`No asset ${c.req.path}; the reference at /docs names the ones it loads.`);
   });
 }
