@@ -1,5 +1,5 @@
--- The D1 schema, in full. Each change is also a numbered file in migrations/, which wrangler and the
--- tests apply; test/schema.test.ts proves the two agree.
+-- The D1 schema, in full, as the migrations in migrations/ build it. Written by
+-- `npm run -s schema:generate`: do not edit; add a migration and run it again (test/schema.test.ts checks).
 
 CREATE TABLE organizations (
   id            TEXT PRIMARY KEY,
@@ -9,8 +9,6 @@ CREATE TABLE organizations (
   -- A contract's custom requests-per-minute ceiling; NULL means the plan's figure.
   rpm_override  INTEGER CHECK (rpm_override > 0),
   created_at    TEXT NOT NULL
--- Added by migration 0006: the operator's cap overrides (JSON), the once-ever free trial, and the Stripe
--- subscription that pays for the plan.
 , cap_overrides TEXT, trial_started_at TEXT, trial_ends_at TEXT, stripe_subscription_id TEXT);
 
 CREATE TABLE workspaces (
@@ -19,6 +17,7 @@ CREATE TABLE workspaces (
   name             TEXT NOT NULL,
   created_at       TEXT NOT NULL
 );
+
 CREATE INDEX workspaces_by_organization ON workspaces (organization_id);
 
 CREATE TABLE api_keys (
@@ -34,11 +33,10 @@ CREATE TABLE api_keys (
   created_at      TEXT NOT NULL,
   last_used_at    TEXT,
   revoked_at      TEXT
--- Added by migration 0003 (SQLite appends the column this way): the dashboard user who made the key,
--- NULL for keys made by the operator API. Then by migration 0009: the key's optional monthly spend limit
--- in units (NULL: none), and its version.
 , created_by TEXT REFERENCES users (id), monthly_limit_units INTEGER, limit_version INTEGER NOT NULL DEFAULT 0);
+
 CREATE UNIQUE INDEX api_keys_by_hash ON api_keys (key_hash);
+
 CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
 
 CREATE TABLE usage (
@@ -56,10 +54,9 @@ CREATE TABLE usage (
   latency_ms       INTEGER NOT NULL,
   created_at       TEXT NOT NULL
 );
+
 CREATE INDEX usage_by_workspace_time ON usage (workspace_id, created_at);
 
--- The last Markdown scraped of a URL with change tracking, per organization: what the next scrape
--- with change tracking compares with (migrations/0002_scrape_snapshots.sql).
 CREATE TABLE scrape_snapshots (
   organization_id  TEXT NOT NULL,
   url              TEXT NOT NULL,
@@ -71,32 +68,23 @@ CREATE TABLE scrape_snapshots (
   PRIMARY KEY (organization_id, url)
 );
 
--- Sources the operator has switched off (`ops platform disable --slug S`): their calls answer
--- 503 PROVIDER_NOT_FOUND until `ops platform enable --slug S` deletes the row.
-CREATE TABLE disabled_platforms (
-  slug         TEXT PRIMARY KEY,
-  disabled_at  TEXT NOT NULL
-);
-
--- People and their sessions for the dashboard (migrations/0003_dashboard_accounts.sql).
 CREATE TABLE users (
   id             TEXT PRIMARY KEY,
-  -- Lowercased and trimmed: one account per address, whatever its case.
   email          TEXT NOT NULL,
   name           TEXT NOT NULL,
-  -- scrypt, PHC string format: $scrypt$ln=..,r=..,p=..$<salt>$<hash> (parameters travel with the hash).
   password_hash  TEXT NOT NULL,
   created_at     TEXT NOT NULL
 );
+
 CREATE UNIQUE INDEX users_by_email ON users (email);
 
 CREATE TABLE sessions (
-  -- Hex SHA-256 of the cookie's random value: a leaked table holds no usable session.
   id_hash       TEXT PRIMARY KEY,
   user_id       TEXT NOT NULL REFERENCES users (id),
   created_at    TEXT NOT NULL,
   expires_at    TEXT NOT NULL
 );
+
 CREATE INDEX sessions_by_user ON sessions (user_id);
 
 CREATE TABLE memberships (
@@ -106,52 +94,20 @@ CREATE TABLE memberships (
   created_at       TEXT NOT NULL,
   PRIMARY KEY (organization_id, user_id)
 );
+
 CREATE INDEX memberships_by_user ON memberships (user_id);
 
--- Fixed windows of sign-in and sign-up attempts per bucket ("email:<address>", "ip:<address>", ...).
 CREATE TABLE auth_throttle (
   bucket        TEXT PRIMARY KEY,
   window_start  INTEGER NOT NULL,
   attempts      INTEGER NOT NULL
 );
 
--- Invitations to join an organization (migrations/0006_plans_seats_invitations.sql): only the SHA-256 of
--- the token in the accept link is kept.
-CREATE TABLE invitations (
-  id               TEXT PRIMARY KEY,
-  organization_id  TEXT NOT NULL REFERENCES organizations (id),
-  email            TEXT NOT NULL,
-  role             TEXT NOT NULL CHECK (role IN ('admin', 'member')),
-  token_hash       TEXT NOT NULL,
-  invited_by       TEXT NOT NULL REFERENCES users (id),
-  created_at       TEXT NOT NULL,
-  expires_at       TEXT NOT NULL,
-  accepted_at      TEXT,
-  accepted_by      TEXT REFERENCES users (id),
-  revoked_at       TEXT
-);
-CREATE UNIQUE INDEX invitations_by_token ON invitations (token_hash);
-CREATE INDEX invitations_by_organization ON invitations (organization_id, email);
-
--- Messages the dashboard would send, kept only when the installation enables the development outbox.
-CREATE TABLE email_outbox (
-  id          TEXT PRIMARY KEY,
-  recipient   TEXT NOT NULL,
-  subject     TEXT NOT NULL,
-  body        TEXT NOT NULL,
-  created_at  TEXT NOT NULL
+CREATE TABLE disabled_platforms (
+  slug         TEXT PRIMARY KEY,
+  disabled_at  TEXT NOT NULL
 );
 
--- Stripe webhook events already applied, so a delivery Stripe repeats changes nothing twice.
-CREATE TABLE stripe_events (
-  id               TEXT PRIMARY KEY,
-  type             TEXT NOT NULL,
-  organization_id  TEXT,
-  received_at      TEXT NOT NULL
-);
--- OAuth 2.1 for MCP clients and custom MCP servers (migrations/0005_mcp_oauth.sql).
--- Registered clients: dynamic registrations (RFC 7591, id oac_...) and client ID metadata documents (id
--- is the document's https URL; the row is a cache of the validated document until expires_at).
 CREATE TABLE oauth_clients (
   id            TEXT PRIMARY KEY,
   name          TEXT NOT NULL,
@@ -162,7 +118,6 @@ CREATE TABLE oauth_clients (
   expires_at    INTEGER
 );
 
--- An authorization request between /oauth/authorize and the person's decision on the consent page.
 CREATE TABLE oauth_requests (
   id_hash        TEXT PRIMARY KEY,
   client_id      TEXT NOT NULL,
@@ -174,7 +129,6 @@ CREATE TABLE oauth_requests (
   expires_at     INTEGER NOT NULL
 );
 
--- What a person allowed a client to do for one workspace, on one resource; revoking it ends its tokens.
 CREATE TABLE oauth_grants (
   id              TEXT PRIMARY KEY,
   client_id       TEXT NOT NULL,
@@ -193,11 +147,11 @@ CREATE TABLE oauth_grants (
   revoked_at      TEXT,
   revoked_reason  TEXT
 );
+
 CREATE UNIQUE INDEX oauth_grants_by_code ON oauth_grants (code_hash);
+
 CREATE INDEX oauth_grants_by_workspace ON oauth_grants (workspace_id);
 
--- Access and refresh tokens of a grant. A refresh token is used once (used_at); kept until its grant
--- ends so that a second use is recognised as a theft and ends the grant.
 CREATE TABLE oauth_tokens (
   hash       TEXT PRIMARY KEY,
   grant_id   TEXT NOT NULL REFERENCES oauth_grants (id),
@@ -205,10 +159,9 @@ CREATE TABLE oauth_tokens (
   expires_at INTEGER NOT NULL,
   used_at    INTEGER
 );
+
 CREATE INDEX oauth_tokens_by_grant ON oauth_tokens (grant_id);
 
--- A workspace's own MCP servers: a name and a chosen set of tools, served at /mcp/s/<id>. The default one
--- is what the bare /mcp serves to that workspace.
 CREATE TABLE mcp_servers (
   id           TEXT PRIMARY KEY,
   workspace_id TEXT NOT NULL REFERENCES workspaces (id),
@@ -217,12 +170,44 @@ CREATE TABLE mcp_servers (
   is_default   INTEGER NOT NULL DEFAULT 0,
   created_at   TEXT NOT NULL
 );
+
 CREATE INDEX mcp_servers_by_workspace ON mcp_servers (workspace_id);
+
 CREATE UNIQUE INDEX mcp_servers_one_default ON mcp_servers (workspace_id) WHERE is_default = 1;
 
--- Onboarding intents: who is setting Sluice up and what for, recorded by POST /v1/register (deprecated)
--- and by its successor, the MCP tool sluice_onboarding. The workspace and organization are known when the
--- caller sent a key or an MCP credential, null otherwise.
+CREATE TABLE invitations (
+  id               TEXT PRIMARY KEY,
+  organization_id  TEXT NOT NULL REFERENCES organizations (id),
+  email            TEXT NOT NULL,
+  role             TEXT NOT NULL CHECK (role IN ('admin', 'member')),
+  token_hash       TEXT NOT NULL,
+  invited_by       TEXT NOT NULL REFERENCES users (id),
+  created_at       TEXT NOT NULL,
+  expires_at       TEXT NOT NULL,
+  accepted_at      TEXT,
+  accepted_by      TEXT REFERENCES users (id),
+  revoked_at       TEXT
+);
+
+CREATE UNIQUE INDEX invitations_by_token ON invitations (token_hash);
+
+CREATE INDEX invitations_by_organization ON invitations (organization_id, email);
+
+CREATE TABLE email_outbox (
+  id          TEXT PRIMARY KEY,
+  recipient   TEXT NOT NULL,
+  subject     TEXT NOT NULL,
+  body        TEXT NOT NULL,
+  created_at  TEXT NOT NULL
+);
+
+CREATE TABLE stripe_events (
+  id               TEXT PRIMARY KEY,
+  type             TEXT NOT NULL,
+  organization_id  TEXT,
+  received_at      TEXT NOT NULL
+);
+
 CREATE TABLE onboarding_intents (
   id                 TEXT PRIMARY KEY,
   surface            TEXT NOT NULL CHECK (surface IN ('register', 'mcp')),
@@ -235,10 +220,9 @@ CREATE TABLE onboarding_intents (
   organization_id    TEXT REFERENCES organizations (id),
   created_at         TEXT NOT NULL
 );
+
 CREATE INDEX onboarding_intents_by_organization ON onboarding_intents (organization_id, created_at);
 
--- Workspace databases: each row names one WorkspaceDatabase Durable Object (its SQLite storage holds the
--- data); the organization is kept beside the workspace so the plan's cap is counted in one statement.
 CREATE TABLE workspace_databases (
   id               TEXT PRIMARY KEY,
   organization_id  TEXT NOT NULL REFERENCES organizations (id),
@@ -246,12 +230,11 @@ CREATE TABLE workspace_databases (
   name             TEXT NOT NULL,
   created_at       TEXT NOT NULL
 );
+
 CREATE UNIQUE INDEX workspace_databases_by_name ON workspace_databases (workspace_id, name);
+
 CREATE INDEX workspace_databases_by_organization ON workspace_databases (organization_id);
 
--- Webhook endpoints of a workspace: where its events are sent, which events, and the signing secret,
--- encrypted (AES-GCM under KEY_ENCRYPTION_KEY, the endpoint id bound as associated data). Deliveries and
--- their attempts live in each endpoint's WebhookSender Durable Object, not here.
 CREATE TABLE webhook_endpoints (
   id                          TEXT PRIMARY KEY,
   workspace_id                TEXT NOT NULL REFERENCES workspaces (id),
@@ -264,10 +247,9 @@ CREATE TABLE webhook_endpoints (
   created_at                  TEXT NOT NULL,
   updated_at                  TEXT NOT NULL
 );
+
 CREATE INDEX webhook_endpoints_by_workspace ON webhook_endpoints (workspace_id, created_at);
 
--- Webhook events counted against the plan's monthly cap (webhookEvents): one per event sent to one
--- endpoint, per organization and UTC calendar month ('2026-11').
 CREATE TABLE webhook_event_counts (
   organization_id  TEXT NOT NULL REFERENCES organizations (id),
   month            TEXT NOT NULL,
@@ -275,9 +257,6 @@ CREATE TABLE webhook_event_counts (
   PRIMARY KEY (organization_id, month)
 );
 
--- Deployed agents: a deployment in a workspace with a key of scope `agent` minted for it (shown once).
--- Stopping revokes the key; redeploying mints a new one. The organization is kept beside the workspace
--- so the plan's `agents` cap (deployed agents across the organization) is counted in one statement.
 CREATE TABLE agents (
   id               TEXT PRIMARY KEY,
   organization_id  TEXT NOT NULL REFERENCES organizations (id),
@@ -292,18 +271,20 @@ CREATE TABLE agents (
   deployed_at      TEXT NOT NULL,
   stopped_at       TEXT
 );
--- Names are unique among a workspace's deployed agents; a stopped one's name may be used again.
+
 CREATE UNIQUE INDEX agents_deployed_by_name ON agents (workspace_id, name) WHERE status = 'deployed';
+
 CREATE INDEX agents_by_organization ON agents (organization_id, status);
+
 CREATE INDEX agents_by_workspace ON agents (workspace_id, created_at);
+
 CREATE UNIQUE INDEX agents_by_key ON agents (key_id);
 
--- Agent-hours, counted against the plan's monthly `runtimeHours` cap: one row per agent and UTC clock
--- hour ('2026-11-23T05:00:00.000Z') in which it made at least one /runtime/data call.
 CREATE TABLE agent_hours (
   agent_id         TEXT NOT NULL REFERENCES agents (id),
   hour             TEXT NOT NULL,
   organization_id  TEXT NOT NULL REFERENCES organizations (id),
   PRIMARY KEY (agent_id, hour)
 );
+
 CREATE INDEX agent_hours_by_organization ON agent_hours (organization_id, hour);

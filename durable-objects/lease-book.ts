@@ -31,10 +31,11 @@ interface State {
   seq: number;
   /** The message sent and not yet acknowledged: sent again, unchanged, before any other. */
   outgoing: SyncMessage | null;
-  /** Failed sends of `outgoing`; null (or absent, in a state stored before it was kept) while none failed. */
-  delivery?: Delivery | null;
+  /** Failed sends of `outgoing`; null while none failed. */
+  delivery: Delivery | null;
   /** The organization's balance in the wallet's last reply. */
   view: Balance | null;
+  /** The wallet's plan, from its first reply or a plan change told before it; null until then. */
   terms: Terms | null;
 }
 
@@ -102,7 +103,7 @@ export class LeaseBook {
 
   /** How sending the outgoing message has gone; null while no attempt failed. */
   get delivery(): Delivery | null {
-    return this.state.delivery ?? null;
+    return this.state.delivery;
   }
 
   /**
@@ -265,7 +266,7 @@ export class LeaseBook {
    * failure a lost reply instead, the figures shown count its charges twice until it is delivered: what
    * is shown, never what is charged.
    */
-  refreshView(balance: Balance, terms: Terms | null): void {
+  refreshView(balance: Balance, terms: Terms): void {
     this.state.view = balance;
     this.adoptTerms(terms);
     this.viewAt = clock.now();
@@ -315,8 +316,8 @@ export class LeaseBook {
     return balance ? balance.subscriptionUnits + balance.purchasedUnits : 0;
   }
 
-  private adoptTerms(terms: Terms | null): void {
-    if (terms && (!this.state.terms || terms.version > this.state.terms.version)) this.state.terms = terms;
+  private adoptTerms(terms: Terms): void {
+    if (!this.state.terms || terms.version > this.state.terms.version) this.state.terms = terms;
   }
 
   /** Subscription units of earlier generations no longer count: holds and charges keep only their purchased part. */

@@ -25,7 +25,6 @@ interface TermsRow extends Record<string, SqlStorageValue> {
   plan: string | null;
   rpm_override: number | null;
   plan_ends_at: number | null;
-  known: number;
   version: number;
   generation: number;
 }
@@ -74,28 +73,17 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         id INTEGER PRIMARY KEY CHECK (id = 1),
         plan TEXT,
         rpm_override INTEGER,
-        known INTEGER NOT NULL,
+        plan_ends_at INTEGER,
         version INTEGER NOT NULL,
         generation INTEGER NOT NULL
       );
-      INSERT OR IGNORE INTO terms (id, plan, rpm_override, known, version, generation) VALUES (1, NULL, NULL, 0, 0, 0);
+      INSERT OR IGNORE INTO terms (id, plan, rpm_override, plan_ends_at, version, generation) VALUES (1, NULL, NULL, NULL, 0, 0);
       CREATE TABLE IF NOT EXISTS leases (
         workspace_id TEXT PRIMARY KEY,
         subscription_units INTEGER NOT NULL CHECK (subscription_units >= 0),
         purchased_units INTEGER NOT NULL CHECK (purchased_units >= 0),
         last_seq INTEGER NOT NULL,
         last_reply TEXT
-      );
-      CREATE TABLE IF NOT EXISTS holds (
-        id TEXT PRIMARY KEY,
-        amount INTEGER NOT NULL,
-        from_subscription INTEGER NOT NULL,
-        from_purchased INTEGER NOT NULL,
-        period_end INTEGER,
-        state TEXT NOT NULL,
-        captured_units INTEGER NOT NULL DEFAULT 0,
-        created_at INTEGER NOT NULL,
-        expires_at INTEGER NOT NULL
       );
       CREATE TABLE IF NOT EXISTS ledger (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -109,10 +97,6 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       );
       CREATE UNIQUE INDEX IF NOT EXISTS ledger_once_per_call ON ledger (kind, hold_id);
     `);
-    // A wallet made before plans could lapse gets the column it now keeps (its terms never lapse).
-    if (!this.sql.exec<{ name: string }>('PRAGMA table_info(terms)').toArray().some((column) => column.name === 'plan_ends_at')) {
-      this.sql.exec('ALTER TABLE terms ADD COLUMN plan_ends_at INTEGER');
-    }
     this.outbox = new UsageOutbox(this.sql);
     this.creditWatch = new CreditWatch(this.sql);
     this.scheduleAlarm();
@@ -136,15 +120,15 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     const workspaces = () => this.sql.exec<{ id: string }>('SELECT workspace_id AS id FROM leases').toArray().map((row) => row.id);
     if (input.dedupeId && this.applied('plan', input.dedupeId)) {
       const latest = this.sql.exec<{ id: string | null }>("SELECT hold_id AS id FROM ledger WHERE kind = 'plan' ORDER BY seq DESC LIMIT 1").one().id;
-      return { balance: this.balance(), terms: this.terms()!, generation: this.generation(), workspaces: workspaces(), applied: false, current: latest === input.dedupeId };
+      return { balance: this.balance(), terms: this.terms(), generation: this.generation(), workspaces: workspaces(), applied: false, current: latest === input.dedupeId };
     }
     const account = this.account();
     const periodEnd = nextPeriodEnd(clock.now());
     this.sql.exec('UPDATE account SET allowance_units = ?, period_end = ?', input.allowanceUnits, periodEnd);
     this.change('plan', input.dedupeId ?? null, input.allowanceUnits - account.subscription_units, 0);
-    this.sql.exec('UPDATE terms SET plan = ?, rpm_override = ?, plan_ends_at = ?, known = 1, version = version + 1', input.plan, input.rpmOverride, input.planEndsAt ?? null);
+    this.sql.exec('UPDATE terms SET plan = ?, rpm_override = ?, plan_ends_at = ?, version = version + 1', input.plan, input.rpmOverride, input.planEndsAt ?? null);
     this.newGeneration();
-    return { balance: this.balance(), terms: this.terms()!, generation: this.generation(), workspaces: workspaces(), applied: true, current: true };
+    return { balance: this.balance(), terms: this.terms(), generation: this.generation(), workspaces: workspaces(), applied: true, current: true };
   }
 
   /**
@@ -225,14 +209,14 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
    * VIEW_FRESH_MS. One statement reads account, leases and terms; only a period that has ended (rare)
    * takes the longer way, which rolls it first.
    */
-  summary(workspaceId?: string): { balance: Balance; terms: Terms | null } {
+  summary(workspaceId?: string): { balance: Balance; terms: Terms } {
     // A gate that reads the figures keeps them a moment: it is listed with the leaseholders, so a top-up tells it.
     if (workspaceId !== undefined) this.sql.exec('INSERT OR IGNORE INTO leases VALUES (?, 0, 0, 0, NULL)', workspaceId);
     const row = this.sql
       .exec<AccountRow & TermsRow & { held: number }>(
         `SELECT a.subscription_units, a.purchased_units, a.allowance_units, a.period_end,
                 (SELECT COALESCE(SUM(subscription_units + purchased_units), 0) FROM leases) AS held,
-                t.plan, t.rpm_override, t.plan_ends_at, t.known, t.version, t.generation
+                t.plan, t.rpm_override, t.plan_ends_at, t.version, t.generation
            FROM account a, terms t`,
       )
       .one();
@@ -243,8 +227,8 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     };
   }
 
-  /** The plan this wallet was configured with, or null when it was configured before plans were recorded here. */
-  terms(): Terms | null {
+  /** The plan this wallet was configured with: none (version 0) until it is configured. */
+  terms(): Terms {
     return termsOf(this.sql.exec<TermsRow>('SELECT * FROM terms').one());
   }
 
@@ -265,10 +249,9 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return this.sql.exec<{ id: string }>('SELECT workspace_id AS id FROM leases').toArray().map((row) => row.id);
   }
 
-  /** Sends queued usage rows and key uses to D1, and gives back holds left open by the design before leases. */
+  /** Sends queued usage rows and key uses to D1, and announces how the balance moved. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    this.expireLegacyHolds();
     try {
       await this.outbox.flush(this.env.DB);
     } catch (error) {
@@ -407,28 +390,10 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return this.sql.exec<LeaseRow>('SELECT * FROM leases WHERE workspace_id = ?', workspaceId).one();
   }
 
-  /**
-   * Holds of the per-call design this wallet replaced took money out of the balance; one left open when
-   * that design was replaced gives its money back when it expires, as it always would have.
-   */
-  private expireLegacyHolds(): void {
-    const expired = this.sql
-      .exec<{ id: string; from_subscription: number; from_purchased: number; period_end: number | null }>(
-        "SELECT id, from_subscription, from_purchased, period_end FROM holds WHERE state = 'open' AND expires_at <= ?",
-        clock.now(),
-      )
-      .toArray();
-    for (const hold of expired) {
-      this.sql.exec("UPDATE holds SET state = 'released' WHERE id = ?", hold.id);
-      const account = this.rollPeriod();
-      this.change('expire', hold.id, hold.period_end === account.period_end ? hold.from_subscription : 0, hold.from_purchased);
-    }
-  }
-
-  /** Sets the alarm for the earliest of: a legacy hold's expiry, the oldest queued row's flush. */
+  /** Sets the alarm for the oldest queued row's flush. */
   private scheduleAlarm(): void {
-    const holdExpiry = this.sql.exec<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM holds WHERE state = 'open'").one().at;
-    for (const at of [holdExpiry, this.outbox.dueAt()]) if (at !== null) this.alarmNoLaterThan(at);
+    const due = this.outbox.dueAt();
+    if (due !== null) this.alarmNoLaterThan(due);
   }
 
   /**
@@ -453,6 +418,6 @@ function unleasedTotal(split: Split): number {
   return split.subscriptionUnits + split.purchasedUnits;
 }
 
-function termsOf(row: TermsRow): Terms | null {
-  return row.known ? { plan: row.plan as Plan | null, rpmOverride: row.rpm_override, planEndsAt: row.plan_ends_at, version: row.version } : null;
+function termsOf(row: TermsRow): Terms {
+  return { plan: row.plan as Plan | null, rpmOverride: row.rpm_override, planEndsAt: row.plan_ends_at, version: row.version };
 }

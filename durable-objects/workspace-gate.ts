@@ -124,7 +124,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    * VIEW_FRESH_MS (or were forgotten: a top-up or plan change tells every gate that reads it), so a
    * steady stream of `/v1/credits` costs one object call per request, not two.
    */
-  async credits(keyId: string, owner: { organizationId: string; workspaceId: string }): Promise<{ revoked: true } | { revoked: false; balance: Balance; terms: Terms | null }> {
+  async credits(keyId: string, owner: { organizationId: string; workspaceId: string }): Promise<{ revoked: true } | { revoked: false; balance: Balance; terms: Terms }> {
     if (!this.verify(keyId)) return { revoked: true };
     this.book.bind(owner);
     if (!this.book.viewFresh(VIEW_FRESH_MS, clock.now())) {
@@ -132,7 +132,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       // A message the wallet does not take leaves the figures to be read beside it.
       if (!report || !(await reached(this.exchange(() => ({ need: 0, target: 0 }), false)))) await this.readWallet();
     }
-    return { revoked: false, balance: this.book.balance()!, terms: this.book.terms };
+    // Read or reported just now, so the wallet's figures and plan are here.
+    return { revoked: false, balance: this.book.balance()!, terms: this.book.terms! };
   }
 
   /** The wallet changed by other means than a gate's message (a top-up): the next `/v1/credits` reads it again. */
@@ -158,9 +159,14 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask.usage);
     this.lastMeter = clock.now();
-    // A gate that never heard from its wallet learns the plan before it applies one (the key's, while the wallet does not answer).
+    // A gate that never heard from its wallet learns the plan before it applies one.
     if (this.book.neverSynced) await reached(this.exchange(() => ({ need: 0, target: 0 }), false));
-    const terms = this.book.terms ?? { plan: ask.plan, rpmOverride: ask.rpmOverride };
+    const terms = this.book.terms;
+    if (!terms) {
+      // The wallet has not taken this gate's first message: no plan is known, and no money could be drawn.
+      this.refuse(ask.usage, 500, 'INTERNAL_ERROR');
+      throw new Error(`The wallet of organization ${ask.usage.organizationId} has not answered workspace ${ask.usage.workspaceId}'s gate yet.`);
+    }
     // A plan given for a time (the free trial) lapses here, at the very call after its end.
     const plan = planInForce(terms, clock.now());
     if (!plan) {
@@ -200,10 +206,10 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask);
     if (this.book.neverSynced) await reached(this.exchange(() => ({ need: 0, target: 0 }), false));
-    const terms = this.book.terms ?? { plan: ask.plan, rpmOverride: ask.rpmOverride };
-    // Free calls need no plan: without one, the smallest plan's window applies.
-    const plan = planInForce(terms, clock.now()) ?? SMALLEST_PLAN;
-    const admission = this.admit(requestsPerMinute(plan, terms.rpmOverride));
+    const terms = this.book.terms;
+    // Free calls need no plan: without one (or while the wallet has not answered), the smallest plan's window applies.
+    const plan = (terms && planInForce(terms, clock.now())) ?? SMALLEST_PLAN;
+    const admission = this.admit(requestsPerMinute(plan, terms?.rpmOverride ?? null));
     return admission.allowed ? { kind: 'admitted', admission } : { kind: 'limited', admission };
   }
 

@@ -10,6 +10,7 @@ async function shape(db: D1Database, exclude: string[]) {
   return results.filter((row) => !exclude.includes(row.name)).map((row) => ({ ...row, sql: row.sql.replace(/\s+/g, ' ') }));
 }
 
+/** schema.sql is written by `npm run -s schema:generate` from the migrations; after a new migration, run it again. */
 it('schema.sql describes exactly what the migrations build', async () => {
   const scratch = env.SCRATCH_DB;
   const statements = schema.replace(/--.*$/gm, '').split(';').map((part) => part.trim()).filter(Boolean);

@@ -46,8 +46,6 @@ export interface KeyPrincipal {
   revoked: boolean;
   workspaceId: string;
   organizationId: string;
-  plan: Plan | null;
-  rpmOverride: number | null;
   /** The key's monthly spend limit as D1 has it; absent for an OAuth grant, which has none. */
   monthlyLimit?: KeyLimit;
   /** The deployed agent a key of scope `agent` was minted for; null for every other key. */

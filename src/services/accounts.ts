@@ -196,15 +196,14 @@ export async function findPrincipal(db: D1Database, keyHash: string): Promise<Ke
   const row = await db
     .prepare(
       `SELECT k.id AS keyId, k.scope, k.revoked_at IS NOT NULL AS revoked, w.id AS workspaceId,
-              o.id AS organizationId, ${planInForceSql('o')} AS plan, o.rpm_override AS rpmOverride,
+              w.organization_id AS organizationId,
               k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion, a.id AS agentId
          FROM api_keys k
          JOIN workspaces w ON w.id = k.workspace_id
-         JOIN organizations o ON o.id = w.organization_id
          LEFT JOIN agents a ON a.key_id = k.id
         WHERE k.key_hash = ?`,
     )
-    .bind(nowIso(), keyHash)
+    .bind(keyHash)
     .first<Omit<KeyPrincipal, 'revoked' | 'monthlyLimit'> & { revoked: number; limitUnits: number | null; limitVersion: number }>();
   if (!row) return null;
   const { limitUnits, limitVersion, ...principal } = row;

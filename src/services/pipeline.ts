@@ -122,8 +122,6 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
       amountUnits: quote,
       ttlMs: timeLimit,
       usage: usage(0, null, 0),
-      plan: principal.plan,
-      rpmOverride: principal.rpmOverride,
       keyLimit: principal.monthlyLimit ?? null,
     });
     if (metered.kind === 'revoked') throw revokedKeyError(env);
@@ -185,8 +183,6 @@ export async function admitFreeCall(env: Env, principal: KeyPrincipal): Promise<
     keyId: principal.keyId,
     organizationId: principal.organizationId,
     workspaceId: principal.workspaceId,
-    plan: principal.plan,
-    rpmOverride: principal.rpmOverride,
   });
   if (answer.kind === 'revoked') throw revokedKeyError(env);
   if (answer.kind === 'limited') {

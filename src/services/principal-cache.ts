@@ -8,8 +8,7 @@ import { hashKey } from '../core/keys';
  * the key itself, so a busy key costs neither a database read nor a SHA-256 per request. The memory
  * answers "who", never "still valid": every request with a workspace key is checked by its workspace's
  * gate, which learns of a revocation before the revocation is answered. Unknown and revoked keys are
- * never remembered. The plan remembered here is not what metering follows (the gate has it from the
- * wallet); it only stands in for a wallet configured before plans were recorded there.
+ * never remembered. The plan is not part of it: the gate has it from the wallet.
  */
 const REMEMBER_MS = 30_000;
 const MAX_REMEMBERED = 10_000;

@@ -128,12 +128,12 @@ describe("a key's monthly spend limit", () => {
       createdAt: new Date().toISOString(),
     });
     const first = row(`use_${'a'.repeat(24)}`, 0);
-    expect((await gate.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage: first, plan: 'payg', rpmOverride: null })).kind).toBe('held');
+    expect((await gate.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage: first })).kind).toBe('held');
     // The first call outlives its hold; its room goes back and a second call spends it.
     vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 1_000 + HOLD_GRACE_MS + 1);
     await runDurableObjectAlarm(gate);
     const second = row(`use_${'b'.repeat(24)}`, 0);
-    expect((await gate.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage: second, plan: 'payg', rpmOverride: null })).kind).toBe('held');
+    expect((await gate.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage: second })).kind).toBe('held');
     expect((await gate.settle(second.id, CENT, row(second.id, 200))).kind).toBe('captured');
 
     expect(await gate.settle(first.id, CENT, row(first.id, 200))).toMatchObject({ kind: 'key_limit', limitUnits: CENT, spentUnits: CENT });
@@ -164,7 +164,7 @@ describe("a key's monthly spend limit", () => {
         latencyMs: 1,
         createdAt: new Date(clock.now()).toISOString(),
       };
-      expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage, plan: 'payg', rpmOverride: null })).kind).toBe('held');
+      expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
       expect((await instance.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).kind).toBe('captured');
       // What a restarted object reads back: the sums, and this third charge from the waiting list.
       const book = new LeaseBook(state.storage.sql);

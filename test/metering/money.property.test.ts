@@ -189,7 +189,7 @@ describe('the money property, at the gates', () => {
               if (step.kind === 'meter') {
                 const workspace = org.workspaces[step.workspace]!;
                 const usage = rowOf(step.workspace, 0, 0);
-                const answer = await gateOf(env, workspace.id).meter({ keyId: workspace.keyId, amountUnits: step.cents * CENT, ttlMs: 1_000, usage, plan: 'payg', rpmOverride: null });
+                const answer = await gateOf(env, workspace.id).meter({ keyId: workspace.keyId, amountUnits: step.cents * CENT, ttlMs: 1_000, usage });
                 if (answer.kind === 'held') open.push({ workspace: step.workspace, usage, cents: step.cents });
                 else expect(['insufficient', 'busy', 'key_limit']).toContain(answer.kind);
               } else if (step.kind === 'settle') {

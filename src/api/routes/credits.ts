@@ -37,7 +37,7 @@ export function registerCredits(app: OpenAPIHono<AppEnv>) {
     // One message to the workspace's gate: it checks the key, reports this workspace's spending, reads the wallet.
     const credits = await gateOf(c.env, principal.workspaceId).credits(principal.keyId, principal);
     if (credits.revoked) throw revokedKeyError(c.env);
-    const plan = credits.terms ? planInForce(credits.terms, clock.now()) : principal.plan;
+    const plan = planInForce(credits.terms, clock.now());
     return c.json(success({ organizationId: principal.organizationId, plan, ...balanceInCents(credits.balance) }), 200);
   });
 }

@@ -1,4 +1,3 @@
-import type { Plan } from '../plans';
 import type { UsageRow } from '../usage';
 import type { KeyBudget, KeyLimit, KeyLimitRefusal } from './key-limits';
 import type { Balance, Terms } from './lease';
@@ -14,7 +13,7 @@ export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
   /** Whether the key is still good (not revoked here). */
   verify(keyId: string): boolean;
   /** The wallet's figures for `/v1/credits`, unless the key is revoked. */
-  credits(keyId: string, owner: { organizationId: string; workspaceId: string }): Promise<{ revoked: true } | { revoked: false; balance: Balance; terms: Terms | null }>;
+  credits(keyId: string, owner: { organizationId: string; workspaceId: string }): Promise<{ revoked: true } | { revoked: false; balance: Balance; terms: Terms }>;
   /** Drops the wallet's figures this gate holds, so the next read asks the wallet. */
   forgetBalance(): void;
   setKeyLimit(keyId: string, limit: KeyLimit): void;
@@ -50,9 +49,6 @@ export interface MeterAsk {
   amountUnits: number;
   ttlMs: number;
   usage: UsageRow;
-  /** The plan as the key's principal knows it; used only for a wallet configured before it recorded plans. */
-  plan: Plan | null;
-  rpmOverride: number | null;
   /** The key's monthly limit as its principal read it from D1; the gate keeps whichever version is newer. */
   keyLimit?: KeyLimit | null;
 }
@@ -70,13 +66,11 @@ export type MeterAnswer =
   | (Shortfall & { admission: Admission })
   | { kind: 'held'; holdId: string; admission: Admission };
 
-/** What a free call (a database statement) asks: the key, who owns the workspace, and the plan as the key knows it. */
+/** What a free call (a database statement) asks: the key, and who owns the workspace. */
 export interface FreeAsk {
   keyId: string;
   organizationId: string;
   workspaceId: string;
-  plan: Plan | null;
-  rpmOverride: number | null;
 }
 
 export type FreeAnswer = { kind: 'revoked' } | { kind: 'limited'; admission: Admission } | { kind: 'admitted'; admission: Admission };

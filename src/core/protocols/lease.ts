@@ -40,9 +40,9 @@ export interface SyncMessage {
 export interface Terms {
   plan: Plan | null;
   rpmOverride: number | null;
-  /** When a plan given for a time (the free trial) lapses, epoch ms; null or absent: until changed. */
-  planEndsAt?: number | null;
-  /** Grows with every configuration, so a gate never adopts an older one over a newer. */
+  /** When a plan given for a time (the free trial) lapses, epoch ms; null: until changed. */
+  planEndsAt: number | null;
+  /** Grows with every configuration (0: never configured), so a gate never adopts an older one over a newer. */
   version: number;
 }
 
@@ -67,8 +67,7 @@ export interface SyncReply {
   /** What no lease holds: a call can draw from it now. */
   unleasedUnits: number;
   balance: Balance;
-  /** Null for a wallet configured before plans were recorded in it. */
-  terms: Terms | null;
+  terms: Terms;
 }
 
 /** The plan that applies at `now`: none once a plan given for a time has lapsed. */

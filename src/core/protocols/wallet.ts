@@ -4,10 +4,10 @@ import type { Balance, Charge, SyncMessage, SyncReply, Terms } from './lease';
 export interface LedgerEntry {
   seq: number;
   at: number;
-  kind: 'plan' | 'credit' | 'period_reset' | 'capture' | 'expire';
+  kind: 'plan' | 'credit' | 'period_reset' | 'capture';
   /**
-   * The usage row of a capture, the legacy hold of an expiry, or the dedupe id (a Stripe event's id) of a
-   * credit or plan given with one: the ledger's unique index applies each of these once.
+   * The usage row of a capture, or the dedupe id (a Stripe event's id) of a credit or plan given with one:
+   * the ledger's unique index applies each of these once.
    */
   holdId: string | null;
   subscriptionDelta: number;
@@ -50,8 +50,9 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   sync(workspaceId: string, message: SyncMessage): SyncReply;
   recordUsage(usage: Charge['usage']): void;
   balance(): Balance;
-  summary(workspaceId?: string): { balance: Balance; terms: Terms | null };
-  terms(): Terms | null;
+  summary(workspaceId?: string): { balance: Balance; terms: Terms };
+  /** The plan the wallet was configured with: none (version 0) until it is configured. */
+  terms(): Terms;
   statement(limit?: number): { balance: Balance; ledger: LedgerEntry[] };
   /** Workspaces with a lease, so an exact statement can ask their gates to report first. */
   leaseholders(): string[];

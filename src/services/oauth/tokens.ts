@@ -2,7 +2,6 @@ import type { KeyPrincipal } from '../../core/records';
 import { clock } from '../../core/clock';
 import { sha256Hex } from '../../core/digest';
 import { randomHex } from '../../core/ids';
-import type { Plan } from '../../core/plans';
 import { OAuthError } from './errors';
 import { LIFETIMES, TOKEN_PREFIX } from './settings';
 
@@ -173,7 +172,7 @@ export async function checkAccessToken(db: D1Database, token: string, resource: 
   const row = await db
     .prepare(
       `SELECT t.expires_at AS expiresAt, g.id AS grantId, g.resource, g.revoked_at AS revokedAt, g.workspace_id AS workspaceId,
-              o.id AS organizationId, o.plan, o.rpm_override AS rpmOverride, m.user_id AS member
+              o.id AS organizationId, m.user_id AS member
          FROM oauth_tokens t
          JOIN oauth_grants g ON g.id = t.grant_id
          JOIN workspaces w ON w.id = g.workspace_id
@@ -182,7 +181,7 @@ export async function checkAccessToken(db: D1Database, token: string, resource: 
         WHERE t.hash = ? AND t.kind = 'access'`,
     )
     .bind(await sha256Hex(token))
-    .first<{ expiresAt: number; grantId: string; resource: string; revokedAt: string | null; workspaceId: string; organizationId: string; plan: Plan | null; rpmOverride: number | null; member: string | null }>();
+    .first<{ expiresAt: number; grantId: string; resource: string; revokedAt: string | null; workspaceId: string; organizationId: string; member: string | null }>();
   if (!row) return { ok: false, description: 'Unknown or revoked access token' };
   if (row.revokedAt) return { ok: false, description: 'This authorization was revoked' };
   if (row.expiresAt <= clock.now()) return { ok: false, description: 'The access token has expired; refresh it' };
@@ -197,8 +196,6 @@ export async function checkAccessToken(db: D1Database, token: string, resource: 
       revoked: false,
       workspaceId: row.workspaceId,
       organizationId: row.organizationId,
-      plan: row.plan,
-      rpmOverride: row.rpmOverride,
     },
   };
 }

@@ -1,0 +1,61 @@
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { McpGateway } from '../../src/api/mcp-gateway';
+import { authenticateMcpBearer } from '../../src/services/auth';
+import mcpApp from '../../src/mcp/index';
+import { ops, provision } from '../support/api';
+import { query } from '../databases/requests';
+import { toolErrorOf } from './tool-error';
+
+/** The mcp worker with its service binding answered by the api worker's own McpGateway, in this isolate. */
+async function mcpCall(token: string, name: string, args: unknown) {
+  const gateway = new McpGateway(createExecutionContext(), env);
+  const api = { authenticate: (bearerToken: string) => authenticateMcpBearer(env, bearerToken), callWorkspaceTool: gateway.callWorkspaceTool.bind(gateway) };
+  const context = createExecutionContext();
+  const response = await mcpApp.fetch(
+    new Request(`${new URL(env.MCP_URL).origin}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    }),
+    { ...env, API: api },
+    context,
+  );
+  await waitOnExecutionContext(context);
+  return ((await response.json()) as { result: { isError?: boolean; structuredContent: any } }).result;
+}
+
+describe('the workspace tools over MCP', () => {
+  it('records the onboarding intent for the workspace with sluice_onboarding, the successor of /v1/register', async () => {
+    const account = await provision({ plan: 'payg' });
+    const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    const result = await mcpCall(token, 'sluice_onboarding', { agentName: 'Cursor', useCase: 'Enrich our CRM leads.', sources: ['leads'] });
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent.data).toMatchObject({ workspaceId: account.workspaceId, next: { sources: [{ slug: 'leads' }] } });
+    const row = await env.DB.prepare('SELECT surface, agent_name, organization_id FROM onboarding_intents WHERE id = ?').bind(result.structuredContent.data.id).first();
+    expect(row).toEqual({ surface: 'mcp', agent_name: 'Cursor', organization_id: account.organizationId });
+
+    const refused = await mcpCall(token, 'sluice_onboarding', { useCase: 'x' });
+    expect(refused.isError).toBe(true);
+    expect(toolErrorOf(refused)).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'agentName', location: 'body', message: 'Required.' }] });
+  });
+
+  it('creates, lists and queries a database with the sluice_db tools, in the same window and isolation as REST', async () => {
+    const account = await provision({ plan: 'payg' });
+    const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    const created = await mcpCall(token, 'sluice_db_create', { name: 'runs' });
+    const databaseId = created.structuredContent.data.id;
+    expect((await mcpCall(token, 'sluice_db_list', {})).structuredContent.data.databases).toEqual([expect.objectContaining({ id: databaseId, name: 'runs' })]);
+    await mcpCall(token, 'sluice_db_query', { databaseId, sql: 'CREATE TABLE seen (url TEXT PRIMARY KEY)' });
+    await mcpCall(token, 'sluice_db_query', { databaseId, sql: 'INSERT INTO seen VALUES (?)', params: ['https://example.com'] });
+    // The REST key of the same workspace reads what the agent wrote.
+    expect((await query(account.key, databaseId, 'SELECT url FROM seen')).body.data.rows).toEqual([['https://example.com']]);
+
+    const refused = await mcpCall(token, 'sluice_db_query', { databaseId, sql: 'SELEC 1' });
+    expect(toolErrorOf(refused)).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'sql', message: expect.stringContaining('syntax error') }] });
+    const stranger = await provision({ plan: 'payg' });
+    const theirs = (await ops('POST', '/keys', { workspaceId: stranger.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    expect(toolErrorOf(await mcpCall(theirs, 'sluice_db_query', { databaseId, sql: 'SELECT * FROM seen' })).code).toBe('NOT_FOUND');
+  });
+});
