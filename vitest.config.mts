@@ -2,6 +2,9 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { FAKE_SETTINGS, fakeUpstreams } from './test/fakes/index.ts';
+// The dashboard's browser code bundled into the module its worker imports (src/app/wrangler.toml's build
+// command does this for deployments and npm start).
+import './scripts/dashboard-script.mjs';
 // The reference UI into the api worker's assets folder, which wrangler.toml names (its build command does
 // this for deployments and npm start; the pool reads the config without building).
 import './scripts/reference-ui.mjs';

@@ -17,7 +17,8 @@ import { requireSameOrigin } from './auth/origin';
 import { requireSession } from './auth/require-session';
 import { readSession } from './auth/sessions';
 import type { DashboardEnv } from './context';
-import { notFound, registerPages } from './pages/routes';
+import { notFound } from './pages/not-found';
+import { registerPages } from './pages/routes';
 import { securityHeaders } from './security-headers';
 
 /** /api routes a person reaches before having a session. */

@@ -1,4 +1,5 @@
-import { SCRIPT } from './script';
+// The browser code (src/app/browser, src/app/pages/*.browser.ts), bundled by scripts/dashboard-script.mjs.
+import SCRIPT from './dashboard-script.js';
 import { STYLES } from './styles';
 
 /** FNV-1a, enough to give each version of an asset its own URL so it can be cached for a year. */

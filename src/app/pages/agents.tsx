@@ -3,10 +3,13 @@ import type { Agent, AgentAllowance } from '../../services/agents';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead, TableHead } from './layout';
 import { Stat } from './usage';
+import { agentAllowance, listAgents } from '../../services/agents';
+import { trialState } from '../trial';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface AgentsPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface AgentsPageProps extends WorkspaceProps {
   agents: Agent[];
   allowance: AgentAllowance;
   apiUrl: string;
@@ -20,7 +23,7 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
   const { agents, allowance, access, user, apiUrl } = props;
   const of = (limit: number | null) => (limit === null ? 'no plan' : `of ${limit}`);
   return (
-    <Shell {...props} title="Agents" tab="agents">
+    <>
       <PageHead
         title="Agents"
         lede={
@@ -103,7 +106,7 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
           <code>{`curl -s ${apiUrl}/runtime/agent \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"\ncurl -s "${apiUrl}/runtime/data/linkedin/get-company-by-domain?domain=stripe.com" \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"`}</code>
         </pre>
       </section>
-    </Shell>
+    </>
   );
 };
 
@@ -128,3 +131,14 @@ const DeployGateNotice: FC<AgentsPageProps> = ({ access, trial }) => {
     </div>
   );
 };
+
+export const agentsPage = workspacePage({
+  id: 'agents',
+  title: 'Agents',
+  icon: 'M12 3v3M7 6h10a3 3 0 0 1 3 3v7a3 3 0 0 1-3 3H7a3 3 0 0 1-3-3V9a3 3 0 0 1 3-3zM9 12h.01M15 12h.01M9 16h6',
+  load: async (c, { access, urls }) => {
+    const [agents, allowance, trial] = await Promise.all([listAgents(c.env.DB, access.workspace.id), agentAllowance(c.env.DB, access.organization.id), trialState(c.env.DB, access.organization.id)]);
+    return { agents, allowance, apiUrl: urls.base, trial };
+  },
+  view: AgentsPage,
+});

@@ -1,31 +1,9 @@
-import type { Hono } from 'hono';
 import type { Child, FC } from 'hono/jsx';
 import { safeNextPath } from '../auth/next-path';
 import { readSession } from '../auth/sessions';
-import type { DashboardEnv } from '../context';
 import { type ConsentRequest, consentRequestAt } from './consent';
 import { Document, Field, Logo } from './layout';
-
-/**
- * Sign-in and sign-up, each with the page to go to afterwards (`?next=`, a path of this site) carried
- * through both and through the links between them: an MCP client's consent request, an invitation.
- */
-export function registerAuthPages(app: Hono<DashboardEnv>) {
-  for (const [path, View] of [
-    ['/signin', SignInPage],
-    ['/signup', SignUpPage],
-  ] as const) {
-    app.get(path, async (c) => {
-      const asked = new URL(c.req.url).searchParams.get('next');
-      const next = safeNextPath(asked);
-      // The page's script also reads ?next= from the address bar: one that is not ours never stays there.
-      if (asked !== null && next === null) return c.redirect(path, 303);
-      if (await readSession(c)) return c.redirect(next ?? '/', 303);
-      const connecting = next ? await consentRequestAt(c.env, next) : undefined;
-      return c.html(<View next={next} connecting={connecting} />, 200, { 'cache-control': 'no-store' });
-    });
-  }
-}
+import { sitePage } from './page';
 
 interface AuthPageProps {
   next: string | null;
@@ -103,14 +81,24 @@ const SignInPage: FC<AuthPageProps> = ({ next, connecting }) => (
   </AuthShell>
 );
 
-export const NotFoundPage: FC<{ signedIn: boolean }> = ({ signedIn }) => (
-  <Document title="Not found">
-    <main class="error-page">
-      <h1>Nothing here</h1>
-      <p class="muted">This page does not exist, or it belongs to an organization you are not a member of.</p>
-      <p>
-        <a href={signedIn ? '/' : '/signin'}>{signedIn ? 'Back to your dashboard' : 'Sign in'}</a>
-      </p>
-    </main>
-  </Document>
-);
+/**
+ * Sign-in and sign-up, each with the page to go to afterwards (`?next=`, a path of this site) carried
+ * through both and through the links between them: an MCP client's consent request, an invitation.
+ */
+function authPage(path: '/signin' | '/signup', view: FC<AuthPageProps>) {
+  return sitePage({
+    path,
+    load: async (c): Promise<AuthPageProps | Response> => {
+      const asked = new URL(c.req.url).searchParams.get('next');
+      const next = safeNextPath(asked);
+      // The page's script also reads ?next= from the address bar: one that is not ours never stays there.
+      if (asked !== null && next === null) return c.redirect(path, 303);
+      if (await readSession(c)) return c.redirect(next ?? '/', 303);
+      return { next, connecting: next ? await consentRequestAt(c.env, next) : undefined };
+    },
+    view,
+  });
+}
+
+export const signInPage = authPage('/signin', SignInPage);
+export const signUpPage = authPage('/signup', SignUpPage);

@@ -1,9 +1,11 @@
 import type { FC } from 'hono/jsx';
 import type { ConnectedClient } from '../../services/oauth/grants';
 import { canManage } from '../members';
-import { ConfirmButton, formatDate, PageHead, Shell, type ShellProps } from './layout';
+import { ConfirmButton, formatDate, PageHead } from './layout';
+import { listConnectedClients } from '../../services/oauth/grants';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface ConnectionsPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface ConnectionsPageProps extends WorkspaceProps {
   clients: ConnectedClient[];
   mcpUrl: string;
 }
@@ -12,7 +14,7 @@ export interface ConnectionsPageProps extends Omit<ShellProps, 'title' | 'tab' |
 export const ConnectionsPage: FC<ConnectionsPageProps> = (props) => {
   const { clients, access, user, mcpUrl } = props;
   return (
-    <Shell {...props} title="Connected apps" tab="apps">
+    <>
       <PageHead
         title="Connected apps"
         lede={
@@ -65,6 +67,14 @@ export const ConnectionsPage: FC<ConnectionsPageProps> = (props) => {
           {clients.length === 0 ? <p class="empty">No app is connected yet.</p> : null}
         </div>
       </section>
-    </Shell>
+    </>
   );
 };
+
+export const connectionsPage = workspacePage({
+  id: 'apps',
+  title: 'Connected apps',
+  icon: 'M10 14a5 5 0 0 0 7 0l3-3a5 5 0 0 0-7-7l-1 1M14 10a5 5 0 0 0-7 0l-3 3a5 5 0 0 0 7 7l1-1',
+  load: async (c, { access, urls }) => ({ clients: await listConnectedClients(c.env.DB, access.workspace.id), mcpUrl: urls.mcp }),
+  view: ConnectionsPage,
+});

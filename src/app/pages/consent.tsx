@@ -1,4 +1,4 @@
-import type { Context, Hono } from 'hono';
+import type { Context } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
 import { PLAN_TABLE } from '../../core/plans';
@@ -8,38 +8,9 @@ import type { DashboardEnv } from '../context';
 import { canManage, type MembershipSummary, membershipsOf } from '../members';
 import { TRIAL, trialState } from '../trial';
 import { Document, formatCents, Logo } from './layout';
+import { NO_STORE, sitePage } from './page';
 
 const CONSENT_PATH = '/oauth/consent';
-
-/**
- * The consent page an MCP client's /oauth/authorize leads to: who is asking (and whether its name is
- * verified), where the code will go, which endpoint it will reach and for which workspace, with Allow and
- * Deny. The decision goes to POST /api/oauth/consent, which answers where the browser goes next.
- */
-export function registerConsentPage(app: Hono<DashboardEnv>) {
-  app.get(CONSENT_PATH, async (c) => {
-    const session = await readSession(c);
-    const handle = c.req.query('request') ?? '';
-    if (!session) return c.redirect(`/signin?next=${encodeURIComponent(`${CONSENT_PATH}?request=${handle}`)}`, 303);
-    const pending = await describeAuthorization(c.env, handle);
-    if (!pending) return expired(c);
-    const organizations = await membershipsOf(c.env.DB, session.user.id);
-    const workspaces = organizations.flatMap((organization) =>
-      organization.workspaces.map((workspace) => ({ ...workspace, organizationName: organization.name, hasPlan: organization.plan !== null })),
-    );
-    const allowed = pending.serverWorkspaceId === null ? workspaces : workspaces.filter((workspace) => workspace.id === pending.serverWorkspaceId);
-    const unplanned = await Promise.all(
-      organizations
-        .filter((organization) => organization.plan === null && allowed.some((workspace) => workspace.organizationId === organization.id))
-        .map(async (organization) => ({
-          ...organization,
-          workspaceId: allowed.find((workspace) => workspace.organizationId === organization.id)!.id,
-          trialAvailable: (await trialState(c.env.DB, organization.id)).available,
-        })),
-    );
-    return c.html(<ConsentPage pending={pending} handle={handle} workspaces={allowed} unplanned={unplanned} email={session.user.email} />, 200, { 'cache-control': 'no-store' });
-  });
-}
 
 /** Who is waiting on a consent request: what the sign-in and sign-up pages say when they lead to one. */
 export interface ConsentRequest {
@@ -64,7 +35,7 @@ function expired(c: Context<DashboardEnv>) {
       </main>
     </Document>,
     404,
-    { 'cache-control': 'no-store' },
+    NO_STORE,
   );
 }
 
@@ -184,3 +155,35 @@ const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspace
     </Document>
   );
 };
+
+/**
+ * The consent page an MCP client's /oauth/authorize leads to: who is asking (and whether its name is
+ * verified), where the code will go, which endpoint it will reach and for which workspace, with Allow and
+ * Deny. The decision goes to POST /api/oauth/consent, which answers where the browser goes next.
+ */
+export const consentPage = sitePage({
+  path: CONSENT_PATH,
+  load: async (c) => {
+    const session = await readSession(c);
+    const handle = c.req.query('request') ?? '';
+    if (!session) return c.redirect(`/signin?next=${encodeURIComponent(`${CONSENT_PATH}?request=${handle}`)}`, 303);
+    const pending = await describeAuthorization(c.env, handle);
+    if (!pending) return expired(c);
+    const organizations = await membershipsOf(c.env.DB, session.user.id);
+    const workspaces = organizations.flatMap((organization) =>
+      organization.workspaces.map((workspace) => ({ ...workspace, organizationName: organization.name, hasPlan: organization.plan !== null })),
+    );
+    const allowed = pending.serverWorkspaceId === null ? workspaces : workspaces.filter((workspace) => workspace.id === pending.serverWorkspaceId);
+    const unplanned = await Promise.all(
+      organizations
+        .filter((organization) => organization.plan === null && allowed.some((workspace) => workspace.organizationId === organization.id))
+        .map(async (organization) => ({
+          ...organization,
+          workspaceId: allowed.find((workspace) => workspace.organizationId === organization.id)!.id,
+          trialAvailable: (await trialState(c.env.DB, organization.id)).available,
+        })),
+    );
+    return { pending, handle, workspaces: allowed, unplanned, email: session.user.email };
+  },
+  view: ConsentPage,
+});

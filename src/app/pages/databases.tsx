@@ -2,9 +2,12 @@ import type { FC } from 'hono/jsx';
 import type { Database } from '../../services/databases';
 import { DATABASE_LIMITS } from '../../core/database-limits';
 import { canManage } from '../members';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead, TableHead } from './layout';
+import { getDatabase, listDatabases } from '../../services/databases';
+import { termsOf } from '../../services/plan-caps';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface DatabasesPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface DatabasesPageProps extends WorkspaceProps {
   databases: Database[];
   /** How many the organization may have, null without a plan. */
   limit: number | null;
@@ -21,7 +24,7 @@ export const DatabasesPage: FC<DatabasesPageProps> = (props) => {
   const { databases, access, limit, apiUrl } = props;
   const base = `/api/workspaces/${access.workspace.id}/databases`;
   return (
-    <Shell {...props} title="Databases" tab="databases">
+    <>
       <PageHead
         title="Databases"
         lede={
@@ -97,6 +100,18 @@ export const DatabasesPage: FC<DatabasesPageProps> = (props) => {
           </ApiForm>
         </section>
       ) : null}
-    </Shell>
+    </>
   );
 };
+
+export const databasesPage = workspacePage({
+  id: 'databases',
+  title: 'Databases',
+  icon: 'M4 6c0-1.7 3.6-3 8-3s8 1.3 8 3-3.6 3-8 3-8-1.3-8-3zM4 6v12c0 1.7 3.6 3 8 3s8-1.3 8-3V6M4 12c0 1.7 3.6 3 8 3s8-1.3 8-3',
+  load: async (c, { access, urls }) => {
+    const [listed, terms] = await Promise.all([listDatabases(c.env.DB, access.workspace.id), termsOf(c.env.DB, access.organization.id)]);
+    const databases = await Promise.all(listed.map((database) => getDatabase(c.env, access.workspace.id, database.id)));
+    return { databases, limit: terms.caps?.databases ?? null, apiUrl: urls.base };
+  },
+  view: DatabasesPage,
+});

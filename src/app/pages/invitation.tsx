@@ -1,8 +1,11 @@
 import type { FC } from 'hono/jsx';
 import type { SessionUser } from '../context';
-import type { Invitation } from '../invitations';
-import type { OutboxMessage } from '../email';
+import { readSession } from '../auth/sessions';
+import { outbox, type OutboxMessage } from '../email';
+import { type Invitation, invitationByToken } from '../invitations';
 import { Document, formatDate, Logo } from './layout';
+import { notFound } from './not-found';
+import { sitePage } from './page';
 
 export const InvitationPage: FC<{ invitation: (Invitation & { organizationName: string }) | null; user: SessionUser | null; path: string }> = ({ invitation, user, path }) => (
   <Document title="Invitation">
@@ -71,3 +74,20 @@ export const OutboxPage: FC<{ messages: OutboxMessage[] }> = ({ messages }) => (
     </main>
   </Document>
 );
+
+export const invitationPage = sitePage({
+  path: '/invitations/:token',
+  load: async (c) => {
+    const [invitation, session] = await Promise.all([invitationByToken(c.env.DB, c.req.param('token') ?? ''), readSession(c)]);
+    return { invitation, user: session?.user ?? null, path: c.req.path };
+  },
+  view: InvitationPage,
+  status: ({ invitation }) => (invitation ? 200 : 404),
+});
+
+/** The emails the installation would have sent, when DEV_OUTBOX=1 (development and tests only). */
+export const outboxPage = sitePage({
+  path: '/dev/outbox',
+  load: async (c) => (c.env.DEV_OUTBOX === '1' ? { messages: await outbox(c.env.DB) } : notFound(c, await readSession(c))),
+  view: OutboxPage,
+});

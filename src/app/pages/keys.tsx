@@ -4,9 +4,12 @@ import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
 import { CredentialTable } from './credentials';
-import { ApiForm, Field, formatCents, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, Field, formatCents, PageHead, TableHead } from './layout';
+import { listKeysWithSpend } from '../../services/key-spend';
+import { trialState } from '../trial';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface KeysPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface KeysPageProps extends WorkspaceProps {
   keys: KeyWithSpend[];
   apiUrl: string;
   trial: { available: boolean; endsAt: string | null };
@@ -34,7 +37,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
   const base = `/api/workspaces/${access.workspace.id}/keys`;
   const active = keys.filter((key) => !key.revokedAt);
   return (
-    <Shell {...props} title="API keys" tab="keys">
+    <>
       <PageHead title="API keys" lede={<>Keys authenticate REST calls for the workspace <strong>{access.workspace.name}</strong>. Spend is billed to {access.organization.name}.</>} />
       <PlanNotice access={access} trial={trial} />
       {!called ? (
@@ -72,7 +75,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
         />
       </section>
       {active.length > 0 ? <SpendLimits keys={active} base={base} access={access} user={user} /> : null}
-    </Shell>
+    </>
   );
 };
 
@@ -155,3 +158,14 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
     </div>
   </section>
 );
+
+export const keysPage = workspacePage({
+  id: 'keys',
+  title: 'API keys',
+  icon: 'M15 7a4 4 0 1 1-3.9 4.9L4 19v-3h3v-3h3l1.1-1.1A4 4 0 0 1 15 7zm1 2.5a1.5 1.5 0 1 0 0 .01',
+  load: async (c, { access, urls }) => {
+    const [keys, trial, called] = await Promise.all([listKeysWithSpend(c.env, access.workspace.id), trialState(c.env.DB, access.organization.id), workspaceHasCalled(c.env.DB, access.workspace.id)]);
+    return { keys, apiUrl: urls.base, trial, called };
+  },
+  view: KeysPage,
+});

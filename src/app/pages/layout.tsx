@@ -1,8 +1,7 @@
 import { raw } from 'hono/html';
 import type { Child, FC } from 'hono/jsx';
-import type { SessionUser } from '../context';
 import { ASSETS } from '../assets';
-import type { MembershipSummary, WorkspaceAccess } from '../members';
+import type { WorkspacePage, WorkspaceProps } from './page';
 
 export const Document: FC<{ title: string; children: Child }> = ({ title, children }) => (
   <>
@@ -28,53 +27,25 @@ export const Logo: FC = () => (
   </svg>
 );
 
-const ICONS: Record<string, string> = {
-  keys: 'M15 7a4 4 0 1 1-3.9 4.9L4 19v-3h3v-3h3l1.1-1.1A4 4 0 0 1 15 7zm1 2.5a1.5 1.5 0 1 0 0 .01',
-  mcp: 'M4 6h16v4H4zM4 14h16v4H4zM8 8h.01M8 16h.01',
-  servers: 'M3 5h18v6H3zM3 13h18v6H3zM7 8h.01M7 16h.01M11 8h6M11 16h6',
-  agents: 'M12 3v3M7 6h10a3 3 0 0 1 3 3v7a3 3 0 0 1-3 3H7a3 3 0 0 1-3-3V9a3 3 0 0 1 3-3zM9 12h.01M15 12h.01M9 16h6',
-  webhooks: 'M4 17a3 3 0 1 0 6 0h7M17 17a3 3 0 1 0 3-3M12 5a3 3 0 1 0-3 5l-3 6M15 8l3 6',
-  apps: 'M10 14a5 5 0 0 0 7 0l3-3a5 5 0 0 0-7-7l-1 1M14 10a5 5 0 0 0-7 0l-3 3a5 5 0 0 0 7 7l1-1',
-  usage: 'M4 20V10M10 20V4M16 20v-7M22 20H2',
-  members: 'M16 19v-1a4 4 0 0 0-4-4H7a4 4 0 0 0-4 4v1M9.5 10a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM21 19v-1a4 4 0 0 0-3-3.9M16 4.1a3 3 0 0 1 0 5.8',
-  plans: 'M3 7h18v12H3zM3 11h18M7 15h3',
-  databases: 'M4 6c0-1.7 3.6-3 8-3s8 1.3 8 3-3.6 3-8 3-8-1.3-8-3zM4 6v12c0 1.7 3.6 3 8 3s8-1.3 8-3V6M4 12c0 1.7 3.6 3 8 3s8-1.3 8-3',
-  settings: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12l2-1-1-3-2 .5-1.5-1.5.5-2-3-1-1 2h-2l-1-2-3 1 .5 2L6 7.5 4 7 3 10l2 1v2l-2 1 1 3 2-.5 1.5 1.5-.5 2 3 1 1-2h2l1 2 3-1-.5-2 1.5-1.5 2 .5 1-3-2-1z',
-};
-
-const Icon: FC<{ name: keyof typeof ICONS }> = ({ name }) => (
+const Icon: FC<{ path: string }> = ({ path }) => (
   <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">
-    <path d={ICONS[name]} />
+    <path d={path} />
   </svg>
 );
 
-export const TABS = [
-  { id: 'keys', label: 'API keys' },
-  { id: 'mcp', label: 'MCP' },
-  { id: 'servers', label: 'MCP servers' },
-  { id: 'apps', label: 'Connected apps' },
-  { id: 'agents', label: 'Agents' },
-  { id: 'webhooks', label: 'Webhooks' },
-  { id: 'usage', label: 'Usage & credits' },
-  { id: 'databases', label: 'Databases' },
-  { id: 'members', label: 'Members' },
-  { id: 'plans', label: 'Plans' },
-  { id: 'settings', label: 'Settings' },
-] as const;
-export type Tab = (typeof TABS)[number]['id'];
+/** A tab of the sidebar: a workspace page (src/app/pages/page.tsx), in the order of PAGES. */
+export type TabLink = Pick<WorkspacePage, 'id' | 'title' | 'icon'>;
 
-export interface ShellProps {
+export interface ShellProps extends WorkspaceProps {
   title: string;
-  tab: Tab;
-  user: SessionUser;
-  memberships: MembershipSummary[];
-  access: WorkspaceAccess;
-  docsUrl: string;
+  /** The id of the page shown: its tab is marked current, and the workspace switcher stays on it. */
+  tab: string;
+  tabs: readonly TabLink[];
   children: Child;
 }
 
 /** Every signed-in page: the sidebar (brand, workspace switcher, navigation, who is signed in) and the page. */
-export const Shell: FC<ShellProps> = ({ title, tab, user, memberships, access, docsUrl, children }) => (
+export const Shell: FC<ShellProps> = ({ title, tab, tabs, user, memberships, access, docsUrl, children }) => (
   <Document title={title}>
     <a class="skip" href="#main">Skip to content</a>
     <div class="shell">
@@ -97,9 +68,9 @@ export const Shell: FC<ShellProps> = ({ title, tab, user, memberships, access, d
           </select>
         </div>
         <nav class="nav" aria-label="Main">
-          {TABS.map((item) => (
+          {tabs.map((item) => (
             <a href={`/w/${access.workspace.id}/${item.id}`} aria-current={item.id === tab ? 'page' : undefined}>
-              <Icon name={item.id} /> {item.label}
+              <Icon path={item.icon} /> {item.title}
             </a>
           ))}
         </nav>

@@ -1,9 +1,11 @@
 import type { FC } from 'hono/jsx';
 import type { ApiKeyRecord } from '../../core/records';
 import { CredentialTable } from './credentials';
-import { ApiForm, Field, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, Field, PageHead } from './layout';
+import { listKeys } from '../../services/accounts';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface McpPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface McpPageProps extends WorkspaceProps {
   tokens: ApiKeyRecord[];
   mcpUrl: string;
   catalogUrl: string;
@@ -16,7 +18,7 @@ export const McpPage: FC<McpPageProps> = (props) => {
   const config = JSON.stringify({ mcpServers: { sluice: { type: 'http', url: mcpUrl, headers: { Authorization: 'Bearer ${SLUICE_MCP_TOKEN}' } } } }, null, 2);
   const claude = `claude mcp add --transport http sluice ${mcpUrl} --header "Authorization: Bearer \${SLUICE_MCP_TOKEN}"`;
   return (
-    <Shell {...props} title="MCP" tab="mcp">
+    <>
       <PageHead title="MCP" lede={<>Connect an AI agent to every Sluice tool over the Model Context Protocol, billed to {access.organization.name}.</>} />
       <section class="card">
         <h2>Endpoint</h2>
@@ -66,6 +68,18 @@ export const McpPage: FC<McpPageProps> = (props) => {
           revokeWarning="Clients using it are refused from the very next request."
         />
       </section>
-    </Shell>
+    </>
   );
 };
+
+export const mcpPage = workspacePage({
+  id: 'mcp',
+  title: 'MCP',
+  icon: 'M4 6h16v4H4zM4 14h16v4H4zM8 8h.01M8 16h.01',
+  load: async (c, { access, urls }) => ({
+    tokens: await listKeys(c.env.DB, access.workspace.id, 'workspace_mcp'),
+    mcpUrl: urls.mcp,
+    catalogUrl: `${urls.base}/v1/platforms`,
+  }),
+  view: McpPage,
+});

@@ -1,9 +1,12 @@
 import type { FC } from 'hono/jsx';
 import type { Invitation } from '../invitations';
-import { canManage, type Member, ROLES } from '../members';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { canManage, listMembers, type Member, ROLES } from '../members';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead, TableHead } from './layout';
+import { listInvitations, occupiedSeats } from '../invitations';
+import { termsOf } from '../../services/plan-caps';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface MembersPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface MembersPageProps extends WorkspaceProps {
   members: Member[];
   invitations: Invitation[];
   seats: { used: number; limit: number | null };
@@ -15,7 +18,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
   const manager = canManage(access.role);
   const pending = invitations.filter((invitation) => invitation.status === 'pending');
   return (
-    <Shell {...props} title="Members" tab="members">
+    <>
       <PageHead
         title="Members"
         lede={
@@ -117,6 +120,22 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
           {pending.length > 0 && !manager ? <p class="muted small">Owners and admins manage invitations.</p> : null}
         </div>
       </section>
-    </Shell>
+    </>
   );
 };
+
+export const membersPage = workspacePage({
+  id: 'members',
+  title: 'Members',
+  icon: 'M16 19v-1a4 4 0 0 0-4-4H7a4 4 0 0 0-4 4v1M9.5 10a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM21 19v-1a4 4 0 0 0-3-3.9M16 4.1a3 3 0 0 1 0 5.8',
+  load: async (c, { access }) => {
+    const [members, invitations, used, terms] = await Promise.all([
+      listMembers(c.env.DB, access.organization.id),
+      listInvitations(c.env.DB, access.organization.id),
+      occupiedSeats(c.env.DB, access.organization.id),
+      termsOf(c.env.DB, access.organization.id),
+    ]);
+    return { members, invitations, seats: { used, limit: terms.caps?.seats ?? null } };
+  },
+  view: MembersPage,
+});

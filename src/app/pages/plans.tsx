@@ -1,9 +1,12 @@
 import type { FC } from 'hono/jsx';
 import { CAP_LABELS, CAP_NAMES, type Caps, type Plan, PLAN_TABLE, PLANS } from '../../core/plans';
 import { canManage } from '../members';
-import { ApiForm, Field, formatCents, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, Field, formatCents, PageHead } from './layout';
+import { termsOf } from '../../services/plan-caps';
+import { stripeOf } from '../billing';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface PlansPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface PlansPageProps extends WorkspaceProps {
   caps: Caps | null;
   /** Stripe is configured: plans and credit can be bought here. */
   billing: boolean;
@@ -33,7 +36,7 @@ export const PlansPage: FC<PlansPageProps> = (props) => {
   const manager = canManage(access.role);
   const current = access.organization.plan;
   return (
-    <Shell {...props} title="Plans" tab="plans">
+    <>
       <PageHead title="Plans" lede={<>{access.organization.name} is on {current ? <strong>{PLAN_TABLE[current].name}</strong> : <strong>no plan</strong>}.</>} />
       {billing ? (
         manager ? (
@@ -99,6 +102,14 @@ export const PlansPage: FC<PlansPageProps> = (props) => {
           </table>
         </div>
       </section>
-    </Shell>
+    </>
   );
 };
+
+export const plansPage = workspacePage({
+  id: 'plans',
+  title: 'Plans',
+  icon: 'M3 7h18v12H3zM3 11h18M7 15h3',
+  load: async (c, { access }) => ({ caps: (await termsOf(c.env.DB, access.organization.id)).caps, billing: stripeOf(c.env) !== null }),
+  view: PlansPage,
+});

@@ -3,9 +3,12 @@ import type { CustomServer } from '../../services/custom-mcp-servers';
 import { DATA_TOOLS } from '../../operations/tools';
 import { PLATFORMS } from '../../operations/platforms';
 import { canManage } from '../members';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, ConfirmButton, Field, formatDate, PageHead } from './layout';
+import { listServers } from '../../services/custom-mcp-servers';
+import { resourceUrl } from '../../services/oauth/resources';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface ServersPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface ServersPageProps extends WorkspaceProps {
   servers: (CustomServer & { url: string })[];
   mcpUrl: string;
 }
@@ -21,7 +24,7 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
   const base = `/api/workspaces/${access.workspace.id}/mcp-servers`;
   const manager = canManage(access.role);
   return (
-    <Shell {...props} title="MCP servers" tab="servers">
+    <>
       <PageHead
         title="MCP servers"
         lede={
@@ -84,7 +87,7 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
       ) : (
         <p class="muted small">Owners and admins create servers.</p>
       )}
-    </Shell>
+    </>
   );
 };
 
@@ -141,3 +144,15 @@ const ToolPicker: FC = () => (
     </div>
   </div>
 );
+
+export const serversPage = workspacePage({
+  id: 'servers',
+  title: 'MCP servers',
+  icon: 'M3 5h18v6H3zM3 13h18v6H3zM7 8h.01M7 16h.01M11 8h6M11 16h6',
+  load: async (c, { access, urls }) => {
+    const origin = new URL(urls.mcp).origin;
+    const servers = (await listServers(c.env.DB, access.workspace.id)).map((server) => ({ ...server, url: resourceUrl(origin, { kind: 'server', serverId: server.id }) }));
+    return { servers, mcpUrl: urls.mcp };
+  },
+  view: ServersPage,
+});

@@ -1,12 +1,13 @@
 import type { Child, FC } from 'hono/jsx';
 import { canManage, type MembershipSummary } from '../members';
-import { ApiForm, Field, formatDate, PageHead, Shell, type ShellProps, TableHead } from './layout';
+import { ApiForm, Field, formatDate, PageHead, TableHead } from './layout';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export const SettingsPage: FC<Omit<ShellProps, 'title' | 'tab' | 'children'>> = (props) => {
+export const SettingsPage: FC<WorkspaceProps> = (props) => {
   const { user, access, memberships } = props;
   const organization = memberships.find((membership) => membership.id === access.organization.id) as MembershipSummary;
   return (
-    <Shell {...props} title="Settings" tab="settings">
+    <>
       <PageHead title="Settings" />
       <section class="card">
         <h2>Organization</h2>
@@ -56,7 +57,7 @@ export const SettingsPage: FC<Omit<ShellProps, 'title' | 'tab' | 'children'>> = 
           <Fact label="Member since" value={formatDate(user.createdAt)} />
         </dl>
       </section>
-    </Shell>
+    </>
   );
 };
 
@@ -67,3 +68,11 @@ const Fact: FC<{ label: string; value: Child }> = ({ label, value }) => (
     <dd>{value}</dd>
   </>
 );
+
+export const settingsPage = workspacePage({
+  id: 'settings',
+  title: 'Settings',
+  icon: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12l2-1-1-3-2 .5-1.5-1.5.5-2-3-1-1 2h-2l-1-2-3 1 .5 2L6 7.5 4 7 3 10l2 1v2l-2 1 1 3 2-.5 1.5 1.5-.5 2 3 1 1-2h2l1 2 3-1-.5-2 1.5-1.5 2 .5 1-3-2-1z',
+  load: async () => ({}),
+  view: SettingsPage,
+});

@@ -6,7 +6,8 @@ import type { WorkspaceAccess } from '../members';
 import { trialState } from '../trial';
 import { DailySpendChart, OperationSpendChart } from './charts';
 import { PlanNotice } from './keys';
-import { formatCents, formatDate, PageHead, Shell, type ShellProps } from './layout';
+import { formatCents, formatDate, PageHead } from './layout';
+import { type WorkspaceProps, workspacePage } from './page';
 
 export interface Credits {
   plan: string | null;
@@ -18,7 +19,7 @@ export interface Credits {
   periodEnd: string | null;
 }
 
-export interface UsagePageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface UsagePageProps extends WorkspaceProps {
   report: UsageReport;
   days: DailySpend[];
   credits: Credits;
@@ -62,7 +63,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
   const { report, days, credits, access, callsInTransit } = props;
   const updating = callsInTransit > 0 ? `updating: ${callsInTransit} more ${callsInTransit === 1 ? 'call' : 'calls'} charged a moment ago` : undefined;
   return (
-    <Shell {...props} title="Usage & credits" tab="usage">
+    <>
       <PageHead title="Usage & credits" lede={<>Calls of the workspace <strong>{access.workspace.name}</strong> over the last 30 days. Only successful calls are charged.</>} />
       <PlanNotice access={access} trial={props.trial} />
       <div class="grid" aria-label={`Credits of ${access.organization.name}`}>
@@ -118,7 +119,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
           {report.rows.length === 0 ? <p class="empty">No calls in the last 30 days.</p> : null}
         </div>
       </section>
-    </Shell>
+    </>
   );
 };
 
@@ -130,3 +131,11 @@ export const Stat: FC<{ label: string; value: string; note?: string | undefined 
     {note ? <div class="muted small">{note}</div> : null}
   </div>
 );
+
+export const usagePage = workspacePage({
+  id: 'usage',
+  title: 'Usage & credits',
+  icon: 'M4 20V10M10 20V4M16 20v-7M22 20H2',
+  load: (c, { access }) => loadUsage(c.env, access),
+  view: UsagePage,
+});

@@ -3,9 +3,13 @@ import type { Delivery } from '../../core/webhook-delivery';
 import { DEFAULT_CREDITS_LOW_THRESHOLD_CENTS, type WebhookEndpoint } from '../../services/webhooks/endpoints';
 import { EVENT_NAMES, EVENT_TYPES } from '../../core/webhook-events';
 import { canManage } from '../members';
-import { ApiForm, ConfirmButton, Field, formatCents, formatDate, PageHead, Shell, type ShellProps } from './layout';
+import { ApiForm, ConfirmButton, Field, formatCents, formatDate, PageHead } from './layout';
+import { listEndpointsWithDeliveries } from '../../services/webhooks/endpoints';
+import { webhookEventsUsed } from '../../services/webhooks/event-cap';
+import { termsOf } from '../../services/plan-caps';
+import { type WorkspaceProps, workspacePage } from './page';
 
-export interface WebhooksPageProps extends Omit<ShellProps, 'title' | 'tab' | 'children'> {
+export interface WebhooksPageProps extends WorkspaceProps {
   endpoints: (WebhookEndpoint & { deliveries: Delivery[] })[];
   /** Webhook events counted this month, and the plan's cap (null without a plan). */
   events: { used: number; limit: number | null };
@@ -19,7 +23,7 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
   const base = `/api/workspaces/${access.workspace.id}/webhook-endpoints`;
   const manager = canManage(access.role);
   return (
-    <Shell {...props} title="Webhooks" tab="webhooks">
+    <>
       <PageHead
         title="Webhooks"
         lede={
@@ -132,6 +136,21 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
       ) : (
         <p class="muted small">Owners and admins add and remove endpoints.</p>
       )}
-    </Shell>
+    </>
   );
 };
+
+export const webhooksPage = workspacePage({
+  id: 'webhooks',
+  title: 'Webhooks',
+  icon: 'M4 17a3 3 0 1 0 6 0h7M17 17a3 3 0 1 0 3-3M12 5a3 3 0 1 0-3 5l-3 6M15 8l3 6',
+  load: async (c, { access }) => {
+    const [endpoints, used, terms] = await Promise.all([
+      listEndpointsWithDeliveries(c.env, access.workspace.id),
+      webhookEventsUsed(c.env.DB, access.organization.id),
+      termsOf(c.env.DB, access.organization.id),
+    ]);
+    return { endpoints, events: { used, limit: terms.caps?.webhookEvents ?? null } };
+  },
+  view: WebhooksPage,
+});
