@@ -27,6 +27,8 @@ function statementsOf(sql: string): string[] {
     else if (char === '/' && sql[at + 1] === '*') at = sql.indexOf('*/', at + 2) + 1;
     else if (char === "'" || char === '"') at = sql.indexOf(char, at + 1);
     else if (char === ';') {
+      // A trigger's body holds statements of its own: the trigger ends at its `END;`.
+      if (/\bCREATE\s+TRIGGER\b/i.test(sql.slice(start, at)) && !/\bEND\s*$/i.test(sql.slice(start, at))) continue;
       statements.push(sql.slice(start, at));
       start = at + 1;
     }

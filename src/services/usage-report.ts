@@ -71,11 +71,10 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
   const [perOperation, page] = await db.batch<TotalsRow | UsageRow>([
     db
       .prepare(
-        `SELECT operation, COUNT(*) AS calls, SUM(status < 400) AS succeeded, SUM(cost_units) AS costUnits
-           FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+        `SELECT operation, SUM(calls) AS calls, SUM(succeeded) AS succeeded, SUM(cost_units) AS costUnits FROM (${summedOver(() => 'operation', 'operation', 'operation')})
           GROUP BY operation ORDER BY calls DESC, operation`,
       )
-      .bind(...range),
+      .bind(...summedBindings(workspaceId, from, to)),
     db
       .prepare(
         `SELECT id, request_id AS requestId, key_id AS keyId, operation, status, error_code AS errorCode, cost_units AS costUnits,
@@ -115,12 +114,8 @@ export interface DailySpend {
 /** Spend per UTC day over [from, to), every day present (a day without calls is a zero), oldest first. */
 export async function dailySpend(db: D1Database, workspaceId: string, from: Date, to: Date): Promise<DailySpend[]> {
   const { results } = await db
-    .prepare(
-      `SELECT substr(created_at, 1, 10) AS day, COUNT(*) AS calls, SUM(cost_units) AS costUnits
-         FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
-        GROUP BY day ORDER BY day`,
-    )
-    .bind(workspaceId, from.toISOString(), to.toISOString())
+    .prepare(`SELECT day, SUM(calls) AS calls, SUM(cost_units) AS costUnits FROM (${summedOver((time) => (time === 'day' ? 'day' : 'substr(hour, 1, 10)'), 'substr(created_at, 1, 10)', 'day')}) GROUP BY day ORDER BY day`)
+    .bind(...summedBindings(workspaceId, from, to))
     .all<{ day: string; calls: number; costUnits: number }>();
   const byDay = new Map(results.map((row) => [row.day, row]));
   const days: DailySpend[] = [];
@@ -137,6 +132,47 @@ export function rangeOf(query: { from?: string | undefined; to?: string | undefi
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_SPAN_MS);
   if (from >= to) throw ApiError.validation([{ field: 'from', location: 'query', message: 'Must be before `to`.' }]);
   return { from, to };
+}
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * The sums of [from, to) without reading every row: whole UTC days come from `usage_daily`, the whole hours
+ * around them from `usage_hourly` (both kept by a trigger as rows arrive, migrations/0011), and only the
+ * rows of the partial hours at the two edges are read one by one. The SQL is the same for every range (a
+ * part the range lacks is an empty one), so D1 keeps one plan. `day` and `row` are the grouping
+ * expression over the buckets (which have `day` or `hour`) and over the rows, named `as`.
+ */
+function summedOver(bucket: (time: 'day' | 'hour') => string, row: string, as: string): string {
+  const buckets = (table: string, time: 'day' | 'hour') =>
+    `SELECT ${bucket(time)} AS ${as}, calls, succeeded, cost_units FROM ${table} WHERE workspace_id = ? AND ${time} >= ? AND ${time} < ?`;
+  const rows = `SELECT ${row} AS ${as}, 1 AS calls, status < 400 AS succeeded, cost_units FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?`;
+  return [buckets('usage_daily', 'day'), buckets('usage_hourly', 'hour'), buckets('usage_hourly', 'hour'), rows, rows].join('\n UNION ALL ');
+}
+
+/** The bindings of `summedOver` for [from, to): whole days, the whole hours before and after them, then the partial hours at each edge. */
+function summedBindings(workspaceId: string, from: Date, to: Date): string[] {
+  const ceil = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+  const floor = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const day = (ms: number) => iso(ms).slice(0, 10);
+  const hour = (ms: number) => iso(ms).slice(0, 13);
+  const [start, end] = [from.getTime(), to.getTime()];
+  const [firstHour, lastHour] = [ceil(start, HOUR_MS), floor(end, HOUR_MS)];
+  const [firstDay, lastDay] = [ceil(start, DAY_MS), floor(end, DAY_MS)];
+  const none = ['', ''];
+  const parts = (days: string[], hoursBefore: string[], hoursAfter: string[], rowsBefore: string[], rowsAfter: string[]) =>
+    [days, hoursBefore, hoursAfter, rowsBefore, rowsAfter].flatMap((range) => [workspaceId, ...range]);
+  if (firstHour >= lastHour) return parts(none, none, none, [iso(start), iso(end)], none);
+  if (firstDay >= lastDay) return parts(none, [hour(firstHour), hour(lastHour)], none, [iso(start), iso(firstHour)], [iso(lastHour), iso(end)]);
+  return parts(
+    [day(firstDay), day(lastDay)],
+    [hour(firstHour), hour(firstDay)],
+    [hour(lastDay), hour(lastHour)],
+    [iso(start), iso(firstHour)],
+    [iso(lastHour), iso(end)],
+  );
 }
 
 function startOfUtcDay(date: Date): number {

@@ -16,6 +16,8 @@
  *     clients (each must be refused), and /health again while another customer's database statement runs
  *     away (each stopped at its bound),
  *   - the fake upstream alone (its own process),
+ *   - GET /v1/usage (a month's totals and the first page) of a workspace with 1,000 and with 100,000 calls
+ *     of history spread over the month, written straight to D1 as the wallet's outbox writes them,
  * then the metered/floor throughput ratio and the latency the pipeline adds over the upstream.
  * Local state lives on tmpfs (BENCH_STATE_ROOT, default /dev/shm): the figures are the software's,
  * not this machine's disk's. BENCH_ONLY (comma-separated words, e.g. `hostile,scrape`) runs only the rows
@@ -69,6 +71,27 @@ function runs(name: string): boolean {
 }
 
 const ROTATION_ROW = 'GET /v1/credits, 1,000 keys in rotation';
+const USAGE_ROWS = { small: 'GET /v1/usage, 1,000 calls of history', large: 'GET /v1/usage, 100,000 calls of history' };
+
+/**
+ * `count` usage rows of a workspace over the 30 days before now, made by SQLite itself in one statement:
+ * five operations, two keys, one call in ten failed, each success 1 cent.
+ */
+async function seedUsage(db: Awaited<ReturnType<Miniflare['getD1Database']>>, workspace: { organizationId: string; workspaceId: string }, count: number): Promise<void> {
+  const span = 30 * 24 * 60 * 60 * 1000;
+  await db
+    .prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?3)
+       INSERT INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at)
+       SELECT 'use_bench_' || ?2 || '_' || i, 'req_bench_' || i, ?1, ?2, 'key_bench_' || (i % 2),
+              CASE i % 5 WHEN 0 THEN 'linkedin.get-company-by-domain' WHEN 1 THEN 'web.scrape' WHEN 2 THEN 'web.search' WHEN 3 THEN 'seo.serp-google-organic' ELSE 'x.user-info' END,
+              CASE WHEN i % 10 = 0 THEN 422 ELSE 200 END, CASE WHEN i % 10 = 0 THEN 'PROVIDER_ERROR' END, CASE WHEN i % 10 = 0 THEN 0 ELSE 10000 END, 0, 40,
+              strftime('%Y-%m-%dT%H:%M:%fZ', (?4 - ?5 + (i + 0.5) * ?5 / ?3) / 1000.0, 'unixepoch')
+         FROM n`,
+    )
+    .bind(workspace.organizationId, workspace.workspaceId, count, Date.now(), span)
+    .run();
+}
 const HOSTILE_SCRAPERS = Number(process.env.BENCH_HOSTILE_SCRAPERS ?? 2);
 /** Pages that must each be refused with 422 within the scraper's bounds: deep nesting, and one element of 200,000 attributes. */
 const HOSTILE_PAGES = ['/nested/600', '/nested/5000', '/nested/100000', '/attributes/200000'];
@@ -399,7 +422,15 @@ async function main() {
     const healthRunawayRow = await load(RUNAWAY_ROW, `${api}/health`);
     const runawayStatuses = (await runaways?.stop()) ?? {};
     const upstreamRow = await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`);
-    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow].filter(
+    const usageRows: Partial<Record<keyof typeof USAGE_ROWS, Figures>> = {};
+    for (const [size, count] of [['small', 1_000], ['large', 100_000]] as const) {
+      if (!runs(USAGE_ROWS[size])) continue;
+      const history = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: `Bench usage ${count}` });
+      const historyKey = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: history.id, name: 'bench' });
+      await seedUsage(await stack.miniflare.getD1Database('DB', 'sluice-api'), { organizationId: organization.id, workspaceId: history.id }, count);
+      usageRows[size] = await load(USAGE_ROWS[size], `${api}/v1/usage`, { headers: { authorization: `Bearer ${historyKey.key}` }, cpuOf: stackWorkerd });
+    }
+    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow, usageRows.small, usageRows.large].filter(
       (row): row is Figures => row !== undefined,
     );
 
@@ -445,6 +476,11 @@ async function main() {
           `the floor of one object call (skeleton answering a balance) / floor: throughput ${ratio(readRow, floorRow)}, by CPU ${cpuRatio(floorRow, readRow)}; /v1/credits / skeleton: throughput ${ratio(creditsRow, readRow)}, CPU ${cpuText(creditsRow)} against ${cpuText(readRow)} ms`,
         );
       }
+    }
+    if (usageRows.small && usageRows.large) {
+      console.log(
+        `GET /v1/usage p50 with 100,000 calls of history / with 1,000: ${(usageRows.large.p50 / Math.max(1, usageRows.small.p50)).toFixed(2)} (${usageRows.large.p50} against ${usageRows.small.p50} ms, mean ${usageRows.large.mean.toFixed(2)} against ${usageRows.small.mean.toFixed(2)} ms; aim: 2.00 or less); workerd CPU per request (D1 included) ${cpuText(usageRows.large)} against ${cpuText(usageRows.small)} ms, ratio ${cpuRatio(usageRows.large, usageRows.small)} (1.00: flat)`,
+      );
     }
     if (rotatingRow && creditsRow) console.log(`/v1/credits with 1,000 keys in rotation / with one key: ${ratio(rotatingRow, creditsRow)} (aim: 0.90 or better)`);
     if (scrapeRow) {

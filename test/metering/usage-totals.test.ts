@@ -1,0 +1,75 @@
+import { env } from 'cloudflare:workers';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { insertUsageRows, type UsageRow } from '../../src/core/usage';
+import { centsFromUnits } from '../../src/core/money';
+import { dailySpend, usageReport } from '../../src/services/usage-report';
+
+const START = Date.UTC(2026, 10, 1, 0, 0, 0);
+const SPAN_MS = 3 * 24 * 60 * 60 * 1000;
+const OPERATIONS = ['linkedin.get-company-by-domain', 'web.scrape', 'seo.serp'];
+
+let workspaces = 0;
+
+/** Rows at random instants over three days, some failed, some sent twice (as an outbox batch sent again). */
+const rowsArbitrary = fc.array(
+  fc.record({ at: fc.integer({ min: 0, max: SPAN_MS - 1 }), operation: fc.constantFrom(...OPERATIONS), key: fc.constantFrom('key_a', 'key_b'), status: fc.constantFrom(200, 200, 422, 503), units: fc.integer({ min: 0, max: 40_000 }), twice: fc.boolean() }),
+  { minLength: 1, maxLength: 60 },
+);
+
+const rangeArbitrary = fc
+  .tuple(fc.integer({ min: -60 * 60 * 1000, max: SPAN_MS + 60 * 60 * 1000 }), fc.integer({ min: 1, max: SPAN_MS + 2 * 60 * 60 * 1000 }))
+  .map(([from, length]) => ({ from: START + from, to: START + from + length }));
+
+describe('usage totals kept per hour', () => {
+  it('sum to exactly what the rows in [from, to) sum to, per operation and per day, whatever the range and its edges', async () => {
+    await fc.assert(
+      fc.asyncProperty(rowsArbitrary, fc.array(rangeArbitrary, { minLength: 1, maxLength: 4 }), async (drawn, ranges) => {
+        const workspaceId = `ws_totals_${++workspaces}`;
+        const rows: UsageRow[] = drawn.map((row, index) => ({
+          id: `use_${workspaceId}_${index}`,
+          requestId: `req_${index}`,
+          organizationId: 'org_totals',
+          workspaceId,
+          keyId: row.key,
+          operation: row.operation,
+          status: row.status,
+          errorCode: row.status === 200 ? null : 'PROVIDER_ERROR',
+          costUnits: row.status === 200 ? row.units : 0,
+          cached: false,
+          latencyMs: 5,
+          createdAt: new Date(START + row.at).toISOString(),
+        }));
+        const resent = rows.filter((_, index) => drawn[index]!.twice);
+        await env.DB.batch([insertUsageRows(env.DB, JSON.stringify(rows)), insertUsageRows(env.DB, JSON.stringify(resent))]);
+
+        for (const range of ranges) {
+          const from = new Date(range.from);
+          const to = new Date(range.to);
+          const inside = rows.filter((row) => row.createdAt >= from.toISOString() && row.createdAt < to.toISOString());
+          const report = await usageReport(env.DB, workspaceId, { from: from.toISOString(), to: to.toISOString(), limit: 1 });
+          const sums = (of: UsageRow[]) => ({
+            calls: of.length,
+            succeeded: of.filter((row) => row.status < 400).length,
+            failed: of.filter((row) => row.status >= 400).length,
+            costCents: centsFromUnits(of.reduce((sum, row) => sum + row.costUnits, 0)),
+          });
+          expect(report.totals).toEqual(sums(inside));
+          // Busiest first, then by name (SQLite's binary order), as the report documents.
+          const expectedByOperation = OPERATIONS.map((operation) => ({ operation, ...sums(inside.filter((row) => row.operation === operation)) }))
+            .filter((group) => group.calls > 0)
+            .sort((a, b) => b.calls - a.calls || (a.operation < b.operation ? -1 : 1));
+          expect(report.byOperation).toEqual(expectedByOperation);
+
+          const days = await dailySpend(env.DB, workspaceId, from, to);
+          for (const day of days) {
+            const ofDay = inside.filter((row) => row.createdAt.startsWith(day.day));
+            expect(day).toEqual({ day: day.day, calls: ofDay.length, costCents: centsFromUnits(ofDay.reduce((sum, row) => sum + row.costUnits, 0)) });
+          }
+          expect(days.reduce((sum, day) => sum + day.calls, 0)).toBe(inside.length);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
