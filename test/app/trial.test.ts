@@ -86,4 +86,19 @@ describe('the free trial', () => {
     clock.now = () => realNow() + 20 * DAY;
     expect((await companyByDomain(key, 'later.example.com')).status).toBe(200);
   });
+
+  it('is offered on the Plans page, where every SUBSCRIPTION_REQUIRED points: a button for the owner, its end once started', async () => {
+    const owner = await signUp();
+    const plans = async () => (await owner.request('GET', `/w/${owner.workspaceId}/plans`)).text();
+    const refusal = await companyByDomain(await keyOf(owner), 'no-plan.example.com');
+    expect(refusal.status).toBe(402);
+    expect((await refusal.json()).error.message).toContain(`/w/${owner.workspaceId}/plans`);
+
+    expect(await plans()).toMatch(/<button[^>]*data-api="\/api\/organizations\/[^"]+\/trial"[^>]*>\s*Start free trial/);
+
+    expect((await startTrial(owner)).status).toBe(201);
+    const during = await plans();
+    expect(during).not.toContain('Start free trial');
+    expect(during).toContain(`Free trial</strong> until ${new Date(realNow() + TRIAL.days * DAY).toISOString().slice(0, 10)}`);
+  });
 });

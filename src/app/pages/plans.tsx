@@ -4,12 +4,14 @@ import { canManage } from '../members';
 import { ApiForm, Field, formatCents, PageHead } from './layout';
 import { termsOf } from '../../services/plan-caps';
 import { stripeOf } from '../billing';
+import { TRIAL, trialState } from '../trial';
 import { type WorkspaceProps, workspacePage } from './page';
 
 export interface PlansPageProps extends WorkspaceProps {
   caps: Caps | null;
   /** Stripe is configured: plans and credit can be bought here. */
   billing: boolean;
+  trial: { available: boolean; endsAt: string | null };
 }
 
 /**
@@ -31,6 +33,43 @@ function capitalized(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/**
+ * The free trial, where every "no plan" refusal sends people (SUBSCRIPTION_REQUIRED names this page): the
+ * button for owners and admins, who they are for everyone else, and its end date while it runs.
+ */
+const TrialOffer: FC<PlansPageProps> = ({ access, trial }) => {
+  const plan = PLAN_TABLE[TRIAL.plan];
+  if (access.organization.plan) {
+    return trial.endsAt ? (
+      <div class="notice info" role="status">
+        <strong>Free trial</strong> until {trial.endsAt.slice(0, 10)}: the {plan.name} plan and its credit. Choose a plan before then to keep metered calls working.
+      </div>
+    ) : null;
+  }
+  if (!trial.available) {
+    return (
+      <div class="notice warn" role="status">
+        <strong>No plan yet</strong>, and this organization's free trial was used: metered calls answer 402 <code>SUBSCRIPTION_REQUIRED</code> until a plan is chosen.
+      </div>
+    );
+  }
+  return (
+    <section class="card">
+      <h2>Free trial</h2>
+      <p>
+        The {plan.name} plan with {formatCents(plan.allowanceCents)} of credit for {TRIAL.days} days, once per organization. No card needed.
+      </p>
+      {canManage(access.role) ? (
+        <button type="button" data-api={`/api/organizations/${access.organization.id}/trial`} data-then="reload">
+          Start free trial
+        </button>
+      ) : (
+        <p class="muted small">Owners and admins of {access.organization.name} can start it.</p>
+      )}
+    </section>
+  );
+};
+
 export const PlansPage: FC<PlansPageProps> = (props) => {
   const { access, caps, billing } = props;
   const manager = canManage(access.role);
@@ -38,6 +77,7 @@ export const PlansPage: FC<PlansPageProps> = (props) => {
   return (
     <>
       <PageHead title="Plans" lede={<>{access.organization.name} is on {current ? <strong>{PLAN_TABLE[current].name}</strong> : <strong>no plan</strong>}.</>} />
+      <TrialOffer {...props} />
       {billing ? (
         manager ? (
           <section class="card">
@@ -110,6 +150,9 @@ export const plansPage = workspacePage({
   id: 'plans',
   title: 'Plans',
   icon: 'M3 7h18v12H3zM3 11h18M7 15h3',
-  load: async (c, { access }) => ({ caps: (await termsOf(c.env.DB, access.organization.id)).caps, billing: stripeOf(c.env) !== null }),
+  load: async (c, { access }) => {
+    const [terms, trial] = await Promise.all([termsOf(c.env.DB, access.organization.id), trialState(c.env.DB, access.organization.id)]);
+    return { caps: terms.caps, billing: stripeOf(c.env) !== null, trial };
+  },
   view: PlansPage,
 });
