@@ -1,6 +1,5 @@
-import { clock } from '../src/core/clock';
 import type { UsageRow } from '../src/core/usage';
-import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
+import type { Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
 
 /** Money a call set aside from the lease before its upstream call; kept in memory only (see `take`). */
 export interface Hold extends Split {
@@ -33,8 +32,6 @@ interface State {
   outgoing: SyncMessage | null;
   /** Failed sends of `outgoing`; null while none failed. */
   delivery: Delivery | null;
-  /** The organization's balance in the wallet's last reply. */
-  view: Balance | null;
   /** The wallet's plan, from its first reply or a plan change told before it; null until then. */
   terms: Terms | null;
 }
@@ -60,7 +57,7 @@ const ZERO: Split = { subscriptionUnits: 0, purchasedUnits: 0 };
  * may take is derived, never stored: lease − unacknowledged charges − holds − what is being given back.
  * Charges, the message and the acknowledged lease are in the object's SQLite before the call that made
  * them is answered. Holds are in memory: an object that restarts forgets them, which gives their money
- * back to the lease, and a capture that finds its hold gone takes the money again (`Gate.settle`).
+ * back to the lease, and a capture that finds its hold gone takes the money again (`WorkspaceGate.settle`).
  */
 export class LeaseBook {
   private state: State;
@@ -70,8 +67,6 @@ export class LeaseBook {
   private pending: Split = { ...ZERO };
   private unsent = 0;
   private readonly keyUses = new Map<string, number>();
-  /** When the wallet's figures in `view` were read (clock time); 0: not since this object started, or told to forget. */
-  private viewAt = 0;
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
@@ -81,7 +76,7 @@ export class LeaseBook {
     const stored = sql.exec<{ doc: string }>('SELECT doc FROM lease_state').toArray()[0];
     this.state = stored
       ? (JSON.parse(stored.doc) as State)
-      : { organizationId: null, workspaceId: null, lease: { ...ZERO }, generation: 0, periodEnd: null, seq: 0, outgoing: null, delivery: null, view: null, terms: null };
+      : { organizationId: null, workspaceId: null, lease: { ...ZERO }, generation: 0, periodEnd: null, seq: 0, outgoing: null, delivery: null, terms: null };
     const waiting = sql.exec<{ doc: string }>('SELECT doc FROM charges').toArray().map((row) => JSON.parse(row.doc) as Charge);
     this.unsent = waiting.length;
     for (const charge of [...waiting, ...(this.state.outgoing?.charges ?? [])]) this.addTo(this.pending, charge, charge.generation);
@@ -95,6 +90,11 @@ export class LeaseBook {
 
   get terms(): Terms | null {
     return this.state.terms;
+  }
+
+  /** What this workspace spent that the wallet has not acknowledged, in each part (read only). */
+  get unacknowledged(): Readonly<Split> {
+    return this.pending;
   }
 
   get outgoing(): SyncMessage | null {
@@ -241,83 +241,50 @@ export class LeaseBook {
     return message;
   }
 
-  /** Applies the wallet's reply: its lease is authoritative, and the message's charges are no longer pending. */
-  acknowledge(message: SyncMessage, reply: SyncReply): void {
+  /**
+   * Applies the wallet's reply: its lease is authoritative, and the message's charges are no longer
+   * pending. Answers whether the reply is of the current allowance generation (its balance is then current too).
+   */
+  acknowledge(message: SyncMessage, reply: SyncReply): boolean {
     if (reply.generation > this.state.generation) this.newGeneration(reply.generation);
     for (const charge of message.charges) this.addTo(this.pending, charge, charge.generation, -1);
     const current = reply.generation === this.state.generation;
     this.state.lease = { subscriptionUnits: current ? reply.lease.subscriptionUnits : 0, purchasedUnits: reply.lease.purchasedUnits };
-    if (current) {
-      this.state.periodEnd = reply.periodEnd;
-      this.state.view = reply.balance;
-    }
+    if (current) this.state.periodEnd = reply.periodEnd;
     this.adoptTerms(reply.terms);
     this.state.seq = reply.seq;
     this.state.outgoing = null;
     this.state.delivery = null;
-    if (current) this.viewAt = clock.now();
     this.save();
+    return current;
+  }
+
+  /** The wallet's plan read outside a message (`OrgWallet.summary`): adopted, and stored, when it is newer. */
+  learnTerms(terms: Terms): void {
+    if (this.adoptTerms(terms)) this.save();
   }
 
   /**
-   * The wallet's figures read outside a message (`OrgWallet.summary`), read in a turn of the queue with no
-   * message outstanding, or with one the wallet refused (a refused `sync` rolls its whole transaction
-   * back): they include every charge the wallet acknowledged and none still pending here. Were that
-   * failure a lost reply instead, the figures shown count its charges twice until it is delivered: what
-   * is shown, never what is charged.
+   * A plan change told by the wallet's caller: newer terms win, and a new generation voids subscription
+   * units held. Answers whether the generation is new: the balance told with it is then the current one.
    */
-  refreshView(balance: Balance, terms: Terms): void {
-    this.state.view = balance;
-    this.adoptTerms(terms);
-    this.viewAt = clock.now();
-    this.save();
-  }
-
-  /** Whether the wallet's figures were read less than `maxAgeMs` ago, in a period that has not ended. */
-  viewFresh(maxAgeMs: number, now: number): boolean {
-    return this.state.view !== null && this.viewAt > 0 && now - this.viewAt < maxAgeMs && !this.periodOver(now);
-  }
-
-  /** The wallet changed by other means than this gate's messages (a top-up, a plan change): read it again. */
-  forgetView(): void {
-    this.viewAt = 0;
-  }
-
-  /** A plan change told by the wallet's caller: newer terms win, and a new generation voids subscription units held. */
-  adopt(terms: Terms, generation: number, balance: Balance): void {
-    if (generation > this.state.generation) {
+  adopt(terms: Terms, generation: number, periodEnd: number | null): boolean {
+    const newer = generation > this.state.generation;
+    if (newer) {
       this.newGeneration(generation);
       this.state.lease = { ...this.state.lease, subscriptionUnits: 0 };
-      this.state.view = balance;
-      this.state.periodEnd = balance.periodEnd;
+      this.state.periodEnd = periodEnd;
     }
     this.adoptTerms(terms);
-    this.forgetView();
     this.save();
+    return newer;
   }
 
-  /**
-   * The organization's balances after this workspace's calls: the wallet's last reply less what this
-   * workspace spent since. A sibling workspace's spending reaches it with the sibling's next report.
-   */
-  balance(): Balance | null {
-    const view = this.state.view;
-    if (!view) return null;
-    return {
-      ...view,
-      subscriptionUnits: Math.max(0, view.subscriptionUnits - this.pending.subscriptionUnits),
-      purchasedUnits: Math.max(0, view.purchasedUnits - this.pending.purchasedUnits),
-    };
-  }
-
-  /** Unspent money the organization has beyond what this workspace spent and has not reported. */
-  unspentUnits(): number {
-    const balance = this.balance();
-    return balance ? balance.subscriptionUnits + balance.purchasedUnits : 0;
-  }
-
-  private adoptTerms(terms: Terms): void {
-    if (!this.state.terms || terms.version > this.state.terms.version) this.state.terms = terms;
+  /** Keeps `terms` when they are newer than the ones known; answers whether they were. */
+  private adoptTerms(terms: Terms): boolean {
+    if (this.state.terms && terms.version <= this.state.terms.version) return false;
+    this.state.terms = terms;
+    return true;
   }
 
   /** Subscription units of earlier generations no longer count: holds and charges keep only their purchased part. */

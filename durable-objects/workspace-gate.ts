@@ -5,97 +5,64 @@ import { requestsPerMinute, SMALLEST_PLAN } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
 import { KeyBudgets } from './key-budgets';
 import type { KeyBudget, KeyLimit } from '../src/core/protocols/key-limits';
-import { HOLD_GRACE_MS, type Admission, type FreeAnswer, type FreeAsk, type MeterAnswer, type MeterAsk, type SettleAnswer, type Shortfall, type WorkspaceGateProtocol } from '../src/core/protocols/gate';
-import { LeaseBook, PARKED_RETRY_MS } from './lease-book';
-import { type Balance, planInForce, type SyncMessage, type SyncReply, type Terms } from '../src/core/protocols/lease';
+import type { Admission, FreeAnswer, FreeAsk, MeterAnswer, MeterAsk, SettleAnswer, WorkspaceGateProtocol } from '../src/core/protocols/gate';
+import { LeaseBook } from './lease-book';
+import { LeaseDraws } from './lease-draws';
+import { type Balance, planInForce, type Terms } from '../src/core/protocols/lease';
 import type { OrgWalletProtocol } from '../src/core/protocols/wallet';
+import { CreditView } from './credit-view';
+import { RateWindow, WINDOW_KEY, type StoredWindow } from './rate-window';
+import { reached, REPORT_ONLY, Undelivered, WalletLink } from './wallet-link';
 
 /** A gate reads the database, like every object, and reaches its organization's wallet. */
 type Env = ObjectBindings & { ORG_WALLET: DurableObjectNamespace<OrgWalletProtocol> };
 
-export const WINDOW_MS = 60_000;
 /** Finished calls are reported to the wallet within this long, batched with their neighbours. */
 export const REPORT_MS = 100;
 /** The longest a key's use waits to be reported when nothing else is: `last_used_at` lands within this. */
 export const KEY_USE_REPORT_MS = 1_000;
 /** A lease not drawn on for this long goes back to the wallet, so sibling workspaces can spend it. */
 export const IDLE_LEASE_MS = 1_000;
-/**
- * A draw asks for enough for this many calls like the one that needed it, or for what this workspace
- * set aside over the last second if that is more, so a busy workspace draws about once a second
- * (the wallet may grant less).
- */
-const CALLS_PER_DRAW = 20;
-const RATE_BUCKET_MS = 1_000;
-/** How often a call that found the lease short asks the wallet again before giving up. */
-const DRAW_ATTEMPTS = 3;
-/**
- * How long `/v1/credits` answers from the wallet's figures this gate holds before reading them again: a
- * sibling workspace's spending shows within its report interval plus this. Top-ups and plan changes show
- * at once (they tell the gates).
- */
-export const VIEW_FRESH_MS = 100;
-/** Seconds a caller is told to wait when money exists but calls in flight hold it. */
-export const BUSY_RETRY_AFTER_S = 1;
-/** The wallet has not taken the outgoing message (this attempt failed, or the next is not due): nothing else can be sent before it. */
-class Undelivered extends Error {
-  constructor(
-    readonly seq: number,
-    readonly retryAt: number,
-  ) {
-    super(`The wallet has not taken message ${seq} of this gate; it is sent again at ${new Date(retryAt).toISOString()}.`);
-  }
-}
-
-/** Whether a turn's message reached the wallet: false when it is undelivered (stored, alerted, sent again on its schedule). */
-function reached(turn: Promise<unknown>): Promise<boolean> {
-  return turn.then(
-    () => true,
-    (error: unknown) => {
-      if (error instanceof Undelivered) return false;
-      throw error;
-    },
-  );
-}
-
-interface Window {
-  start: number;
-  count: number;
-}
 
 /**
- * One per workspace, and the only object a metered call talks to: revoked keys, the fixed 60-second
- * request window shared by all the workspace's keys, and the money for calls, spent from a lease its
- * organization's wallet grants it. A call costs two messages to this object, `meter` before the upstream
- * call and `settle` after it; the wallet hears from the gate in batches, one message at a time.
- * Window and lease checks run with no `await` between check and write, so concurrent calls cannot take
- * the same slot or the same unit.
+ * One per workspace, and the only object a metered call talks to. It composes what a call needs and
+ * decides the order of the checks (revocation, plan, window, the key's limit, money):
+ * - revoked keys, kept here;
+ * - the request window shared by all the workspace's keys (RateWindow);
+ * - the money for calls, spent from a lease the organization's wallet grants (LeaseBook), set aside for
+ *   each call (LeaseDraws) within its key's monthly limit (KeyBudgets);
+ * - the wallet's figures for `/v1/credits` and each call's `meta` (CreditView);
+ * - the line to the wallet, which hears from the gate in batches, one message at a time (WalletLink);
+ * - when the alarm runs: reports, expired holds, an idle lease's return.
+ * A call costs two messages to this object, `meter` before the upstream call and `settle` after it. The
+ * window, key-limit and lease checks each run with no `await` between check and write, so concurrent
+ * calls cannot take the same slot or the same unit.
  */
 export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGateProtocol {
-  private window: Window = { start: 0, count: 0 };
-  /** Calls were counted since the window was last stored. */
-  private windowUnsaved = false;
   private revoked = new Set<string>();
+  private readonly window: RateWindow;
   private readonly book: LeaseBook;
   private readonly budgets: KeyBudgets;
-  /** Every exchange with the wallet, one after another: a reply is applied before the next message is made. */
-  private queue: Promise<unknown> = Promise.resolve();
-  /** Units set aside in the current second and the one before, to size draws to the rate of spending. */
-  private setAside = { bucket: 0, current: 0, previous: 0 };
+  private readonly view: CreditView;
+  private readonly link: WalletLink;
+  private readonly draws: LeaseDraws;
   /** When a call last asked for money here (injectable clock): a lease unused for IDLE_LEASE_MS goes back. */
   private lastMeter = 0;
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
-  private walletId: { organizationId: string; id: DurableObjectId } | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.window = new RateWindow(ctx.storage);
     this.book = new LeaseBook(ctx.storage.sql);
     this.budgets = new KeyBudgets(ctx.storage.sql, (keyId) => this.book.waitingChargesOf(keyId));
-    // Persisted so an evicted object does not forget the requests already counted in this window.
+    this.view = new CreditView(ctx.storage.sql);
+    this.link = new WalletLink(this.book, this.budgets, this.view, env.ORG_WALLET);
+    this.draws = new LeaseDraws(this.book, this.view, this.link, (at) => this.alarmNoLaterThan(at));
+    // One read for both: an evicted object forgets neither the requests counted in this window nor a revocation.
     void ctx.blockConcurrencyWhile(async () => {
-      const stored = await ctx.storage.get<Window | string[]>(['window', 'revoked']);
-      this.window = (stored.get('window') as Window | undefined) ?? this.window;
+      const stored = await ctx.storage.get<StoredWindow | string[]>([WINDOW_KEY, 'revoked']);
+      this.window.restore(stored.get(WINDOW_KEY) as StoredWindow | undefined);
       this.revoked = new Set((stored.get('revoked') as string[] | undefined) ?? []);
     });
     if (this.book.hasUnsent() || this.book.outgoing) this.alarmNoLaterThan(Date.now() + REPORT_MS);
@@ -127,18 +94,19 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   async credits(keyId: string, owner: { organizationId: string; workspaceId: string }): Promise<{ revoked: true } | { revoked: false; balance: Balance; terms: Terms }> {
     if (!this.verify(keyId)) return { revoked: true };
     this.book.bind(owner);
-    if (!this.book.viewFresh(VIEW_FRESH_MS, clock.now())) {
+    const now = clock.now();
+    if (!this.view.fresh(now, this.book.periodOver(now))) {
       const report = this.book.hasUnsent() || this.book.outgoing !== null;
       // A message the wallet does not take leaves the figures to be read beside it.
-      if (!report || !(await reached(this.exchange(() => ({ need: 0, target: 0 }), false)))) await this.readWallet();
+      if (!report || !(await reached(this.link.exchange(REPORT_ONLY, false)))) await this.link.read();
     }
     // Read or reported just now, so the wallet's figures and plan are here.
-    return { revoked: false, balance: this.book.balance()!, terms: this.book.terms! };
+    return { revoked: false, balance: this.view.balance(this.book.unacknowledged)!, terms: this.book.terms! };
   }
 
   /** The wallet changed by other means than a gate's message (a top-up): the next `/v1/credits` reads it again. */
   forgetBalance(): void {
-    this.book.forgetView();
+    this.view.forget();
   }
 
   /**
@@ -160,7 +128,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     this.book.bind(ask.usage);
     this.lastMeter = clock.now();
     // A gate that never heard from its wallet learns the plan before it applies one.
-    if (this.book.neverSynced) await reached(this.exchange(() => ({ need: 0, target: 0 }), false));
+    if (this.book.neverSynced) await reached(this.link.exchange(REPORT_ONLY, false));
     const terms = this.book.terms;
     if (!terms) {
       // The wallet has not taken this gate's first message: no plan is known, and no money could be drawn.
@@ -184,7 +152,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       this.refuse(ask.usage, 402, 'INSUFFICIENT_CREDITS');
       return { kind: 'key_limit', ...capped, admission };
     }
-    const taken = await this.take(ask.usage.id, ask.amountUnits, ask.ttlMs).catch((error: unknown) => {
+    const taken = await this.draws.take(ask.usage.id, ask.amountUnits, ask.ttlMs).catch((error: unknown) => {
       // The wallet could not be reached for a draw: the call fails unbilled, and its row says so.
       this.budgets.release(ask.usage.id);
       this.refuse(ask.usage, 500, 'INTERNAL_ERROR');
@@ -205,7 +173,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   async admitFree(ask: FreeAsk): Promise<FreeAnswer> {
     if (!this.verify(ask.keyId)) return { kind: 'revoked' };
     this.book.bind(ask);
-    if (this.book.neverSynced) await reached(this.exchange(() => ({ need: 0, target: 0 }), false));
+    if (this.book.neverSynced) await reached(this.link.exchange(REPORT_ONLY, false));
     const terms = this.book.terms;
     // Free calls need no plan: without one (or while the wallet has not answered), the smallest plan's window applies.
     const plan = (terms && planInForce(terms, clock.now())) ?? SMALLEST_PLAN;
@@ -231,7 +199,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     let hold = this.book.holdOf(holdId);
     if (!hold) {
       // Settled already (a repeated message): nothing changes.
-      if (this.book.hasCharge(usage.id)) return { kind: 'captured', balance: this.book.balance() };
+      if (this.book.hasCharge(usage.id)) return { kind: 'captured', balance: this.view.balance(this.book.unacknowledged) };
       const lateId = `${holdId}:late`;
       // The key's limit applies to a late capture too: the room its hold kept went back when the hold did.
       const capped = this.budgets.reserve(lateId, usage.keyId, actualUnits, clock.now());
@@ -239,7 +207,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
         this.refuse(usage, 402, 'INSUFFICIENT_CREDITS');
         return { kind: 'key_limit', ...capped };
       }
-      const taken = await this.take(lateId, actualUnits, 0).catch((error: unknown) => {
+      const taken = await this.draws.take(lateId, actualUnits, 0).catch((error: unknown) => {
         this.budgets.release(lateId);
         throw error;
       });
@@ -253,7 +221,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     // The charge stored is the key's spend stored: a key's spend is its sum plus its waiting charges.
     this.budgets.capture(hold.id, this.book.capture(hold, actualUnits, usage), Date.parse(usage.createdAt));
     this.reportSoon();
-    return { kind: 'captured', balance: this.book.balance() };
+    return { kind: 'captured', balance: this.view.balance(this.book.unacknowledged) };
   }
 
   /**
@@ -275,27 +243,25 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    */
   async flush(): Promise<void> {
     if (!this.book.owner) return;
-    await reached(this.exchange(() => ({ need: 0, target: 0 }), true));
+    await reached(this.link.exchange(REPORT_ONLY, true));
   }
 
   /** A plan change, told by whoever changed it, so the very next call here follows it. */
   adoptTerms(terms: Terms, generation: number, balance: Balance): void {
-    this.book.adopt(terms, generation, balance);
+    if (this.book.adopt(terms, generation, balance.periodEnd)) this.view.replace(balance);
+    this.view.forget();
   }
 
   /** Gives back the money of calls that outlived their holds, reports finished calls, and returns an idle lease. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    if (this.windowUnsaved) {
-      this.windowUnsaved = false;
-      void this.ctx.storage.put('window', this.window, { allowUnconfirmed: true });
-    }
+    this.window.save();
     for (const holdId of this.book.expireHolds(clock.now())) this.budgets.release(holdId);
     const idle = clock.now() - this.lastMeter >= IDLE_LEASE_MS;
     const free = this.book.free(clock.now());
     try {
       if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (idle && free.subscriptionUnits + free.purchasedUnits > 0))) {
-        await this.exchange(() => ({ need: 0, target: 0 }), idle);
+        await this.link.exchange(REPORT_ONLY, idle);
       }
     } catch (error) {
       // An undelivered message was alerted where it failed, and its next attempt sets the alarm.
@@ -307,142 +273,11 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     this.scheduleAlarm();
   }
 
+  /** Counts a call in the window; a counted call has the alarm store the window within REPORT_MS. */
   private admit(limit: number): Admission {
-    const now = clock.now();
-    const start = now - (now % WINDOW_MS);
-    if (start !== this.window.start) this.window = { start, count: 0 };
-    const resetAt = start + WINDOW_MS;
-    if (this.window.count >= limit) return { allowed: false, limit, remaining: 0, resetAt };
-    this.window.count += 1;
-    // The count is decided in memory and stored by the alarm within REPORT_MS, not by each call (a
-    // storage write per call was 3 % of a metered call's CPU). Were the process killed before it, the
-    // window would forget at most that interval's requests: a limiter fails open, it does not stall calls.
-    this.windowUnsaved = true;
-    this.alarmNoLaterThan(Date.now() + REPORT_MS);
-    return { allowed: true, limit, remaining: limit - this.window.count, resetAt };
-  }
-
-  /**
-   * Sets `amount` aside from the lease, drawing more from the wallet when it is short. Draws go through
-   * the one queue; after each, the lease is checked again, since calls running meanwhile may have taken
-   * what came. A refusal says whether the balance itself is short (402) or calls in flight hold the money (409).
-   */
-  private async take(id: string, amount: number, ttlMs: number): Promise<{ kind: 'held' } | Shortfall> {
-    for (let attempt = 0; attempt < DRAW_ATTEMPTS; attempt++) {
-      if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
-      let reply: SyncReply | undefined;
-      try {
-        reply = await this.exchange(() => {
-          const free = this.book.free(clock.now());
-          const recent = this.setAside.current + this.setAside.previous;
-          return { need: Math.max(0, amount - free.subscriptionUnits - free.purchasedUnits), target: Math.max(amount * CALLS_PER_DRAW, recent) };
-        }, false);
-      } catch (error) {
-        if (!(error instanceof Undelivered)) throw error;
-        // No draw can pass the message the wallet has not taken: the lease still serves what fits in it,
-        // and the caller is told to come back when that message is next sent (not 402: the money may be there).
-        if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
-        return { kind: 'busy', retryAfter: Math.max(BUSY_RETRY_AFTER_S, Math.ceil((error.retryAt - clock.now()) / 1_000)) };
-      }
-      if (reply && reply.grantedUnits === 0 && reply.unleasedUnits < amount) break;
-    }
-    if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
-    const unspent = this.book.unspentUnits();
-    if (unspent < amount) return { kind: 'insufficient', requiredUnits: amount, availableUnits: unspent };
-    return { kind: 'busy', retryAfter: BUSY_RETRY_AFTER_S };
-  }
-
-  /**
-   * One turn of the queue: resends the message whose reply was lost, then, when there is anything to
-   * say (charges, key uses, money to give back, or a need still unmet when this turn comes), sends one.
-   * The need is worked out when the turn comes, not when it was queued: an earlier turn may have met it.
-   */
-  private exchange(ask: () => { need: number; target: number }, giveBackAll: boolean): Promise<SyncReply | undefined> {
-    const turn = this.queue.then(async () => {
-      let reply: SyncReply | undefined;
-      if (this.book.outgoing) reply = await this.deliver(this.book.outgoing);
-      const { need, target } = ask();
-      const free = this.book.free(clock.now());
-      const givesBack = giveBackAll && free.subscriptionUnits + free.purchasedUnits > 0;
-      if (need > 0 || givesBack || this.book.hasUnsent() || this.book.neverSynced) {
-        const message = this.book.compose(need, need > 0 ? Math.max(need, target) : 0, giveBackAll, clock.now());
-        // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.
-        this.budgets.moveToSums(message.charges);
-        reply = await this.deliver(message);
-      }
-      return reply;
-    });
-    this.queue = turn.catch(() => undefined);
-    return turn;
-  }
-
-  /**
-   * Sends the outgoing message, unless an earlier attempt failed and the next is not due yet, and applies
-   * the reply. A failure is stored with the message (how many attempts, when the next), logged with the
-   * ids an operator needs, and thrown as `Undelivered`.
-   */
-  private async deliver(message: SyncMessage): Promise<SyncReply> {
-    const { organizationId, workspaceId } = this.book.owner!;
-    const before = this.book.delivery;
-    if (before && before.retryAt > clock.now()) throw new Undelivered(message.seq, before.retryAt);
-    let reply: SyncReply;
-    try {
-      reply = await this.wallet().sync(workspaceId, message);
-    } catch (error) {
-      const delivery = this.book.undelivered(String(error), clock.now());
-      const level = delivery.parked ? 'error' : 'warn';
-      const note = delivery.parked
-        ? `gate message parked: the wallet refused it ${delivery.attempts} times; it stays stored and is sent again every ${PARKED_RETRY_MS / 1_000} s, and draws in this workspace wait for it`
-        : 'gate message refused by the wallet; sent again later';
-      const chargeIds = message.charges.map((charge) => charge.id);
-      const record = { level, note, organizationId, workspaceId, seq: message.seq, chargeIds, attempts: delivery.attempts, retryAt: new Date(delivery.retryAt).toISOString(), error: String(error) };
-      (delivery.parked ? console.error : console.warn)(JSON.stringify(record));
-      throw new Undelivered(message.seq, delivery.retryAt);
-    }
-    this.book.acknowledge(message, reply);
-    if (before?.parked) console.log(JSON.stringify({ level: 'info', note: 'parked gate message delivered', organizationId, workspaceId, seq: message.seq, attempts: before.attempts + 1 }));
-    return reply;
-  }
-
-  /**
-   * Reads the wallet's figures in a turn of the queue, so no message's reply lands in between. With a
-   * message outstanding (its reply was lost), the figures could already count charges still pending
-   * here: that message is sent again instead, and its reply brings them. One the wallet refuses was not
-   * applied (the refusal rolled it back): the figures are read beside it.
-   */
-  private readWallet(): Promise<void> {
-    const turn = this.queue.then(async () => {
-      if (this.book.outgoing) {
-        if (await reached(this.deliver(this.book.outgoing))) return;
-      }
-      const { balance, terms } = await this.wallet().summary(this.book.owner!.workspaceId);
-      this.book.refreshView(balance, terms);
-    });
-    this.queue = turn.catch(() => undefined);
-    return turn;
-  }
-
-  private takeFromLease(id: string, amount: number, ttlMs: number): boolean {
-    const now = clock.now();
-    if (!this.book.take(id, amount, now + ttlMs + HOLD_GRACE_MS, now)) return false;
-    this.alarmNoLaterThan(Date.now() + ttlMs + HOLD_GRACE_MS);
-    this.countSetAside(amount);
-    return true;
-  }
-
-  private countSetAside(amount: number): void {
-    const bucket = Math.floor(Date.now() / RATE_BUCKET_MS);
-    if (bucket !== this.setAside.bucket) {
-      this.setAside = { bucket, current: 0, previous: bucket === this.setAside.bucket + 1 ? this.setAside.current : 0 };
-    }
-    this.setAside.current += amount;
-  }
-
-  private wallet() {
-    const { organizationId } = this.book.owner!;
-    // The id is worked out once: `/v1/credits` asks the wallet on every request.
-    if (this.walletId?.organizationId !== organizationId) this.walletId = { organizationId, id: this.env.ORG_WALLET.idFromName(organizationId) };
-    return this.env.ORG_WALLET.get(this.walletId.id);
+    const admission = this.window.admit(limit, clock.now());
+    if (admission.allowed) this.alarmNoLaterThan(Date.now() + REPORT_MS);
+    return admission;
   }
 
   /** A refused call's usage row, stored like any other. */

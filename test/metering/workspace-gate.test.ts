@@ -1,7 +1,8 @@
 import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { IDLE_LEASE_MS, VIEW_FRESH_MS } from '../../durable-objects/workspace-gate';
+import { VIEW_FRESH_MS } from '../../durable-objects/credit-view';
+import { IDLE_LEASE_MS } from '../../durable-objects/workspace-gate';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
