@@ -129,6 +129,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await Promise.all([miniflare.dispose().catch(() => {}), databaseProcess?.stop()]);
     throw error;
   }
+  databaseProcess?.watch();
 
   const urls: Stack['urls'] = {};
   for (const worker of built) urls[worker.spec.id] = trimSlash((await miniflare.unsafeGetDirectURL(worker.name)).href);
@@ -235,6 +236,12 @@ function pointDatabasesAt(options: WorkerOptions, scriptName: string): void {
 
 interface DatabaseProcess {
   readonly restarts: number;
+  /**
+   * Starts the watch, once the rest of the stack is up: until then nothing can send a statement, and on a
+   * small machine the other workers' start starves the pings past the bound (on a loaded 2-core machine the
+   * process was restarted during two starts of three, its restart competing with the stack's own start).
+   */
+  watch(): void;
   stop(): Promise<void>;
 }
 
@@ -259,7 +266,8 @@ async function startDatabaseProcess(worker: WorkerOptions, shared: { cf: false; 
   let answeredAt = Date.now();
   let stopped = false;
   let busy = false;
-  const watch = setInterval(async () => {
+  let watching: NodeJS.Timeout | undefined;
+  const ping = async () => {
     if (busy || stopped) return;
     busy = true;
     try {
@@ -275,14 +283,19 @@ async function startDatabaseProcess(worker: WorkerOptions, shared: { cf: false; 
     } finally {
       busy = false;
     }
-  }, DATABASE_PING_MS);
+  };
   return {
     get restarts() {
       return restarts;
     },
+    watch: () => {
+      if (watching || stopped) return;
+      answeredAt = Date.now();
+      watching = setInterval(ping, DATABASE_PING_MS);
+    },
     stop: async () => {
       stopped = true;
-      clearInterval(watch);
+      clearInterval(watching);
       await current.instance.dispose();
     },
   };
