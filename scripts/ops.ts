@@ -6,6 +6,8 @@
  *   SLUICE_OPS_URL  where the api worker listens (default http://127.0.0.1:8787)
  *   OPS_TOKEN       the operator token (default: .dev.vars, then $SLUICE_HOME/secrets.json, as `npm start` uses)
  */
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { CLI, type CommandSpec, type Flags, parseCommandLine, resourceId, text, UsageError, usageLine, type ValueKind, wholeNumber } from './lib/command-line';
 import { readDevVars, readSecrets, secretsPath } from './lib/home';
 import { type KeyWithSecret, OpsError, OpsUnreachable, opsClient, type OpsClient } from './lib/ops-client';
@@ -164,7 +166,7 @@ function numberOf(flags: Flags, name: string): number | null | undefined {
   return value === undefined ? undefined : value === 'none' ? null : Number(value);
 }
 
-function help(): string {
+function help(env: NodeJS.ProcessEnv): string {
   const lines = Object.keys(COMMANDS).map((name) => `  ${usageLine(name, COMMANDS).slice(`Usage: ${CLI} `.length)}\n      ${COMMANDS[name]!.summary}`);
   return `Usage: ${CLI} <command> [flags]
 
@@ -175,50 +177,59 @@ ${lines.join('\n')}
 
 Environment:
   SLUICE_OPS_URL  the api worker (default http://127.0.0.1:8787)
-  OPS_TOKEN       operator token (default: .dev.vars, then ${secretsPath()})
+  OPS_TOKEN       operator token (default: .dev.vars, then ${secretsPath(env)})
 `;
 }
 
-function resolveToken(): string | undefined {
-  return process.env.OPS_TOKEN || readDevVars().OPS_TOKEN || readSecrets().OPS_TOKEN || undefined;
+function resolveToken(env: NodeJS.ProcessEnv): string | undefined {
+  return env.OPS_TOKEN || readDevVars(env).OPS_TOKEN || readSecrets(env).OPS_TOKEN || undefined;
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Where a run reads its settings and writes its answer: the process's own, or what a caller hands in (the tests run it in theirs). */
+export interface OpsIo {
+  env: NodeJS.ProcessEnv;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/** One command line, run to its exit code. */
+export async function main(argv: string[], io: OpsIo = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   let parsed;
   try {
     parsed = parseCommandLine(argv, COMMANDS);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n${usageLine(error.command, COMMANDS)}\n`);
+    io.stderr.write(`${error.message}\n${usageLine(error.command, COMMANDS)}\n`);
     return 2;
   }
   if (parsed.help) {
-    process.stdout.write(help());
+    io.stdout.write(help(io.env));
     return 0;
   }
   const { command, flags } = parsed;
-  const token = resolveToken();
+  const token = resolveToken(io.env);
   if (!token) {
-    process.stderr.write(`No operator token: set OPS_TOKEN, or start the stack once (npm start) so ${secretsPath()} exists.\n`);
+    io.stderr.write(`No operator token: set OPS_TOKEN, or start the stack once (npm start) so ${secretsPath(io.env)} exists.\n`);
     return 1;
   }
-  const client = opsClient(process.env.SLUICE_OPS_URL || 'http://127.0.0.1:8787', token);
+  const client = opsClient(io.env.SLUICE_OPS_URL || 'http://127.0.0.1:8787', token);
   try {
     const data = await command.run(client, flags);
-    process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
     return 0;
   } catch (error) {
     if (error instanceof OpsError) {
-      process.stderr.write(`${error.code} (HTTP ${error.status}): ${error.message}\n`);
-      if (error.details !== undefined) process.stderr.write(`${JSON.stringify(error.details, null, 2)}\n`);
+      io.stderr.write(`${error.code} (HTTP ${error.status}): ${error.message}\n`);
+      if (error.details !== undefined) io.stderr.write(`${JSON.stringify(error.details, null, 2)}\n`);
       return 1;
     }
     if (error instanceof OpsUnreachable) {
-      process.stderr.write(`${error.message}\n`);
+      io.stderr.write(`${error.message}\n`);
       return 1;
     }
     throw error;
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// Run as a program (npm run -s ops); imported, as the tests import it, it only defines main.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) process.exitCode = await main(process.argv.slice(2));

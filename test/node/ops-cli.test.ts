@@ -1,10 +1,11 @@
 /**
- * The operator CLI's command line, run as a process the way `npm run -s ops --` runs it. A wrong command
- * line is caught before the operator API is called, so nothing listens here: SLUICE_OPS_URL names a port
- * nobody holds, and only a command line that passes its checks gets as far as "Cannot reach".
+ * The operator CLI's command line, run through its main function (the first as a process, the way
+ * `npm run -s ops --` runs it: the exit code and the streams are main's). A wrong command line is caught
+ * before the operator API is called, so nothing listens here: SLUICE_OPS_URL names a port nobody holds,
+ * and only a command line that passes its checks gets as far as "Cannot reach".
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { freePort, ops, type Ran } from './support/processes';
+import { freePort, ops, opsInProcess, type Ran } from './support/processes';
 
 let env: NodeJS.ProcessEnv;
 
@@ -23,7 +24,7 @@ describe('a wrong command line', () => {
   });
 
   it('is a negative amount: said as such (not "argument is ambiguous"), then the usage of that command, exit 2', async () => {
-    const ran = await ops(env, 'wallet', 'credit', '--org', `org_${'0'.repeat(24)}`, '--purchased-cents', '-5');
+    const ran = await opsInProcess(env, 'wallet', 'credit', '--org', `org_${'0'.repeat(24)}`, '--purchased-cents', '-5');
     expect(ran.code).toBe(2);
     expect(ran.stdout).toBe('');
     expect(lines(ran)).toEqual([
@@ -33,14 +34,14 @@ describe('a wrong command line', () => {
   });
 
   it('is an unknown option: named once, quotes balanced, then the usage of that command, exit 2', async () => {
-    const ran = await ops(env, 'org', 'create', '--nam', 'Acme');
+    const ran = await opsInProcess(env, 'org', 'create', '--nam', 'Acme');
     expect(ran.code).toBe(2);
     expect(ran.stdout).toBe('');
     expect(lines(ran)).toEqual(['Unknown option --nam.', 'Usage: npm run -s ops -- org create --name NAME [--plan PLAN]']);
   });
 
   it('is an unknown command: named, then the general usage line pointing at --help, not the whole help, exit 2', async () => {
-    const ran = await ops(env, 'org', 'delete', '--id', `org_${'0'.repeat(24)}`);
+    const ran = await opsInProcess(env, 'org', 'delete', '--id', `org_${'0'.repeat(24)}`);
     expect(ran.code).toBe(2);
     expect(lines(ran)).toEqual(['Unknown command "org delete".', 'Usage: npm run -s ops -- <command> [flags]   (npm run -s ops -- --help lists the commands)']);
   });
@@ -48,7 +49,7 @@ describe('a wrong command line', () => {
 
 describe('a right command line', () => {
   it('passes the checks with an id as newId makes it, and only then goes to the operator API (exit 1: nothing listens)', async () => {
-    const ran = await ops(env, 'org', 'show', '--id', 'org_0123456789abcdef01234567');
+    const ran = await opsInProcess(env, 'org', 'show', '--id', 'org_0123456789abcdef01234567');
     expect(ran.code).toBe(1);
     expect(ran.stderr).toMatch(/^Cannot reach http:\/\/127\.0\.0\.1:\d+ /);
   });

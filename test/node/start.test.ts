@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_LIMITS } from '../../src/core/database-limits';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
-import { isolatedEnv, ops, runCommand, type Started, startStack, stopAll, stopStack, tempDir } from './support/processes';
+import { isolatedEnv, ops, opsInProcess, runCommand, type Started, startStack, stopAll, stopStack, tempDir } from './support/processes';
 
 const home = tempDir('start');
 let env: NodeJS.ProcessEnv;
@@ -26,8 +26,12 @@ function opsEnv(): NodeJS.ProcessEnv {
   return { ...env, SLUICE_OPS_URL: first.apiUrl };
 }
 
+/**
+ * A command line of the operator CLI, run through its main function in this process (a process each costs
+ * 0.4 s or more, and there are some thirty); two run as processes below, as `npm run -s ops` runs them.
+ */
 async function cli<T = any>(...args: string[]): Promise<T> {
-  const ran = await ops(opsEnv(), ...args);
+  const ran = await opsInProcess(opsEnv(), ...args);
   if (ran.code !== 0) throw new Error(`ops ${args.join(' ')} exited ${ran.code}:\n${ran.stderr}`);
   return JSON.parse(ran.stdout) as T;
 }
@@ -128,7 +132,10 @@ describe('npm start', () => {
 
 describe('the operator CLI', () => {
   it('creates an organization, a workspace and a key; reveals and revokes the key', async () => {
-    const organization = await cli('org', 'create', '--name', 'CLI org', '--plan', 'payg');
+    // As a process: the program finds the operator token in $SLUICE_HOME/secrets.json and prints the answer.
+    const created = await ops(opsEnv(), 'org', 'create', '--name', 'CLI org', '--plan', 'payg');
+    expect(created.code, created.stderr).toBe(0);
+    const organization = JSON.parse(created.stdout);
     expect(organization).toMatchObject({ id: expect.stringMatching(/^org_/), name: 'CLI org', plan: 'payg' });
     expect(await cli('org', 'show', '--id', organization.id)).toMatchObject({ id: organization.id, name: 'CLI org' });
 
@@ -160,13 +167,13 @@ describe('the operator CLI', () => {
   });
 
   it('prints usage: on --help to stdout, on a wrong command line to stderr with exit 2', async () => {
-    const help = await ops(opsEnv(), '--help');
+    const help = await opsInProcess(opsEnv(), '--help');
     expect(help.code).toBe(0);
     for (const command of ['org create', 'workspace create', 'key create', 'key reveal', 'key revoke', 'key limit', 'wallet credit', 'plan set', 'mcp-token create']) {
       expect(help.stdout).toContain(command);
     }
     for (const args of [['frobnicate'], ['key', 'create'], ['org', 'create', '--nam', 'x'], ['wallet', 'credit', '--org', 'org_x', '--purchased-cents', 'ten']]) {
-      const ran = await ops(opsEnv(), ...args);
+      const ran = await opsInProcess(opsEnv(), ...args);
       expect(ran.code, args.join(' ')).toBe(2);
       expect(ran.stdout).toBe('');
       expect(ran.stderr).toMatch(/Usage: npm run -s ops --/);

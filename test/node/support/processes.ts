@@ -61,10 +61,13 @@ export interface Started {
 
 const running = new Set<ChildProcess>();
 
-/** `npx tsx scripts/start.ts`, resolved once the banner (key, token, curl line) has been printed. */
+/**
+ * `npm start`'s program (`tsx scripts/start.ts`) with tsx loaded into Node directly, as `ops` runs the CLI
+ * (without the npx and tsx launchers), resolved once the banner (key, token, curl line) has been printed.
+ */
 export function startStack(env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<Started> {
-  // Its own process group, so the whole tree (npx, tsx, node, workerd) can be signalled at once.
-  const child = spawn('npx', ['tsx', 'scripts/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, so the whole tree (node, workerd) can be signalled at once.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -149,10 +152,22 @@ export function runCommand(file: string, args: string[], options: { env?: NodeJS
 }
 
 /**
- * The operator CLI, as `npm run -s ops --` runs it (`tsx scripts/ops.ts`), with tsx loaded into Node
- * directly: the same program and arguments, without the npx and tsx launchers (1.2 s against 0.4 s a call
- * here, and the CLI tests make some thirty calls).
+ * The operator CLI as a process, as `npm run -s ops --` runs it (`tsx scripts/ops.ts`), with tsx loaded into
+ * Node directly: the same program and arguments, without the npx and tsx launchers. Still 0.4 s a call or
+ * more: the tests run most command lines through opsInProcess, and this for what only a process shows.
  */
 export function ops(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Ran> {
   return runCommand(process.execPath, ['--import', 'tsx', 'scripts/ops.ts', ...args], { env });
+}
+
+/**
+ * The operator CLI's main function run in this process with `env`, its exit code and what it wrote: the
+ * program `ops` runs, less its process (the exit code main returns is the one the program exits with).
+ */
+export async function opsInProcess(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Ran> {
+  const { main } = await import('../../../scripts/ops');
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { env, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } });
+  return { code, stdout, stderr };
 }
