@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCommand, tempDir } from './support/processes';
+import { ROOT, runCommand, tempDir } from './support/processes';
 
 describe('wrangler deploy --dry-run', () => {
   it.each([
@@ -11,7 +11,7 @@ describe('wrangler deploy --dry-run', () => {
     ['app', 'src/app/wrangler.toml'],
   ])('bundles the %s worker', async (name, config) => {
     const outdir = join(tempDir('deploy'), name);
-    const ran = await runCommand('npx', ['wrangler', 'deploy', '--dry-run', '--config', config, '--outdir', outdir], {
+    const ran = await runCommand(join(ROOT, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--config', config, '--outdir', outdir], {
       env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
       timeoutMs: 110_000,
     });
