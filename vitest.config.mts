@@ -55,6 +55,8 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 120_000,
           hookTimeout: 180_000,
+          // One stack for the files that need the same one, started when the first asks.
+          globalSetup: ['./test/node/support/shared-stack.ts'],
         },
       },
     ],

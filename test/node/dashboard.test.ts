@@ -4,11 +4,10 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import type { Browser, BrowserContext } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../scripts/stack';
-import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { launchChromium, layoutProblems, screenshot, watchedPage, type WatchedPage } from './support/browser';
 import { strictLintProblems } from './support/openapi-lint';
-import { isolatedEnv, ROOT, tempDir } from './support/processes';
+import { ROOT, tempDir } from './support/processes';
+import { type SharedStack, sharedStack } from './support/shared-stack';
 
 /**
  * The dashboard in a real browser against the whole local stack: a newcomer signs up through the form,
@@ -16,8 +15,7 @@ import { isolatedEnv, ROOT, tempDir } from './support/processes';
  * page (the next REST call is refused), and makes an MCP token. A screenshot of every page is saved
  * under test-results/screenshots.
  */
-let stack: Stack;
-let upstream: Awaited<ReturnType<typeof startFakeLinkedin>>;
+let stack: SharedStack;
 let browser: Browser;
 let context: BrowserContext;
 let tab: WatchedPage;
@@ -31,8 +29,7 @@ const KEY = /^sluice_live_[0-9a-f]{32}$/;
 
 beforeAll(async () => {
   home = tempDir('dashboard');
-  [upstream, browser] = await Promise.all([startFakeLinkedin(), launchChromium()]);
-  stack = await startStack({ env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url } });
+  [stack, browser] = await Promise.all([sharedStack(), launchChromium()]);
   appUrl = stack.urls.app!;
   apiUrl = stack.urls.api!;
   context = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
@@ -42,8 +39,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.stop();
-  upstream?.stop();
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
@@ -525,7 +520,7 @@ export async function signUpWithoutPassword(): Promise<number | undefined> {
 `;
 
 describe('/api/openapi.json of the dashboard, as the bundled app worker serves it', () => {
-  // Held to the bar of the api worker's /openapi.json (reference.test.ts), on this file's stack.
+  // Held to the bar of the api worker's /openapi.json (reference.test.ts), on the stack the dashboard runs on.
   let document: string;
   beforeAll(async () => {
     const response = await fetch(`${appUrl}/api/openapi.json`);

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,10 +8,8 @@ import * as oauth from 'oauth4webapi';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
-import { startStack, type Stack } from '../../scripts/stack';
-import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { launchChromium, screenshot, watchedPage, type WatchedPage } from './support/browser';
-import { isolatedEnv, tempDir } from './support/processes';
+import { type SharedStack, sharedStack } from './support/shared-stack';
 
 /**
  * An MCP client that speaks only OAuth, against the real local stack: a strict OAuth client (oauth4webapi)
@@ -21,12 +18,10 @@ import { isolatedEnv, tempDir } from './support/processes';
  * has its old refresh token's reuse end the grant; the MCP SDK's own OAuth client does the same flow;
  * a Deny at consent returns access_denied to the client. Refusals that need a clock are in test/mcp-oauth.
  */
-let stack: Stack;
+let stack: SharedStack;
 let ops: OpsClient;
-let upstream: Awaited<ReturnType<typeof startFakeLinkedin>>;
 let browser: Browser;
 let tab: WatchedPage;
-let home: string;
 let origin: string;
 let organizationId: string;
 let callbackServer: Server;
@@ -73,7 +68,6 @@ function rpc(path: string, token: string | undefined, body: unknown = { jsonrpc:
 }
 
 beforeAll(async () => {
-  home = tempDir('mcp-oauth');
   callbackServer = createServer((request, response) => {
     // Only the redirect itself: the browser also asks this origin for a favicon.
     const url = new URL(request.url!, callbackUrl);
@@ -82,8 +76,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
   callbackUrl = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
-  [upstream, browser] = await Promise.all([startFakeLinkedin(), launchChromium()]);
-  stack = await startStack({ env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url } });
+  [stack, browser] = await Promise.all([sharedStack(), launchChromium()]);
   origin = new URL(stack.settings.MCP_URL!).origin;
   ops = opsClient(stack.urls.api!, stack.settings.OPS_TOKEN!);
 
@@ -97,10 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.stop();
-  upstream?.stop();
   callbackServer?.close();
-  if (home) rmSync(home, { recursive: true, force: true });
 });
 
 describe('a strict OAuth client (oauth4webapi) against npm start', () => {
@@ -224,7 +214,8 @@ describe('a strict OAuth client (oauth4webapi) against npm start', () => {
     expect(await page.getByText(`Create an account ${named}`).isVisible()).toBe(true);
     await screenshot(page, 'oauth-signup-phone');
     await page.getByLabel('Your name').fill('Grace Hopper');
-    await page.getByLabel('Email').fill('grace@example.com');
+    // Not dashboard.test.ts's grace@example.com: the two files share a stack (support/shared-stack.ts).
+    await page.getByLabel('Email').fill('hopper@example.com');
     await page.getByLabel('Password').fill('another long passphrase');
     await page.getByRole('button', { name: 'Create account' }).click();
 

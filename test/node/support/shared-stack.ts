@@ -1,0 +1,72 @@
+/**
+ * One local stack for the end-to-end files that need the same one (dashboard, mcp, mcp-oauth: the
+ * professional-network vendor faked on loopback, no SEO vendor), instead of a stack each: starting a stack
+ * was most of those files' time (about 30 s of a busy 2-core machine each). Each file makes accounts of its own.
+ *
+ * The node project's globalSetup (vitest.config.mts) runs `setup` in vitest's own process, where one loopback
+ * route answers the stack: the first file to ask starts it, later ones get the same, and it stops when the run
+ * ends. A run without those files starts nothing.
+ */
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inject } from 'vitest';
+import type { TestProject } from 'vitest/node';
+import type { Stack } from '../../../scripts/stack';
+import { startFakeLinkedin } from '../../fakes/linkedin-loopback';
+import { isolatedEnv, tempDir } from './processes';
+
+/** What a file gets of the shared stack. */
+export interface SharedStack {
+  urls: Stack['urls'];
+  settings: Stack['settings'];
+  /** The stack's home, where a file may keep files of its own. */
+  home: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    sharedStackUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  let started: Promise<{ shared: SharedStack; stop: () => Promise<void> }> | undefined;
+  const start = async () => {
+    const home = tempDir('shared');
+    const upstream = await startFakeLinkedin();
+    try {
+      // Loaded on first use: a run that never asks does not pay for wrangler and Miniflare.
+      const { startStack } = await import('../../../scripts/stack');
+      const stack = await startStack({ env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url } });
+      const stop = async () => {
+        await stack.stop();
+        upstream.stop();
+        rmSync(home, { recursive: true, force: true });
+      };
+      return { shared: { urls: stack.urls, settings: stack.settings, home }, stop };
+    } catch (error) {
+      upstream.stop();
+      throw error;
+    }
+  };
+  const server = createServer((_request, response) => {
+    (started ??= start()).then(
+      ({ shared }) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(shared)),
+      (error: unknown) => response.writeHead(500).end(error instanceof Error ? error.message : String(error)),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  project.provide('sharedStackUrl', `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  return async () => {
+    server.close();
+    await (await started?.catch(() => undefined))?.stop();
+  };
+}
+
+/** The shared stack, started by the first file that asks: ask in beforeAll, whose timeout allows for the start. */
+export async function sharedStack(): Promise<SharedStack> {
+  const response = await fetch(inject('sharedStackUrl'));
+  if (!response.ok) throw new Error(`The shared stack did not start: ${await response.text()}`);
+  return (await response.json()) as SharedStack;
+}
