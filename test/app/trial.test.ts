@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { TRIAL } from '../../src/app/trial';
-import { companyByDomain, ops } from '../support/api';
+import { companyByDomain, json, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 
 const realNow = clock.now;
@@ -92,7 +92,7 @@ describe('the free trial', () => {
     const plans = async () => (await owner.request('GET', `/w/${owner.workspaceId}/plans`)).text();
     const refusal = await companyByDomain(await keyOf(owner), 'no-plan.example.com');
     expect(refusal.status).toBe(402);
-    expect((await refusal.json()).error.message).toContain(`/w/${owner.workspaceId}/plans`);
+    expect((await json(refusal)).error.message).toContain(`/w/${owner.workspaceId}/plans`);
 
     expect(await plans()).toMatch(/<button[^>]*data-api="\/api\/organizations\/[^"]+\/trial"[^>]*>\s*Start free trial/);
 
