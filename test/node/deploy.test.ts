@@ -1,15 +1,18 @@
-/** Each worker bundles for deployment with the pinned wrangler, with no account attached. */
+/**
+ * Each worker bundles for deployment with the pinned wrangler, with no account attached. The three at once,
+ * as `npm start` bundles them (one after another, the file took 20 s or more of its lane).
+ */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { ROOT, runCommand, tempDir } from './support/processes';
 
 describe('wrangler deploy --dry-run', () => {
-  it.each([
+  it.concurrent.for([
     ['api', 'wrangler.toml'],
     ['mcp', 'src/mcp/wrangler.toml'],
     ['app', 'src/app/wrangler.toml'],
-  ])('bundles the %s worker', async (name, config) => {
+  ] as const)('bundles the %s worker', async ([name, config], { expect }) => {
     const outdir = join(tempDir('deploy'), name);
     const ran = await runCommand(join(ROOT, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--config', config, '--outdir', outdir], {
       env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
