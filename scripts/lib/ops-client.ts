@@ -29,13 +29,20 @@ export function opsClient(url: string, token: string): OpsClient {
   return {
     url: base,
     async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-      let response: Response;
-      try {
-        response = await fetch(`${base}${path}`, {
+      const send = () =>
+        fetch(`${base}${path}`, {
           method,
           headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           signal: AbortSignal.timeout(30_000),
+        });
+      let response: Response;
+      try {
+        response = await send().catch((error: unknown) => {
+          // A kept-alive connection the server closed while idle fails before any answer: an idempotent
+          // request (RFC 9110 §9.2.2) is sent again once, on a new connection; a POST never is.
+          if (method !== 'POST' && socketClosed(error)) return send();
+          throw error;
         });
       } catch (error) {
         const reason = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
@@ -56,6 +63,11 @@ export function opsClient(url: string, token: string): OpsClient {
       return envelope.data;
     },
   };
+}
+
+function socketClosed(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } }).cause?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }
 
 /** What the operator API answers for a key (create and reveal). */

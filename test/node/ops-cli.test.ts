@@ -3,8 +3,10 @@
  * `npm run -s ops --` runs it: the exit code and the streams are main's). A wrong command line is caught
  * before the operator API is called, so nothing listens here: SLUICE_OPS_URL names a port nobody holds,
  * and only a command line that passes its checks gets as far as "Cannot reach".
+ * The client under it is also checked against a server that drops a connection unanswered.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OpsUnreachable, opsClient } from '../../scripts/lib/ops-client';
 import { freePort, ops, opsInProcess, type Ran } from './support/processes';
 
 let env: NodeJS.ProcessEnv;
@@ -52,5 +54,42 @@ describe('a right command line', () => {
     const ran = await opsInProcess(env, 'org', 'show', '--id', 'org_0123456789abcdef01234567');
     expect(ran.code).toBe(1);
     expect(ran.stderr).toMatch(/^Cannot reach http:\/\/127\.0\.0\.1:\d+ /);
+  });
+});
+
+describe('a connection the server closes without answering', () => {
+  /** A server that drops the first request's connection unanswered and answers every later one. */
+  async function droppingFirst(): Promise<{ url: string; requests: string[]; close(): void }> {
+    const { createServer } = await import('node:http');
+    const requests: string[] = [];
+    const server = createServer((request, response) => {
+      requests.push(`${request.method} ${request.url}`);
+      if (requests.length === 1) return void request.socket.destroy();
+      response.setHeader('content-type', 'application/json').end(JSON.stringify({ success: true, data: { purchasedBalanceCents: 7 } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    return { url: `http://127.0.0.1:${port}`, requests, close: () => server.close() };
+  }
+
+  it('is tried once more for a GET, which may be repeated, and the answer is the second one', async () => {
+    const server = await droppingFirst();
+    try {
+      const answer = await opsClient(server.url, 'test-ops-token').call<{ purchasedBalanceCents: number }>('GET', '/ops/v1/organizations/x/wallet');
+      expect(answer.purchasedBalanceCents).toBe(7);
+      expect(server.requests).toEqual(['GET /ops/v1/organizations/x/wallet', 'GET /ops/v1/organizations/x/wallet']);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('is not repeated for a POST, which may have been applied: the caller is told, once', async () => {
+    const server = await droppingFirst();
+    try {
+      await expect(opsClient(server.url, 'test-ops-token').call('POST', '/ops/v1/organizations/x/wallet/credit', { purchasedCents: 5 })).rejects.toThrow(OpsUnreachable);
+      expect(server.requests).toEqual(['POST /ops/v1/organizations/x/wallet/credit']);
+    } finally {
+      server.close();
+    }
   });
 });
