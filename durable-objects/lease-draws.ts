@@ -29,16 +29,21 @@ export class LeaseDraws {
   /** Units set aside in the current second and the one before, to size draws to the rate of spending. */
   private setAside = { bucket: 0, current: 0, previous: 0 };
 
-  /** `alarmNoLaterThan` is told when a hold taken here expires (real time), so its money goes back then. */
+  /**
+   * `alarmNoLaterThan` is told when a hold taken here expires (real time), so its money goes back then;
+   * `recall` asks other workspaces' gates to give their idle leases back.
+   */
   constructor(
     private readonly book: LeaseBook,
     private readonly view: CreditView,
     private readonly link: WalletLink,
     private readonly alarmNoLaterThan: (at: number) => void,
+    private readonly recall: (workspaceIds: string[]) => Promise<void>,
   ) {}
 
   /** Sets `amount` aside for the call `id` for `ttlMs` (and HOLD_GRACE_MS after), drawing from the wallet when the lease is short. */
   async take(id: string, amount: number, ttlMs: number): Promise<{ kind: 'held' } | Shortfall> {
+    let recalled = false;
     for (let attempt = 0; attempt < DRAW_ATTEMPTS; attempt++) {
       if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
       let reply: SyncReply | undefined;
@@ -55,7 +60,12 @@ export class LeaseDraws {
         if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
         return { kind: 'busy', retryAfter: Math.max(BUSY_RETRY_AFTER_S, Math.ceil((error.retryAt - clock.now()) / 1_000)) };
       }
-      if (reply && reply.grantedUnits === 0 && reply.unleasedUnits < amount) break;
+      if (reply && reply.grantedUnits === 0 && reply.unleasedUnits < amount) {
+        // The money may sit in siblings' idle leases: they are asked once to give it back, then the wallet again.
+        if (recalled || !reply.holders?.length) break;
+        recalled = true;
+        await this.recall(reply.holders);
+      }
     }
     if (this.takeFromLease(id, amount, ttlMs)) return { kind: 'held' };
     const unspent = this.view.unspentUnits(this.book.unacknowledged);

@@ -14,15 +14,22 @@ import { CreditView } from './credit-view';
 import { RateWindow, WINDOW_KEY, type StoredWindow } from './rate-window';
 import { reached, REPORT_ONLY, Undelivered, WalletLink } from './wallet-link';
 
-/** A gate reads the database, like every object, and reaches its organization's wallet. */
-type Env = ObjectBindings & { ORG_WALLET: DurableObjectNamespace<OrgWalletProtocol> };
+/** A gate reads the database, like every object, and reaches its organization's wallet and its siblings' gates. */
+type Env = ObjectBindings & { ORG_WALLET: DurableObjectNamespace<OrgWalletProtocol>; WORKSPACE_GATE: DurableObjectNamespace<WorkspaceGateProtocol> };
 
 /** Finished calls are reported to the wallet within this long, batched with their neighbours. */
 export const REPORT_MS = 100;
 /** The longest a key's use waits to be reported when nothing else is: `last_used_at` lands within this. */
 export const KEY_USE_REPORT_MS = 1_000;
-/** A lease not drawn on for this long goes back to the wallet, so sibling workspaces can spend it. */
-export const IDLE_LEASE_MS = 1_000;
+/**
+ * A lease not drawn on for this long goes back to the wallet by itself. Long enough that a workspace called
+ * every few seconds keeps its lease instead of returning and drawing it again on every call (three wallet
+ * syncs a call with a thousand workspaces in rotation at 1 s); a sibling that is short does not wait for it,
+ * it recalls leases idle for RECALL_IDLE_MS.
+ */
+export const IDLE_LEASE_MS = 30_000;
+/** A lease not drawn on for this long goes back at once when a sibling workspace is short and recalls it. */
+export const RECALL_IDLE_MS = 1_000;
 
 /**
  * One per workspace, and the only object a metered call talks to. It composes what a call needs and
@@ -58,7 +65,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     this.budgets = new KeyBudgets(ctx.storage.sql, (keyId) => this.book.waitingChargesOf(keyId));
     this.view = new CreditView(ctx.storage.sql);
     this.link = new WalletLink(this.book, this.budgets, this.view, env.ORG_WALLET);
-    this.draws = new LeaseDraws(this.book, this.view, this.link, (at) => this.alarmNoLaterThan(at));
+    this.draws = new LeaseDraws(this.book, this.view, this.link, (at) => this.alarmNoLaterThan(at), (workspaceIds) => this.recallFrom(workspaceIds));
     // One read for both: an evicted object forgets neither the requests counted in this window nor a revocation.
     void ctx.blockConcurrencyWhile(async () => {
       const stored = await ctx.storage.get<StoredWindow | string[]>([WINDOW_KEY, 'revoked']);
@@ -244,6 +251,30 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   async flush(): Promise<void> {
     if (!this.book.owner) return;
     await reached(this.link.exchange(REPORT_ONLY, true));
+  }
+
+  /**
+   * A sibling workspace is short of money this gate's lease may hold: an idle lease (no call asked for money
+   * for RECALL_IDLE_MS) goes back now rather than at IDLE_LEASE_MS. A busy one stays: it would draw again.
+   */
+  async recall(): Promise<void> {
+    const now = clock.now();
+    const free = this.book.free(now);
+    if (!this.book.owner || now - this.lastMeter < RECALL_IDLE_MS || free.subscriptionUnits + free.purchasedUnits <= 0) return;
+    await reached(this.link.exchange(REPORT_ONLY, true));
+  }
+
+  /** Asks the gates of `workspaceIds` to give back their idle leases; a gate that cannot is passed over. */
+  private async recallFrom(workspaceIds: string[]): Promise<void> {
+    const gates = this.env.WORKSPACE_GATE;
+    await Promise.all(
+      workspaceIds.map((workspaceId) =>
+        gates
+          .get(gates.idFromName(workspaceId))
+          .recall()
+          .catch((error: unknown) => console.error(JSON.stringify({ level: 'warn', note: 'lease recall failed', workspaceId, error: String(error) }))),
+      ),
+    );
   }
 
   /** A plan change, told by whoever changed it, so the very next call here follows it. */

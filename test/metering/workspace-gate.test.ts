@@ -1,8 +1,8 @@
-import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VIEW_FRESH_MS } from '../../durable-objects/credit-view';
-import { IDLE_LEASE_MS } from '../../durable-objects/workspace-gate';
+import { IDLE_LEASE_MS, RECALL_IDLE_MS } from '../../durable-objects/workspace-gate';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
@@ -240,25 +240,48 @@ describe('the workspace gate on the hot path', () => {
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 10, heldCents: 0 });
   });
 
-  it('returns an idle lease to the wallet, so a sibling workspace can spend the last cent', async () => {
-    // Idleness is on the injectable clock, so the test, not the machine's speed, says when a lease is idle.
-    const start = Date.now();
-    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+  /** Two workspaces of an organization with 8 cents: the first draws a lease of 2 and spends 1, the sibling spends 6. */
+  async function oneCentInAnIdleLease(start: number) {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 8 });
     const sibling = await ops('POST', '/workspaces', { organizationId: account.organizationId, name: 'sibling' });
     const siblingKey = (await ops('POST', '/keys', { workspaceId: sibling.body.data.id })).body.data.key as string;
-    // The first workspace draws a lease of 2 cents and spends one: one cent sits in its lease.
-    expect((await companyByDomain(account.key, 'first.example.com')).status).toBe(200);
+    expect((await companyByDomain(account.key, `first-${start}.example.com`)).status).toBe(200);
     for (let spent = 0; spent < 6; spent++) expect((await companyByDomain(siblingKey, `s${spent}.example.com`)).status).toBe(200);
-    // The balance has that cent, so the sibling is told to retry, not to top up.
+    return { account, siblingKey };
+  }
+
+  it('gives a lease back when a short sibling recalls it, once no call has asked for money there for a second', async () => {
+    // Idleness is on the injectable clock, so the test, not the machine's speed, says when a lease is idle.
+    const start = Date.now();
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+    const { siblingKey } = await oneCentInAnIdleLease(start);
+    // The last cent sits in the first workspace's lease, drawn on just now: it stays there, and the sibling
+    // is told to retry, not to top up.
     const blocked = await companyByDomain(siblingKey, 'last.example.com');
     expect(blocked.status).toBe(409);
 
-    now.mockReturnValue(start + IDLE_LEASE_MS + 100);
-    await runDurableObjectAlarm(gateOf(env, account.workspaceId));
+    // A second later that lease is idle: the sibling's call recalls it and is served at once, with no alarm run.
+    now.mockReturnValue(start + RECALL_IDLE_MS + 100);
     expect((await companyByDomain(siblingKey, 'last.example.com')).status).toBe(200);
     expect((await companyByDomain(siblingKey, 'after.example.com')).status).toBe(402);
+  });
+
+  it('returns a lease nobody recalls to the wallet by itself after IDLE_LEASE_MS, not before', async () => {
+    const start = Date.now();
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+    const { account } = await oneCentInAnIdleLease(start);
+    // This workspace's lease as the wallet records it (the operator's statement would have every gate return its lease first).
+    const held = () =>
+      runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
+        state.storage.sql.exec<{ units: number }>('SELECT subscription_units + purchased_units AS units FROM leases WHERE workspace_id = ?', account.workspaceId).one().units,
+      );
+    now.mockReturnValue(start + IDLE_LEASE_MS - 100);
+    await runDurableObjectAlarm(gateOf(env, account.workspaceId));
+    expect(await held()).toBeGreaterThan(0);
+    now.mockReturnValue(start + IDLE_LEASE_MS + 100);
+    await runDurableObjectAlarm(gateOf(env, account.workspaceId));
+    expect(await held()).toBe(0);
   });
 
   it('follows a plan change from the very next call, in a gate that already knew the old plan', async () => {

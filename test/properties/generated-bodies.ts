@@ -66,15 +66,21 @@ export function generatedBodiesAgainst(which: string, operations: readonly Opera
       // A ceiling the property runs cannot reach: this test is about validation, not the window.
       await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'business', rpm: 1_000_000 });
       await ops('POST', `/organizations/${account.organizationId}/wallet/credit`, { purchasedCents: 1_000_000 });
+      // The balance is read once before and once after, not around every body: what it moved by must be
+      // exactly what the successes said they cost, so a refusal that charged anything shows as a difference.
+      const before = await available(account.key);
+      let charged = 0;
+      const refused: unknown[] = [];
       await fc.assert(
         fc.asyncProperty(bodies(operation), async (body) => {
-          const before = await available(account.key);
           const response = await send(operation, account.key, body);
           expect(response.status, JSON.stringify(body)).not.toBe(500);
           const answer = await json(response);
           expect(answer.success).toBe(response.status === 200);
+          if (response.status === 200) charged += answer.meta.costCents;
           if (response.status !== 400) return;
 
+          refused.push(body);
           expect(answer.error.code).toBe('VALIDATION_ERROR');
           const named = answer.error.details.map((detail: { field: string; location: string; message: string }) => {
             expect(detail.location).toBe(operation.method === 'GET' ? 'query' : 'body');
@@ -83,10 +89,11 @@ export function generatedBodiesAgainst(which: string, operations: readonly Opera
           });
           // GET queries carry strings only, so a field's own verdict is only known for POST bodies.
           if (operation.method === 'POST') for (const field of fieldsWrongOnTheirOwn(operation, body)) expect(named, JSON.stringify(body)).toContain(field);
-          expect(await available(account.key)).toBe(before);
         }),
         { numRuns: operation.upstream ? RUNS_PER_VENDOR_ROW : RUNS },
       );
+      const spent = before - (await available(account.key));
+      expect(spent.toFixed(6), `refused without charge: ${JSON.stringify(refused)}`).toBe(charged.toFixed(6));
     });
   });
 }

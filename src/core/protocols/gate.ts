@@ -28,6 +28,8 @@ export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
   record(usage: UsageRow): boolean;
   /** Sends what waits for the wallet now. */
   flush(): Promise<void>;
+  /** A sibling workspace is short: gives the free lease back if no call has asked for money here for a moment. */
+  recall(): Promise<void>;
   /** The wallet's new plan and balance, told by whoever changed them. */
   adoptTerms(terms: Terms, generation: number, balance: Balance): void;
 }

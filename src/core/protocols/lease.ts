@@ -66,6 +66,11 @@ export interface SyncReply {
   grantedUnits: number;
   /** What no lease holds: a call can draw from it now. */
   unleasedUnits: number;
+  /**
+   * When this message needed more than the wallet could grant, the other workspaces whose leases hold
+   * money, largest first (at most a few): the gate asks them to give an idle lease back, then draws again.
+   */
+  holders?: string[];
   balance: Balance;
   terms: Terms;
 }
