@@ -33,7 +33,7 @@ CREATE TABLE api_keys (
   created_at      TEXT NOT NULL,
   last_used_at    TEXT,
   revoked_at      TEXT
-, created_by TEXT REFERENCES users (id), monthly_limit_units INTEGER, limit_version INTEGER NOT NULL DEFAULT 0);
+, created_by TEXT REFERENCES users (id), monthly_limit_units INTEGER, limit_version INTEGER NOT NULL DEFAULT 0, expires_at TEXT);
 
 CREATE UNIQUE INDEX api_keys_by_hash ON api_keys (key_hash);
 
@@ -53,7 +53,7 @@ CREATE TABLE usage (
   cached           INTEGER NOT NULL DEFAULT 0,
   latency_ms       INTEGER NOT NULL,
   created_at       TEXT NOT NULL
-);
+, sandbox INTEGER NOT NULL DEFAULT 0, connection_id TEXT);
 
 CREATE INDEX usage_by_workspace_time ON usage (workspace_id, created_at);
 
@@ -323,3 +323,18 @@ BEGIN
   ON CONFLICT (workspace_id, hour, operation) DO UPDATE SET
     calls = calls + 1, succeeded = succeeded + excluded.succeeded, cost_units = cost_units + excluded.cost_units;
 END;
+
+CREATE TABLE connections (
+  id                      TEXT PRIMARY KEY,
+  workspace_id            TEXT NOT NULL REFERENCES workspaces (id),
+  vendor                  TEXT NOT NULL,
+  name                    TEXT NOT NULL,
+  credentials_ciphertext  TEXT NOT NULL,
+  -- The last four characters of the main secret, shown as "…4f2a".
+  hint                    TEXT NOT NULL,
+  status                  TEXT NOT NULL CHECK (status IN ('ok', 'rejected', 'unreachable')),
+  created_at              TEXT NOT NULL,
+  last_checked_at         TEXT NOT NULL
+);
+
+CREATE INDEX connections_by_workspace ON connections (workspace_id, created_at);

@@ -11,6 +11,7 @@ import { registerMe } from './api/me';
 import { registerMembers } from './api/members';
 import { registerOAuthConsent } from './api/oauth';
 import { registerOrganizations } from './api/organizations';
+import { registerSandboxKeys } from './api/sandbox-keys';
 import { registerUsage } from './api/usage';
 import { registerWebhooks } from './api/webhooks';
 import { requireSameOrigin } from './auth/origin';
@@ -44,6 +45,7 @@ export function buildDashboardApp() {
   registerMe(app);
   registerOrganizations(app);
   registerKeys(app);
+  registerSandboxKeys(app);
   registerMembers(app);
   registerBilling(app);
   registerUsage(app);

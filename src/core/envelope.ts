@@ -14,6 +14,11 @@ export const Meta = z
       description:
         'Present on a replay: this answer is that of an earlier call with the same Idempotency-Key (its data and meta as they were then), and this request was not charged.',
     }),
+    sandbox: z.literal(true).optional().openapi({
+      description: "Present on a sandbox key's call (scope workspace_dryrun, /runtime/*): `data` is the operation's documented example, no vendor was called and nothing was charged.",
+    }),
+    quotedCents: z.number().optional().openapi({ description: 'On a sandbox call: what the same call would cost live, in cents.' }),
+    connectionId: z.string().optional().openapi({ description: "On a call through a connection: the connection whose vendor account served it; costCents is the plan's platform fee." }),
   })
   .openapi('Meta', { example: { costCents: 1, purchasedBalanceCents: 499, subscriptionRemainingCents: 0, cached: false, latencyMs: 212 } });
 export type Meta = z.infer<typeof Meta>;

@@ -50,4 +50,6 @@ export interface KeyPrincipal {
   monthlyLimit?: KeyLimit;
   /** The deployed agent a key of scope `agent` was minted for; null for every other key. */
   agentId?: string | null;
+  /** When a sandbox key (scope workspace_dryrun) stops working; null for keys that do not expire. */
+  expiresAt?: string | null;
 }

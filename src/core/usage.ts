@@ -12,6 +12,10 @@ export interface UsageRow {
   cached: boolean;
   latencyMs: number;
   createdAt: string;
+  /** A sandbox key's call: answered with the registry's example, never billed. */
+  sandbox?: boolean;
+  /** The workspace's connection the call went through (its own vendor account). */
+  connectionId?: string;
 }
 
 /**
@@ -22,10 +26,10 @@ export interface UsageRow {
 export function insertUsageRows(db: D1Database, rowsJson: string): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR IGNORE INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at)
+      `INSERT OR IGNORE INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at, sandbox, connection_id)
        SELECT value ->> '$.id', value ->> '$.requestId', value ->> '$.organizationId', value ->> '$.workspaceId', value ->> '$.keyId',
               value ->> '$.operation', value ->> '$.status', value ->> '$.errorCode', value ->> '$.costUnits', value ->> '$.cached',
-              value ->> '$.latencyMs', value ->> '$.createdAt'
+              value ->> '$.latencyMs', value ->> '$.createdAt', coalesce(value ->> '$.sandbox', 0), value ->> '$.connectionId'
          FROM json_each(?)`,
     )
     .bind(rowsJson);

@@ -93,7 +93,7 @@ const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS h
 export async function createKey(
   db: D1Database,
   encryptionSecret: string,
-  input: { workspaceId: string; scope: KeyScope; name: string; createdBy?: string | null; monthlyLimitCents?: number | null },
+  input: { workspaceId: string; scope: KeyScope; name: string; createdBy?: string | null; monthlyLimitCents?: number | null; expiresAt?: string },
 ): Promise<ApiKeyRecord & { key: string }> {
   const workspace = await db.prepare('SELECT id FROM workspaces WHERE id = ?').bind(input.workspaceId).first();
   if (!workspace) throw ApiError.notFound(`No workspace ${input.workspaceId}.`);
@@ -115,12 +115,12 @@ export async function createKey(
   const limitUnits = record.monthlyLimitCents === null ? null : unitsFromCents(record.monthlyLimitCents);
   await db
     .prepare(
-      `INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, created_by, monthly_limit_units, limit_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, created_by, monthly_limit_units, limit_version, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       id, record.workspaceId, await hashKey(key), await encryptKey(key, id, encryptionSecret), record.hint, record.scope, record.name, record.createdAt, record.createdBy,
-      limitUnits, limitUnits === null ? 0 : 1,
+      limitUnits, limitUnits === null ? 0 : 1, input.expiresAt ?? null,
     )
     .run();
   return { ...record, key };
@@ -197,7 +197,7 @@ export async function findPrincipal(db: D1Database, keyHash: string): Promise<Ke
     .prepare(
       `SELECT k.id AS keyId, k.scope, k.revoked_at IS NOT NULL AS revoked, w.id AS workspaceId,
               w.organization_id AS organizationId,
-              k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion, a.id AS agentId
+              k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion, a.id AS agentId, k.expires_at AS expiresAt
          FROM api_keys k
          JOIN workspaces w ON w.id = k.workspace_id
          LEFT JOIN agents a ON a.key_id = k.id

@@ -4,6 +4,7 @@ import type { KeyPrincipal } from '../core/records';
 import type { McpAuthentication } from '../core/protocols/mcp-gateway';
 import { publicUrls, type Env } from '../core/config';
 import { ApiError } from '../core/errors';
+import { clock } from '../core/clock';
 import { gateOf } from './gate';
 import { KEY_PATTERN, type KeyScope } from '../core/keys';
 import { resolvePrincipal } from './principal-cache';
@@ -18,10 +19,9 @@ const SCOPE_REFUSAL: Record<Exclude<KeyScope, 'workspace'>, string> = {
 };
 
 /** Why every scope but a deployed agent's is refused on /runtime/*. */
-const RUNTIME_REFUSAL: Record<Exclude<KeyScope, 'agent'>, string> = {
+const RUNTIME_REFUSAL: Record<Exclude<KeyScope, 'agent' | 'workspace_dryrun'>, string> = {
   workspace: "/runtime/* takes a deployed agent's key (deploy one on the dashboard's Agents page); a workspace key belongs on /v1",
   data_job: "/runtime/* here serves deployed agents' keys (scope agent); this installation runs no data jobs",
-  workspace_dryrun: "/runtime/* here serves deployed agents' keys (scope agent); this installation runs no builder dry-runs",
   workspace_mcp: 'a workspace MCP bearer unlocks the MCP endpoint only; use it at {mcp}',
   meta_agent: 'a meta_agent key is server-internal and refused on every inbound surface',
 };
@@ -45,6 +45,8 @@ type Refusal = (principal: KeyPrincipal) => string | null;
 const refusedOnV1: Refusal = (principal) => (principal.scope === 'workspace' ? null : SCOPE_REFUSAL[principal.scope]);
 
 const refusedOnRuntime: Refusal = (principal) => {
+  // A sandbox key: /runtime/data answers each operation's documented example, at no cost (services/sandbox.ts).
+  if (principal.scope === 'workspace_dryrun') return null;
   if (principal.scope !== 'agent') return RUNTIME_REFUSAL[principal.scope];
   return principal.agentId ? null : 'this agent key belongs to no deployed agent; agent keys are minted by deploying an agent in the dashboard';
 };
@@ -81,6 +83,7 @@ function keyAuthentication(refusalOf: Refusal, checkedByHandler: (method: string
     const principal = await resolvePrincipal(c.env, key);
     if (!principal) throw refuse('Unknown API key.');
     if (principal.revoked) throw refuse(REVOKED);
+    if (principal.expiresAt && Date.parse(principal.expiresAt) <= clock.now()) throw refuse(`This key expired at ${principal.expiresAt}. Mint a new sandbox key in the dashboard.`);
     const refusal = refusalOf(principal);
     if (refusal !== null) {
       // Revoked before misplaced: a revoked key is a 401 whatever its scope (the memory may not know yet).

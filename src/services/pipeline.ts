@@ -31,6 +31,17 @@ export interface Call {
    * cap). An ApiError it throws is refused like any other: recorded, uncharged.
    */
   admit?: () => Promise<void>;
+  /** Answers in place of the vendor and the wallet once the input is valid: a sandbox key's call (services/sandbox.ts). */
+  instead?: (input: Record<string, unknown>, usage: UsageOf) => Promise<Outcome>;
+  /** A call through one of the workspace's connections (services/connections.ts): its credentials, the plan's fee. */
+  connection?: ConnectionUse;
+}
+
+/** The workspace's own vendor account a call goes through: settings carrying its credentials, and the fee charged instead of the price. */
+export interface ConnectionUse {
+  id: string;
+  env: Env;
+  feeUnits: number;
 }
 
 export interface Outcome {
@@ -42,7 +53,7 @@ export interface Outcome {
 }
 
 type Gate = ReturnType<typeof gateOf>;
-type UsageOf = (status: number, errorCode: string | null, costUnits: number, cached?: boolean) => UsageRow;
+export type UsageOf = (status: number, errorCode: string | null, costUnits: number, cached?: boolean) => UsageRow;
 
 /**
  * The one path every metered call takes: validate, then one message to the workspace's gate (key still
@@ -78,6 +89,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
       throw error;
     }
   }
+  if (call.instead) return call.instead(input, usage);
   if (!sentKey) return meteredCall(operation, input, call, gate, usage, started);
 
   const claim = await claimIdempotencyKey(env, principal.workspaceId, sentKey.key, operation, input, timeLimitOf(operation, input));
@@ -115,7 +127,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     const known = knownExhausted(principal.workspaceId);
     if (known) throw rateLimited(known);
 
-    const quote = operation.price.quote(input);
+    const quote = call.connection ? call.connection.feeUnits : operation.price.quote(input);
     const timeLimit = timeLimitOf(operation, input);
     const metered = await gate.meter({
       keyId: principal.keyId,
@@ -135,11 +147,11 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     held = true;
     holdId = metered.holdId;
 
-    const cacheKey: CacheEntryKey = { organizationId: principal.organizationId, operation: operationId(operation), input: operation.cacheKeyOf?.(input) ?? input };
+    const cacheKey: CacheEntryKey = { organizationId: principal.organizationId, operation: operationId(operation) + (call.connection ? `@${call.connection.id}` : ''), input: operation.cacheKeyOf?.(input) ?? input };
     const { result, cached } = await answerFromCache(cacheKey, freshnessOf(operation, input), call.waitUntil, () =>
-      withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env, signal, organizationId: principal.organizationId })),
+      withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env: call.connection?.env ?? env, signal, organizationId: principal.organizationId })),
     );
-    const actual = Math.min(quote, operation.price.settle(input, result));
+    const actual = call.connection ? quote : Math.min(quote, operation.price.settle(input, result));
     // Awaited: the charge and its usage row are in the gate's storage before the answer leaves.
     const settled = await gate.settle(metered.holdId, actual, usage(200, null, actual, cached));
     held = false;
@@ -147,7 +159,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     return {
       data: result.data,
       ...(result.message !== undefined ? { message: result.message } : {}),
-      meta: metaOf(actual, settled.balance, Date.now() - started, cached),
+      meta: { ...metaOf(actual, settled.balance, Date.now() - started, cached), ...(call.connection ? { connectionId: call.connection.id } : {}) },
       headers,
     };
   } catch (error) {
@@ -268,6 +280,7 @@ function usageRow(
     workspaceId: call.principal.workspaceId,
     keyId: call.principal.keyId,
     operation: operationId(operation),
+    ...(call.connection ? { connectionId: call.connection.id } : {}),
     ...outcome,
     latencyMs: Date.now() - started,
     createdAt: new Date(clock.now()).toISOString(),

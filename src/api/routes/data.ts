@@ -54,8 +54,8 @@ export function dataPathsOf(operation: Operation, prefix = DATA_PREFIX): string[
   return operation.paths.filter((path) => path.startsWith(DATA_PREFIX)).map((path) => `${prefix}${path.slice(DATA_PREFIX.length)}`);
 }
 
-/** One operation's REST handler, wherever it is mounted: `admit` is the surface's own rule (see Call). */
-export async function handle(c: Context<AppEnv>, operation: Operation, headers: Record<string, string> = {}, admit?: Call['admit']) {
+/** One operation's REST handler, wherever it is mounted: `surface` is what the surface adds (its own rule, a sandbox answer, a connection: see Call). */
+export async function handle(c: Context<AppEnv>, operation: Operation, headers: Record<string, string> = {}, surface: Pick<Call, 'admit' | 'instead' | 'connection'> = {}) {
   await ensureServing(c.env.DB, operation.platform);
   const isQuery = operation.method === 'GET';
   const input = isQuery ? c.req.query() : await readJsonBody(c);
@@ -66,7 +66,7 @@ export async function handle(c: Context<AppEnv>, operation: Operation, headers: 
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
     signal: c.req.raw.signal,
     idempotencyKey: idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)),
-    ...(admit ? { admit } : {}),
+    ...surface,
   });
   return c.json(success(outcome.data, outcome.meta, outcome.message), 200, { ...outcome.headers, ...headers });
 }

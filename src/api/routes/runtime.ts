@@ -4,7 +4,10 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { agentAllowance, findAgent } from '../../services/agents';
 import { revokedKeyError } from '../../services/auth';
 import { success } from '../../core/envelope';
+import { ApiError } from '../../core/errors';
 import { admitAgentHour } from '../../services/runtime-hours';
+import { sandboxAnswer } from '../../services/sandbox';
+import type { Call } from '../../services/pipeline';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
 import type { Operation } from '../../core/operation';
@@ -118,6 +121,9 @@ export function registerRuntime(app: OpenAPIHono<AppEnv>, authenticate: Middlewa
 
   app.openapi(whoAmI, async (c) => {
     const principal = c.get('principal');
+    if (principal.scope === 'workspace_dryrun') {
+      throw ApiError.forbidden("This key's scope is 'workspace_dryrun': a sandbox key belongs to no agent; it calls /runtime/data, answered with each operation's documented example at no cost.");
+    }
     const agent = await findAgent(c.env.DB, principal.agentId!);
     // Stopped or redeployed since this isolate remembered the key: the key is dead.
     if (!agent || agent.status !== 'deployed' || agent.keyId !== principal.keyId) throw revokedKeyError(c.env);
@@ -140,9 +146,16 @@ export function registerRuntime(app: OpenAPIHono<AppEnv>, authenticate: Middlewa
   app.openAPIRegistry.registerPath(dataRoute('post', operationNamed('web', 'scrape')));
   for (const operation of OPERATIONS) {
     for (const path of dataPathsOf(operation, RUNTIME_DATA_PREFIX)) {
-      app.on(operation.method, path, (c) => handle(c, operation, {}, () => admitRuntimeCall(c)));
+      app.on(operation.method, path, (c) => handle(c, operation, {}, runtimeSurface(c, operation)));
     }
   }
+}
+
+/** A deployed agent's call counts agent-hours; a sandbox key's is answered with the operation's example (services/sandbox.ts). */
+function runtimeSurface(c: Context<AppEnv>, operation: Operation): Pick<Call, 'admit' | 'instead'> {
+  const principal = c.get('principal');
+  if (principal.scope === 'workspace_dryrun') return { instead: sandboxAnswer(c.env, principal, operation, exampleOf(operation)) };
+  return { admit: () => admitRuntimeCall(c) };
 }
 
 /** The runtime's own rule, run by the pipeline once the input is valid: room for a new agent-hour. */

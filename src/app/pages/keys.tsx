@@ -8,9 +8,12 @@ import { ApiForm, Field, formatCents, PageHead, TableHead } from './layout';
 import { listKeysWithSpend } from '../../services/key-spend';
 import { trialState } from '../trial';
 import { type WorkspaceProps, workspacePage } from './page';
+import { listSandboxKeys, type SandboxKey } from '../../services/sandbox-keys';
+import { SandboxKeysSection } from './sandbox-keys';
 
 export interface KeysPageProps extends WorkspaceProps {
   keys: KeyWithSpend[];
+  sandboxKeys: SandboxKey[];
   apiUrl: string;
   trial: { available: boolean; endsAt: string | null };
   /** The workspace has made a call: the getting-started steps are done with. */
@@ -75,6 +78,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
         />
       </section>
       {active.length > 0 ? <SpendLimits keys={active} base={base} access={access} user={user} /> : null}
+      <SandboxKeysSection keys={props.sandboxKeys} access={access} user={user} apiUrl={apiUrl} />
     </>
   );
 };
@@ -164,8 +168,13 @@ export const keysPage = workspacePage({
   title: 'API keys',
   icon: 'M15 7a4 4 0 1 1-3.9 4.9L4 19v-3h3v-3h3l1.1-1.1A4 4 0 0 1 15 7zm1 2.5a1.5 1.5 0 1 0 0 .01',
   load: async (c, { access, urls }) => {
-    const [keys, trial, called] = await Promise.all([listKeysWithSpend(c.env, access.workspace.id), trialState(c.env.DB, access.organization.id), workspaceHasCalled(c.env.DB, access.workspace.id)]);
-    return { keys, apiUrl: urls.base, trial, called };
+    const [keys, sandboxKeys, trial, called] = await Promise.all([
+      listKeysWithSpend(c.env, access.workspace.id),
+      listSandboxKeys(c.env.DB, access.workspace.id),
+      trialState(c.env.DB, access.organization.id),
+      workspaceHasCalled(c.env.DB, access.workspace.id),
+    ]);
+    return { keys, sandboxKeys, apiUrl: urls.base, trial, called };
   },
   view: KeysPage,
 });

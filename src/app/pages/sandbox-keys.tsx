@@ -1,0 +1,66 @@
+import type { FC } from 'hono/jsx';
+import { clock } from '../../core/clock';
+import { SANDBOX_KEY_DAYS, type SandboxKey } from '../../services/sandbox-keys';
+import type { SessionUser } from '../context';
+import { canManage, type WorkspaceAccess } from '../members';
+import { ApiForm, ConfirmButton, Field, formatDate, TableHead } from './layout';
+
+/**
+ * The keys page's sandbox section (issue 33): mint a sandbox key (scope workspace_dryrun), listed apart from
+ * live keys. On /runtime/data it answers each operation's documented example at no cost; it expires after
+ * SANDBOX_KEY_DAYS and can be revoked before.
+ */
+export const SandboxKeysSection: FC<{ keys: SandboxKey[]; access: WorkspaceAccess; user: SessionUser; apiUrl: string }> = ({ keys, access, user, apiUrl }) => {
+  const base = `/api/workspaces/${access.workspace.id}/sandbox-keys`;
+  const now = clock.now();
+  return (
+    <section class="card" aria-labelledby="sandbox-title" data-sandbox-keys>
+      <h2 id="sandbox-title">Sandbox keys</h2>
+      <p class="muted small">
+        Build and test an agent or a job without spending: a sandbox key calls <code>{apiUrl}/runtime/data/&lt;slug&gt;/&lt;operation&gt;</code> with the same
+        validation and rate window as a live key, and is answered with the operation's documented example, <code>meta.sandbox: true</code>, a cost of 0 and{' '}
+        <code>meta.quotedCents</code> (what the live call would cost). No vendor is called and nothing is charged, with or without a plan. It works for{' '}
+        {SANDBOX_KEY_DAYS} days and never on <code>/v1</code>.
+      </p>
+      <ApiForm class="row" api={base} then="secret" secretTitle="Your new sandbox key" secretNote={`Copy it now: it is shown this once, and works for ${SANDBOX_KEY_DAYS} days.`}>
+        <Field name="name" label="Name" placeholder="e.g. agent builder, CI dry run" maxlength={100} />
+        <button type="submit">Create sandbox key</button>
+      </ApiForm>
+      <div class="table-wrap">
+        <table>
+          <TableHead columns={['Name', 'Key', 'Created', 'Expires', 'Status']} actions />
+          <tbody>
+            {keys.map((key) => {
+              const expired = Date.parse(key.expiresAt) <= now;
+              const mayRevoke = !key.revokedAt && !expired && (key.createdBy === user.id || canManage(access.role));
+              return (
+                <tr class={key.revokedAt || expired ? 'revoked' : undefined} data-sandbox-key-id={key.id}>
+                  <td>{key.name}</td>
+                  <td>
+                    <code>{key.hint}</code>
+                  </td>
+                  <td>{formatDate(key.createdAt)}</td>
+                  <td>{formatDate(key.expiresAt)}</td>
+                  <td>{key.revokedAt ? <span class="badge off">Revoked</span> : expired ? <span class="badge off">Expired</span> : <span class="badge ok">Active</span>}</td>
+                  <td class="actions">
+                    {mayRevoke ? (
+                      <ConfirmButton
+                        api={`${base}/${key.id}/revoke`}
+                        confirm={`Revoke "${key.name}"? Calls with it are refused from the very next request.`}
+                        confirmLabel="Revoke sandbox key"
+                        ariaLabel={`Revoke sandbox key ${key.name}`}
+                      >
+                        Revoke
+                      </ConfirmButton>
+                    ) : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        {keys.length === 0 ? <p class="empty">No sandbox keys yet.</p> : null}
+      </div>
+    </section>
+  );
+};
