@@ -33,6 +33,11 @@ export default defineConfig({
                 ...FAKE_SETTINGS,
               },
               outboundService: fakeUpstreams,
+              // No browser in workerd's tests: Miniflare's own Browser Rendering (wrangler.toml [browser]) would
+              // download Chrome for Testing, so its binding is moved aside and BROWSER answers as an unreachable
+              // one does. The renderer itself is driven by test/node/render.test.ts.
+              browserRendering: { binding: 'MINIFLARE_BROWSER_UNUSED' },
+              serviceBindings: { BROWSER: () => new Response('No browser in the workers tests.', { status: 503 }) },
             },
           })),
         ],
@@ -57,6 +62,7 @@ export default defineConfig({
           hookTimeout: 180_000,
           // One stack for the files that need the same one, started when the first asks.
           globalSetup: ['./test/node/support/shared-stack.ts'],
+          setupFiles: ['./test/node/support/fresh-connections.ts'],
         },
       },
     ],
