@@ -1,4 +1,5 @@
 import { createApp } from '../core/http-app';
+import { healthBody } from '../core/health';
 import { publicUrls } from '../core/config';
 import { publishedDocument } from '../core/openapi-document';
 import { registerAgents } from './api/agents';
@@ -41,6 +42,8 @@ export function buildDashboardApp() {
   const session = requireSession();
   app.use('/api/*', (c, next) => (OPEN_API_ROUTES.has(c.req.path) ? next() : session(c, next)));
 
+  // Liveness and the build served, as on the api worker (the deploy's smoke test compares the three).
+  app.get('/health', (c) => c.json(healthBody(c.env.BUILD_ID), 200, { 'Cache-Control': 'no-store' }));
   registerAuth(app);
   registerMe(app);
   registerOrganizations(app);

@@ -13,6 +13,7 @@ import { stampGrantUse } from '../services/oauth/grants';
 import { checkAccessToken, isAccessToken } from '../services/oauth/tokens';
 import { serveMcp, type Toolset } from './server';
 import { DATA_TOOLS, SERVER_PATHS, toolsOf } from '../operations/tools';
+import { healthBody } from '../core/health';
 
 /**
  * The mcp worker: MCP over Streamable HTTP at /mcp (every tool, or the workspace's default server),
@@ -47,6 +48,9 @@ app.use(
     allowMethods: ['POST', 'GET', 'OPTIONS'],
   }),
 );
+
+/** Liveness and the build served, as on the api worker (the deploy's smoke test compares the three). */
+app.get('/health', (c) => c.json(healthBody(c.env.BUILD_ID), 200, { 'Cache-Control': 'no-store' }));
 
 registerOAuth(app);
 
