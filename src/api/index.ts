@@ -7,6 +7,7 @@ import { DATABASE_PATHS, registerDatabases } from './routes/databases';
 import { registerDocs } from './routes/docs';
 import { registerOperations } from './routes/data';
 import { registerHealth } from './routes/health';
+import { jobsBodyLimit, registerJobs } from './routes/jobs';
 import { registerLlmsTxt } from './routes/llms-txt';
 import { registerOps } from './routes/ops';
 import { registerPlans } from './routes/plans';
@@ -19,6 +20,7 @@ import { registerRuntime, RUNTIME_DATA_ROUTES } from './routes/runtime';
 import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
+import { pruneUsage } from '../services/usage-retention';
 import { announceDailyUsage } from '../services/webhooks/daily-usage';
 
 /** `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. */
@@ -30,7 +32,7 @@ const OWN_AUTHENTICATION = new Set([REGISTER_PATH]);
 const CHECKED_BY_HANDLER = new Set(['GET /v1/credits', ...OPERATIONS.flatMap((operation) => operation.paths.map((path) => `${operation.method} ${path}`))]);
 
 export function buildApiApp() {
-  const app = createApp();
+  const app = createApp({ maxBodyBytes: jobsBodyLimit });
   const authenticate = requireApiKey((method, path) => CHECKED_BY_HANDLER.has(`${method} ${path}`) || DATABASE_PATHS.test(path));
   app.use('/v1/*', (c, next) => (PUBLIC_V1.test(c.req.path) || OWN_AUTHENTICATION.has(c.req.path) ? next() : authenticate(c, next)));
 
@@ -43,6 +45,7 @@ export function buildApiApp() {
   registerUsage(app);
   registerWebhookEndpoints(app);
   registerDatabases(app);
+  registerJobs(app);
   registerOperations(app, authenticate);
   registerRuntime(app, requireAgentKey((method, path) => RUNTIME_DATA_ROUTES.has(`${method} ${path}`)));
   registerRegister(app, authenticate);
@@ -54,6 +57,7 @@ export function buildApiApp() {
   return app;
 }
 
+export { DataJobWorkflow } from '../../durable-objects/job-workflow';
 export { IdempotencyStore } from '../../durable-objects/idempotency-store';
 export { OrgWallet } from '../../durable-objects/org-wallet';
 export { McpGateway } from './mcp-gateway';
@@ -65,6 +69,6 @@ const app = buildApiApp();
 
 export default {
   fetch: app.fetch,
-  /** The cron of wrangler.toml: usage.daily to the endpoints that want it. */
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(announceDailyUsage(env)),
+  /** The cron of wrangler.toml: usage.daily to the endpoints that want it, and usage rows past their retention pruned. */
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB)])),
 } satisfies ExportedHandler<Env>;

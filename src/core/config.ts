@@ -2,6 +2,7 @@ import type { ObjectBindings } from './object-bindings';
 import type { WorkspaceDatabaseProtocol } from './protocols/database';
 import type { WorkspaceGateProtocol } from './protocols/gate';
 import type { IdempotencyStoreProtocol } from './protocols/idempotency';
+import type { DataJobParams } from './protocols/job';
 import type { OrgWalletProtocol } from './protocols/wallet';
 import type { WebhookSenderProtocol } from './protocols/webhook-sender';
 
@@ -78,6 +79,8 @@ export type Env = Partial<Record<SettingName, string>> &
     IDEMPOTENCY_STORE: DurableObjectNamespace<IdempotencyStoreProtocol>;
     WEBHOOK_SENDER: DurableObjectNamespace<WebhookSenderProtocol>;
     WORKSPACE_DATABASE: DurableObjectNamespace<WorkspaceDatabaseProtocol>;
+    /** The Workflow that runs data jobs (the `agnt` source), one instance per job, its id the job's. */
+    DATA_JOBS: Workflow<DataJobParams>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

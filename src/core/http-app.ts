@@ -21,6 +21,8 @@ export interface BaseEnv {
 export interface AppOptions<E extends BaseEnv> {
   /** A page for a missing route that a person rather than a program asked for; undefined keeps the JSON 404. */
   notFoundPage?: (c: Context<E>) => Response | undefined | Promise<Response | undefined>;
+  /** The most a route reads of a body, when one route needs more than MAX_REQUEST_BODY_BYTES (a data job's inputs). */
+  maxBodyBytes?: (method: string, path: string) => number | undefined;
 }
 
 /**
@@ -38,7 +40,7 @@ export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {
 
   // Every body is read here, through a capped reader, before any route or validator sees it; they read the copy.
   app.use(async (c, next) => {
-    const body = await readRequestBody(c.req.raw);
+    const body = await readRequestBody(c.req.raw, options.maxBodyBytes?.(c.req.method, c.req.path));
     // Hono keeps body promises in bodyCache (its type says values); text() and json() read from this one.
     if (body) (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(body.buffer as ArrayBuffer);
     await next();

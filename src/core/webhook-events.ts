@@ -13,6 +13,8 @@ export const EVENT_TYPES = {
   'key.created': 'An API key or MCP token of the workspace was created (dashboard or operator).',
   'key.revoked': 'An API key or MCP token of the workspace was revoked.',
   'usage.daily': "The workspace's calls and spend of the previous UTC day, sent shortly after midnight UTC.",
+  'job.completed': 'A data job of the workspace ran every item (data.job: its counts, spend and times).',
+  'job.failed': 'A data job of the workspace ended without running every item, or every item failed (data.job says why).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

@@ -1,7 +1,7 @@
 import { McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolError, WorkspaceToolOutcome } from '../core/protocols/mcp-gateway';
 import type { KeyPrincipal } from '../core/records';
-import { CATALOG } from '../operations/catalog';
+import { SOURCES } from '../operations/catalog';
 import type { McpEnv } from './config';
 
 /**
@@ -50,20 +50,20 @@ export const RESOURCE_TEMPLATES: ResourceTemplate[] = [
   },
 ];
 
-const PLATFORM_SLUGS = CATALOG.map((platform) => platform.slug);
+const PLATFORM_SLUGS = SOURCES.map((platform) => platform.slug);
 
 /** MCP's "resource not found" (the spec's -32002). */
 const RESOURCE_NOT_FOUND = -32002;
 
 /** The resource at `uri`, read now. */
 export async function readResource(uri: string, env: McpEnv, principal: KeyPrincipal, requestId: string): Promise<ReadResourceResult> {
-  if (uri === 'sluice://catalog') return json(uri, { platforms: CATALOG });
+  if (uri === 'sluice://catalog') return json(uri, { platforms: SOURCES });
   if (uri === 'sluice://llms.txt') return { contents: [{ uri, mimeType: 'text/markdown', text: await env.API.llmsTxt() }] };
   if (uri === 'sluice://databases') return json(uri, answered(uri, (await env.API.callWorkspaceTool(principal, 'sluice_db_list', {}, requestId)) as WorkspaceToolOutcome));
 
   const platform = /^sluice:\/\/catalog\/([^/]+)$/.exec(uri)?.[1];
   if (platform !== undefined) {
-    const entry = CATALOG.find((candidate) => candidate.slug === platform);
+    const entry = SOURCES.find((candidate) => candidate.slug === platform);
     if (!entry) throw new McpError(RESOURCE_NOT_FOUND, `No source '${platform}'. Sources: ${PLATFORM_SLUGS.join(', ')}.`, { uri });
     return json(uri, entry);
   }

@@ -18,10 +18,9 @@ const SCOPE_REFUSAL: Record<Exclude<KeyScope, 'workspace'>, string> = {
   meta_agent: 'a meta_agent key is server-internal and refused on every inbound surface',
 };
 
-/** Why every scope but a deployed agent's is refused on /runtime/*. */
-const RUNTIME_REFUSAL: Record<Exclude<KeyScope, 'agent' | 'workspace_dryrun'>, string> = {
+/** Why every scope but a deployed agent's and a data job's is refused on /runtime/*. */
+const RUNTIME_REFUSAL: Record<Exclude<KeyScope, 'agent' | 'data_job' | 'workspace_dryrun'>, string> = {
   workspace: "/runtime/* takes a deployed agent's key (deploy one on the dashboard's Agents page); a workspace key belongs on /v1",
-  data_job: "/runtime/* here serves deployed agents' keys (scope agent); this installation runs no data jobs",
   workspace_mcp: 'a workspace MCP bearer unlocks the MCP endpoint only; use it at {mcp}',
   meta_agent: 'a meta_agent key is server-internal and refused on every inbound surface',
 };
@@ -45,6 +44,8 @@ type Refusal = (principal: KeyPrincipal) => string | null;
 const refusedOnV1: Refusal = (principal) => (principal.scope === 'workspace' ? null : SCOPE_REFUSAL[principal.scope]);
 
 const refusedOnRuntime: Refusal = (principal) => {
+  // A data job's key, minted per run: the gate refuses it (401) once its job has ended or was cancelled.
+  if (principal.scope === 'data_job') return null;
   // A sandbox key: /runtime/data answers each operation's documented example, at no cost (services/sandbox.ts).
   if (principal.scope === 'workspace_dryrun') return null;
   if (principal.scope !== 'agent') return RUNTIME_REFUSAL[principal.scope];
@@ -61,7 +62,7 @@ export function requireApiKey(checkedByHandler: (method: string, path: string) =
   return keyAuthentication(refusedOnV1, checkedByHandler);
 }
 
-/** The same rules on /runtime/*, which takes only the key minted for a deployed agent (scope agent). */
+/** The same rules on /runtime/*, which takes only the keys minted for a deployed agent (scope agent) or a data job's run (scope data_job). */
 export function requireAgentKey(checkedByHandler: (method: string, path: string) => boolean = () => false): MiddlewareHandler<AppEnv> {
   return keyAuthentication(refusedOnRuntime, checkedByHandler);
 }

@@ -15,6 +15,8 @@ import { exampleOf } from '../examples';
 import { IdempotencyKeyParameter, jsonContent, Meta, meteredErrorResponses } from '../../core/schemas';
 
 const DATA_PREFIX = '/v1/data/';
+/** Sluice's own source: data jobs. */
+export const AGNT_SLUG = 'agnt';
 
 /** Every operation of the registry as a REST route: one handler, one pipeline, docs from the same schemas. */
 export function registerOperations(app: OpenAPIHono<AppEnv>, authenticate: MiddlewareHandler<AppEnv>) {
@@ -42,6 +44,8 @@ export function knownSourceAndOperation(prefix: string): MiddlewareHandler<AppEn
   return async (c, next) => {
     if (paths.has(c.req.path)) return next();
     const [slug = '', name = ''] = c.req.path.slice(prefix.length).split('/');
+    // Sluice's own source (data jobs, routes/jobs.ts) is no registry row: its unknown paths are plain 404s.
+    if (slug === AGNT_SLUG && prefix === DATA_PREFIX) return next();
     const platform = CATALOG.find((entry) => entry.slug === slug);
     if (!platform) throw new ApiError('PROVIDER_NOT_FOUND', `No source '${slug}'. Valid slugs: ${slugs.join(', ')}.`);
     const names = platform.operations.map((operation) => operation.name).join(', ');

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
-import { CATALOG } from '../../operations/catalog';
+import { CATALOG, SOURCES } from '../../operations/catalog';
 import { PriceDisplay } from '../../core/operation';
 import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
@@ -36,7 +36,7 @@ const listRoute = createRoute({
   security: [],
   request: { query: NoParameters },
   responses: {
-    200: jsonContent(successEnvelope(z.object({ platforms: z.array(Platform) })), 'Every source and its operations.', { example: success({ platforms: CATALOG }) }),
+    200: jsonContent(successEnvelope(z.object({ platforms: z.array(Platform) })), 'Every source and its operations.', { example: success({ platforms: SOURCES }) }),
     ...errorResponses(400),
   },
 });
@@ -53,12 +53,12 @@ const getRoute = createRoute({
 });
 
 export function registerPlatforms(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listRoute, (c) => c.json(success({ platforms: CATALOG }), 200));
+  app.openapi(listRoute, (c) => c.json(success({ platforms: SOURCES }), 200));
   app.openapi(getRoute, (c) => {
     const { slug } = c.req.valid('param');
-    const platform = CATALOG.find((entry) => entry.slug === slug);
+    const platform = SOURCES.find((entry) => entry.slug === slug);
     if (!platform) {
-      const valid = CATALOG.map((entry) => entry.slug).join(', ');
+      const valid = SOURCES.map((entry) => entry.slug).join(', ');
       throw new ApiError('PROVIDER_NOT_FOUND', `No source '${slug}'. Valid slugs: ${valid}.`);
     }
     return c.json(success(platform), 200);

@@ -8,6 +8,7 @@ import { ApiError } from '../../core/errors';
 import { admitAgentHour } from '../../services/runtime-hours';
 import { sandboxAnswer } from '../../services/sandbox';
 import type { Call } from '../../services/pipeline';
+import { admitJobCall } from '../../services/jobs/runtime';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
 import type { Operation } from '../../core/operation';
@@ -124,6 +125,7 @@ export function registerRuntime(app: OpenAPIHono<AppEnv>, authenticate: Middlewa
     if (principal.scope === 'workspace_dryrun') {
       throw ApiError.forbidden("This key's scope is 'workspace_dryrun': a sandbox key belongs to no agent; it calls /runtime/data, answered with each operation's documented example at no cost.");
     }
+    if (principal.scope !== 'agent') throw ApiError.forbidden("This key's scope is 'data_job': /runtime/agent describes a deployed agent's key; a data job's key calls /runtime/data only.");
     const agent = await findAgent(c.env.DB, principal.agentId!);
     // Stopped or redeployed since this isolate remembered the key: the key is dead.
     if (!agent || agent.status !== 'deployed' || agent.keyId !== principal.keyId) throw revokedKeyError(c.env);
@@ -161,6 +163,7 @@ function runtimeSurface(c: Context<AppEnv>, operation: Operation): Pick<Call, 'a
 /** The runtime's own rule, run by the pipeline once the input is valid: room for a new agent-hour. */
 async function admitRuntimeCall(c: Context<AppEnv>): Promise<void> {
   const principal = c.get('principal');
+  if (principal.scope === 'data_job') return admitJobCall(c.env, principal);
   const answer = await admitAgentHour(c.env.DB, { agentId: principal.agentId!, keyId: principal.keyId, organizationId: principal.organizationId });
   if (answer === 'stopped') throw revokedKeyError(c.env);
 }

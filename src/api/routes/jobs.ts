@@ -1,0 +1,276 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import Papa from 'papaparse';
+import { success } from '../../core/envelope';
+import { ApiError } from '../../core/errors';
+import type { AppEnv } from '../../core/context';
+import { ITEM_STATUSES, JOB_STATUSES } from '../../core/protocols/job';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import { validationErrorFromZod } from '../../core/validation';
+import { admitFreeCall } from '../../services/pipeline';
+import { cancelJob } from '../../services/jobs/cancel';
+import { findWorkspaceJob, itemPage, type ItemRow, listJobs, viewOf } from '../../services/jobs/store';
+import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob } from '../../services/jobs/submit';
+
+/**
+ * The `agnt` source: data jobs. One operation over up to 10,000 inputs, run in the background by a
+ * Workflow; submitted, listed, read, collected and cancelled here. Every route counts against the
+ * workspace's window as /v1/data does; submitting is free, each item is billed as its operation's call.
+ */
+export const JOBS_PATH = '/v1/data/agnt/jobs';
+
+/** POST /v1/data/agnt/jobs reads up to 10 MB; everything else keeps the 1 MB cap. */
+export function jobsBodyLimit(method: string, path: string): number | undefined {
+  return method === 'POST' && path === JOBS_PATH ? MAX_JOB_BODY_BYTES : undefined;
+}
+
+const TAGS = ['Data jobs'];
+
+const Job = z
+  .object({
+    id: z.string().openapi({ example: 'job_5f1c2a9b7d3e4f6a8b0c1d2e' }),
+    operation: z.string().openapi({ example: 'linkedin/get-company-by-domain' }),
+    name: z.string().nullable(),
+    status: z.enum(JOB_STATUSES).openapi({ description: 'queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.' }),
+    reason: z.string().nullable().openapi({ description: 'Why the job waits, failed or was cancelled; null while it simply runs.' }),
+    items: z.number().int(),
+    counts: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), pending: z.number().int() }),
+    spentCents: z.number().openapi({ description: 'What its successful items cost; only successes are billed.' }),
+    quotedCents: z.number().openapi({ description: 'The most the job can cost: the sum of its items’ quotes.' }),
+    maxCostCents: z.number().nullable(),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+  })
+  .openapi('DataJob');
+
+const JobItem = z
+  .object({
+    index: z.number().int(),
+    input: z.record(z.string(), z.unknown()),
+    status: z.enum(ITEM_STATUSES),
+    data: z.unknown().optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    costCents: z.number(),
+  })
+  .openapi('DataJobItem');
+
+const EXAMPLE_JOB = {
+  id: 'job_5f1c2a9b7d3e4f6a8b0c1d2e',
+  operation: 'linkedin/get-company-by-domain',
+  name: 'Q4 enrichment',
+  status: 'running' as const,
+  reason: null,
+  items: 2,
+  counts: { total: 2, succeeded: 1, failed: 0, pending: 1 },
+  spentCents: 1,
+  quotedCents: 2,
+  maxCostCents: null,
+  createdAt: '2026-11-24T09:00:00.000Z',
+  startedAt: '2026-11-24T09:00:01.000Z',
+  finishedAt: null,
+};
+
+const JobId = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'job_5f1c2a9b7d3e4f6a8b0c1d2e' }) });
+
+const submitRoute = createRoute({
+  method: 'post',
+  path: JOBS_PATH,
+  tags: TAGS,
+  summary: 'Submit a data job: one operation over 1 to 10,000 inputs, run in the background',
+  description:
+    "Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; " +
+    'nothing is queued when it is refused. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; ' +
+    'the job paces itself to the workspace\'s window and leaves a fifth of it to other calls. Bodies up to 10 MB.',
+  operationId: 'submitDataJob',
+  request: { body: { content: { 'application/json': { schema: JobSubmission } }, required: true } },
+  responses: {
+    202: jsonContent(successEnvelope(Job), 'Queued.', { example: success({ ...EXAMPLE_JOB, status: 'queued', counts: { total: 2, succeeded: 0, failed: 0, pending: 2 }, spentCents: 0, startedAt: null }) }),
+    ...errorResponses(400, 401, 402, 403, 404, 429),
+  },
+});
+
+const ListQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ example: 20 }),
+    cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page.' }),
+  })
+  .strict();
+
+const listRoute = createRoute({
+  method: 'get',
+  path: JOBS_PATH,
+  tags: TAGS,
+  summary: "The workspace's data jobs, newest first",
+  operationId: 'listDataJobs',
+  request: { query: ListQuery },
+  responses: {
+    200: jsonContent(successEnvelope(z.object({ jobs: z.array(Job), nextCursor: z.string().nullable() })), 'One page of jobs.', { example: success({ jobs: [EXAMPLE_JOB], nextCursor: null }) }),
+    ...errorResponses(400, 401, 403, 429),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: `${JOBS_PATH}/{id}`,
+  tags: TAGS,
+  summary: 'A data job: status, counts, spend and times',
+  operationId: 'getDataJob',
+  request: { params: JobId },
+  responses: { 200: jsonContent(successEnvelope(Job), 'The job.', { example: success(EXAMPLE_JOB) }), ...errorResponses(400, 401, 403, 404, 429) },
+});
+
+const ResultsQuery = z
+  .object({
+    cursor: z.string().regex(/^\d+$/).optional().openapi({ description: 'nextCursor of the previous page (JSON only).' }),
+    limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Items per page (JSON only; NDJSON and CSV stream every item).', example: 100 }),
+    status: z.enum(ITEM_STATUSES).optional().openapi({ description: 'Only the items of this status.' }),
+  })
+  .strict();
+
+const resultsRoute = createRoute({
+  method: 'get',
+  path: `${JOBS_PATH}/{id}/results`,
+  tags: TAGS,
+  summary: "A data job's results, per item, in input order",
+  description:
+    'JSON (paged with `cursor`) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), ' +
+    'both streamed whole, page by page, so a 10,000-item download never sits in memory at once.',
+  operationId: 'getDataJobResults',
+  request: { params: JobId, query: ResultsQuery },
+  responses: {
+    200: {
+      description: 'The items.',
+      content: {
+        'application/json': {
+          schema: successEnvelope(z.object({ items: z.array(JobItem), nextCursor: z.string().nullable() })),
+          example: success({ items: [{ index: 0, input: { domain: 'stripe.com' }, status: 'succeeded', data: { name: 'Stripe' }, costCents: 1 }], nextCursor: null }),
+        },
+        'application/x-ndjson': { schema: z.string() },
+        'text/csv': { schema: z.string() },
+      },
+    },
+    ...errorResponses(400, 401, 403, 404, 429),
+  },
+});
+
+const cancelRoute = createRoute({
+  method: 'post',
+  path: `${JOBS_PATH}/{id}/cancel`,
+  tags: TAGS,
+  summary: 'Cancel a data job',
+  description: 'Items not started are never started nor charged; items in flight finish and are billed only if they succeed. Cancelling an ended job answers it as it is.',
+  operationId: 'cancelDataJob',
+  request: { params: JobId },
+  responses: { 200: jsonContent(successEnvelope(Job), 'The job, cancelled.', { example: success({ ...EXAMPLE_JOB, status: 'cancelled', reason: 'Cancelled by request.' }) }), ...errorResponses(400, 401, 403, 404, 429) },
+});
+
+/** Counted in the workspace's window like every /v1/data route; answers the RateLimit-* headers. */
+async function admitted(c: Context<AppEnv>): Promise<Record<string, string>> {
+  return admitFreeCall(c.env, c.get('principal'));
+}
+
+async function jobOf(c: Context<AppEnv>, id: string) {
+  const job = await findWorkspaceJob(c.env.DB, c.get('principal').workspaceId, id);
+  if (!job) throw ApiError.notFound(`No data job ${id} in this workspace.`);
+  return job;
+}
+
+export function registerJobs(app: OpenAPIHono<AppEnv>) {
+  app.openapi(submitRoute, async (c) => {
+    const headers = await admitted(c);
+    const view = await submitJob(c.env, c.get('principal'), c.req.valid('json'));
+    return c.json(success(view), 202, headers);
+  });
+
+  app.openapi(listRoute, async (c) => {
+    const headers = await admitted(c);
+    const { limit, cursor } = c.req.valid('query');
+    const jobs = await listJobs(c.env.DB, c.get('principal').workspaceId, limit + 1, cursor ? decodeCursor(cursor) : null);
+    const page = jobs.slice(0, limit);
+    const last = page.at(-1);
+    const nextCursor = jobs.length > limit && last ? btoa(JSON.stringify([last.createdAt, last.id])) : null;
+    return c.json(success({ jobs: page.map(viewOf), nextCursor }), 200, headers);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const headers = await admitted(c);
+    return c.json(success(viewOf(await jobOf(c, c.req.valid('param').id))), 200, headers);
+  });
+
+  app.openapi(cancelRoute, async (c) => {
+    const headers = await admitted(c);
+    const job = await jobOf(c, c.req.valid('param').id);
+    return c.json(success(viewOf(await cancelJob(c.env, job))), 200, headers);
+  });
+
+  app.openapi(resultsRoute, (async (c: Context<AppEnv>) => {
+    const headers = await admitted(c);
+    const job = await jobOf(c, c.req.param('id')!);
+    const parsed = ResultsQuery.safeParse(c.req.query());
+    if (!parsed.success) throw validationErrorFromZod(parsed.error, 'query');
+    const query = parsed.data;
+    const accept = c.req.header('accept') ?? '';
+    const format = accept.includes('application/x-ndjson') ? 'ndjson' : accept.includes('text/csv') ? 'csv' : 'json';
+    if (format === 'json') {
+      const after = query.cursor === undefined ? -1 : Number(query.cursor);
+      const items = await itemPage(c.env.DB, job.id, after, query.limit + 1, query.status ?? null);
+      const page = items.slice(0, query.limit);
+      const nextCursor = items.length > query.limit ? String(page.at(-1)!.index) : null;
+      return c.json(success({ items: page, nextCursor }), 200, headers);
+    }
+    const stream = streamItems(c.env.DB, job.id, query.status ?? null, format);
+    const type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson';
+    const disposition: Record<string, string> = format === 'csv' ? { 'Content-Disposition': `attachment; filename="${job.id}.csv"` } : {};
+    return new Response(stream, { status: 200, headers: { ...headers, ...disposition, 'Content-Type': type, 'Cache-Control': 'no-store' } });
+  }) as never);
+}
+
+/** Rows read from D1 per page of a streamed download. */
+const STREAM_PAGE = 500;
+
+export const CSV_COLUMNS = ['index', 'status', 'costCents', 'errorCode', 'errorMessage', 'input', 'data'] as const;
+
+function csvRowOf(item: ItemRow): unknown[] {
+  return [item.index, item.status, item.costCents, item.error?.code ?? '', item.error?.message ?? '', JSON.stringify(item.input), item.data === undefined ? '' : JSON.stringify(item.data)];
+}
+
+/**
+ * Every item of the job as NDJSON or CSV, read from D1 a page at a time as the client reads: pull-based,
+ * so at most one page is in memory whatever the job's size.
+ */
+function streamItems(db: D1Database, jobId: string, status: ItemRow['status'] | null, format: 'ndjson' | 'csv'): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let after = -1;
+  let first = true;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const items = await itemPage(db, jobId, after, STREAM_PAGE, status);
+        let text = '';
+        if (format === 'csv') {
+          if (first) text += Papa.unparse({ fields: [...CSV_COLUMNS], data: [] }, { newline: '\r\n' }) + '\r\n';
+          if (items.length > 0) text += Papa.unparse(items.map(csvRowOf), { newline: '\r\n' }) + '\r\n';
+        } else {
+          for (const item of items) text += `${JSON.stringify(item)}\n`;
+        }
+        first = false;
+        if (text) controller.enqueue(encoder.encode(text));
+        if (items.length < STREAM_PAGE) controller.close();
+        else after = items.at(-1)!.index;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(atob(cursor)) as unknown[];
+    if (typeof createdAt === 'string' && typeof id === 'string') return { createdAt, id };
+  } catch {
+    // Falls through to the refusal.
+  }
+  throw ApiError.validation([{ field: 'cursor', location: 'query', message: 'Not a cursor this API issued; pass nextCursor unchanged.' }]);
+}

@@ -1,0 +1,20 @@
+import type { Env } from '../../core/config';
+import { newEvent } from '../../core/webhook-events';
+import { announce } from '../webhooks/announce';
+import { type JobRecord, viewOf } from './store';
+
+/**
+ * job.completed (the job ran every item: `succeeded`) or job.failed (it could not, or every item failed),
+ * carrying the counts, to the workspace's endpoints that want it. Its id is the job's, so the finishing
+ * step run again after a crash sends the same event id, which a receiver drops as a repeat. A cancelled
+ * job announces nothing: whoever cancelled it knows.
+ */
+export async function announceJobEnd(env: Env, job: JobRecord): Promise<void> {
+  if (job.status !== 'succeeded' && job.status !== 'failed') return;
+  const type = job.status === 'succeeded' ? 'job.completed' : 'job.failed';
+  const view = viewOf(job);
+  const data = { workspaceId: job.workspaceId, job: view };
+  await announce(env, { workspaceId: job.workspaceId }, type, newEvent(type, data, `evt_${job.id.slice('job_'.length)}`)).catch((error: unknown) => {
+    console.error(JSON.stringify({ level: 'error', note: `${type} not announced`, jobId: job.id, error: String(error) }));
+  });
+}

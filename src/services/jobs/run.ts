@@ -1,0 +1,184 @@
+import type { Env } from '../../core/config';
+import { clock, nowIso } from '../../core/clock';
+import { ApiError } from '../../core/errors';
+import { newId } from '../../core/ids';
+import { unitsFromCents } from '../../core/money';
+import type { Operation } from '../../core/operation';
+import type { SliceOutcome } from '../../core/protocols/job';
+import type { KeyPrincipal } from '../../core/records';
+import { gateOf } from '../gate';
+import { execute } from '../pipeline';
+import { findJob, isEnded, itemWrite, type ItemWrite, type JobRecord, pendingItems, recount, saveWindow, setResumeAt, setStatus } from './store';
+import { operationOfJob } from './operations';
+import { Pacer } from './pacer';
+import { announceJobEnd } from './events';
+
+/** Items one slice (one Workflow step) takes at most: a crash re-runs at most this many, each uncharged twice. */
+export const SLICE_ITEMS = 50;
+/** Items of a slice in flight at once. */
+export const CONCURRENCY = 4;
+/** A transient failure is tried again this many times, after these waits. */
+export const RETRY_BACKOFF_MS = [1_000, 4_000, 16_000] as const;
+/** How often a job waiting for money looks again (a top-up is seen within this). */
+export const CREDIT_RECHECK_MS = 30_000;
+
+/**
+ * A failure that may pass by itself: a vendor's 429 or 5xx (answered 429 or 502 PROVIDER_ERROR), a time
+ * limit (502), an unavailable provider (503), our own 500. A vendor's exhausted quota is not: it fails now.
+ */
+function isTransient(error: ApiError): boolean {
+  if (error.code === 'UPSTREAM_CREDITS_EXHAUSTED') return false;
+  return error.status >= 500 || (error.status === 429 && error.code === 'PROVIDER_ERROR');
+}
+
+/** What became of one item's call. */
+type ItemOutcome =
+  | { kind: 'written'; write: ItemWrite }
+  /** The window or the money stopped it before anything was spent: it stays pending as it was. */
+  | { kind: 'pause'; status: 'running' | 'waiting_for_credits'; reason: string; ms: number }
+  /** The job's key is refused: the job was cancelled or has ended. */
+  | { kind: 'ended' };
+
+/**
+ * One step of a job's Workflow: up to SLICE_ITEMS pending items, CONCURRENCY at a time, each through the
+ * one pipeline with the job's data_job key and the item as its own idempotency key (`<jobId>:<index>`),
+ * so an item run again after a crash is answered from the idempotency store, never billed twice. The
+ * outcomes are written in one batch with the job's counts, taken from the items.
+ */
+export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
+  const job = await findJob(env.DB, jobId);
+  if (!job || isEnded(job.status) || !job.keyId) return { kind: 'done' };
+  const operation = operationOfJob(job.operation);
+  if (!operation) return { kind: 'done' };
+  if (job.status === 'queued') await setStatus(env.DB, jobId, 'running', null, nowIso()).run();
+
+  const items = await pendingItems(env.DB, jobId, SLICE_ITEMS);
+  if (items.length === 0) return { kind: 'done' };
+  const now = clock.now();
+  const ready = items.filter((item) => item.retryAt <= now);
+  if (ready.length === 0) {
+    const next = Math.min(...items.map((item) => item.retryAt));
+    await setResumeAt(env.DB, jobId, next).run();
+    return { kind: 'wait', ms: next - now, why: 'retry backoff' };
+  }
+
+  const principal = jobPrincipal(job);
+  const pacer = new Pacer({ resetAt: job.windowResetAt, limit: job.windowLimit, remaining: job.windowRemaining });
+  const writes: ItemWrite[] = [];
+  let stop = null as Exclude<ItemOutcome, { kind: 'written' }> | null;
+  let next = 0;
+  /** Runs the next item if the window has room for the job; false when it has none or nothing is left. */
+  const runNext = async (): Promise<boolean> => {
+    if (stop !== null || next >= ready.length || !pacer.take(clock.now())) return false;
+    const item = ready[next++]!;
+    const outcome = await runItem(env, job, operation, principal, item, pacer);
+    pacer.done();
+    if (outcome.kind === 'written') writes.push(outcome.write);
+    else stop ??= outcome;
+    return true;
+  };
+  const worker = async () => {
+    while (await runNext());
+  };
+  // The first call of a job that does not know the workspace's limit runs alone: its answer tells it.
+  if (!pacer.knowsLimit) await runNext();
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+
+  const at = clock.now();
+  const pause = stop?.kind === 'pause' ? stop : null;
+  // Stopped by the window: the job's share of it is spent, it looks again when the window resets.
+  const outcome: SliceOutcome =
+    stop?.kind === 'ended'
+      ? { kind: 'done' }
+      : pause
+        ? { kind: 'wait', ms: pause.ms, why: pause.reason }
+        : next < ready.length
+          ? { kind: 'wait', ms: pacer.msToReset(at), why: WINDOW_WAIT }
+          : { kind: 'more' };
+  const statements = writes.map((write) => itemWrite(env.DB, jobId, write));
+  statements.push(recount(env.DB, jobId), saveWindow(env.DB, jobId, pacer.window), setResumeAt(env.DB, jobId, outcome.kind === 'wait' ? at + outcome.ms : 0));
+  const reason = outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null;
+  statements.push(setStatus(env.DB, jobId, pause?.status ?? 'running', reason, nowIso()));
+  await env.DB.batch(statements);
+  return outcome;
+}
+
+const WINDOW_WAIT = "Pacing: the job has used its share of this minute's requests (it leaves a fifth of each window to the workspace's other calls) and goes on when the window resets.";
+
+/** Who a job's items are called as: its data_job key, in its workspace. */
+function jobPrincipal(job: JobRecord): KeyPrincipal {
+  return {
+    keyId: job.keyId!,
+    scope: 'data_job',
+    revoked: false,
+    workspaceId: job.workspaceId,
+    organizationId: job.organizationId,
+    agentId: null,
+  };
+}
+
+async function runItem(env: Env, job: JobRecord, operation: Operation, principal: KeyPrincipal, item: { idx: number; input: string; attempts: number }, pacer: Pacer): Promise<ItemOutcome> {
+  const attempts = item.attempts + 1;
+  try {
+    const outcome = await execute(operation, JSON.parse(item.input), operation.method === 'GET' ? 'query' : 'body', {
+      env,
+      principal,
+      requestId: newId('req'),
+      waitUntil: () => {},
+      idempotencyKey: { value: `${job.id}:${item.idx}`, field: 'Idempotency-Key', location: 'query' },
+    });
+    pacer.observe(outcome.headers, clock.now());
+    return { kind: 'written', write: { idx: item.idx, status: 'succeeded', data: outcome.data, costUnits: unitsFromCents(outcome.meta.costCents), attempts } };
+  } catch (error) {
+    const apiError = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'The call failed unexpectedly.');
+    pacer.observe(apiError.headers, clock.now());
+    return classify(apiError, item.idx, attempts, pacer);
+  }
+}
+
+function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer): ItemOutcome {
+  const now = clock.now();
+  if (error.status === 401) return { kind: 'ended' };
+  if (error.code === 'RATE_LIMITED') {
+    pacer.exhaust(now);
+    return { kind: 'pause', status: 'running', reason: 'The workspace used its requests for this minute; the job goes on when the window resets.', ms: pacer.msToReset(now) };
+  }
+  if (error.code === 'INSUFFICIENT_CREDITS' || error.code === 'SUBSCRIPTION_REQUIRED' || error.code === 'PLAN_LIMIT_REACHED') {
+    return { kind: 'pause', status: 'waiting_for_credits', reason: error.message, ms: CREDIT_RECHECK_MS };
+  }
+  if (error.code === 'CONFLICT') {
+    // Money held by calls in flight, or this item's own first call still running: soon again, not counted.
+    return { kind: 'written', write: { idx, status: 'pending', attempts: attempts - 1, retryAt: now + (error.retryAfter ?? 1) * 1000 } };
+  }
+  if (isTransient(error) && attempts <= RETRY_BACKOFF_MS.length) {
+    return { kind: 'written', write: { idx, status: 'pending', attempts, retryAt: now + RETRY_BACKOFF_MS[attempts - 1]! } };
+  }
+  return { kind: 'written', write: { idx, status: 'failed', code: error.code, message: error.message, attempts } };
+}
+
+/**
+ * The Workflow's last step: the job's end status, its key revoked (the gate first, so the very next
+ * request with it is 401) and its event announced. Run again after a crash it changes nothing twice.
+ */
+export async function finishJob(env: Env, jobId: string): Promise<void> {
+  const job = await findJob(env.DB, jobId);
+  if (!job) return;
+  await recount(env.DB, jobId).run();
+  const counted = (await findJob(env.DB, jobId))!;
+  if (!isEnded(counted.status)) {
+    const pending = counted.items - counted.succeeded - counted.failed;
+    const failed = pending > 0 || counted.succeeded === 0;
+    const reason = pending > 0 ? (counted.reason ?? 'The job stopped before every item ran.') : counted.succeeded === 0 ? 'Every item failed.' : null;
+    await setStatus(env.DB, jobId, failed ? 'failed' : 'succeeded', reason, nowIso()).run();
+  }
+  await revokeJobKey(env, counted);
+  const ended = (await findJob(env.DB, jobId))!;
+  await announceJobEnd(env, ended);
+}
+
+/** The key dies with its run: refused by the gate from the next request, and marked revoked in D1. */
+export async function revokeJobKey(env: Env, job: JobRecord): Promise<void> {
+  if (!job.keyId) return;
+  await gateOf(env, job.workspaceId).revoke(job.keyId);
+  await env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(nowIso(), job.keyId).run();
+}

@@ -1,0 +1,250 @@
+import { centsFromUnits } from '../../core/money';
+import { ENDED_STATUSES, type ItemStatus, type JobStatus } from '../../core/protocols/job';
+
+/** A job's row as the runner and the routes read it. */
+export interface JobRecord {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  operation: string;
+  name: string | null;
+  status: JobStatus;
+  reason: string | null;
+  items: number;
+  succeeded: number;
+  failed: number;
+  spentUnits: number;
+  quotedUnits: number;
+  maxCostUnits: number | null;
+  keyId: string | null;
+  windowResetAt: number;
+  windowLimit: number;
+  windowRemaining: number;
+  resumeAt: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** What the API answers about a job. */
+export interface JobView {
+  id: string;
+  operation: string;
+  name: string | null;
+  status: JobStatus;
+  reason: string | null;
+  items: number;
+  counts: { total: number; succeeded: number; failed: number; pending: number };
+  spentCents: number;
+  quotedCents: number;
+  maxCostCents: number | null;
+  /** While the job waits (the window, a retry's backoff, money): when it looks again. */
+  resumesAt: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+const COLUMNS = `id, organization_id AS organizationId, workspace_id AS workspaceId, operation, name, status, reason, items,
+  succeeded, failed, spent_units AS spentUnits, quoted_units AS quotedUnits, max_cost_units AS maxCostUnits, key_id AS keyId,
+  window_reset_at AS windowResetAt, window_limit AS windowLimit, window_remaining AS windowRemaining,
+  resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt`;
+
+export function viewOf(job: JobRecord): JobView {
+  return {
+    id: job.id,
+    operation: job.operation,
+    name: job.name,
+    status: job.status,
+    reason: job.reason,
+    items: job.items,
+    counts: { total: job.items, succeeded: job.succeeded, failed: job.failed, pending: job.items - job.succeeded - job.failed },
+    spentCents: centsFromUnits(job.spentUnits),
+    quotedCents: centsFromUnits(job.quotedUnits),
+    maxCostCents: job.maxCostUnits === null ? null : centsFromUnits(job.maxCostUnits),
+    resumesAt: job.resumeAt > 0 && !isEnded(job.status) ? new Date(job.resumeAt).toISOString() : null,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+  };
+}
+
+export function isEnded(status: JobStatus): boolean {
+  return ENDED_STATUSES.includes(status);
+}
+
+export async function findJob(db: D1Database, id: string): Promise<JobRecord | null> {
+  return db.prepare(`SELECT ${COLUMNS} FROM data_jobs WHERE id = ?`).bind(id).first<JobRecord>();
+}
+
+/** The job of a workspace; another workspace's job is as absent as one that never existed. */
+export async function findWorkspaceJob(db: D1Database, workspaceId: string, id: string): Promise<JobRecord | null> {
+  return db.prepare(`SELECT ${COLUMNS} FROM data_jobs WHERE id = ? AND workspace_id = ?`).bind(id, workspaceId).first<JobRecord>();
+}
+
+/** The job its data_job key was minted for. */
+export async function findJobByKey(db: D1Database, keyId: string): Promise<JobRecord | null> {
+  return db.prepare(`SELECT ${COLUMNS} FROM data_jobs WHERE key_id = ?`).bind(keyId).first<JobRecord>();
+}
+
+/** A workspace's jobs, newest first, after the cursor (the last page's last `createdAt|id`). */
+export async function listJobs(db: D1Database, workspaceId: string, limit: number, cursor: { createdAt: string; id: string } | null): Promise<JobRecord[]> {
+  const after = cursor ? 'AND (created_at < ?3 OR (created_at = ?3 AND id < ?4))' : '';
+  const statement = db.prepare(`SELECT ${COLUMNS} FROM data_jobs WHERE workspace_id = ?1 ${after} ORDER BY created_at DESC, id DESC LIMIT ?2`);
+  const bound = cursor ? statement.bind(workspaceId, limit, cursor.createdAt, cursor.id) : statement.bind(workspaceId, limit);
+  return (await bound.all<JobRecord>()).results;
+}
+
+/** At most this many inputs go into one INSERT: a bound value stays well under D1's 2 MB row and string limit. */
+const INSERT_BYTES = 512 * 1024;
+
+/** The job's row and its items, in one batch: a job is stored whole or not at all. */
+export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[]): Promise<void> {
+  const statements = [
+    db
+      .prepare(
+        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .bind(job.id, job.organizationId, job.workspaceId, job.operation, job.name, job.status, job.items, job.quotedUnits, job.maxCostUnits, job.keyId, job.createdAt),
+  ];
+  let chunk: string[] = [];
+  let bytes = 0;
+  let first = 0;
+  const flush = () => {
+    if (chunk.length === 0) return;
+    // json_each hands every element back as JSON text (a nested object's `value` is its text already).
+    statements.push(
+      db
+        .prepare('INSERT INTO data_job_items (job_id, idx, input) SELECT ?1, ?2 + key, json(value) FROM json_each(?3)')
+        .bind(job.id, first, `[${chunk.join(',')}]`),
+    );
+    first += chunk.length;
+    chunk = [];
+    bytes = 0;
+  };
+  for (const input of inputs) {
+    const text = JSON.stringify(input);
+    if (bytes + text.length > INSERT_BYTES) flush();
+    chunk.push(text);
+    bytes += text.length + 1;
+  }
+  flush();
+  await db.batch(statements);
+}
+
+export interface PendingItem {
+  idx: number;
+  input: string;
+  attempts: number;
+  retryAt: number;
+}
+
+/** The next pending items in input order. */
+export async function pendingItems(db: D1Database, jobId: string, limit: number): Promise<PendingItem[]> {
+  const rows = await db
+    .prepare("SELECT idx, input, attempts, retry_at AS retryAt FROM data_job_items WHERE job_id = ? AND status = 'pending' ORDER BY idx LIMIT ?")
+    .bind(jobId, limit)
+    .all<PendingItem>();
+  return rows.results;
+}
+
+/** One item's outcome as the runner writes it. */
+export type ItemWrite =
+  | { idx: number; status: 'succeeded'; data: unknown; costUnits: number; attempts: number }
+  | { idx: number; status: 'failed'; code: string; message: string; attempts: number }
+  | { idx: number; status: 'pending'; attempts: number; retryAt: number };
+
+/** A statement that writes one item's outcome; an item already decided is left as it is. */
+export function itemWrite(db: D1Database, jobId: string, write: ItemWrite): D1PreparedStatement {
+  if (write.status === 'succeeded') {
+    return db
+      .prepare("UPDATE data_job_items SET status = 'succeeded', data = ?3, cost_units = ?4, attempts = ?5 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'")
+      .bind(jobId, write.idx, JSON.stringify(write.data ?? null), write.costUnits, write.attempts);
+  }
+  if (write.status === 'failed') {
+    return db
+      .prepare("UPDATE data_job_items SET status = 'failed', error_code = ?3, error_message = ?4, attempts = ?5 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'")
+      .bind(jobId, write.idx, write.code, write.message, write.attempts);
+  }
+  return db
+    .prepare("UPDATE data_job_items SET attempts = ?3, retry_at = ?4 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'")
+    .bind(jobId, write.idx, write.attempts, write.retryAt);
+}
+
+/** Counts and spend taken from the items themselves, so a slice run twice cannot count anything twice. */
+export function recount(db: D1Database, jobId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE data_jobs SET
+         succeeded = (SELECT COUNT(*) FROM data_job_items WHERE job_id = ?1 AND status = 'succeeded'),
+         failed = (SELECT COUNT(*) FROM data_job_items WHERE job_id = ?1 AND status = 'failed'),
+         spent_units = (SELECT COALESCE(SUM(cost_units), 0) FROM data_job_items WHERE job_id = ?1 AND status = 'succeeded')
+       WHERE id = ?1`,
+    )
+    .bind(jobId);
+}
+
+/** Moves a job that has not ended to `status`; an ended job (a cancel) is never moved back. */
+export function setStatus(db: D1Database, jobId: string, status: JobStatus, reason: string | null, at: string): D1PreparedStatement {
+  const ended = isEnded(status);
+  return db
+    .prepare(
+      `UPDATE data_jobs SET status = ?2, reason = ?3,
+         started_at = COALESCE(started_at, CASE WHEN ?2 IN ('running', 'waiting_for_credits') THEN ?4 END),
+         finished_at = CASE WHEN ?5 THEN ?4 ELSE finished_at END
+       WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')`,
+    )
+    .bind(jobId, status, reason, at, ended ? 1 : 0);
+}
+
+export function saveWindow(db: D1Database, jobId: string, window: { resetAt: number; limit: number; remaining: number }): D1PreparedStatement {
+  return db
+    .prepare('UPDATE data_jobs SET window_reset_at = ?2, window_limit = ?3, window_remaining = ?4 WHERE id = ?1')
+    .bind(jobId, window.resetAt, window.limit, window.remaining);
+}
+
+/** When the job looks again (epoch ms), or 0 while it runs. */
+export function setResumeAt(db: D1Database, jobId: string, at: number): D1PreparedStatement {
+  return db.prepare('UPDATE data_jobs SET resume_at = ?2 WHERE id = ?1').bind(jobId, at);
+}
+
+export interface ItemRow {
+  index: number;
+  input: unknown;
+  status: ItemStatus;
+  data?: unknown;
+  error?: { code: string; message: string };
+  costCents: number;
+}
+
+interface StoredItem {
+  idx: number;
+  input: string;
+  status: ItemStatus;
+  data: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  cost_units: number;
+}
+
+export function itemRowOf(row: StoredItem): ItemRow {
+  return {
+    index: row.idx,
+    input: JSON.parse(row.input),
+    status: row.status,
+    ...(row.status === 'succeeded' ? { data: JSON.parse(row.data ?? 'null') } : {}),
+    ...(row.status === 'failed' ? { error: { code: row.error_code ?? 'INTERNAL_ERROR', message: row.error_message ?? '' } } : {}),
+    costCents: centsFromUnits(row.cost_units),
+  };
+}
+
+/** One page of a job's items after index `after`, in input order, optionally of one status. */
+export async function itemPage(db: D1Database, jobId: string, after: number, limit: number, status: ItemStatus | null): Promise<ItemRow[]> {
+  const only = status ? 'AND status = ?4' : '';
+  const statement = db.prepare(
+    `SELECT idx, input, status, data, error_code, error_message, cost_units FROM data_job_items WHERE job_id = ?1 AND idx > ?2 ${only} ORDER BY idx LIMIT ?3`,
+  );
+  const rows = await (status ? statement.bind(jobId, after, limit, status) : statement.bind(jobId, after, limit)).all<StoredItem>();
+  return rows.results.map(itemRowOf);
+}

@@ -1,0 +1,126 @@
+import { z } from '@hono/zod-openapi';
+import type { Env } from '../../core/config';
+import { clock, nowIso } from '../../core/clock';
+import { ApiError, type ErrorDetail } from '../../core/errors';
+import { newId } from '../../core/ids';
+import { centsFromUnits, unitsFromCents } from '../../core/money';
+import { planInForce } from '../../core/protocols/lease';
+import type { KeyPrincipal } from '../../core/records';
+import { detailsFromZod } from '../../core/validation';
+import { createKey } from '../accounts';
+import { gateOf } from '../gate';
+import { revokedKeyError } from '../auth';
+import { plansPageUrl, subscriptionRequired } from '../plan-caps';
+import { operationOfJob } from './operations';
+import { insertJob, type JobRecord, type JobView, viewOf, findJob } from './store';
+
+export const MAX_JOB_ITEMS = 10_000;
+/** The most POST /v1/data/agnt/jobs reads: 10,000 inputs of about 1 KB each. The rest of the API keeps 1 MB. */
+export const MAX_JOB_BODY_BYTES = 10 * 1024 * 1024;
+/** At most this many invalid items are named in one refusal. */
+const MAX_DETAILS = 100;
+
+export const JobSubmission = z
+  .object({
+    operation: z.string().min(1).openapi({ description: "The operation every input is run through, as '<slug>/<operation>' (see GET /v1/platforms).", example: 'linkedin/get-company-by-domain' }),
+    inputs: z
+      .array(z.record(z.string(), z.unknown()))
+      .min(1)
+      .max(MAX_JOB_ITEMS)
+      .openapi({ description: "1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST).", example: [{ domain: 'stripe.com' }, { domain: 'apple.com' }] }),
+    name: z.string().trim().min(1).max(200).optional().openapi({ description: 'A name to know the job by.', example: 'Q4 enrichment' }),
+    maxCostCents: z.number().nonnegative().optional().openapi({ description: 'Refuse the job (402) if its quote, the most it can cost, is above this.', example: 100 }),
+  })
+  .strict()
+  .openapi('JobSubmission');
+export type JobSubmission = z.infer<typeof JobSubmission>;
+
+/**
+ * Submits a job: every refusal comes before anything is stored or queued. The inputs are validated each
+ * against the operation's own schema (details name `inputs[<i>].<field>`), the quote is the sum of each
+ * item's quote, the plan and the balance are the gate's (as a metered call sees them). Then the job and its
+ * items are stored in one batch, its data_job key minted (never shown: the Workflow reads the key's id from
+ * the job's row) and its Workflow instance created under the job's id.
+ */
+export async function submitJob(env: Env, principal: KeyPrincipal, submission: JobSubmission): Promise<JobView> {
+  const operation = operationOfJob(submission.operation);
+  if (!operation) {
+    throw new ApiError(
+      'ENDPOINT_NOT_FOUND',
+      `No operation '${submission.operation}'. Name one as '<slug>/<operation>', e.g. 'linkedin/get-company-by-domain'; GET /v1/platforms lists them.`,
+    );
+  }
+  const details: ErrorDetail[] = [];
+  let quotedUnits = 0;
+  let cheapestUnits = Number.POSITIVE_INFINITY;
+  const location = operation.method === 'GET' ? 'query' : 'body';
+  submission.inputs.forEach((input, index) => {
+    const parsed = operation.input.safeParse(input);
+    if (!parsed.success) {
+      if (details.length < MAX_DETAILS) {
+        for (const detail of detailsFromZod(parsed.error, location)) {
+          const field = detail.field === location ? `inputs[${index}]` : `inputs[${index}].${detail.field}`;
+          details.push({ field, location: 'body', message: detail.message });
+        }
+      }
+      return;
+    }
+    const quote = operation.price.quote(parsed.data);
+    quotedUnits += quote;
+    cheapestUnits = Math.min(cheapestUnits, quote);
+  });
+  if (details.length > 0) throw ApiError.validation(details.slice(0, MAX_DETAILS));
+
+  const maxCostUnits = submission.maxCostCents === undefined ? null : unitsFromCents(submission.maxCostCents);
+  const credits = await gateOf(env, principal.workspaceId).credits(principal.keyId, { organizationId: principal.organizationId, workspaceId: principal.workspaceId });
+  if (credits.revoked) throw revokedKeyError(env);
+  if (!planInForce(credits.terms, clock.now())) throw subscriptionRequired('data jobs', plansPageUrl(env, principal.workspaceId));
+  if (maxCostUnits !== null && quotedUnits > maxCostUnits) {
+    throw new ApiError(
+      'INSUFFICIENT_CREDITS',
+      `This job's quote is ${cents(quotedUnits)} (${submission.inputs.length} items at most), above its maxCostCents of ${cents(maxCostUnits)}. Raise maxCostCents or send fewer inputs; nothing was queued.`,
+    );
+  }
+  const available = credits.balance.purchasedUnits + credits.balance.subscriptionUnits - credits.balance.heldUnits;
+  if (available < cheapestUnits) {
+    throw new ApiError(
+      'INSUFFICIENT_CREDITS',
+      `One item of this job costs up to ${cents(cheapestUnits)} but the organization has ${cents(Math.max(0, available))} available; the whole job is quoted at ${cents(quotedUnits)}. Top up to run it; nothing was queued.`,
+    );
+  }
+
+  const job: JobRecord = {
+    id: newId('job'),
+    organizationId: principal.organizationId,
+    workspaceId: principal.workspaceId,
+    operation: submission.operation,
+    name: submission.name ?? null,
+    status: 'queued',
+    reason: null,
+    items: submission.inputs.length,
+    succeeded: 0,
+    failed: 0,
+    spentUnits: 0,
+    quotedUnits,
+    maxCostUnits,
+    keyId: null,
+    windowResetAt: 0,
+    windowLimit: 0,
+    windowRemaining: 0,
+    resumeAt: 0,
+    createdAt: nowIso(),
+    startedAt: null,
+    finishedAt: null,
+  };
+  // The key first, so the row names it from the start; its secret is dropped here and never stored in the clear.
+  const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
+  job.keyId = key.id;
+  await insertJob(env.DB, job, submission.inputs);
+  await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } });
+  return viewOf((await findJob(env.DB, job.id))!);
+}
+
+function cents(units: number): string {
+  const value = centsFromUnits(units);
+  return `${value} ${value === 1 ? 'cent' : 'cents'}`;
+}

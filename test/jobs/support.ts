@@ -1,0 +1,89 @@
+import { introspectWorkflow } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { clock } from '../../src/core/clock';
+import { decryptKey } from '../../src/core/keys';
+import { call, json } from '../support/api';
+import { findJob, type JobView, viewOf } from '../../src/services/jobs/store';
+
+export const JOBS = '/v1/data/agnt/jobs';
+
+export async function submit(key: string, body: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await call(JOBS, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: response.status, body: await json(response), headers: response.headers };
+}
+
+export function jobRequest(key: string, path: string, init: RequestInit = {}): Promise<Response> {
+  return call(`${JOBS}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) } });
+}
+
+export async function readJob(key: string, id: string): Promise<any> {
+  return (await json(await jobRequest(key, `/${id}`))).data;
+}
+
+/**
+ * Time for jobs under test: the Workflow's sleeps end at once (the platform's test hook), and the
+ * injectable clock, which the rate window, retry backoff and credit re-checks read, is moved on by the
+ * test whenever the job makes no progress. A job that waits for the window or a backoff then goes on
+ * within milliseconds, while every rule it follows is still decided by that clock.
+ */
+export async function jobTime() {
+  const introspector = await introspectWorkflow(env.DATA_JOBS);
+  await introspector.modifyAll(async (modifier) => {
+    await modifier.disableSleeps();
+  });
+  let offset = 0;
+  const realNow = clock.now;
+  clock.now = () => Date.now() + offset;
+  return {
+    advance(ms: number) {
+      offset += ms;
+    },
+    async dispose() {
+      clock.now = realNow;
+      await introspector.dispose();
+    },
+  };
+}
+
+export type JobTime = Awaited<ReturnType<typeof jobTime>>;
+
+/**
+ * Polls the job until `done`; when `follow` (the default), a job that waits (the window, a retry's backoff,
+ * money) has the clock moved on to the moment it said it looks again, so it goes on at once. At most
+ * `seconds` of real time.
+ */
+export async function driveJob(id: string, time: JobTime, done: (job: JobView) => boolean, options: { follow?: boolean; seconds?: number } = {}): Promise<JobView> {
+  const until = Date.now() + (options.seconds ?? 15) * 1000;
+  // Read from D1, not GET /v1/data/agnt/jobs/:id: polling that route would spend the window the job paces itself to.
+  const read = async () => (await findJob(env.DB, id))!;
+  let job = await read();
+  while (!done(viewOf(job)) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    job = await read();
+    const now = clock.now();
+    if (options.follow !== false && job.resumeAt > now) time.advance(job.resumeAt - now + 1);
+  }
+  return viewOf(job);
+}
+
+/** The job's key id, read from its row (the key itself is never answered). */
+export async function jobKeyId(id: string): Promise<string> {
+  return (await env.DB.prepare('SELECT key_id AS keyId FROM data_jobs WHERE id = ?').bind(id).first<{ keyId: string }>())!.keyId;
+}
+
+/** The job's key itself, decrypted from its row as only the server can: for the test of what it may do. */
+export async function jobKey(id: string): Promise<string> {
+  const keyId = await jobKeyId(id);
+  const row = await env.DB.prepare('SELECT key_ciphertext AS ciphertext FROM api_keys WHERE id = ?').bind(keyId).first<{ ciphertext: string }>();
+  return decryptKey(row!.ciphertext, keyId, env.KEY_ENCRYPTION_KEY);
+}
+
+export async function usageOfKey(keyId: string): Promise<{ status: number; cost_units: number; error_code: string | null }[]> {
+  return (await env.DB.prepare('SELECT status, cost_units, error_code FROM usage WHERE key_id = ?').bind(keyId).all<{ status: number; cost_units: number; error_code: string | null }>()).results;
+}
+
+export async function ndjsonResults(key: string, id: string): Promise<any[]> {
+  const response = await jobRequest(key, `/${id}/results`, { headers: { accept: 'application/x-ndjson' } });
+  const text = await response.text();
+  return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+}
