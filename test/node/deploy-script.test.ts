@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../scripts/deploy';
+import { smokeTest } from '../../scripts/deploy/smoke';
+import { sharedStack } from './support/shared-stack';
 import { ROOT, tempDir } from './support/processes';
 
 interface Call {
@@ -216,5 +218,16 @@ describe('npm run deploy', () => {
     expect(local.stderr).toMatch(/\[local-only\].*BASE_URL/);
     expect(local.stderr).toMatch(/\[local-only\].*DEV_OUTBOX/);
     expect(box.calls()).toEqual([]);
+  });
+});
+
+describe('the smoke test on the real workers', () => {
+  it('passes on the local stack, and names the URL when the build differs', async () => {
+    const stack = await sharedStack();
+    const urls = { BASE_URL: stack.settings.BASE_URL!, TOOLS_BASE_URL: stack.settings.TOOLS_BASE_URL!, MCP_URL: stack.settings.MCP_URL!, APP_URL: stack.settings.APP_URL! };
+    const log: string[] = [];
+    expect(await smokeTest(urls, stack.settings.BUILD_ID!, { fetch, attempts: 1, log: (line) => log.push(line) }), log.join('\n')).toEqual([]);
+    const stale = await smokeTest(urls, 'another-build', { fetch, attempts: 1 });
+    expect(stale.map((failure) => failure.url)).toEqual([`${urls.BASE_URL}/health`, `${new URL(urls.MCP_URL).origin}/health`, `${urls.APP_URL}/health`]);
   });
 });
