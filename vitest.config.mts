@@ -34,10 +34,9 @@ export default defineConfig({
               },
               outboundService: fakeUpstreams,
               // No browser in workerd's tests: Miniflare's own Browser Rendering (wrangler.toml [browser]) would
-              // download Chrome for Testing, so its binding is moved aside and BROWSER answers as an unreachable
-              // one does. The renderer itself is driven by test/node/render.test.ts.
+              // download Chrome for Testing, so its binding is moved aside and BROWSER is absent (pages are read
+              // as served). The renderer is driven by test/node/render.test.ts against Debian's chromium.
               browserRendering: { binding: 'MINIFLARE_BROWSER_UNUSED' },
-              serviceBindings: { BROWSER: () => new Response('No browser in the workers tests.', { status: 503 }) },
             },
           })),
         ],

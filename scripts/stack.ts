@@ -27,6 +27,7 @@ import { Cron } from 'croner';
 import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import type { Unstable_Config, unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { DATABASE_LIMITS } from '../src/core/database-limits';
+import { startBrowserService, type BrowserService } from './browser-service';
 import { GENERATED_SECRETS, type GeneratedSecretName, PROJECT_ROOT, readDevVars, readSecrets, sluiceHome, stateDir, writeSecrets } from './lib/home';
 import { loadSettingNames } from './lib/settings';
 
@@ -74,6 +75,8 @@ export interface Stack {
   stateDir: string;
   home: string;
   miniflare: Miniflare;
+  /** The local Browser Rendering service (scripts/browser-service.ts), when a worker has [browser]. */
+  browser?: BrowserService;
   /** How often the workspace databases' process was restarted because a statement ran past its bound. */
   databaseRestarts(): number;
   /** Disposes Miniflare (and so workerd). Safe to call twice. */
@@ -102,8 +105,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const databases = collectDatabases(built);
   if (databases.length > 0) await migrate(databases, persistence, log);
 
+  // A worker with Browser Rendering ([browser]) gets the local service of the same shape over Debian's chromium.
+  const browser = built.some((worker) => worker.options.browserRendering) ? await startBrowserService({ executablePath: env.CHROMIUM_PATH || undefined }) : undefined;
   const workerOptions: WorkerOptions[] = built.map((worker) => ({
     ...worker.options,
+    ...browserBinding(worker.options, browser),
     name: worker.name,
     modules: true,
     modulesRoot: worker.outdir,
@@ -126,7 +132,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   try {
     await miniflare.ready;
   } catch (error) {
-    await Promise.all([miniflare.dispose().catch(() => {}), databaseProcess?.stop()]);
+    await Promise.all([miniflare.dispose().catch(() => {}), databaseProcess?.stop(), browser?.stop()]);
     throw error;
   }
   databaseProcess?.watch();
@@ -155,12 +161,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     stateDir: state,
     home,
     miniflare,
+    ...(browser ? { browser } : {}),
     databaseRestarts: () => databaseProcess?.restarts ?? 0,
     stop: () => {
       for (const { job } of schedules) job.stop();
-      return (stopping ??= Promise.all([miniflare.dispose(), databaseProcess?.stop()]).then(() => {}));
+      return (stopping ??= Promise.all([miniflare.dispose(), databaseProcess?.stop(), browser?.stop()]).then(() => {}));
     },
   };
+}
+
+/**
+ * Miniflare's own local Browser Rendering always installs Chrome for Testing (a download) and cannot be
+ * pointed at another executable, so the binding becomes a service binding to the browser service.
+ */
+function browserBinding(options: WorkerOptions, browser: BrowserService | undefined): Partial<WorkerOptions> {
+  const binding = options.browserRendering?.binding;
+  if (!binding || !browser) return {};
+  return { browserRendering: undefined, serviceBindings: { ...options.serviceBindings, [binding]: { external: { address: browser.address, http: {} } } } };
 }
 
 /**

@@ -59,6 +59,31 @@ const formats = z.array(format).openapi({
 
 export type Format = z.infer<typeof format>;
 
+const selector = z.string().min(1).max(1000);
+
+/**
+ * Firecrawl's page actions, performed in order once the page has loaded. Every provider accepts these shapes;
+ * the built-in one performs wait, click, write, press, scroll, screenshot and scrape, and refuses the rest
+ * (400 naming the action).
+ */
+const action = z.discriminatedUnion('type', [
+  z
+    .strictObject({
+      type: z.literal('wait'),
+      milliseconds: z.number().int().min(1).max(60_000).optional(),
+      selector: selector.optional().openapi({ description: 'Wait until an element matches, instead of a fixed time.' }),
+    })
+    .refine((wait) => (wait.milliseconds === undefined) !== (wait.selector === undefined), { message: 'A wait takes milliseconds or selector, one of them.', path: ['milliseconds'] }),
+  z.strictObject({ type: z.literal('click'), selector, all: z.boolean().optional().openapi({ description: 'Click every match, not only the first.' }) }),
+  z.strictObject({ type: z.literal('write'), text: z.string().max(10_000).openapi({ description: 'Typed into the focused element (click it first).' }) }),
+  z.strictObject({ type: z.literal('press'), key: z.string().min(1).max(32).openapi({ example: 'Enter' }) }),
+  z.strictObject({ type: z.literal('scroll'), direction: z.enum(['up', 'down']).optional(), selector: selector.optional() }),
+  z.strictObject({ type: z.literal('screenshot'), fullPage: z.boolean().optional(), quality: z.number().int().min(1).max(100).optional() }),
+  z.strictObject({ type: z.literal('scrape') }),
+  z.strictObject({ type: z.literal('executeJavascript'), script: z.string().min(1).max(100_000) }),
+  z.strictObject({ type: z.literal('pdf'), format: z.string().min(1).optional(), landscape: z.boolean().optional(), scale: z.number().positive().optional() }),
+]);
+
 /** Cross-field rules run even when another field is wrong too, so one refusal names every offending field. */
 const evenBesideOtherFaults = { when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null };
 
@@ -90,6 +115,12 @@ export const scrapeInput = z
       .openapi({ description: 'PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64.' }),
     proxy: z.enum(['basic', 'enhanced', 'auto']).default('auto').openapi({ description: 'auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.' }),
     location: location.optional(),
+    actions: z
+      .array(action)
+      .max(50)
+      .optional()
+      .openapi({ description: "Firecrawl's page actions, in order, before the page is read: wait, click, write, press, scroll, screenshot, scrape (and executeJavascript, pdf where the provider runs them). Captures are answered at result[0].actions." }),
+    blockAds: z.boolean().default(true).openapi({ description: 'Refuse requests to ad and tracker hosts while rendering.' }),
   });
 
 const SOURCE_TYPES = ['web', 'news', 'images'] as const;

@@ -296,16 +296,17 @@ describe('request options', () => {
 
 describe('what needs another provider answers 503 PROVIDER_UNAVAILABLE naming what is missing, before fetching', () => {
   it.each([
-    ['summary', { formats: ['summary'] }, 'A language model for the summary format'],
-    ['json', { formats: [{ type: 'json', prompt: 'the price' }] }, 'A language model for the json format'],
-    ['screenshot', { formats: ['markdown', { type: 'screenshot', fullPage: true }] }, 'A browser for the screenshot format'],
-    ['proxy enhanced', { proxy: 'enhanced' }, 'An anti-bot proxy for proxy: enhanced'],
-  ] as const)('%s', async (_, options, what) => {
+    ['summary', { formats: ['summary'] }, 'A language model for the summary format', 'FIRECRAWL_API_KEY'],
+    ['json', { formats: [{ type: 'json', prompt: 'the price' }] }, 'A language model for the json format', 'FIRECRAWL_API_KEY'],
+    ['screenshot', { formats: ['markdown', { type: 'screenshot', fullPage: true }] }, 'A browser for the screenshot format', 'the BROWSER binding ([browser] in wrangler.toml) or FIRECRAWL_API_KEY'],
+    ['actions', { actions: [{ type: 'click', selector: 'button' }] }, 'A browser for actions', 'the BROWSER binding ([browser] in wrangler.toml) or FIRECRAWL_API_KEY'],
+    ['proxy enhanced', { proxy: 'enhanced' }, 'An anti-bot proxy for proxy: enhanced', 'FIRECRAWL_API_KEY'],
+  ] as const)('%s', async (_, options, what, missing) => {
     const site = web();
     await expect(scrape({ url: ARTICLE, ...(options as Partial<ScrapeInput>) }, { site })).rejects.toMatchObject({
       code: 'PROVIDER_UNAVAILABLE',
       status: 503,
-      message: `${what} is not configured on this server: set FIRECRAWL_API_KEY.`,
+      message: `${what} is not configured on this server: set ${missing}.`,
     });
     await expect(scrape({ url: ARTICLE, ...(options as Partial<ScrapeInput>) }, { site, env: { FIRECRAWL_API_KEY: 'fc-key', WEB_PROVIDER: 'builtin' } })).rejects.toMatchObject({
       message: expect.stringContaining('set WEB_PROVIDER=firecrawl'),

@@ -1,4 +1,5 @@
 import type { Env } from '../../core/config';
+import type { Renderer } from '../../core/render';
 import type { Fetcher } from './resolver';
 
 /**
@@ -34,6 +35,9 @@ export interface ScrapeInput {
   parsers?: readonly ('pdf' | { type: 'pdf'; mode?: string; maxPages?: number })[];
   proxy?: string;
   location?: PageLocation;
+  /** Firecrawl's page actions, as the registry's schema parsed them; render-policy.ts checks which are performed. */
+  actions?: readonly { type: string; [field: string]: unknown }[];
+  blockAds?: boolean;
 }
 
 export interface MapInput {
@@ -56,4 +60,6 @@ export interface BuiltinWebContext {
   organizationId?: string;
   /** Defaults to the platform's fetch; tests hand in their fake web. */
   fetch?: Fetcher;
+  /** Defaults to the Browser Rendering binding's renderer when the worker has one; tests hand in theirs. */
+  renderer?: Renderer;
 }

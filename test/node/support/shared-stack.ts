@@ -15,6 +15,7 @@ import type { TestProject } from 'vitest/node';
 import type { Stack } from '../../../scripts/stack';
 import { startFakeLinkedin } from '../../fakes/linkedin-loopback';
 import { isolatedEnv, tempDir } from './processes';
+import { startRenderSite } from './render-site';
 
 /** What a file gets of the shared stack. */
 export interface SharedStack {
@@ -22,6 +23,8 @@ export interface SharedStack {
   settings: Stack['settings'];
   /** The stack's home, where a file may keep files of its own. */
   home: string;
+  /** The loopback site the rendering tests scrape (render-site.ts), the one private host the stack may fetch. */
+  renderSite: string;
 }
 
 declare module 'vitest' {
@@ -35,18 +38,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const start = async () => {
     const home = tempDir('shared');
     const upstream = await startFakeLinkedin();
+    const site = await startRenderSite();
     try {
       // Loaded on first use: a run that never asks does not pay for wrangler and Miniflare.
       const { startStack } = await import('../../../scripts/stack');
-      const stack = await startStack({ env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url } });
+      const stack = await startStack({ env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url, SCRAPE_ALLOW_PRIVATE_HOSTS: site.hostPort } });
       const stop = async () => {
         await stack.stop();
         upstream.stop();
+        site.stop();
         rmSync(home, { recursive: true, force: true });
       };
-      return { shared: { urls: stack.urls, settings: stack.settings, home }, stop };
+      return { shared: { urls: stack.urls, settings: stack.settings, home, renderSite: site.url }, stop };
     } catch (error) {
       upstream.stop();
+      site.stop();
       throw error;
     }
   };

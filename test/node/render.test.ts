@@ -1,0 +1,150 @@
+/**
+ * The built-in web provider's browser, end to end: the shared stack's api worker renders through its BROWSER
+ * binding, which the stack points at the local browser service over Debian's chromium. The pages are the
+ * loopback fixture site (support/render-site.ts).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { opsClient } from '../../scripts/lib/ops-client';
+import { FARES_TEXT, privateTargets, SPA_TEXT, TALL_PAGE_HEIGHT } from './support/render-site';
+import { type SharedStack, sharedStack } from './support/shared-stack';
+
+let stack: SharedStack;
+let apiKey: string;
+let site: string;
+
+interface Answer {
+  status: number;
+  ms: number;
+  body: { data?: { result: Record<string, unknown>[] }; error?: { code: string; message: string; details?: { field: string }[] } };
+}
+
+async function scrape(body: Record<string, unknown>): Promise<Answer> {
+  const started = performance.now();
+  const response = await fetch(`${stack.urls.api}/scrape`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ maxAge: 0, ...body }),
+  });
+  return { status: response.status, body: (await response.json()) as Answer['body'], ms: performance.now() - started };
+}
+
+function page(answer: Answer): Record<string, unknown> {
+  expect(answer.status, JSON.stringify(answer.body).slice(0, 500)).toBe(200);
+  return answer.body.data!.result[0]!;
+}
+
+/** Width and height from a PNG's IHDR chunk, after checking its signature. */
+function pngSize(dataUrl: string): { width: number; height: number } {
+  expect(dataUrl.startsWith('data:image/png;base64,')).toBe(true);
+  const bytes = Buffer.from(dataUrl.slice('data:image/png;base64,'.length), 'base64');
+  expect([...bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  expect(bytes.subarray(12, 16).toString('latin1')).toBe('IHDR');
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+beforeAll(async () => {
+  stack = await sharedStack();
+  site = stack.renderSite;
+  const ops = opsClient(stack.urls.api!, stack.settings.OPS_TOKEN!);
+  const organizationId = (await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Render test', plan: 'payg' })).id;
+  await ops.call('POST', `/ops/v1/organizations/${organizationId}/wallet/credit`, { purchasedCents: 100 });
+  const workspaceId = (await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId, name: 'Render test' })).id;
+  apiKey = (await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId })).key;
+}, 180_000);
+
+describe('pages rendered in the browser', () => {
+  it('scrapes a single-page app to the text its script writes (the served HTML has none)', async () => {
+    const result = page(await scrape({ url: `${site}/spa` }));
+    expect(result.markdown).toContain(SPA_TEXT);
+    expect(result.markdown).toContain('Island ferry timetable');
+    expect((result.metadata as { statusCode: number }).statusCode).toBe(200);
+  });
+
+  it('reads a page with its text as served, without running its scripts (the fast path)', async () => {
+    const result = page(await scrape({ url: `${site}/article` }));
+    expect(result.markdown).toContain(SPA_TEXT);
+    expect(result.markdown).not.toContain('Added by script');
+  });
+
+  it('answers a full-page screenshot as a PNG data URL of the page size, and a mobile one of the handset viewport', async () => {
+    const full = page(await scrape({ url: `${site}/tall`, formats: ['markdown', { type: 'screenshot', fullPage: true }] }));
+    expect(pngSize(full.screenshot as string)).toEqual({ width: 1280, height: TALL_PAGE_HEIGHT });
+    const mobile = page(await scrape({ url: `${site}/tall`, mobile: true, formats: [{ type: 'screenshot' }] }));
+    expect(pngSize(mobile.screenshot as string)).toEqual({ width: 390, height: 844 });
+  });
+
+  it('performs actions: a click shows what the button reveals, and scrape captures it', async () => {
+    const result = page(
+      await scrape({
+        url: `${site}/spa`,
+        actions: [{ type: 'wait', selector: '#fares' }, { type: 'click', selector: '#fares' }, { type: 'scrape' }],
+      }),
+    );
+    expect(result.markdown).toContain(FARES_TEXT);
+    const actions = result.actions as { scrapes: { url: string; html: string }[] };
+    expect(actions.scrapes).toHaveLength(1);
+    expect(actions.scrapes[0]!.html).toContain(FARES_TEXT);
+  });
+});
+
+describe('the page is hostile content', () => {
+  let canary: Server;
+  let canaryPort: number;
+  const hits: string[] = [];
+
+  beforeAll(async () => {
+    canary = createServer((request, response) => {
+      hits.push(request.url ?? '');
+      response.end('reached');
+    });
+    canary.on('upgrade', (request, socket) => {
+      hits.push(`upgrade ${request.url}`);
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
+    canaryPort = (canary.address() as AddressInfo).port;
+  });
+  afterAll(() => canary.close());
+
+  it("refuses every private address a page's script asks for: nothing reaches them", async () => {
+    const result = page(await scrape({ url: `${site}/probe?port=${canaryPort}`, waitFor: 1500 }));
+    expect(result.markdown).toContain(SPA_TEXT);
+    expect(hits).toEqual([]);
+    // Each target is asked for three ways (fetch, image, frame), plus the beacon; the socket never gets as far.
+    const refused = Number(/(\d+) requests? of the page were refused/.exec(String(result.warning))?.[1]);
+    expect(refused).toBeGreaterThanOrEqual(privateTargets(canaryPort).length * 3);
+  });
+
+  it('refuses a page that redirects to a private address, with the safe fetch\'s 400 on url', async () => {
+    const answer = await scrape({ url: `${site}/to-private?port=${canaryPort}`, mobile: true });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [expect.objectContaining({ field: 'url' })] });
+    expect(hits).toEqual([]);
+  });
+
+  it.each([
+    ['/loop', 'an infinite loop in script', /did not finish rendering/],
+    ['/popups', 'a page opening 1,000 windows', /more than 20 windows/],
+    ['/nodes', 'a 50,000-node DOM built by script', /more than 40,000 DOM nodes|more than 20,000 elements/],
+  ])('answers 422 for %s (%s) within the time limit, while /health stays fast', async (path, _what, reason) => {
+    const pending = scrape({ url: `${site}${path}`, timeout: 10_000, waitFor: 200 });
+    const health: number[] = [];
+    for (let index = 0; index < 5; index++) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = performance.now();
+      expect((await fetch(`${stack.urls.api}/health`)).status).toBe(200);
+      health.push(performance.now() - started);
+    }
+    const answer = await pending;
+    expect(answer.status, JSON.stringify(answer.body)).toBe(422);
+    expect(answer.body.error!.message).toMatch(reason);
+    expect(answer.ms).toBeLessThan(15_000);
+    expect(Math.max(...health)).toBeLessThan(250);
+  });
+
+  it('still renders after the hostile pages (their browsers were closed, not reused)', async () => {
+    expect(page(await scrape({ url: `${site}/spa` })).markdown).toContain(SPA_TEXT);
+  });
+});
