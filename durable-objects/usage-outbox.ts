@@ -32,22 +32,29 @@ export class UsageOutbox {
 
   /** When the oldest waiting entry is due, or null when the outbox is empty. */
   dueAt(): number | null {
+    // The first row in insertion order (rowid) is the oldest: one step down the table's b-tree, not a scan.
     const oldest = this.sql
-      .exec<{ at: number | null }>('SELECT MIN(at) AS at FROM (SELECT MIN(queued_at) AS at FROM usage_outbox UNION ALL SELECT MIN(queued_at) FROM key_use_outbox)')
+      .exec<{ at: number | null }>(
+        'SELECT MIN(at) AS at FROM (SELECT (SELECT queued_at FROM usage_outbox ORDER BY rowid LIMIT 1) AS at UNION ALL SELECT (SELECT queued_at FROM key_use_outbox ORDER BY rowid LIMIT 1))',
+      )
       .one().at;
     return oldest === null ? null : oldest + USAGE_FLUSH_MS;
   }
 
-  /** Writes every waiting row to D1, a batch at a time; a failed batch stays for the alarm's retry. */
+  /**
+   * Writes every waiting row to D1, a batch at a time, oldest first; a failed batch stays for the alarm's
+   * retry. Each batch is read in rowid (insertion) order, so it costs the batch, not a sort of the whole
+   * outbox: a backlog while D1 lags drains in linear time.
+   */
   async flush(db: D1Database): Promise<void> {
     for (;;) {
-      const waiting = this.sql.exec<{ id: string; row: string }>('SELECT id, row FROM usage_outbox ORDER BY queued_at LIMIT ?', BATCH).toArray();
+      const waiting = this.sql.exec<{ id: string; row: string }>('SELECT id, row FROM usage_outbox ORDER BY rowid LIMIT ?', BATCH).toArray();
       if (waiting.length === 0) break;
       await insertUsageRows(db, `[${waiting.map((entry) => entry.row).join(',')}]`).run();
       this.sql.exec(`DELETE FROM usage_outbox WHERE id IN (${waiting.map(() => '?').join(', ')})`, ...waiting.map((entry) => entry.id));
     }
     for (;;) {
-      const uses = this.sql.exec<{ key_id: string; used_at: number }>('SELECT key_id, used_at FROM key_use_outbox LIMIT ?', BATCH).toArray();
+      const uses = this.sql.exec<{ key_id: string; used_at: number }>('SELECT key_id, used_at FROM key_use_outbox ORDER BY rowid LIMIT ?', BATCH).toArray();
       if (uses.length === 0) return;
       await db.batch(
         uses.map((use) => {

@@ -20,6 +20,7 @@ import { registerRuntime, RUNTIME_DATA_ROUTES } from './routes/runtime';
 import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
+import { pruneUsage } from '../services/usage-retention';
 import { announceDailyUsage } from '../services/webhooks/daily-usage';
 
 /** `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. */
@@ -68,6 +69,6 @@ const app = buildApiApp();
 
 export default {
   fetch: app.fetch,
-  /** The cron of wrangler.toml: usage.daily to the endpoints that want it. */
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(announceDailyUsage(env)),
+  /** The cron of wrangler.toml: usage.daily to the endpoints that want it, and usage rows past their retention pruned. */
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB)])),
 } satisfies ExportedHandler<Env>;

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { clock } from '../core/clock';
 import { ApiError } from '../core/errors';
 import { centsFromUnits } from '../core/money';
+import { USAGE_ROWS_KEPT_MONTHS, usageRowsKeptSince } from './usage-retention';
 
 const DEFAULT_SPAN_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -18,8 +19,15 @@ const Totals = z.object({ calls: z.number().int(), succeeded: z.number().int(), 
 export const UsageReport = z
   .object({
     workspaceId: z.string(),
-    from: z.string(),
-    to: z.string(),
+    from: z.string().openapi({ description: 'Start of the range reported (inclusive): the one asked, widened to the start of its UTC day when it lies before `summarizedBefore`.' }),
+    to: z.string().openapi({ description: 'End of the range reported (exclusive), widened likewise.' }),
+    summarizedBefore: z
+      .string()
+      .nullable()
+      .openapi({
+        description: `Set when the range reaches back past the ${USAGE_ROWS_KEPT_MONTHS} months each call's row is kept: before this instant only daily totals per operation remain, so the totals count whole UTC days there and \`rows\` begin at it. Null when every call of the range is listed.`,
+        example: null,
+      }),
     totals: Totals,
     byOperation: z.array(Totals.extend({ operation: z.string() })),
     rows: z.array(
@@ -64,7 +72,7 @@ interface TotalsRow {
 
 /** Totals, a per-operation breakdown and rows newest first, of one workspace over [from, to). */
 export async function usageReport(db: D1Database, workspaceId: string, query: z.infer<typeof UsageQuery>): Promise<UsageReport> {
-  const { from, to } = rangeOf(query);
+  const { from, to, summarizedBefore } = keptRangeOf(rangeOf(query));
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   const range = [workspaceId, from.toISOString(), to.toISOString()] as const;
 
@@ -97,6 +105,7 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
     workspaceId,
     from: from.toISOString(),
     to: to.toISOString(),
+    summarizedBefore,
     totals: totalsOf(overall),
     byOperation: groups.map((group) => ({ operation: group.operation, ...totalsOf(group) })),
     rows: rows.map(({ costUnits, cached, ...row }) => ({ ...row, costCents: centsFromUnits(costUnits), cached: cached === 1 })),
@@ -113,9 +122,10 @@ export interface DailySpend {
 
 /** Spend per UTC day over [from, to), every day present (a day without calls is a zero), oldest first. */
 export async function dailySpend(db: D1Database, workspaceId: string, from: Date, to: Date): Promise<DailySpend[]> {
+  const kept = keptRangeOf({ from, to });
   const { results } = await db
     .prepare(`SELECT day, SUM(calls) AS calls, SUM(cost_units) AS costUnits FROM (${summedOver((time) => (time === 'day' ? 'day' : 'substr(hour, 1, 10)'), 'substr(created_at, 1, 10)', 'day')}) GROUP BY day ORDER BY day`)
-    .bind(...summedBindings(workspaceId, from, to))
+    .bind(...summedBindings(workspaceId, kept.from, kept.to))
     .all<{ day: string; calls: number; costUnits: number }>();
   const byDay = new Map(results.map((row) => [row.day, row]));
   const days: DailySpend[] = [];
@@ -132,6 +142,19 @@ export function rangeOf(query: { from?: string | undefined; to?: string | undefi
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_SPAN_MS);
   if (from >= to) throw ApiError.validation([{ field: 'from', location: 'query', message: 'Must be before `to`.' }]);
   return { from, to };
+}
+
+/**
+ * A range that begins before the oldest kept row is widened to whole UTC days at its old end (and at both
+ * ends when it lies wholly before): there only `usage_daily` remains, and a partial day cannot be summed
+ * from it. The range then comes from day totals up to the retention and from hours and rows after it.
+ */
+function keptRangeOf({ from, to }: { from: Date; to: Date }): { from: Date; to: Date; summarizedBefore: string | null } {
+  const keptSince = usageRowsKeptSince();
+  if (from.getTime() >= keptSince) return { from, to, summarizedBefore: null };
+  const dayStart = startOfUtcDay(from);
+  const end = to.getTime() <= keptSince ? Math.ceil(to.getTime() / DAY_MS) * DAY_MS : to.getTime();
+  return { from: new Date(dayStart), to: new Date(end), summarizedBefore: new Date(keptSince).toISOString() };
 }
 
 const HOUR_MS = 60 * 60 * 1000;

@@ -1,0 +1,85 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
+import { insertUsageRows, type UsageRow } from '../../src/core/usage';
+import { usageReport } from '../../src/services/usage-report';
+import { pruneUsage } from '../../src/services/usage-retention';
+import { provision } from '../support/api';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** "Now" for this file: rows before 2026-11-15 (13 months back) are past their retention. */
+const NOW = Date.UTC(2027, 11, 15, 9, 30);
+const KEPT_SINCE = '2026-11-15T00:00:00.000Z';
+
+function rowsAt(workspaceId: string, instants: number[]): UsageRow[] {
+  return instants.map((at, index) => ({
+    id: `use_retention_${workspaceId}_${index}`,
+    requestId: `req_${index}`,
+    organizationId: 'org_retention',
+    workspaceId,
+    keyId: 'key_a',
+    operation: index % 2 === 0 ? 'web.scrape' : 'seo.serp',
+    status: index % 5 === 4 ? 503 : 200,
+    errorCode: index % 5 === 4 ? 'PROVIDER_UNAVAILABLE' : null,
+    costUnits: index % 5 === 4 ? 0 : 1_000 * (index + 1),
+    cached: false,
+    latencyMs: 5,
+    createdAt: new Date(at).toISOString(),
+  }));
+}
+
+describe('usage rows past their 13 months', () => {
+  it('are deleted by the daily run while the totals of any range stay what they were, and the report says where it summarizes', async () => {
+    vi.spyOn(clock, 'now').mockReturnValue(NOW);
+    const { workspaceId } = await provision();
+    // Ten calls on 2026-10-20 (past the retention), four on 2026-11-14 (the last day past it), six kept.
+    const old = Array.from({ length: 10 }, (_, index) => Date.UTC(2026, 9, 20, index * 2, 15));
+    const lastOldDay = Array.from({ length: 4 }, (_, index) => Date.UTC(2026, 10, 14, 20 + index, 5));
+    const kept = Array.from({ length: 6 }, (_, index) => Date.UTC(2026, 10, 15 + index, 10, 0));
+    await insertUsageRows(env.DB, JSON.stringify(rowsAt(workspaceId, [...old, ...lastOldDay, ...kept]))).run();
+
+    const ranges = [
+      { from: '2026-10-01T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
+      { from: '2026-10-20T00:00:00.000Z', to: '2026-11-16T00:00:00.000Z' },
+    ];
+    const before = await Promise.all(ranges.map((range) => usageReport(env.DB, workspaceId, { ...range, limit: 500 })));
+    expect(before[0]!.totals.calls).toBe(20);
+    expect(before[0]!.summarizedBefore).toBe(KEPT_SINCE);
+
+    // At least this workspace's fourteen (the file's database may hold other files' workspaces).
+    expect((await pruneUsage(env.DB)).rows).toBeGreaterThanOrEqual(14);
+    const left = await env.DB.prepare('SELECT created_at AS at FROM usage WHERE workspace_id = ? ORDER BY created_at').bind(workspaceId).all<{ at: string }>();
+    expect(left.results.map((row) => row.at)).toEqual(kept.map((at) => new Date(at).toISOString()));
+    const hoursLeft = await env.DB.prepare('SELECT MIN(hour) AS first FROM usage_hourly WHERE workspace_id = ?').bind(workspaceId).first<{ first: string }>();
+    expect(hoursLeft!.first >= KEPT_SINCE.slice(0, 13)).toBe(true);
+
+    for (const [index, range] of ranges.entries()) {
+      const after = await usageReport(env.DB, workspaceId, { ...range, limit: 500 });
+      expect(after.totals).toEqual(before[index]!.totals);
+      expect(after.byOperation).toEqual(before[index]!.byOperation);
+      expect(after.rows.every((row) => row.createdAt >= KEPT_SINCE)).toBe(true);
+    }
+    // A second run finds nothing more to delete.
+    expect(await pruneUsage(env.DB)).toEqual({ rows: 0, hours: 0 });
+  });
+
+  it('widens a range that starts inside a summarized day to the whole day, and leaves a range of kept rows alone', async () => {
+    vi.spyOn(clock, 'now').mockReturnValue(NOW);
+    const { workspaceId } = await provision();
+    const morning = Date.UTC(2026, 9, 20, 6, 0);
+    const evening = Date.UTC(2026, 9, 20, 18, 0);
+    await insertUsageRows(env.DB, JSON.stringify(rowsAt(workspaceId, [morning, evening, Date.UTC(2026, 11, 1, 12, 0)]))).run();
+    await pruneUsage(env.DB);
+
+    const noon = await usageReport(env.DB, workspaceId, { from: '2026-10-20T12:00:00.000Z', to: '2026-10-20T13:00:00.000Z', limit: 10 });
+    expect(noon).toMatchObject({ from: '2026-10-20T00:00:00.000Z', to: '2026-10-21T00:00:00.000Z', summarizedBefore: KEPT_SINCE, rows: [] });
+    expect(noon.totals.calls).toBe(2);
+
+    const recent = await usageReport(env.DB, workspaceId, { from: '2026-12-01T11:00:00.000Z', to: '2026-12-01T13:00:00.000Z', limit: 10 });
+    expect(recent).toMatchObject({ from: '2026-12-01T11:00:00.000Z', summarizedBefore: null });
+    expect(recent.rows).toHaveLength(1);
+  });
+});
