@@ -389,3 +389,12 @@ CREATE TABLE connections (
 );
 
 CREATE INDEX connections_by_workspace ON connections (workspace_id, created_at);
+
+CREATE TABLE job_hours (
+  job_id           TEXT NOT NULL REFERENCES data_jobs (id),
+  hour             TEXT NOT NULL,
+  organization_id  TEXT NOT NULL REFERENCES organizations (id),
+  PRIMARY KEY (job_id, hour)
+);
+
+CREATE INDEX job_hours_by_organization ON job_hours (organization_id, hour);

@@ -29,10 +29,19 @@ export function monthRange(now = clock.now()): [string, string] {
   return [new Date(start).toISOString(), new Date(end).toISOString()];
 }
 
+/**
+ * The SQL of an organization's runtime hours in [from, to): its agents' agent-hours and its data jobs'
+ * job-hours (the same definition: a clock hour in which it made calls), with the three as parameters.
+ */
+function usedSql(organization: string, from: string, to: string): string {
+  return `((SELECT COUNT(*) FROM agent_hours WHERE organization_id = ${organization} AND hour >= ${from} AND hour < ${to})
+         + (SELECT COUNT(*) FROM job_hours WHERE organization_id = ${organization} AND hour >= ${from} AND hour < ${to}))`;
+}
+
 /** The organization's runtime hours this month. */
 export async function runtimeHoursUsed(db: D1Database, organizationId: string): Promise<number> {
   const [from, to] = monthRange();
-  const row = await db.prepare('SELECT COUNT(*) AS n FROM agent_hours WHERE organization_id = ? AND hour >= ? AND hour < ?').bind(organizationId, from, to).first<{ n: number }>();
+  const row = await db.prepare(`SELECT ${usedSql('?1', '?2', '?3')} AS n`).bind(organizationId, from, to).first<{ n: number }>();
   return row?.n ?? 0;
 }
 
@@ -75,7 +84,7 @@ export async function admitAgentHour(db: D1Database, caller: AgentCaller): Promi
 
   const [from, to] = monthRange(now);
   const nowIso = new Date(now).toISOString();
-  const used = 'SELECT COUNT(*) FROM agent_hours WHERE organization_id = ?3 AND hour >= ?4 AND hour < ?5';
+  const used = `SELECT ${usedSql('?3', '?4', '?5')}`;
   const cap = `SELECT ${capInForceSql('runtimeHours', 'o', '?6')} FROM organizations o WHERE o.id = ?3`;
   const deployed = "SELECT 1 FROM agents WHERE id = ?1 AND status = 'deployed' AND key_id = ?7";
   const [, state] = await db.batch<{ counted: number; deployed: number; used: number; cap: number | null; plan: Plan | null }>([
@@ -110,4 +119,44 @@ function runtimeHoursReached(plan: Plan, used: number, cap: number, monthEnd: nu
       'An agent-hour is a clock hour (UTC) in which an agent made a /runtime/data call: calls within hours already counted go on, a new one needs room. ' +
       `Upgrade the plan, or wait for the count to start again on ${new Date(monthEnd).toISOString().slice(0, 10)} (UTC). This call was not charged.`,
   );
+}
+
+/**
+ * Admits one call of a data job under the same cap: inside a job-hour already counted it goes on; one that
+ * opens a new job-hour is counted if the organization's runtime hours this month (agents' and jobs') are
+ * under the plan's cap, in one conditional INSERT; past it, 402 PLAN_LIMIT_REACHED, and the job waits.
+ */
+export async function admitJobHour(db: D1Database, job: { jobId: string; organizationId: string }): Promise<void> {
+  const now = clock.now();
+  const hour = hourOf(now);
+  if (hour !== countedHour) {
+    counted.clear();
+    countedHour = hour;
+  }
+  const memo = `${job.jobId} ${hour}`;
+  if (counted.has(memo)) return;
+  const [from, to] = monthRange(now);
+  const nowIso = new Date(now).toISOString();
+  const used = `SELECT ${usedSql('?3', '?4', '?5')}`;
+  const cap = `SELECT ${capInForceSql('runtimeHours', 'o', '?6')} FROM organizations o WHERE o.id = ?3`;
+  const [, state] = await db.batch<{ counted: number; used: number; cap: number | null; plan: Plan | null }>([
+    db
+      .prepare(`INSERT OR IGNORE INTO job_hours (job_id, hour, organization_id) SELECT ?1, ?2, ?3 WHERE (${used}) < (${cap})`)
+      .bind(job.jobId, hour, job.organizationId, from, to, nowIso),
+    db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM job_hours WHERE job_id = ?1 AND hour = ?2) AS counted, (${used}) AS used, (${cap}) AS cap,
+                (SELECT ${planInForceSql('o', '?6')} FROM organizations o WHERE o.id = ?3) AS plan`,
+      )
+      .bind(job.jobId, hour, job.organizationId, from, to, nowIso),
+  ]);
+  const answer = state!.results[0]!;
+  if (answer.counted) {
+    if (counted.size >= 10_000) counted.clear();
+    counted.add(memo);
+    return;
+  }
+  // Without a plan the pipeline's own refusal (402 SUBSCRIPTION_REQUIRED) says so.
+  if (answer.cap === null || answer.plan === null) return;
+  throw runtimeHoursReached(answer.plan, answer.used, answer.cap, runtimeMonth(now).end);
 }

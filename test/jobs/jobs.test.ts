@@ -169,6 +169,23 @@ describe('running a data job', () => {
   });
 });
 
+describe("a data job's runtime hours", () => {
+  it("count against the plan's runtimeHours with agents' hours: past the cap the job waits saying so, and goes on once there is room", async () => {
+    const account = await funded(100, 'payg');
+    expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', caps: { runtimeHours: 0 } })).status).toBe(200);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'h1.com' }, { domain: 'h2.com' }] });
+    const waiting = await driveJob(submitted.body.data.id, time, (job) => job.resumesAt !== null, { follow: false });
+    expect(waiting).toMatchObject({ status: 'running', counts: { succeeded: 0, pending: 2 } });
+    expect(waiting.reason).toMatch(/allows 0 agent runtime hours a month/);
+
+    expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', caps: { runtimeHours: 1 } })).status).toBe(200);
+    const job = await driveJob(submitted.body.data.id, time, ended);
+    expect(job).toMatchObject({ status: 'succeeded', counts: { succeeded: 2 } });
+    const hours = await env.DB.prepare('SELECT COUNT(*) AS n FROM job_hours WHERE job_id = ?').bind(job.id).first<{ n: number }>();
+    expect(hours!.n).toBe(1);
+  });
+});
+
 describe("a data job's key", () => {
   it('is refused 403 on /v1, accepted on /runtime while its job runs, and 401 once the job has ended', async () => {
     const account = await funded(100);

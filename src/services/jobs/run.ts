@@ -12,15 +12,18 @@ import { findJob, isEnded, itemWrite, type ItemWrite, type JobRecord, pendingIte
 import { operationOfJob } from './operations';
 import { Pacer } from './pacer';
 import { announceJobEnd } from './events';
+import { admitJobHour } from '../runtime-hours';
 
 /** Items one slice (one Workflow step) takes at most: a crash re-runs at most this many, each uncharged twice. */
-export const SLICE_ITEMS = 50;
+export const SLICE_ITEMS = 100;
 /** Items of a slice in flight at once. */
-export const CONCURRENCY = 4;
+export const CONCURRENCY = 8;
 /** A transient failure is tried again this many times, after these waits. */
 export const RETRY_BACKOFF_MS = [1_000, 4_000, 16_000] as const;
 /** How often a job waiting for money looks again (a top-up is seen within this). */
 export const CREDIT_RECHECK_MS = 30_000;
+/** How often a job past the plan's runtime hours looks again (an upgrade is seen within this). */
+export const HOURS_RECHECK_MS = 10 * 60_000;
 
 /**
  * A failure that may pass by itself: a vendor's 429 or 5xx (answered 429 or 502 PROVIDER_ERROR), a time
@@ -126,6 +129,8 @@ async function runItem(env: Env, job: JobRecord, operation: Operation, principal
       requestId: newId('req'),
       waitUntil: () => {},
       idempotencyKey: { value: `${job.id}:${item.idx}`, field: 'Idempotency-Key', location: 'query' },
+      // A job's hours count against the plan's runtimeHours as agents' do.
+      admit: () => admitJobHour(env.DB, { jobId: job.id, organizationId: job.organizationId }),
     });
     pacer.observe(outcome.headers, clock.now());
     return { kind: 'written', write: { idx: item.idx, status: 'succeeded', data: outcome.data, costUnits: unitsFromCents(outcome.meta.costCents), attempts } };
@@ -143,8 +148,12 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer):
     pacer.exhaust(now);
     return { kind: 'pause', status: 'running', reason: 'The workspace used its requests for this minute; the job goes on when the window resets.', ms: pacer.msToReset(now) };
   }
-  if (error.code === 'INSUFFICIENT_CREDITS' || error.code === 'SUBSCRIPTION_REQUIRED' || error.code === 'PLAN_LIMIT_REACHED') {
+  if (error.code === 'INSUFFICIENT_CREDITS' || error.code === 'SUBSCRIPTION_REQUIRED') {
     return { kind: 'pause', status: 'waiting_for_credits', reason: error.message, ms: CREDIT_RECHECK_MS };
+  }
+  if (error.code === 'PLAN_LIMIT_REACHED') {
+    // The plan's runtime hours are used up: the job waits, saying so, until an upgrade or the month's end.
+    return { kind: 'pause', status: 'running', reason: error.message, ms: HOURS_RECHECK_MS };
   }
   if (error.code === 'CONFLICT') {
     // Money held by calls in flight, or this item's own first call still running: soon again, not counted.
