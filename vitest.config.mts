@@ -16,6 +16,10 @@ export default defineConfig({
     // Vitest's default leaves a core idle (cores - 1: one file at a time on 2 cores); the end-to-end files
     // mostly wait on the stacks they start, so every core runs a file.
     maxWorkers: Math.max(2, availableParallelism()),
+    // The workers' log line per request and per webhook attempt (src/core/log.ts): thousands in a run, and
+    // test/deploy-observability.test.ts reads them itself. Other lines (errors) are still shown. (A root
+    // option: vitest reads it from the root config only.)
+    onConsoleLog: (log) => !/^\{"level":"\w+","event":"(request|webhook\.delivery)"/.test(log),
     projects: [
       {
         plugins: [

@@ -6,6 +6,7 @@ import { eventBody, type WebhookEvent } from '../src/core/webhook-events';
 import type { WebhookSenderProtocol } from '../src/core/protocols/webhook-sender';
 import { ATTEMPT_TIME_LIMIT_MS, MAX_ATTEMPTS, retryDelay } from '../src/services/webhooks/retry-schedule';
 import { attemptDelivery, type AttemptResult } from '../src/services/webhooks/signed-delivery';
+import { logEvent } from '../src/core/log';
 
 /** Deliveries kept per endpoint for GET .../deliveries; older finished ones are dropped. */
 const KEPT_DELIVERIES = 200;
@@ -156,6 +157,15 @@ export class WebhookSender extends DurableObject<Env> implements WebhookSenderPr
       'UPDATE deliveries SET attempts = ?, state = ?, reason = ?, next_at = ? WHERE event_id = ?',
       attempt, state, reason, delay === null ? null : clock.now() + delay, row.event_id,
     );
+    logEvent(delivered ? 'info' : state === 'failed' ? 'error' : 'warn', 'webhook.delivery', {
+      endpointId: row.endpoint_id,
+      eventId: row.event_id,
+      attempt,
+      status: result.status,
+      state,
+      ms: Date.now() - started,
+      ...(result.error ? { error: result.error } : {}),
+    });
   }
 
   /** Sets the alarm for the earliest pending delivery, converting its time on the clock to the platform's. */

@@ -7,5 +7,7 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     principal: KeyPrincipal;
+    /** What a metered call cost, for the request's log line (core/security-headers.ts). */
+    costCents?: number;
   };
 }

@@ -72,6 +72,7 @@ export async function handle(c: Context<AppEnv>, operation: Operation, headers: 
     idempotencyKey: idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)),
     ...surface,
   });
+  if (outcome.meta) c.set('costCents', outcome.meta.costCents);
   return c.json(success(outcome.data, outcome.meta, outcome.message), 200, { ...outcome.headers, ...headers });
 }
 
