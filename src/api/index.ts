@@ -7,6 +7,7 @@ import { DATABASE_PATHS, registerDatabases } from './routes/databases';
 import { registerDocs } from './routes/docs';
 import { registerOperations } from './routes/data';
 import { registerHealth } from './routes/health';
+import { registerConnections } from './routes/connections';
 import { jobsBodyLimit, registerJobs } from './routes/jobs';
 import { registerLlmsTxt } from './routes/llms-txt';
 import { registerOps } from './routes/ops';
@@ -45,6 +46,7 @@ export function buildApiApp() {
   registerUsage(app);
   registerWebhookEndpoints(app);
   registerDatabases(app);
+  registerConnections(app);
   registerJobs(app);
   registerOperations(app, authenticate);
   registerRuntime(app, requireAgentKey((method, path) => RUNTIME_DATA_ROUTES.has(`${method} ${path}`)));

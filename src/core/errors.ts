@@ -46,6 +46,15 @@ interface ApiErrorOptions {
   headers?: Record<string, string>;
   /** Extra members of the error object, e.g. `how_to_get_access` on a 401. */
   extra?: Record<string, unknown>;
+  /** What the vendor said, for a layer that reads it otherwise (a connection's call: services/connections.ts); never sent. */
+  upstream?: UpstreamFailure;
+}
+
+/** A vendor failure that means something else when the credentials are the workspace's own. */
+export interface UpstreamFailure {
+  kind: 'credentials_refused' | 'throttled' | 'out_of_credits';
+  /** The vendor's HTTP status, when it sent one. */
+  status?: number;
 }
 
 /** Seconds a client is told to wait after a 502 that names no wait of its own. */
@@ -60,6 +69,7 @@ export class ApiError extends Error {
   /** Mutable so a layer above (the pipeline's rate-limit headers) can add to it. */
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
+  readonly upstream?: UpstreamFailure;
 
   constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(message);
@@ -72,6 +82,7 @@ export class ApiError extends Error {
     this.retryAfter = retryAfter === undefined ? undefined : Math.max(1, Math.ceil(retryAfter));
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
+    if (options.upstream) this.upstream = options.upstream;
   }
 
   static validation(details: ErrorDetail[], message = describeDetails(details)): ApiError {

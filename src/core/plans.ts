@@ -6,18 +6,19 @@ import { unitsFromCents } from './money';
  * this table; the operator may override any cap per organization.
  */
 export const PLAN_TABLE = {
-  payg: { name: 'Pay as you go', priceCents: 0, allowanceCents: 0, rpm: 60, caps: { workspaces: 2, seats: 2, agents: 1, databases: 2, webhookEvents: 1_000, runtimeHours: 5 } },
-  solo: { name: 'Solo', priceCents: 1_900, allowanceCents: 1_000, rpm: 120, caps: { workspaces: 3, seats: 1, agents: 3, databases: 5, webhookEvents: 10_000, runtimeHours: 20 } },
-  toolkit: { name: 'Toolkit', priceCents: 4_900, allowanceCents: 2_500, rpm: 300, caps: { workspaces: 5, seats: 3, agents: 5, databases: 10, webhookEvents: 50_000, runtimeHours: 50 } },
-  team: { name: 'Team', priceCents: 9_900, allowanceCents: 5_000, rpm: 300, caps: { workspaces: 10, seats: 10, agents: 10, databases: 25, webhookEvents: 100_000, runtimeHours: 100 } },
+  payg: { name: 'Pay as you go', priceCents: 0, allowanceCents: 0, rpm: 60, connectionFeeCents: 1, caps: { workspaces: 2, seats: 2, agents: 1, databases: 2, webhookEvents: 1_000, runtimeHours: 5 } },
+  solo: { name: 'Solo', priceCents: 1_900, allowanceCents: 1_000, rpm: 120, connectionFeeCents: 1, caps: { workspaces: 3, seats: 1, agents: 3, databases: 5, webhookEvents: 10_000, runtimeHours: 20 } },
+  toolkit: { name: 'Toolkit', priceCents: 4_900, allowanceCents: 2_500, rpm: 300, connectionFeeCents: 0.5, caps: { workspaces: 5, seats: 3, agents: 5, databases: 10, webhookEvents: 50_000, runtimeHours: 50 } },
+  team: { name: 'Team', priceCents: 9_900, allowanceCents: 5_000, rpm: 300, connectionFeeCents: 0.5, caps: { workspaces: 10, seats: 10, agents: 10, databases: 25, webhookEvents: 100_000, runtimeHours: 100 } },
   toolkit_all_access: {
     name: 'Toolkit All-Access',
     priceCents: 14_900,
     allowanceCents: 7_500,
     rpm: 600,
+    connectionFeeCents: 0,
     caps: { workspaces: 10, seats: 5, agents: 20, databases: 50, webhookEvents: 250_000, runtimeHours: 250 },
   },
-  business: { name: 'Business', priceCents: 39_900, allowanceCents: 20_000, rpm: 600, caps: { workspaces: 50, seats: 50, agents: 100, databases: 200, webhookEvents: 1_000_000, runtimeHours: 1_000 } },
+  business: { name: 'Business', priceCents: 39_900, allowanceCents: 20_000, rpm: 600, connectionFeeCents: 0, caps: { workspaces: 50, seats: 50, agents: 100, databases: 200, webhookEvents: 1_000_000, runtimeHours: 1_000 } },
 } as const satisfies Record<string, PlanTerms>;
 
 export interface PlanTerms {
@@ -28,6 +29,8 @@ export interface PlanTerms {
   allowanceCents: number;
   /** Requests per minute per workspace (spec "Request rate"). */
   rpm: number;
+  /** Charged per successful call through one of the workspace's connections (its own vendor account), instead of the operation's price; 0 is valid. */
+  connectionFeeCents: number;
   caps: Caps;
 }
 

@@ -67,7 +67,7 @@ function failureOf(part: StatusBearing | null | undefined, path: string): ApiErr
   const message = typeof part.status_message === 'string' ? part.status_message : `status ${code}`;
   if (code === 40100) {
     console.error(JSON.stringify({ level: 'error', provider: PROVIDER, path, statusCode: code, statusMessage: message, note: 'our upstream credential was refused' }));
-    return normalizeUpstream.failed(PROVIDER, 'the service could not authenticate upstream');
+    return normalizeUpstream.credentialsRefused(PROVIDER);
   }
   if (code >= 40200 && code < 40300) {
     console.error(JSON.stringify({ level: 'error', provider: PROVIDER, path, statusCode: code, statusMessage: message, note: 'our upstream account is out of funds or limits' }));

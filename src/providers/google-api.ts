@@ -27,10 +27,10 @@ export function googleApiVendor(options: { id: string; label: string; keySetting
       const error = (body as GoogleError | undefined)?.error;
       if (!error) return undefined;
       const reason = error.errors?.[0]?.reason ?? '';
-      if (QUOTA_REASONS.has(reason)) return normalizeUpstream.creditsExhausted(options.label);
+      if (QUOTA_REASONS.has(reason)) return normalizeUpstream.creditsExhausted(options.label, status);
       if (CREDENTIAL_REASONS.has(reason) || status === 401) {
         console.error(JSON.stringify({ level: 'error', provider: options.label, upstreamStatus: status, reason, note: 'our upstream credential was refused' }));
-        return normalizeUpstream.failed(options.label, 'the service could not authenticate upstream');
+        return normalizeUpstream.credentialsRefused(options.label, status);
       }
       if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
         const detail = error.message ? `: ${error.message.slice(0, 300)}` : '.';

@@ -25,7 +25,7 @@ export const hunter: Vendor = {
     if (!error) return undefined;
     // A 429 that speaks of usage is our month's allowance spent; any other 429 is a throttle (common rules).
     if (error.id === 'restricted_account' || (status === 429 && /usage|monthly|plan|credits?/i.test(error.details ?? ''))) {
-      return normalizeUpstream.creditsExhausted(hunter.label);
+      return normalizeUpstream.creditsExhausted(hunter.label, status);
     }
     if (status === 401 || error.id === 'authentication_failed' || error.id === 'no_user') return undefined;
     // 408 and 429 keep the common rules: a timeout, and a throttle with the vendor's Retry-After.

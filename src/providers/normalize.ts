@@ -22,9 +22,18 @@ export const normalizeUpstream = {
     return new ApiError('PROVIDER_ERROR', `${provider} could not answer this request${reason}`, { status: 422 });
   },
 
-  creditsExhausted(provider: string): ApiError {
+  creditsExhausted(provider: string, status?: number): ApiError {
     return new ApiError('UPSTREAM_CREDITS_EXHAUSTED', `${provider} quota of this service is exhausted. Retry shortly; this call was not charged.`, {
       retryAfter: 60,
+      upstream: { kind: 'out_of_credits', ...(status ? { status } : {}) },
+    });
+  },
+
+  /** The vendor refused the credentials: ours (502, detail logged by the caller) or, on a connection, the workspace's. */
+  credentialsRefused(provider: string, status?: number): ApiError {
+    return new ApiError('PROVIDER_ERROR', `${provider} failed: the service could not authenticate upstream. ${RETRY_ADVICE}`, {
+      status: 502,
+      upstream: { kind: 'credentials_refused', ...(status ? { status } : {}) },
     });
   },
 
@@ -47,18 +56,19 @@ export const normalizeUpstream = {
   async fromStatus(provider: string, response: Response, quotaHint = /quota|credits?/i): Promise<ApiError> {
     const text = await response.text().catch(() => '');
     const status = response.status;
-    if (status === 402 || (status === 429 && quotaHint.test(text))) return normalizeUpstream.creditsExhausted(provider);
+    if (status === 402 || (status === 429 && quotaHint.test(text))) return normalizeUpstream.creditsExhausted(provider, status);
     // 408 is the upstream's own time limit passing: a timeout (rule 3), not the caller's mistake.
     if (status === 408) return normalizeUpstream.failed(provider, 'timed out (HTTP 408)');
     if (status === 401 || status === 403) {
       console.error(JSON.stringify({ level: 'error', provider, upstreamStatus: status, body: text.slice(0, 500), note: 'our upstream credential was refused' }));
-      return normalizeUpstream.failed(provider, 'the service could not authenticate upstream');
+      return normalizeUpstream.credentialsRefused(provider, status);
     }
     if (status >= 400 && status < 500) {
       const retryAfter = Number(response.headers.get('retry-after'));
       return new ApiError('PROVIDER_ERROR', `${provider} rejected the request (HTTP ${status})${messageOf(text)}`, {
         status: status as ContentfulStatusCode,
         ...(status === 429 && retryAfter > 0 ? { retryAfter } : {}),
+        ...(status === 429 ? { upstream: { kind: 'throttled' as const, status } } : {}),
       });
     }
     return normalizeUpstream.failed(provider, `HTTP ${status}`);

@@ -29,11 +29,11 @@ export const xai: Vendor = {
   classify(status, body) {
     const text = errorText(body);
     // "Your team ... has either used all available credits or reached its monthly spending limit."
-    if ((status === 429 || status === 403) && /credits|spending limit/i.test(text)) return normalizeUpstream.creditsExhausted(xai.label);
+    if ((status === 429 || status === 403) && /credits|spending limit/i.test(text)) return normalizeUpstream.creditsExhausted(xai.label, status);
     // "An incorrect API key is supplied" is a 400 (docs.x.ai): our credential, not the caller's request.
     if (status === 400 && /api key/i.test(text)) {
       console.error(JSON.stringify({ level: 'error', provider: xai.label, upstreamStatus: status, body: text.slice(0, 500), note: 'our upstream credential was refused' }));
-      return normalizeUpstream.failed(xai.label, 'the service could not authenticate upstream');
+      return normalizeUpstream.credentialsRefused(xai.label, status);
     }
     return undefined;
   },

@@ -29,6 +29,11 @@ type Format = string | { type: string; modes?: string[] };
 export async function firecrawlUpstream(request: Request): Promise<Response> {
   const url = new URL(request.url);
   if (request.method === 'GET' && url.pathname === '/__last') return lastReceived(url);
+  // The team's credits (docs.firecrawl.dev, GET /v2/team/credit-usage): the check of a connection's key.
+  if (request.method === 'GET' && url.pathname === '/v2/team/credit-usage') {
+    if (request.headers.get('authorization') !== `Bearer ${FAKE_FIRECRAWL.key}`) return Response.json({ success: false, error: 'Unauthorized: Invalid token' }, { status: 401 });
+    return Response.json({ success: true, data: { remaining_credits: 1000, plan_credits: 3000, billing_period_start: '2026-11-01T00:00:00Z', billing_period_end: '2026-12-01T00:00:00Z' } });
+  }
   if (request.method !== 'POST') return Response.json({ success: false, error: 'Not Found' }, { status: 404 });
 
   let body: Body;

@@ -11,10 +11,11 @@ const flakyCalls = new Map<string, number>();
 
 export async function linkedinUpstream(request: Request): Promise<Response> {
   const url = new URL(request.url);
-  if (url.pathname !== '/get-company-by-domain') return Response.json({ message: 'Endpoint does not exist' }, { status: 404 });
+  // RapidAPI's gateway checks the key before the vendor sees the path.
   if (request.headers.get('x-rapidapi-key') !== FAKE_LINKEDIN.key || request.headers.get('x-rapidapi-host') !== FAKE_LINKEDIN.host) {
     return Response.json({ message: 'You are not subscribed to this API.' }, { status: 403 });
   }
+  if (url.pathname !== '/get-company-by-domain') return Response.json({ message: 'Endpoint does not exist' }, { status: 404 });
   const domain = url.searchParams.get('domain') ?? '';
   const outcome = domain.split('.')[0];
   switch (outcome) {

@@ -14,6 +14,9 @@ const PlanSchema = z
     priceCents: z.number().int().openapi({ description: 'Monthly price in cents; 0 for pay as you go.' }),
     allowanceCents: z.number().int().openapi({ description: 'Subscription allowance granted each month, spent before purchased balance.' }),
     requestsPerMinute: z.number().int().openapi({ description: 'Per workspace, shared by all its keys.' }),
+    connectionFeeCents: z.number().openapi({
+      description: "The platform fee per successful call through a connection (/v1/connections/{id}/data/...: the workspace's own vendor account), charged instead of the operation's price; 0 means none.",
+    }),
     caps: Caps.openapi({ description: 'Workspaces, seats (members plus pending invitations), agents, databases, webhook events a month, runtime hours a month.' }),
   })
   .openapi('Plan');
@@ -35,8 +38,8 @@ const route = createRoute({
 /** Public and not rate limited: a person choosing a plan has no key yet. */
 export function planList() {
   return PLANS.map((id) => {
-    const { name, priceCents, allowanceCents, rpm, caps } = PLAN_TABLE[id];
-    return { id, name, priceCents, allowanceCents, requestsPerMinute: rpm, caps: { ...caps } };
+    const { name, priceCents, allowanceCents, rpm, connectionFeeCents, caps } = PLAN_TABLE[id];
+    return { id, name, priceCents, allowanceCents, requestsPerMinute: rpm, connectionFeeCents, caps: { ...caps } };
   });
 }
 

@@ -1,0 +1,175 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { success } from '../../core/envelope';
+import type { AppEnv } from '../../core/context';
+import type { Operation } from '../../core/operation';
+import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
+import { OPERATIONS } from '../../operations';
+import { CONNECTABLE_VENDORS, connectableVendor } from '../../services/connections-vendors';
+import { connectionFailure, connectionUse, createConnection, credentialsFor, deleteConnection, getConnection, listConnections, recheckConnection } from '../../services/connections';
+import { admitFreeCall } from '../../services/pipeline';
+import { dataPathsOf, handle } from './data';
+
+const TAGS = ['Connections'];
+export const CONNECTION_DATA_PREFIX = '/v1/connections/:connectionId/data/';
+
+const idParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'con_5f1c2a9b7d3e4f6a8b0c1d2e' }) });
+
+const Connection = z
+  .object({
+    id: z.string(),
+    vendor: z.string().openapi({ description: 'A slug of GET /v1/connections/vendors.' }),
+    name: z.string(),
+    hint: z.string().openapi({ description: 'The last four characters of the secret, as "…4f2a"; the credentials are never answered.' }),
+    status: z.enum(['ok', 'rejected', 'unreachable']).openapi({ description: "What the vendor said at the last check (or a call it refused the credentials of)." }),
+    createdAt: z.string(),
+    lastCheckedAt: z.string(),
+  })
+  .openapi('Connection');
+
+const CheckedConnection = Connection.extend({ reason: z.string().optional().openapi({ description: 'Why the check was not ok, in the vendor’s words where it gave some.' }) }).openapi('CheckedConnection');
+
+const ConnectableVendor = z
+  .object({
+    slug: z.string(),
+    label: z.string(),
+    fields: z.array(z.object({ name: z.string(), secret: z.boolean(), description: z.string() })),
+    operations: z.array(z.string()).openapi({ description: '`<slug>/<operation>` of each operation a connection to this vendor serves at /v1/connections/{id}/data/<slug>/<operation>.' }),
+  })
+  .openapi('ConnectableVendor');
+
+const CreateConnection = z
+  .strictObject({
+    vendor: z.enum(CONNECTABLE_VENDORS.map((vendor) => vendor.slug) as [string, ...string[]]),
+    name: z.string().trim().min(1).max(100).optional(),
+    credentials: z.record(z.string(), z.unknown()).openapi({ description: "The vendor's credential fields (GET /v1/connections/vendors), e.g. {\"apiKey\": \"...\"}." }),
+  })
+  .openapi('CreateConnection');
+
+const EXAMPLE = { id: 'con_5f1c2a9b7d3e4f6a8b0c1d2e', vendor: 'hunter', name: 'Our Hunter account', hint: '…4f2a', status: 'ok' as const, createdAt: '2026-11-24T09:00:00.000Z', lastCheckedAt: '2026-11-24T09:00:00.000Z' };
+const example = <T,>(value: T) => ({ example: success(value) });
+
+const routes = {
+  vendors: createRoute({
+    method: 'get',
+    path: '/v1/connections/vendors',
+    tags: TAGS,
+    summary: 'The vendors a workspace can connect its own account of, with the credential fields each needs and the operations each serves',
+    operationId: 'listConnectableVendors',
+    request: { query: NoParameters },
+    responses: { 200: jsonContent(successEnvelope(z.object({ vendors: z.array(ConnectableVendor) })), 'Every connectable vendor.'), ...errorResponses(400, 401, 403, 429) },
+  }),
+  list: createRoute({
+    method: 'get',
+    path: '/v1/connections',
+    tags: TAGS,
+    summary: "The workspace's connections, newest first; never a credential",
+    operationId: 'listConnections',
+    request: { query: NoParameters },
+    responses: { 200: jsonContent(successEnvelope(z.object({ connections: z.array(Connection) })), 'Connections.', example({ connections: [EXAMPLE] })), ...errorResponses(400, 401, 403, 429) },
+  }),
+  create: createRoute({
+    method: 'post',
+    path: '/v1/connections',
+    tags: TAGS,
+    summary: "Connect the workspace's own account of a vendor",
+    description:
+      "The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again.",
+    operationId: 'createConnection',
+    request: { body: { content: { 'application/json': { schema: CreateConnection, example: { vendor: 'hunter', name: 'Our Hunter account', credentials: { apiKey: 'd3b07384d113edec49eaa6238ad5ff00c86f4f2a' } } } }, required: true } },
+    responses: { 201: jsonContent(successEnvelope(Connection), 'The connection.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 429, 503) },
+  }),
+  get: createRoute({
+    method: 'get',
+    path: '/v1/connections/{id}',
+    tags: TAGS,
+    summary: 'One connection',
+    operationId: 'getConnection',
+    request: { params: idParam, query: NoParameters },
+    responses: { 200: jsonContent(successEnvelope(Connection), 'The connection.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 404, 429) },
+  }),
+  remove: createRoute({
+    method: 'delete',
+    path: '/v1/connections/{id}',
+    tags: TAGS,
+    summary: 'Remove a connection and its stored credentials',
+    operationId: 'deleteConnection',
+    request: { params: idParam },
+    responses: { 200: jsonContent(successEnvelope(Connection), 'The connection removed.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 404, 429) },
+  }),
+  check: createRoute({
+    method: 'post',
+    path: '/v1/connections/{id}/check',
+    tags: TAGS,
+    summary: 'Check the stored credentials with the vendor again',
+    operationId: 'checkConnection',
+    request: { params: idParam },
+    responses: { 200: jsonContent(successEnvelope(CheckedConnection), 'The connection with what the vendor said now.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 404, 429) },
+  }),
+};
+
+/**
+ * `/v1/connections/*` (issue 33): a workspace's own vendor accounts, and the operations of /v1/data through
+ * them at `/v1/connections/{id}/data/<slug>/<operation>` — the same input, validation and answer, sent with
+ * the workspace's credentials, charged the plan's platform fee instead of the price. Every route counts in
+ * the workspace's window (spec "Request rate"); another workspace's connection is 404.
+ */
+export function registerConnections(app: OpenAPIHono<AppEnv>) {
+  const admitted = async (c: Context<AppEnv>) => admitFreeCall(c.env, c.get('principal'));
+
+  app.openapi(routes.vendors, async (c) => {
+    const headers = await admitted(c);
+    const vendors = CONNECTABLE_VENDORS.map((vendor) => ({
+      slug: vendor.slug,
+      label: vendor.label,
+      fields: vendor.fields.map(({ name, secret, description }) => ({ name, secret, description })),
+      operations: vendor.operations.map((operation) => `${operation.platform}/${operation.name}`),
+    }));
+    return c.json(success({ vendors }), 200, headers);
+  });
+
+  app.openapi(routes.list, async (c) => {
+    const headers = await admitted(c);
+    return c.json(success({ connections: await listConnections(c.env.DB, c.get('principal').workspaceId) }), 200, headers);
+  });
+
+  app.openapi(routes.create, async (c) => {
+    const headers = await admitted(c);
+    const body = c.req.valid('json');
+    const vendor = connectableVendor(body.vendor)!;
+    const credentials = credentialsFor(vendor, body.credentials);
+    const connection = await createConnection(c.env, c.get('principal').workspaceId, { vendor, name: body.name, credentials }, c.req.raw.signal);
+    return c.json(success(connection), 201, headers);
+  });
+
+  app.openapi(routes.get, async (c) => {
+    const headers = await admitted(c);
+    return c.json(success(await getConnection(c.env.DB, c.get('principal').workspaceId, c.req.valid('param').id)), 200, headers);
+  });
+
+  app.openapi(routes.remove, async (c) => {
+    const headers = await admitted(c);
+    return c.json(success(await deleteConnection(c.env.DB, c.get('principal').workspaceId, c.req.valid('param').id)), 200, headers);
+  });
+
+  app.openapi(routes.check, async (c) => {
+    const headers = await admitted(c);
+    return c.json(success(await recheckConnection(c.env, c.get('principal').workspaceId, c.req.valid('param').id, c.req.raw.signal)), 200, headers);
+  });
+
+  for (const operation of OPERATIONS) {
+    for (const path of dataPathsOf(operation, CONNECTION_DATA_PREFIX)) app.on(operation.method, path, (c) => callThrough(c, operation));
+  }
+}
+
+/** One operation through a connection: the pipeline with the workspace's credentials and the fee; the vendor's failures read as the account's. */
+async function callThrough(c: Context<AppEnv>, operation: Operation) {
+  const id = c.req.param('connectionId') ?? '';
+  const { use, connection, vendor } = await connectionUse(c.env, c.get('principal').workspaceId, id, operation);
+  try {
+    return await handle(c, operation, {}, { connection: use });
+  } catch (error) {
+    throw await connectionFailure(c.env.DB, connection, vendor, error);
+  }
+}

@@ -1,0 +1,210 @@
+import { createExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import worker from '../../src/api';
+import { exampleOf } from '../../src/api/examples';
+import { dataPathsOf } from '../../src/api/routes/data';
+import { PLAN_TABLE } from '../../src/core/plans';
+import { CONNECTABLE_VENDORS, type ConnectableVendor } from '../../src/services/connections-vendors';
+import { OPERATIONS } from '../../src/operations';
+import { FAKE_VENDORS_ORIGIN } from '../fakes/vendor-wire';
+import { credit, eventually, json, provision, wallet } from '../support/api';
+
+const SETTINGS = env as unknown as Record<string, string>;
+
+/** A request to the api worker with some of its settings replaced (an installation without a vendor's key, a vendor out of reach). */
+async function send(method: string, path: string, key: string, body?: unknown, settings: Record<string, string> = {}) {
+  const init: RequestInit = { method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) } };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const response = await worker.fetch(new Request(`http://sluice.test${path}`, init), { ...env, ...settings } as typeof env, createExecutionContext());
+  return { status: response.status, headers: response.headers, body: await json(response), text: '' };
+}
+
+/** The credentials the fakes accept: this installation's own settings for the vendor. */
+const goodCredentials = (vendor: ConnectableVendor) => Object.fromEntries(vendor.fields.map((field) => [field.name, SETTINGS[field.setting]!]));
+const baseUrlSettingOf = (vendor: ConnectableVendor) => vendor.fields[0]!.setting.replace(/_(API_KEY|LOGIN|PASSWORD)$/, '_BASE_URL');
+
+const hunter = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'hunter')!;
+const hunterOperation = OPERATIONS.find((operation) => operation.upstream?.vendor.id === 'hunter' && operation.method === 'GET' && exampleOf(operation))!;
+
+async function connected(vendor = hunter) {
+  const account = await provision({ plan: 'payg' });
+  await credit(account.organizationId, { purchasedCents: 100 });
+  const created = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, name: 'ours', credentials: goodCredentials(vendor) });
+  expect(created.status).toBe(201);
+  return { account, connection: created.body.data as { id: string; hint: string; status: string } };
+}
+
+function throughConnection(id: string, key: string, settings: Record<string, string> = {}) {
+  const path = dataPathsOf(hunterOperation, `/v1/connections/${id}/data/`)[0]!;
+  const query = new URLSearchParams(Object.entries(exampleOf(hunterOperation)!.input).map(([name, value]): [string, string] => [name, String(value)]));
+  return send('GET', `${path}?${query}`, key, undefined, settings);
+}
+
+/** The vendor answers every Hunter call with this instead (its wire format), while the test runs. */
+function hunterAnswers(answer: () => Response) {
+  const realFetch = globalThis.fetch;
+  vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const request = new Request(input, init);
+    return request.url.startsWith(`${FAKE_VENDORS_ORIGIN}/hunter/`) ? answer() : realFetch(request);
+  });
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('connections: the credential check before anything is stored', () => {
+  it.each(CONNECTABLE_VENDORS.map((vendor) => [vendor.slug, vendor] as const))('%s: accepted → 201 ok with a hint; rejected → 400 with the reason; unreachable → 503; nothing stored on failure', async (_, vendor) => {
+    const account = await provision({ plan: 'payg' });
+    const good = goodCredentials(vendor);
+    const wrong = Object.fromEntries(Object.entries(good).map(([name, value]) => [name, `wrong-${value}`]));
+
+    const rejected = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, credentials: wrong });
+    expect(rejected.status).toBe(400);
+    expect(rejected.body.error.code).toBe('VALIDATION_ERROR');
+    expect(rejected.body.error.message).toMatch(/refused/);
+    expect(rejected.body.error.details.map((detail: { field: string }) => detail.field)).toContain(`credentials.${vendor.hintField}`);
+
+    const unreachable = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, credentials: good }, { [baseUrlSettingOf(vendor)]: 'https://unreachable.fake' });
+    expect(unreachable.status).toBe(503);
+    expect(unreachable.body.error.code).toBe('PROVIDER_UNAVAILABLE');
+    expect((await send('GET', '/v1/connections', account.key)).body.data.connections).toEqual([]);
+
+    const accepted = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, credentials: good });
+    expect(accepted.status).toBe(201);
+    expect(accepted.body.data).toMatchObject({ vendor: vendor.slug, status: 'ok', hint: `…${good[vendor.hintField]!.slice(-4)}` });
+    expect((await send('GET', '/v1/connections', account.key)).body.data.connections.map((connection: { id: string }) => connection.id)).toEqual([accepted.body.data.id]);
+  });
+
+  it('names a missing credential field and a vendor that is not connectable', async () => {
+    const account = await provision({ plan: 'payg' });
+    const missing = await send('POST', '/v1/connections', account.key, { vendor: 'dataforseo', credentials: { login: 'someone' } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(['credentials.password']);
+    const unknown = await send('POST', '/v1/connections', account.key, { vendor: 'nobody', credentials: {} });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.details[0].field).toBe('vendor');
+  });
+
+  it('lists the vendors with their fields and operations', async () => {
+    const account = await provision({ plan: 'payg' });
+    const vendors = (await send('GET', '/v1/connections/vendors', account.key)).body.data.vendors;
+    expect(vendors.find((vendor: { slug: string }) => vendor.slug === 'dataforseo')).toMatchObject({ fields: [{ name: 'login', secret: false }, { name: 'password', secret: true }] });
+    expect(vendors.find((vendor: { slug: string }) => vendor.slug === 'hunter').operations).toContain(`${hunterOperation.platform}/${hunterOperation.name}`);
+  });
+});
+
+describe('connections: secrets stay secret', () => {
+  it('never answers, logs or stores in clear a credential', async () => {
+    const logged: string[] = [];
+    for (const level of ['log', 'error', 'warn', 'info', 'debug'] as const) vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
+    const secret = SETTINGS.DATAFORSEO_PASSWORD!;
+    const dataforseo = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'dataforseo')!;
+    const { account, connection } = await connected(dataforseo);
+    const answers = [
+      await send('GET', '/v1/connections', account.key),
+      await send('GET', `/v1/connections/${connection.id}`, account.key),
+      await send('POST', `/v1/connections/${connection.id}/check`, account.key),
+      await send('POST', '/v1/connections', account.key, { vendor: 'dataforseo', credentials: { login: SETTINGS.DATAFORSEO_LOGIN, password: `${secret}-wrong` } }),
+    ];
+    for (const answer of answers) expect(JSON.stringify(answer.body)).not.toContain(secret);
+    expect(logged.join('\n')).not.toContain(secret);
+    const row = await env.DB.prepare('SELECT * FROM connections WHERE id = ?').bind(connection.id).first();
+    expect(row).not.toBeNull();
+    expect(JSON.stringify(row)).not.toContain(secret);
+    expect(JSON.stringify(row)).not.toContain(btoa(secret));
+  });
+});
+
+describe('connections: calls through them', () => {
+  it("sends the workspace's own credentials and charges only the plan's fee", async () => {
+    const { account, connection } = await connected();
+    const before = await wallet(account.organizationId);
+    // Without a Hunter key of its own, the installation can only answer with the connection's.
+    const direct = await send('GET', `${hunterOperation.paths.find((path) => path.startsWith('/v1/data/'))}?${new URLSearchParams(exampleOf(hunterOperation)!.input as Record<string, string>)}`, account.key, undefined, { HUNTER_API_KEY: '' });
+    expect(direct.status).toBe(503);
+    const answer = await throughConnection(connection.id, account.key, { HUNTER_API_KEY: '' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.meta).toMatchObject({ costCents: PLAN_TABLE.payg.connectionFeeCents, connectionId: connection.id });
+    expect(hunterOperation.price.display.cents).not.toBe(PLAN_TABLE.payg.connectionFeeCents);
+    const after = await eventually(() => wallet(account.organizationId), (state) => state.purchasedBalanceCents !== before.purchasedBalanceCents);
+    expect(before.purchasedBalanceCents - after.purchasedBalanceCents).toBe(PLAN_TABLE.payg.connectionFeeCents);
+    const received = await json(await fetch(`${FAKE_VENDORS_ORIGIN}/__last?${new URLSearchParams({ vendor: 'hunter', path: hunterOperation.upstream!.endpoint.path })}`));
+    expect(received.query.api_key).toBe(SETTINGS.HUNTER_API_KEY);
+    const row = await eventually(
+      () => env.DB.prepare('SELECT connection_id AS connectionId, cost_units AS costUnits FROM usage WHERE workspace_id = ? AND status = 200').bind(account.workspaceId).first<{ connectionId: string }>(),
+      (found) => found !== null,
+    );
+    expect(row).toMatchObject({ connectionId: connection.id });
+  });
+
+  it("a vendor's 429 is the spec's 429 PROVIDER_ERROR with the vendor's Retry-After, saying a plan change will not help; not charged", async () => {
+    const { account, connection } = await connected();
+    const before = await wallet(account.organizationId);
+    hunterAnswers(() => Response.json({ errors: [{ id: 'too_many_requests', code: 429, details: 'You have reached the rate limit of 15 requests per second.' }] }, { status: 429, headers: { 'retry-after': '17' } }));
+    const answer = await throughConnection(connection.id, account.key);
+    expect(answer.status).toBe(429);
+    expect(answer.body.error).toMatchObject({ code: 'PROVIDER_ERROR', retryAfter: 17 });
+    expect(answer.headers.get('retry-after')).toBe('17');
+    expect(answer.body.error.message).toMatch(/own account/);
+    expect(answer.body.error.message).toMatch(/plan change will not help/);
+    vi.restoreAllMocks();
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(before.purchasedBalanceCents);
+  });
+
+  it('the vendor refusing the credentials is PROVIDER_ERROR naming the connection, which is marked rejected', async () => {
+    const { account, connection } = await connected();
+    hunterAnswers(() => Response.json({ errors: [{ id: 'authentication_failed', code: 401, details: 'No user found for the API key supplied' }] }, { status: 401 }));
+    const answer = await throughConnection(connection.id, account.key);
+    expect(answer.status).toBe(401);
+    expect(answer.body.error.code).toBe('PROVIDER_ERROR');
+    expect(answer.body.error.message).toContain(connection.id);
+    vi.restoreAllMocks();
+    expect((await send('GET', `/v1/connections/${connection.id}`, account.key)).body.data.status).toBe('rejected');
+    const checked = await send('POST', `/v1/connections/${connection.id}/check`, account.key);
+    expect(checked.body.data.status).toBe('ok');
+  });
+
+  it("the vendor's account out of credits passes as 402 PROVIDER_ERROR, not UPSTREAM_CREDITS_EXHAUSTED", async () => {
+    const { account, connection } = await connected();
+    hunterAnswers(() => Response.json({ errors: [{ id: 'too_many_requests', code: 429, details: "You've reached your usage limit for this month. Upgrade your plan." }] }, { status: 429 }));
+    const answer = await throughConnection(connection.id, account.key);
+    expect(answer.status).toBe(402);
+    expect(answer.body.error.code).toBe('PROVIDER_ERROR');
+  });
+
+  it('an operation the vendor does not serve is 404 ENDPOINT_NOT_FOUND naming the vendors that do', async () => {
+    const { account, connection } = await connected();
+    const answer = await send('POST', `/v1/connections/${connection.id}/data/seo/serp`, account.key, { keyword: 'shoes' });
+    expect(answer.status).toBe(404);
+    expect(answer.body.error.code).toBe('ENDPOINT_NOT_FOUND');
+    expect(answer.body.error.message).toMatch(/dataforseo/);
+  });
+
+  it("another workspace's connection is 404 on every route", async () => {
+    const { connection } = await connected();
+    const stranger = await provision({ plan: 'payg' });
+    for (const [method, path] of [
+      ['GET', `/v1/connections/${connection.id}`],
+      ['DELETE', `/v1/connections/${connection.id}`],
+      ['POST', `/v1/connections/${connection.id}/check`],
+    ] as const) {
+      expect({ method, path, status: (await send(method, path, stranger.key)).status }).toEqual({ method, path, status: 404 });
+    }
+    expect((await throughConnection(connection.id, stranger.key)).status).toBe(404);
+    expect((await send('GET', '/v1/connections', stranger.key)).body.data.connections).toEqual([]);
+  });
+
+  it('DELETE removes the connection and its credentials', async () => {
+    const { account, connection } = await connected();
+    expect((await send('DELETE', `/v1/connections/${connection.id}`, account.key)).status).toBe(200);
+    expect((await send('GET', `/v1/connections/${connection.id}`, account.key)).status).toBe(404);
+    expect(await env.DB.prepare('SELECT id FROM connections WHERE id = ?').bind(connection.id).first()).toBeNull();
+  });
+
+  it('GET /v1/plans shows each plan’s connection fee', async () => {
+    const plans = (await send('GET', '/v1/plans', 'none')).body.data.plans;
+    expect(plans.find((plan: { id: string }) => plan.id === 'payg').connectionFeeCents).toBe(PLAN_TABLE.payg.connectionFeeCents);
+  });
+});
