@@ -33,6 +33,7 @@ import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' w
 import { startStack } from '../../scripts/stack';
 import { opsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
+import { startRenderSite } from '../node/support/render-site';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -211,6 +212,64 @@ function growth(row: Figures): string {
   return row.baselineRssMb === undefined || row.peakRssMb === undefined ? 'growth not measured' : `+${row.peakRssMb - row.baselineRssMb} MB`;
 }
 
+/** A process and every process below it (chromium's renderers, zygote and utility processes). */
+function withDescendants(pids: number[]): number[] {
+  const all = [...pids];
+  for (let index = 0; index < all.length; index++) {
+    try {
+      all.push(...execFileSync('pgrep', ['-P', String(all[index])], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number));
+    } catch {
+      // No children.
+    }
+  }
+  return all;
+}
+
+const RENDER_ROWS = 'rendered scrape';
+
+/**
+ * The browser's rows (issue 29): p50 of a scrape the browser renders (the loopback single-page app) beside the
+ * fast path's (a page read as served), one at a time; then workerd plus browser memory at 4 concurrent renders
+ * (RENDER_LIMITS.concurrentRenders), sampled every 100 ms. Renders take seconds, so these are counted calls,
+ * not autocannon's timed load.
+ */
+async function renderRows(api: string, headers: Record<string, string>, site: string, workerd: number[], browserPids: () => number[]): Promise<string[]> {
+  if (!runs(RENDER_ROWS)) return [];
+  let n = 0;
+  const scrape = async (url: string) => {
+    const started = performance.now();
+    const response = await fetch(`${api}/scrape`, { method: 'POST', headers, body: JSON.stringify({ url: `${url}?n=${++n}`, maxAge: 0 }) });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`A bench scrape of ${url} answered ${response.status}.`);
+    return performance.now() - started;
+  };
+  const p50 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  await scrape(`${site}/spa`); // starts a browser session, as the first render of an isolate does
+  const rendered: number[] = [];
+  for (let index = 0; index < 10; index++) rendered.push(await scrape(`${site}/spa`));
+  const fast: number[] = [];
+  for (let index = 0; index < 20; index++) fast.push(await scrape(`${site}/article`));
+
+  const resident = (pids: number[]) => pids.reduce((sum, pid) => sum + residentMb(pid), 0);
+  let peak = { total: 0, workerd: 0, browser: 0 };
+  const sample = () => {
+    const workerdMb = resident(workerd);
+    const browserMb = resident(withDescendants(browserPids()));
+    if (workerdMb + browserMb > peak.total) peak = { total: workerdMb + browserMb, workerd: workerdMb, browser: browserMb };
+  };
+  const timer = setInterval(sample, 100);
+  try {
+    for (let round = 0; round < 3; round++) await Promise.all([0, 1, 2, 3].map(() => scrape(`${site}/spa`)));
+  } finally {
+    clearInterval(timer);
+  }
+  const ms = (value: number) => value.toFixed(0);
+  return [
+    `rendered scrape of a single-page app: p50 ${ms(p50(rendered))} ms over 10 (browser session reused), against the fast path (the page read as served) p50 ${ms(p50(fast))} ms over 20 (aim: rendered under 2,000 ms; the fast path no slower than the 200 KB scrape row)`,
+    `4 concurrent renders, 3 rounds: workerd plus browser memory (RSS) at peak ${ms(peak.total)} MB (workerd ${ms(peak.workerd)} MB, chromium and its renderers ${ms(peak.browser)} MB; aim: under 1,500 MB on this machine)`,
+  ];
+}
+
 /** Runs a load while sampling the resident memory of `pids` every 100 ms; answers the highest seen. */
 async function withPeakMemory(pids: number[], run: () => Promise<Figures | undefined>): Promise<Figures | undefined> {
   const resident = () => pids.reduce((sum, pid) => sum + residentMb(pid), 0);
@@ -347,6 +406,7 @@ async function main() {
   // The hostile pages come from a server of their own, as another customer's site would: serving 1.1 MB
   // pages must not slow the vendor the metered call waits on, or the bench would measure the fake.
   const hostileSite = await startFakeLinkedin();
+  const renderSite = await startRenderSite();
   const bare = await startBareWorkers(upstream.url, join(home, 'bare'));
   const workerdBefore = workerdChildren();
   const stack = await startStack({
@@ -355,7 +415,7 @@ async function main() {
       // The built-in web provider serves /scrape; the loopback page server is the one private host it may fetch.
       FIRECRAWL_API_KEY: '',
       WEB_PROVIDER: 'builtin',
-      SCRAPE_ALLOW_PRIVATE_HOSTS: [upstream.url, hostileSite.url].map((url) => new URL(url).host).join(','),
+      SCRAPE_ALLOW_PRIVATE_HOSTS: [upstream.url, hostileSite.url, renderSite.url].map((url) => new URL(url).host).join(','),
       SLUICE_HOME: home,
       SLUICE_API_PORT: process.env.SLUICE_API_PORT ?? '18787',
       LINKEDIN_API_KEY: 'bench-key',
@@ -421,6 +481,7 @@ async function main() {
     const runaways = runs(RUNAWAY_ROW) ? runDatabaseRunaways(api, { authorization: `Bearer ${attackerKey.key}`, 'content-type': 'application/json' }) : undefined;
     const healthRunawayRow = await load(RUNAWAY_ROW, `${api}/health`);
     const runawayStatuses = (await runaways?.stop()) ?? {};
+    const renderLines = await renderRows(api, { ...auth, 'content-type': 'application/json' }, renderSite.url, stackWorkerd, () => stack.browser?.browserPids() ?? []);
     const upstreamRow = await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`);
     const usageRows: Partial<Record<keyof typeof USAGE_ROWS, Figures>> = {};
     for (const [size, count] of [['small', 1_000], ['large', 100_000]] as const) {
@@ -488,6 +549,7 @@ async function main() {
         `scrape of a 200 KB page: p50 ${scrapeRow.p50} ms, workerd memory (RSS) ${scrapeRow.baselineRssMb ?? '?'} MB before, ${scrapeRow.peakRssMb ?? '?'} MB at peak during its run, ${growth(scrapeRow)} (aim: no worse than the code of 2026-11-22, which in its own bench gave p50 20-27 ms and 689-788 MB at peak, +121 to +165 MB, in three runs on 2026-11-23; both memory figures also carry what the rows before left)`,
       );
     }
+    for (const line of renderLines) console.log(line);
     if (mcpRow && meteredRow) console.log(`MCP tool call over REST: throughput ${(mcpRow.requestsPerSecond / meteredRow.requestsPerSecond).toFixed(2)}, p50 +${(mcpRow.p50 - meteredRow.p50).toFixed(1)} ms`);
     const cpu = (row: Figures) => row.cpuMsPerRequest?.toFixed(2) ?? '?';
     if (keyedRow && replayRow && meteredRow) {
@@ -522,6 +584,7 @@ async function main() {
     await bare.stop();
     upstream.stop();
     hostileSite.stop();
+    renderSite.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

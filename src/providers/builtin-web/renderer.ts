@@ -196,14 +196,16 @@ class Render {
     });
     // Runs in every frame before the page's own scripts (a string: it is the page's code, not ours).
     // Sockets and peer connections are not requests the interception sees (nor Network.setBlockedURLs: checked
-    // with chromium 156), so the page gets none: they are taken away before its scripts run. A dedicated
-    // worker's own scope is not reached by this (docs/decisions.md, "Rendering": the gap that remains).
+    // with chromium 156), so the page gets none: they are taken away in every frame before its scripts run.
+    // Workers go too, since this script does not run in their scopes, where a socket would be out of reach
+    // (docs/decisions.md, "Rendering": a page that needs a worker renders without it).
     await page.evaluateOnNewDocument(`{
       const opened = globalThis.__sluiceWindowOpened;
       window.open = () => { opened?.(); return null; };
-      for (const name of ['WebSocket', 'WebTransport', 'RTCPeerConnection', 'webkitRTCPeerConnection', 'EventSource']) {
+      for (const name of ['WebSocket', 'WebTransport', 'RTCPeerConnection', 'webkitRTCPeerConnection', 'Worker', 'SharedWorker']) {
         try { Object.defineProperty(globalThis, name, { value: undefined, writable: false, configurable: false }); } catch {}
       }
+      try { Object.defineProperty(Navigator.prototype, 'serviceWorker', { get: () => undefined, configurable: false }); } catch {}
     }`);
     await page.setRequestInterception(true);
     page.on('request', (request) => void this.decide(page, request));

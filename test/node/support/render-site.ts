@@ -65,6 +65,9 @@ for (const target of targets) {
   const frame = document.createElement('iframe'); frame.src = target + '?frame'; document.body.appendChild(frame);
 }
 try { new WebSocket('ws://127.0.0.1:${port}/socket'); } catch {}
+try { new Worker(URL.createObjectURL(new Blob(["new WebSocket('ws://127.0.0.1:${port}/worker-socket'); fetch('http://127.0.0.1:${port}/worker-fetch')"]))); } catch {}
+try { const frame = document.createElement('iframe'); document.body.appendChild(frame); new frame.contentWindow.WebSocket('ws://127.0.0.1:${port}/frame-socket'); } catch {}
+try { navigator.serviceWorker.register('/sw.js'); } catch {}
 navigator.sendBeacon && navigator.sendBeacon('http://127.0.0.1:${port}/beacon', 'x');
 </script></body></html>`;
 }
