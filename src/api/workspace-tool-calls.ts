@@ -7,6 +7,9 @@ import { admitFreeCall } from '../services/pipeline';
 import { validationErrorFromZod } from '../core/validation';
 import { listEndpointsWithDeliveries } from '../services/webhooks/endpoints';
 import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../services/workspace-tools';
+import { findWorkspaceJob, resultsPage, viewOf } from '../services/jobs/store';
+import { submitJob } from '../services/jobs/submit';
+import { ApiError } from '../core/errors';
 
 /** What each workspace tool does once its arguments are valid: the very functions of its REST twin. */
 export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: WorkspaceToolName, input: unknown): Promise<unknown> {
@@ -27,6 +30,21 @@ export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: 
       await admitFreeCall(env, principal);
       return queryDatabase(env, principal.workspaceId, databaseId, query);
     }
+    case 'sluice_jobs_submit': {
+      const submission = argumentsOf(name, input);
+      await admitFreeCall(env, principal);
+      return submitJob(env, principal, submission);
+    }
+    case 'sluice_jobs_status': {
+      const { jobId } = argumentsOf(name, input);
+      await admitFreeCall(env, principal);
+      return viewOf(await workspaceJob(env, principal, jobId));
+    }
+    case 'sluice_jobs_results': {
+      const { jobId, ...query } = argumentsOf(name, input);
+      await admitFreeCall(env, principal);
+      return resultsPage(env.DB, (await workspaceJob(env, principal, jobId)).id, query);
+    }
     case 'sluice_webhook_endpoints_list': {
       argumentsOf(name, input);
       return { endpoints: await listEndpointsWithDeliveries(env, principal.workspaceId) };
@@ -39,4 +57,10 @@ function argumentsOf<N extends WorkspaceToolName>(name: N, input: unknown): z.in
   const parsed = WORKSPACE_TOOLS[name].input.safeParse(input);
   if (!parsed.success) throw validationErrorFromZod(parsed.error, 'body');
   return parsed.data as z.infer<(typeof WORKSPACE_TOOLS)[N]['input']>;
+}
+
+async function workspaceJob(env: Env, principal: KeyPrincipal, jobId: string) {
+  const job = await findWorkspaceJob(env.DB, principal.workspaceId, jobId);
+  if (!job) throw ApiError.notFound(`No data job ${jobId} in this workspace.`);
+  return job;
 }

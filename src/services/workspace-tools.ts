@@ -5,11 +5,16 @@ import { OnboardingIntent, OnboardingRecord } from './onboarding';
 import { Delivery } from '../core/webhook-delivery';
 import { WebhookEndpoint } from './webhooks/endpoints';
 import { portableSchema } from '../core/portable-schema';
+import { ITEM_STATUSES } from '../core/protocols/job';
+import { Job, JobResultsPage } from './jobs/schemas';
+import { JobSubmission } from './jobs/submit';
+
+const JobIdArgument = z.string().regex(/^job_[0-9a-f]{24}$/, 'Expected a job id (job_ and 24 hex characters).').describe('The job, as sluice_jobs_submit answered it.');
 
 /**
  * Tools about the workspace itself rather than a data source, served on every MCP endpoint beside the
  * discovery tools: onboarding (the successor of POST /v1/register), the workspace's databases, where
- * an agent keeps what it collected between runs, and its webhook endpoints. They run in the api worker (McpGateway), through the
+ * an agent keeps what it collected between runs, its webhook endpoints, and its data jobs. They run in the api worker (McpGateway), through the
  * same functions as their REST twins; database tools count against the workspace's window, free.
  */
 export const WORKSPACE_TOOLS = {
@@ -47,6 +52,32 @@ export const WORKSPACE_TOOLS = {
       "Lists this workspace's webhook endpoints (URL, events, credits.low threshold), each with its latest deliveries and their attempts, as GET /v1/webhook-endpoints and .../deliveries of the REST API show them. Free.",
     input: z.strictObject({}),
     output: z.object({ endpoints: z.array(WebhookEndpoint.extend({ deliveries: z.array(Delivery) })) }),
+    hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  },
+  sluice_jobs_submit: {
+    description:
+      "Submits a data job: one operation ('<slug>/<operation>', e.g. 'linkedin/get-company-by-domain') over 1 to 10,000 inputs, each that operation's own arguments, run in the background. Every input is validated first (a refusal names inputs[<i>].<field>) and nothing is queued when one is wrong. Submitting is free; each item is billed at its operation's price (cents per request), only if it succeeds, and the job leaves room in the workspace's requests per minute for other calls. Answers the job (id, status, counts, quotedCents); follow it with sluice_jobs_status and sluice_jobs_results. Counts against the workspace's requests per minute.",
+    input: JobSubmission,
+    output: Job,
+    hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  },
+  sluice_jobs_status: {
+    description:
+      "A data job of this workspace: status (queued, running, waiting_for_credits, succeeded, failed, cancelled), its reason when it waits, counts (total, succeeded, failed, pending), spentCents and quotedCents, and its times. Free; counts against the workspace's requests per minute.",
+    input: z.strictObject({ jobId: JobIdArgument }),
+    output: Job,
+    hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  },
+  sluice_jobs_results: {
+    description:
+      "A page of a data job's results in input order: per item its index, input, status, data (success) or error {code, message}, and costCents. Pass nextCursor back as cursor for the next page; status keeps one status. Free; counts against the workspace's requests per minute.",
+    input: z.strictObject({
+      jobId: JobIdArgument,
+      cursor: z.string().regex(/^\d+$/).optional().describe('nextCursor of the previous page.'),
+      limit: z.number().int().min(1).max(1000).default(100).describe('Items per page, 1 to 1,000.'),
+      status: z.enum(ITEM_STATUSES).optional().describe('Only the items of this status.'),
+    }),
+    output: JobResultsPage,
     hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   },
 } as const;

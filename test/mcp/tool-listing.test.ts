@@ -4,7 +4,7 @@ import { signUp } from '../support/dashboard';
 import { connect, mcp } from '../mcp-oauth/support';
 
 /** The tools that change something: an onboarding recorded, a database made or written. */
-const WRITING_TOOLS = new Set(['sluice_onboarding', 'sluice_db_create', 'sluice_db_query']);
+const WRITING_TOOLS = new Set(['sluice_onboarding', 'sluice_db_create', 'sluice_db_query', 'sluice_jobs_submit']);
 
 async function rpc(token: string, method: string, params: unknown) {
   const response = await mcp('/mcp', {

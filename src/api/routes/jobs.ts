@@ -5,12 +5,13 @@ import Papa from 'papaparse';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { AppEnv } from '../../core/context';
-import { ITEM_STATUSES, JOB_STATUSES } from '../../core/protocols/job';
+import { ITEM_STATUSES } from '../../core/protocols/job';
+import { Job, JobResultsPage } from '../../services/jobs/schemas';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { validationErrorFromZod } from '../../core/validation';
 import { admitFreeCall } from '../../services/pipeline';
 import { cancelJob } from '../../services/jobs/cancel';
-import { findWorkspaceJob, itemPage, type ItemRow, listJobs, viewOf } from '../../services/jobs/store';
+import { findWorkspaceJob, itemPage, type ItemRow, listJobs, resultsPage, viewOf } from '../../services/jobs/store';
 import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob } from '../../services/jobs/submit';
 
 /**
@@ -27,35 +28,6 @@ export function jobsBodyLimit(method: string, path: string): number | undefined 
 
 const TAGS = ['Data jobs'];
 
-const Job = z
-  .object({
-    id: z.string().openapi({ example: 'job_5f1c2a9b7d3e4f6a8b0c1d2e' }),
-    operation: z.string().openapi({ example: 'linkedin/get-company-by-domain' }),
-    name: z.string().nullable(),
-    status: z.enum(JOB_STATUSES).openapi({ description: 'queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.' }),
-    reason: z.string().nullable().openapi({ description: 'Why the job waits, failed or was cancelled; null while it simply runs.' }),
-    items: z.number().int(),
-    counts: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), pending: z.number().int() }),
-    spentCents: z.number().openapi({ description: 'What its successful items cost; only successes are billed.' }),
-    quotedCents: z.number().openapi({ description: 'The most the job can cost: the sum of its items’ quotes.' }),
-    maxCostCents: z.number().nullable(),
-    createdAt: z.string(),
-    startedAt: z.string().nullable(),
-    finishedAt: z.string().nullable(),
-  })
-  .openapi('DataJob');
-
-const JobItem = z
-  .object({
-    index: z.number().int(),
-    input: z.record(z.string(), z.unknown()),
-    status: z.enum(ITEM_STATUSES),
-    data: z.unknown().optional(),
-    error: z.object({ code: z.string(), message: z.string() }).optional(),
-    costCents: z.number(),
-  })
-  .openapi('DataJobItem');
-
 const EXAMPLE_JOB = {
   id: 'job_5f1c2a9b7d3e4f6a8b0c1d2e',
   operation: 'linkedin/get-company-by-domain',
@@ -67,6 +39,7 @@ const EXAMPLE_JOB = {
   spentCents: 1,
   quotedCents: 2,
   maxCostCents: null,
+  resumesAt: null,
   createdAt: '2026-11-24T09:00:00.000Z',
   startedAt: '2026-11-24T09:00:01.000Z',
   finishedAt: null,
@@ -144,7 +117,7 @@ const resultsRoute = createRoute({
       description: 'The items.',
       content: {
         'application/json': {
-          schema: successEnvelope(z.object({ items: z.array(JobItem), nextCursor: z.string().nullable() })),
+          schema: successEnvelope(JobResultsPage),
           example: success({ items: [{ index: 0, input: { domain: 'stripe.com' }, status: 'succeeded', data: { name: 'Stripe' }, costCents: 1 }], nextCursor: null }),
         },
         'application/x-ndjson': { schema: z.string() },
@@ -213,13 +186,7 @@ export function registerJobs(app: OpenAPIHono<AppEnv>) {
     const query = parsed.data;
     const accept = c.req.header('accept') ?? '';
     const format = accept.includes('application/x-ndjson') ? 'ndjson' : accept.includes('text/csv') ? 'csv' : 'json';
-    if (format === 'json') {
-      const after = query.cursor === undefined ? -1 : Number(query.cursor);
-      const items = await itemPage(c.env.DB, job.id, after, query.limit + 1, query.status ?? null);
-      const page = items.slice(0, query.limit);
-      const nextCursor = items.length > query.limit ? String(page.at(-1)!.index) : null;
-      return c.json(success({ items: page, nextCursor }), 200, headers);
-    }
+    if (format === 'json') return c.json(success(await resultsPage(c.env.DB, job.id, query)), 200, headers);
     const stream = streamItems(c.env.DB, job.id, query.status ?? null, format);
     const type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson';
     const disposition: Record<string, string> = format === 'csv' ? { 'Content-Disposition': `attachment; filename="${job.id}.csv"` } : {};

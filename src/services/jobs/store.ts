@@ -248,3 +248,11 @@ export async function itemPage(db: D1Database, jobId: string, after: number, lim
   const rows = await (status ? statement.bind(jobId, after, limit, status) : statement.bind(jobId, after, limit)).all<StoredItem>();
   return rows.results.map(itemRowOf);
 }
+
+/** One page of results after `cursor` (the last page's last index), as JSON answers it. */
+export async function resultsPage(db: D1Database, jobId: string, query: { cursor?: string | undefined; limit: number; status?: ItemStatus | undefined }): Promise<{ items: ItemRow[]; nextCursor: string | null }> {
+  const after = query.cursor === undefined ? -1 : Number(query.cursor);
+  const items = await itemPage(db, jobId, after, query.limit + 1, query.status ?? null);
+  const page = items.slice(0, query.limit);
+  return { items: page, nextCursor: items.length > query.limit ? String(page.at(-1)!.index) : null };
+}

@@ -1,0 +1,37 @@
+import { z } from '@hono/zod-openapi';
+import { ITEM_STATUSES, JOB_STATUSES } from '../../core/protocols/job';
+
+/** A data job as the REST routes and the MCP tools answer it (store.ts's JobView). */
+export const Job = z
+  .object({
+    id: z.string().openapi({ example: 'job_5f1c2a9b7d3e4f6a8b0c1d2e' }),
+    operation: z.string().openapi({ example: 'linkedin/get-company-by-domain' }),
+    name: z.string().nullable(),
+    status: z.enum(JOB_STATUSES).openapi({ description: 'queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.' }),
+    reason: z.string().nullable().openapi({ description: 'Why the job waits, failed or was cancelled; null while it simply runs.' }),
+    items: z.number().int(),
+    counts: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), pending: z.number().int() }),
+    spentCents: z.number().openapi({ description: 'What its successful items cost; only successes are billed.' }),
+    quotedCents: z.number().openapi({ description: 'The most the job can cost: the sum of its items’ quotes.' }),
+    maxCostCents: z.number().nullable(),
+    resumesAt: z.string().nullable().openapi({ description: 'While the job waits (the window, a retry, money, runtime hours): when it looks again.' }),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+  })
+  .openapi('DataJob');
+
+/** One item's outcome, as results answer it. */
+export const JobItem = z
+  .object({
+    index: z.number().int(),
+    input: z.record(z.string(), z.unknown()),
+    status: z.enum(ITEM_STATUSES),
+    data: z.unknown().optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    costCents: z.number(),
+  })
+  .openapi('DataJobItem');
+
+/** One page of a job's results. */
+export const JobResultsPage = z.object({ items: z.array(JobItem), nextCursor: z.string().nullable() });

@@ -1,0 +1,65 @@
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { McpGateway } from '../../src/api/mcp-gateway';
+import { authenticateMcpBearer } from '../../src/services/auth';
+import mcpApp from '../../src/mcp/index';
+import { credit, ops, provision } from '../support/api';
+import { driveJob, jobTime, type JobTime } from './support';
+
+/** The mcp worker with its service binding answered by the api worker's own McpGateway, in this isolate. */
+async function mcpCall(token: string, name: string, args: unknown) {
+  const gateway = new McpGateway(createExecutionContext(), env);
+  const api = { authenticate: (bearerToken: string) => authenticateMcpBearer(env, bearerToken), callWorkspaceTool: gateway.callWorkspaceTool.bind(gateway) };
+  const context = createExecutionContext();
+  const response = await mcpApp.fetch(
+    new Request(`${new URL(env.MCP_URL).origin}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    }),
+    { ...env, API: api },
+    context,
+  );
+  await waitOnExecutionContext(context);
+  return ((await response.json()) as { result: { isError?: boolean; structuredContent: any } }).result;
+}
+
+let time: JobTime;
+beforeEach(async () => {
+  time = await jobTime();
+});
+afterEach(async () => {
+  await time.dispose();
+});
+
+describe('data jobs over MCP', () => {
+  it('submits with sluice_jobs_submit, follows with sluice_jobs_status and collects with sluice_jobs_results; an invalid item is refused naming it', async () => {
+    const account = await provision({ plan: 'payg' });
+    await credit(account.organizationId, { purchasedCents: 10 });
+    const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+
+    const refused = await mcpCall(token, 'sluice_jobs_submit', { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'a.com' }, { domain: '' }] });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused)).toContain('inputs[1].domain');
+
+    const submitted = await mcpCall(token, 'sluice_jobs_submit', { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'a.com' }, { domain: 'status404.b.com' }] });
+    expect(submitted.isError).toBeUndefined();
+    const id = submitted.structuredContent.data.id;
+    expect(submitted.structuredContent.data).toMatchObject({ status: 'queued', items: 2, quotedCents: 2 });
+    await driveJob(id, time, (job) => job.finishedAt !== null);
+
+    const status = await mcpCall(token, 'sluice_jobs_status', { jobId: id });
+    expect(status.structuredContent.data).toMatchObject({ status: 'succeeded', counts: { total: 2, succeeded: 1, failed: 1, pending: 0 }, spentCents: 1 });
+    const results = await mcpCall(token, 'sluice_jobs_results', { jobId: id, limit: 1 });
+    expect(results.structuredContent.data.items).toEqual([expect.objectContaining({ index: 0, status: 'succeeded', costCents: 1 })]);
+    const rest = await mcpCall(token, 'sluice_jobs_results', { jobId: id, cursor: results.structuredContent.data.nextCursor });
+    expect(rest.structuredContent.data).toMatchObject({ items: [{ index: 1, status: 'failed', error: { code: 'PROVIDER_ERROR' } }], nextCursor: null });
+
+    const stranger = await provision({ plan: 'payg' });
+    const strangerToken = (await ops('POST', '/keys', { workspaceId: stranger.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    const hidden = await mcpCall(strangerToken, 'sluice_jobs_status', { jobId: id });
+    expect(hidden.isError).toBe(true);
+    expect(JSON.stringify(hidden)).toContain('NOT_FOUND');
+  });
+});
