@@ -7,6 +7,7 @@ import type { WebhookBindings } from '../src/services/webhooks/bindings';
 import { CreditWatch } from './credit-watch';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
 import type { LedgerEntry, OrgWalletProtocol, WalletConfiguration } from '../src/core/protocols/wallet';
+import { LEDGER_DETAIL_MS, LedgerSummaries } from './ledger-summaries';
 import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
 
 
@@ -55,6 +56,7 @@ const HOLDERS_TOLD = 8;
 export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   private readonly sql: SqlStorage;
   private readonly outbox: UsageOutbox;
+  private readonly summaries: LedgerSummaries;
   private readonly creditWatch: CreditWatch;
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
@@ -120,6 +122,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       END;
     `);
     this.outbox = new UsageOutbox(this.sql);
+    this.summaries = new LedgerSummaries(this.sql);
     this.creditWatch = new CreditWatch(this.sql);
     this.scheduleAlarm();
   }
@@ -271,7 +274,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return this.sql.exec<{ id: string }>('SELECT workspace_id AS id FROM leases').toArray().map((row) => row.id);
   }
 
-  /** Sends queued usage rows and key uses to D1, and announces how the balance moved. */
+  /** Sends queued usage rows and key uses to D1, folds old captures into day rows, and announces how the balance moved. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     try {
@@ -280,6 +283,9 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       console.error(JSON.stringify({ level: 'error', note: 'usage rows kept for retry', error: String(error) }));
       this.alarmNoLaterThan(Date.now() + FLUSH_RETRY_MS);
     }
+    // Only captures whose usage rows have reached D1 are folded: none waits older than the detail window.
+    const reconciled = !this.outbox.waitsSince(Date.now() - LEDGER_DETAIL_MS);
+    if (this.ctx.storage.transactionSync(() => this.summaries.fold(clock.now(), reconciled))) this.alarmNoLaterThan(Date.now() + USAGE_FLUSH_MS);
     try {
       await this.announceCredits();
     } catch (error) {

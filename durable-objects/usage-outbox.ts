@@ -30,6 +30,12 @@ export class UsageOutbox {
     );
   }
 
+  /** Whether a usage row queued before `at` (real time) still waits for D1. */
+  waitsSince(at: number): boolean {
+    const oldest = this.sql.exec<{ queued_at: number }>('SELECT queued_at FROM usage_outbox ORDER BY rowid LIMIT 1').toArray()[0];
+    return oldest !== undefined && oldest.queued_at < at;
+  }
+
   /** When the oldest waiting entry is due, or null when the outbox is empty. */
   dueAt(): number | null {
     // The first row in insertion order (rowid) is the oldest: one step down the table's b-tree, not a scan.

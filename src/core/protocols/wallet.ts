@@ -4,7 +4,8 @@ import type { Balance, Charge, SyncMessage, SyncReply, Terms } from './lease';
 export interface LedgerEntry {
   seq: number;
   at: number;
-  kind: 'plan' | 'credit' | 'period_reset' | 'capture';
+  /** `captures`: a UTC day's captures folded into one entry once older than the ledger's detail window (hold id `day:YYYY-MM-DD`). */
+  kind: 'plan' | 'credit' | 'period_reset' | 'capture' | 'captures';
   /**
    * The usage row of a capture, or the dedupe id (a Stripe event's id) of a credit or plan given with one:
    * the ledger's unique index applies each of these once.

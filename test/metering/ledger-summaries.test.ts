@@ -1,0 +1,100 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LEDGER_DETAIL_MS } from '../../durable-objects/ledger-summaries';
+import type { OrgWallet } from '../../durable-objects/org-wallet';
+import { clock } from '../../src/core/clock';
+import type { LedgerEntry } from '../../src/core/protocols/wallet';
+import { settledStatement } from '../../src/services/wallet';
+import { companyByDomain, credit, provision } from '../support/api';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const MINUTE = 60_000;
+/** Mid-morning UTC, so the captures of this file stay on one day. */
+const T0 = Date.UTC(2026, 10, 20, 9, 0);
+
+const walletOf = (organizationId: string) => env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organizationId));
+
+/** Runs the wallet's alarm now (flush, fold, announce), whether or not one is set. */
+function runWalletAlarm(organizationId: string) {
+  return runInDurableObject(walletOf(organizationId), (instance) => (instance as unknown as OrgWallet).alarm());
+}
+
+/** Every entry's deltas add up to where its balances end, entry after entry, from zero. */
+function expectBalancesFollow(ledger: LedgerEntry[]) {
+  let subscription = 0;
+  let purchased = 0;
+  for (const entry of [...ledger].sort((a, b) => a.seq - b.seq)) {
+    subscription += entry.subscriptionDelta;
+    purchased += entry.purchasedDelta;
+    expect({ seq: entry.seq, subscription, purchased }).toEqual({ seq: entry.seq, subscription: entry.subscriptionAfter, purchased: entry.purchasedAfter });
+  }
+}
+
+describe("the wallet's ledger", () => {
+  it('folds a day of captures older than the detail window into one entry, keeping the balance and every running balance', async () => {
+    const now = vi.spyOn(clock, 'now').mockReturnValue(T0);
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 100 });
+    for (let index = 0; index < 6; index++) expect((await companyByDomain(account.key, `early-${index}.example.com`)).status).toBe(200);
+    // Captured at T0: the wallet dates a capture when the gate's report reaches it.
+    await settledStatement(env, account.organizationId);
+    now.mockReturnValue(T0 + 30 * MINUTE);
+    for (let index = 0; index < 4; index++) expect((await companyByDomain(account.key, `later-${index}.example.com`)).status).toBe(200);
+    const before = await settledStatement(env, account.organizationId, 1_000);
+    expect(before.ledger.filter((entry) => entry.kind === 'capture')).toHaveLength(10);
+
+    // An hour after the first six: they fold; the four of half an hour later are still detail.
+    now.mockReturnValue(T0 + LEDGER_DETAIL_MS + MINUTE);
+    await runWalletAlarm(account.organizationId);
+    const folded = await settledStatement(env, account.organizationId, 1_000);
+    expect(folded.balance).toEqual(before.balance);
+    expect(folded.ledger.filter((entry) => entry.kind === 'capture')).toHaveLength(4);
+    const [day] = folded.ledger.filter((entry) => entry.kind === 'captures');
+    const early = before.ledger.filter((entry) => entry.kind === 'capture').sort((a, b) => a.seq - b.seq).slice(0, 6);
+    expect(day).toMatchObject({
+      holdId: 'day:2026-11-20',
+      seq: early.at(-1)!.seq,
+      purchasedDelta: early.reduce((sum, entry) => sum + entry.purchasedDelta, 0),
+      purchasedAfter: early.at(-1)!.purchasedAfter,
+    });
+    expectBalancesFollow(folded.ledger);
+
+    // Later the other four join the same day's entry: one entry a day, whatever the calls.
+    now.mockReturnValue(T0 + 30 * MINUTE + LEDGER_DETAIL_MS + 10 * MINUTE);
+    await runWalletAlarm(account.organizationId);
+    const after = await settledStatement(env, account.organizationId, 1_000);
+    expect(after.ledger.filter((entry) => entry.kind === 'capture')).toEqual([]);
+    const days = after.ledger.filter((entry) => entry.kind === 'captures');
+    expect(days).toHaveLength(1);
+    const captures = before.ledger.filter((entry) => entry.kind === 'capture');
+    expect(days[0]!.purchasedDelta).toBe(captures.reduce((sum, entry) => sum + entry.purchasedDelta, 0));
+    expect(after.balance).toEqual(before.balance);
+    expectBalancesFollow(after.ledger);
+  });
+
+  it('keeps captures while a usage row older than the detail window still waits for D1, and folds them once it has gone', async () => {
+    const now = vi.spyOn(clock, 'now').mockReturnValue(T0);
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 10 });
+    // First in the outbox, a row D1 refuses (not even JSON), queued over an hour ago: as when D1 has refused
+    // every batch since; the call's own usage row queues behind it.
+    const queue = (sql: string, ...bindings: unknown[]) => runInDurableObject(walletOf(account.organizationId), (_, state) => void state.storage.sql.exec(sql, ...bindings));
+    await queue("INSERT INTO usage_outbox (id, row, queued_at) VALUES ('use_refused', '{', ?)", Date.now() - LEDGER_DETAIL_MS - MINUTE);
+    expect((await companyByDomain(account.key, 'waiting.example.com')).status).toBe(200);
+    const captures = async () => (await settledStatement(env, account.organizationId, 1_000)).ledger.filter((entry) => entry.kind === 'capture');
+    expect(await captures()).toHaveLength(1);
+
+    now.mockReturnValue(T0 + LEDGER_DETAIL_MS + MINUTE);
+    await runWalletAlarm(account.organizationId);
+    expect(await captures()).toHaveLength(1);
+
+    await queue("DELETE FROM usage_outbox WHERE id = 'use_refused'");
+    await runWalletAlarm(account.organizationId);
+    expect(await captures()).toEqual([]);
+  });
+});
