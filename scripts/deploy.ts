@@ -19,7 +19,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { parseArgs, parseEnv } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { GENERATED_SECRETS, type GeneratedSecretName, PROJECT_ROOT, readJson, sluiceHome, writeJson } from './lib/home';
@@ -149,8 +149,10 @@ export async function main(argv: string[], io: DeployIo = { env: process.env, st
     const settings = await loadSettings(root);
     let given: Record<string, string> = {};
     if (options.settings) {
-      if (!existsSync(options.settings)) fail(`The settings file ${options.settings} does not exist.`);
-      given = Object.fromEntries(Object.entries(parseEnv(readFileSync(options.settings, 'utf8'))).filter(([, value]) => value !== undefined && value !== '')) as Record<string, string>;
+      // npm run starts scripts in the project root; the path is the one typed where npm was run (INIT_CWD).
+      const settingsPath = resolve(io.env.INIT_CWD ?? process.cwd(), options.settings);
+      if (!existsSync(settingsPath)) fail(`The settings file ${settingsPath} does not exist.`);
+      given = Object.fromEntries(Object.entries(parseEnv(readFileSync(settingsPath, 'utf8'))).filter(([, value]) => value !== undefined && value !== '')) as Record<string, string>;
       const unknown = Object.keys(given).filter((name) => !(name in settings));
       if (unknown.length) fail(`${options.settings} names ${unknown.join(', ')}, which ${unknown.length === 1 ? 'is not a setting' : 'are not settings'} of Sluice (SETTINGS in src/core/config.ts).`);
       out(`Settings from ${options.settings}: ${Object.keys(given).map((name) => (isSecretSetting(settings[name]) ? `${name} (secret)` : name)).join(', ') || 'none'}.`);
@@ -180,7 +182,8 @@ export async function main(argv: string[], io: DeployIo = { env: process.env, st
     if (!plan) {
       const version = (await wrangler.must(['--version'])).stdout.trim().split('\n').pop() ?? '';
       if (!WRANGLER_VERSION.test(version.replace(/^[^\d]*/, ''))) fail(`wrangler ${version} is on PATH; Sluice deploys with the pinned 4.86.x (npm run deploy puts node_modules/.bin first).`);
-      await wrangler.must(['whoami']);
+      const whoami = await wrangler.must(['whoami']);
+      if (/not authenticated/i.test(whoami.stdout + whoami.stderr)) fail('wrangler is not logged in: run `npx wrangler login`, or set CLOUDFLARE_API_TOKEN (and CLOUDFLARE_ACCOUNT_ID) in the environment. Nothing was changed.');
     } else {
       await run(['--version']);
       await run(['whoami']);

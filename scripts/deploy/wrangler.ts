@@ -32,7 +32,8 @@ export interface WranglerOptions {
 }
 
 export function wranglerCli(options: WranglerOptions) {
-  const env = { ...options.env, WRANGLER_SEND_METRICS: 'false', CI: options.env.CI ?? '1' };
+  // Not interactive (migrations apply without a prompt), no usage metrics, no colour codes in what is read or shown.
+  const env = { ...options.env, WRANGLER_SEND_METRICS: 'false', CI: options.env.CI ?? '1', NO_COLOR: '1', FORCE_COLOR: '0' };
   return {
     /** Runs one command and resolves with what it printed, whatever its exit code. */
     run(args: string[], { stream = false } = {}): Promise<Ran> {

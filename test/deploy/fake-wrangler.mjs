@@ -43,6 +43,10 @@ const command = args.filter((arg) => !arg.startsWith('-')).slice(0, 3).join(' ')
 
 if (args[0] === '--version') {
   process.stdout.write('4.86.0\n');
+} else if (command.startsWith('whoami') && process.env.FAKE_WRANGLER_LOGGED_OUT) {
+  // As wrangler answers without a login: exit 0, and the sentence.
+  banner();
+  process.stdout.write('Getting User settings...\nYou are not authenticated. Please run `wrangler login`.\n');
 } else if (command.startsWith('whoami')) {
   banner();
   process.stdout.write('Getting User settings...\n👋 You are logged in with an OAuth Token, associated with the email ops@example.com.\n');

@@ -188,6 +188,15 @@ describe('npm run deploy', () => {
     expect(box.calls().slice(before).map(commandOf)).not.toContain('deploy');
   });
 
+  it('stops after whoami when wrangler is not logged in, saying how to log in', async () => {
+    const box = sandbox();
+    box.env.FAKE_WRANGLER_LOGGED_OUT = '1';
+    const run = await box.deploy(['--workers-dev', 'acme']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/not logged in: run `npx wrangler login`, or set CLOUDFLARE_API_TOKEN/);
+    expect(box.calls().map(commandOf)).toEqual(['', 'whoami']);
+  });
+
   it('--plan prints every step and command and touches nothing', async () => {
     const box = sandbox();
     const run = await box.deploy(['--plan', '--workers-dev', 'acme']);
