@@ -140,6 +140,11 @@ export async function main(argv: string[], io: DeployIo = { env: process.env, st
     io.stderr.write(`--env must be lowercase letters, digits and dashes, not "${environment}".\n${USAGE}`);
     return 2;
   }
+  const subdomain = options['workers-dev'];
+  if (subdomain !== undefined && !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(subdomain)) {
+    io.stderr.write(`--workers-dev takes the account's workers.dev subdomain (the part before .workers.dev), not "${subdomain}".\n${USAGE}`);
+    return 2;
+  }
   const plan = options.plan === true;
   const step = (title: string) => out(`\n== ${title}`);
 
@@ -162,9 +167,19 @@ export async function main(argv: string[], io: DeployIo = { env: process.env, st
 
     const committed = await readWorkerConfigs(root);
     const names = Object.fromEntries(committed.map(({ id, raw }) => [id, nameIn(environment, String(raw.name))])) as Record<WorkerId, string>;
-    const resolved = resolveUrls(given, names, options['workers-dev']);
+    const resolved = resolveUrls(given, names, subdomain);
     if (!resolved.urls) fail(`No public URL for ${resolved.missing.join(', ')}: set ${resolved.missing.length > 1 ? 'them' : 'it'} in the settings file (custom domains), or pass --workers-dev <your workers.dev subdomain>.`);
     const urls = resolved.urls as PublicUrls;
+    for (const [name, url] of Object.entries(urls)) {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(url);
+      } catch {
+        parsed = undefined;
+      }
+      if (parsed?.protocol !== 'https:') fail(`${name} must be an https URL, not "${url}".`);
+    }
+    if (!urls.MCP_URL.endsWith('/mcp')) fail(`MCP_URL must end in /mcp (the MCP endpoint's path), not "${urls.MCP_URL}".`);
     const build = buildId(root);
     const plainSettings = Object.fromEntries(Object.entries(given).filter(([name]) => !isSecretSetting(settings[name]) && !(name in urls)));
     out(`Build ${build}; BASE_URL ${urls.BASE_URL}, MCP_URL ${urls.MCP_URL}, APP_URL ${urls.APP_URL}${urls.TOOLS_BASE_URL !== urls.BASE_URL ? `, TOOLS_BASE_URL ${urls.TOOLS_BASE_URL}` : ''}.`);

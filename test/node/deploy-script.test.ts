@@ -222,10 +222,13 @@ describe('npm run deploy', () => {
     const typo = await box.deploy(['--workers-dev', 'acme', '--settings', box.settingsFile('STRIPE_SECRET=sk\n')]);
     expect(typo.code).toBe(1);
     expect(typo.stderr).toMatch(/STRIPE_SECRET, which is not a setting/);
-    const local = await box.deploy(['--settings', box.settingsFile('BASE_URL=http://127.0.0.1:8787\nMCP_URL=https://mcp.example.com/mcp\nAPP_URL=https://app.example.com\nDEV_OUTBOX=1\n')]);
+    const local = await box.deploy(['--settings', box.settingsFile('BASE_URL=https://127.0.0.1:8787\nMCP_URL=https://mcp.example.com/mcp\nAPP_URL=https://app.example.com\nDEV_OUTBOX=1\n')]);
     expect(local.code).toBe(1);
     expect(local.stderr).toMatch(/\[local-only\].*BASE_URL/);
     expect(local.stderr).toMatch(/\[local-only\].*DEV_OUTBOX/);
+    const plain = await box.deploy(['--settings', box.settingsFile('BASE_URL=http://api.example.com\nMCP_URL=https://mcp.example.com/mcp\nAPP_URL=https://app.example.com\n')]);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain('BASE_URL must be an https URL, not "http://api.example.com"');
     expect(box.calls()).toEqual([]);
   });
 });
