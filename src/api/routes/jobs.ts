@@ -57,7 +57,12 @@ const submitRoute = createRoute({
     'nothing is queued when it is refused. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; ' +
     'the job paces itself to the workspace\'s window and leaves a fifth of it to other calls. Bodies up to 10 MB.',
   operationId: 'submitDataJob',
-  request: { body: { content: { 'application/json': { schema: JobSubmission } }, required: true } },
+  request: {
+    body: {
+      content: { 'application/json': { schema: JobSubmission, example: { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'stripe.com' }, { domain: 'apple.com' }], name: 'Q4 enrichment' } } },
+      required: true,
+    },
+  },
   responses: {
     202: jsonContent(successEnvelope(Job), 'Queued.', { example: success({ ...EXAMPLE_JOB, status: 'queued', counts: { total: 2, succeeded: 0, failed: 0, pending: 2 }, spentCents: 0, startedAt: null }) }),
     ...errorResponses(400, 401, 402, 403, 404, 429),
@@ -67,7 +72,7 @@ const submitRoute = createRoute({
 const ListQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ example: 20 }),
-    cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page.' }),
+    cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page.', example: 'WyIyMDI2LTExLTI0VDA5OjAwOjAwLjAwMFoiLCJqb2JfNWYxYyJd' }),
   })
   .strict();
 
@@ -96,9 +101,9 @@ const getRoute = createRoute({
 
 const ResultsQuery = z
   .object({
-    cursor: z.string().regex(/^\d+$/).optional().openapi({ description: 'nextCursor of the previous page (JSON only).' }),
+    cursor: z.string().regex(/^\d+$/).optional().openapi({ description: 'nextCursor of the previous page (JSON only).', example: '99' }),
     limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Items per page (JSON only; NDJSON and CSV stream every item).', example: 100 }),
-    status: z.enum(ITEM_STATUSES).optional().openapi({ description: 'Only the items of this status.' }),
+    status: z.enum(ITEM_STATUSES).optional().openapi({ description: 'Only the items of this status.', example: 'failed' }),
   })
   .strict();
 

@@ -32,6 +32,15 @@ Authenticate every REST call with \`Authorization: Bearer <key>\` (no other head
 
 ${platforms.join('\n\n')}
 
+## Data jobs (agnt)
+
+One operation over 1 to 10,000 inputs, run in the background: submitting is free, each item is billed at its operation's price only if it succeeds, and a job leaves a fifth of the workspace's requests per minute to other calls.
+
+- [POST /v1/data/agnt/jobs](${urls.base}/v1/data/agnt/jobs): \`{operation: "<slug>/<operation>", inputs: [...], name?, maxCostCents?}\` → 202 with the job; every input is validated first. MCP tool \`sluice_jobs_submit\`.
+- [GET /v1/data/agnt/jobs/{id}](${urls.base}/v1/data/agnt/jobs): status, counts, spentCents, quotedCents, times. MCP tool \`sluice_jobs_status\`.
+- [GET /v1/data/agnt/jobs/{id}/results](${urls.base}/v1/data/agnt/jobs): per item its input and data or error; JSON paged, or NDJSON / CSV by \`Accept\`. MCP tool \`sluice_jobs_results\`.
+- [POST /v1/data/agnt/jobs/{id}/cancel](${urls.base}/v1/data/agnt/jobs): items not started are never started nor charged.
+
 ## Optional
 
 - [MCP endpoint](${urls.mcp}): Streamable HTTP; every operation above is a tool, found with \`sluice_tools_search\`; \`sluice_onboarding\` records who is setting Sluice up and what for (successor of the deprecated \`POST /v1/register\`), \`sluice_db_*\` keep data between runs in the workspace's SQLite databases

@@ -47,6 +47,7 @@ function documentOf(app: OpenAPIHono<AppEnv>, urls: PublicUrls, build: string): 
         { name: 'Account', description: 'Credits and usage of the calling workspace.' },
         { name: 'Data', description: 'Metered data operations.' },
         { name: 'Databases', description: "The workspace's own SQLite databases: keep what an agent collected between runs." },
+        { name: 'Data jobs', description: 'The agnt source: one operation over up to 10,000 inputs, run in the background, each item billed only if it succeeds.' },
         { name: 'Runtime', description: "For deployed agents, with the agent's own key: the operations of /v1/data, metered alike, and the runtime hours they use." },
       ],
     },
