@@ -35,12 +35,20 @@ function encryptionKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
+/**
+ * KEY_ENCRYPTION_KEY is one key, or during a rotation `<new>,<old>[,...]`: the first encrypts (and peppers new
+ * password hashes), every one is tried to read, so what was written under an old key stays readable.
+ */
+export function encryptionSecrets(secret: string): string[] {
+  return secret.split(',').map((part) => part.trim()).filter(Boolean);
+}
+
 /** AES-256-GCM with a fresh 96-bit nonce; stored as base64(nonce || ciphertext). The key id is bound as associated data. */
 export async function encryptKey(plaintext: string, keyId: string, secret: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const sealed = await crypto.subtle.encrypt(
     { name: 'AES-GCM', iv, additionalData: new TextEncoder().encode(keyId) },
-    await encryptionKey(secret),
+    await encryptionKey(encryptionSecrets(secret)[0] ?? ''),
     new TextEncoder().encode(plaintext),
   );
   const joined = new Uint8Array(iv.byteLength + sealed.byteLength);
@@ -49,14 +57,24 @@ export async function encryptKey(plaintext: string, keyId: string, secret: strin
   return toBase64(joined);
 }
 
+/** Opens with the first key of KEY_ENCRYPTION_KEY that authenticates the ciphertext (GCM's tag tells a wrong key). */
 export async function decryptKey(stored: string, keyId: string, secret: string): Promise<string> {
   const joined = fromBase64(stored);
-  const opened = await crypto.subtle.decrypt(
-    { name: 'AES-GCM', iv: joined.slice(0, 12), additionalData: new TextEncoder().encode(keyId) },
-    await encryptionKey(secret),
-    joined.slice(12),
-  );
-  return new TextDecoder().decode(opened);
+  const secrets = encryptionSecrets(secret);
+  let failure: unknown = new Error('KEY_ENCRYPTION_KEY is empty');
+  for (const candidate of secrets) {
+    try {
+      const opened = await crypto.subtle.decrypt(
+        { name: 'AES-GCM', iv: joined.slice(0, 12), additionalData: new TextEncoder().encode(keyId) },
+        await encryptionKey(candidate),
+        joined.slice(12),
+      );
+      return new TextDecoder().decode(opened);
+    } catch (error) {
+      failure = error;
+    }
+  }
+  throw failure;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { encryptionSecrets } from '../../core/keys';
+
 /**
  * Password hashing that Cloudflare's hosted runtime accepts. Its WebCrypto refuses PBKDF2 above 100,000
  * iterations (workerd issue 1346), so a new hash is PBKDF2-HMAC-SHA-256 at exactly 100,000 over an
@@ -24,10 +26,10 @@ const SALT_BYTES = 16;
 const HASH_BITS = 256;
 const PEPPER_INFO = 'sluice password pepper v1';
 
-/** `secret` is KEY_ENCRYPTION_KEY, from which the pepper is derived. */
+/** `secret` is KEY_ENCRYPTION_KEY, from which the pepper is derived (its first key, during a rotation). */
 export async function hashPassword(password: string, secret: string): Promise<string> {
   const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES));
-  const hash = await derive(CURRENT_SCHEME, password, salt, PASSWORD_ITERATIONS, secret);
+  const hash = await derive(CURRENT_SCHEME, password, salt, PASSWORD_ITERATIONS, encryptionSecrets(secret)[0] ?? '');
   return `${CURRENT_SCHEME}$${PASSWORD_ITERATIONS}$${toBase64(salt)}$${toBase64(hash)}`;
 }
 
@@ -45,9 +47,16 @@ export async function verifyPassword(password: string, stored: string, secret: s
     return { ok: false, needsRehash: false };
   }
   const expected = fromBase64(hashText);
-  const actual = await derive(scheme, password, fromBase64(saltText), iterations, secret);
-  const ok = expected.byteLength === actual.byteLength && crypto.subtle.timingSafeEqual(expected, actual);
-  return { ok, needsRehash: ok && (scheme !== CURRENT_SCHEME || iterations < PASSWORD_ITERATIONS) };
+  // During a rotation every key's pepper is tried, all of them whatever matched, so a wrong password, a right one
+  // and an unknown address (the decoy) cost the same. A match under an old key is re-hashed under the new one.
+  const secrets = SCHEMES[scheme].peppered ? encryptionSecrets(secret) : [secret];
+  let matched = -1;
+  for (const [index, candidate] of secrets.entries()) {
+    const actual = await derive(scheme, password, fromBase64(saltText), iterations, candidate);
+    if (expected.byteLength === actual.byteLength && crypto.subtle.timingSafeEqual(expected, actual) && matched === -1) matched = index;
+  }
+  const ok = matched !== -1;
+  return { ok, needsRehash: ok && (scheme !== CURRENT_SCHEME || iterations < PASSWORD_ITERATIONS || matched > 0) };
 }
 
 /**
