@@ -162,6 +162,10 @@ export async function main(argv: string[], io: DeployIo = { env: process.env, st
       if (unknown.length) fail(`${options.settings} names ${unknown.join(', ')}, which ${unknown.length === 1 ? 'is not a setting' : 'are not settings'} of Sluice (SETTINGS in src/core/config.ts).`);
       out(`Settings from ${options.settings}: ${Object.keys(given).map((name) => (isSecretSetting(settings[name]) ? `${name} (secret)` : name)).join(', ') || 'none'}.`);
     }
+    if (given.KEY_ENCRYPTION_KEY) {
+      const malformed = given.KEY_ENCRYPTION_KEY.split(',').map((part) => part.trim()).findIndex((part) => !/^[A-Za-z0-9+/]{43}=$/.test(part));
+      if (malformed !== -1) fail(`KEY_ENCRYPTION_KEY must be the base64 of 32 bytes (openssl rand -base64 32), or during a rotation <new>,<old> of those; part ${malformed + 1} is not.`);
+    }
     const missingPartners = requiredTogether(settings).flatMap((group) => (group.some((name) => given[name]) ? group.filter((name) => !given[name]).map((name) => ({ name, with: group.find((other) => given[other])! })) : []));
     if (missingPartners.length) fail(`Missing required setting${missingPartners.length > 1 ? 's' : ''}: ${missingPartners.map(({ name, with: other }) => `${name} (${other} is set, and works only with it)`).join(', ')}. Add ${missingPartners.length > 1 ? 'them' : 'it'} to the settings file; nothing was deployed.`);
 

@@ -15,7 +15,7 @@ export const SETTINGS = {
   TOOLS_BASE_URL: 'Public URL on which the web and SEO tool endpoints are shown at root paths (api worker).',
   MCP_URL: 'Public URL of the MCP endpoint, path /mcp.',
   APP_URL: 'Public URL of the dashboard.',
-  KEY_ENCRYPTION_KEY: 'Secret: base64 of 32 random bytes; AES-GCM key that lets a key be re-revealed and webhook signing secrets be used, and the root of the password pepper: changing it makes every stored password fail.',
+  KEY_ENCRYPTION_KEY: 'Secret: base64 of 32 random bytes; AES-GCM key that lets a key be re-revealed and webhook signing secrets be used, and the root of the password pepper: changing it makes every stored password fail. To rotate, set `<new>,<old>`: the first encrypts and peppers, each one is tried to read, and passwords are re-hashed under the first at sign-in.',
   OPS_TOKEN: 'Secret: bearer of the operator API /ops/v1; when unset that API does not exist.',
   BUILD_ID: 'The build served (a commit), shown by /health.',
   LINKEDIN_API_KEY: 'Secret: RapidAPI key of the professional-network data vendor.',
