@@ -14,6 +14,7 @@ import { registerOAuthConsent } from './api/oauth';
 import { registerOrganizations } from './api/organizations';
 import { registerSandboxKeys } from './api/sandbox-keys';
 import { registerUsage } from './api/usage';
+import { registerVendorConnections } from './api/vendor-connections';
 import { registerWebhooks } from './api/webhooks';
 import { requireSameOrigin } from './auth/origin';
 import { requireSession } from './auth/require-session';
@@ -49,6 +50,7 @@ export function buildDashboardApp() {
   registerOrganizations(app);
   registerKeys(app);
   registerSandboxKeys(app);
+  registerVendorConnections(app);
   registerMembers(app);
   registerBilling(app);
   registerUsage(app);

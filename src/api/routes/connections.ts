@@ -58,7 +58,7 @@ const routes = {
     summary: 'The vendors a workspace can connect its own account of, with the credential fields each needs and the operations each serves',
     operationId: 'listConnectableVendors',
     request: { query: NoParameters },
-    responses: { 200: jsonContent(successEnvelope(z.object({ vendors: z.array(ConnectableVendor) })), 'Every connectable vendor.'), ...errorResponses(400, 401, 403, 429) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ vendors: z.array(ConnectableVendor) })), 'Every connectable vendor.', example({ vendors: vendorList() })), ...errorResponses(400, 401, 403, 429) },
   }),
   list: createRoute({
     method: 'get',
@@ -109,6 +109,16 @@ const routes = {
   }),
 };
 
+/** Each connectable vendor with its credential fields (never a setting's name) and the operations it serves. */
+function vendorList() {
+  return CONNECTABLE_VENDORS.map((vendor) => ({
+    slug: vendor.slug,
+    label: vendor.label,
+    fields: vendor.fields.map(({ name, secret, description }) => ({ name, secret, description })),
+    operations: vendor.operations.map((operation) => `${operation.platform}/${operation.name}`),
+  }));
+}
+
 /**
  * `/v1/connections/*` (issue 33): a workspace's own vendor accounts, and the operations of /v1/data through
  * them at `/v1/connections/{id}/data/<slug>/<operation>` — the same input, validation and answer, sent with
@@ -120,13 +130,7 @@ export function registerConnections(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(routes.vendors, async (c) => {
     const headers = await admitted(c);
-    const vendors = CONNECTABLE_VENDORS.map((vendor) => ({
-      slug: vendor.slug,
-      label: vendor.label,
-      fields: vendor.fields.map(({ name, secret, description }) => ({ name, secret, description })),
-      operations: vendor.operations.map((operation) => `${operation.platform}/${operation.name}`),
-    }));
-    return c.json(success({ vendors }), 200, headers);
+    return c.json(success({ vendors: vendorList() }), 200, headers);
   });
 
   app.openapi(routes.list, async (c) => {

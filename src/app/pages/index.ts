@@ -12,6 +12,7 @@ import { plansPage } from './plans';
 import { serversPage } from './servers';
 import { settingsPage } from './settings';
 import { usagePage } from './usage';
+import { vendorConnectionsPage } from './vendor-connections';
 import { webhooksPage } from './webhooks';
 
 /**
@@ -23,6 +24,7 @@ export const PAGES: readonly Page[] = [
   mcpPage,
   serversPage,
   connectionsPage,
+  vendorConnectionsPage,
   agentsPage,
   webhooksPage,
   usagePage,

@@ -3,7 +3,7 @@ import { clock } from '../../core/clock';
 import { SANDBOX_KEY_DAYS, type SandboxKey } from '../../services/sandbox-keys';
 import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
-import { ApiForm, ConfirmButton, Field, formatDate, TableHead } from './layout';
+import { ApiForm, ConfirmButton, formatDate, TableHead } from './layout';
 
 /**
  * The keys page's sandbox section (issue 33): mint a sandbox key (scope workspace_dryrun), listed apart from
@@ -23,7 +23,12 @@ export const SandboxKeysSection: FC<{ keys: SandboxKey[]; access: WorkspaceAcces
         {SANDBOX_KEY_DAYS} days and never on <code>/v1</code>.
       </p>
       <ApiForm class="row" api={base} then="secret" secretTitle="Your new sandbox key" secretNote={`Copy it now: it is shown this once, and works for ${SANDBOX_KEY_DAYS} days.`}>
-        <Field name="name" label="Name" placeholder="e.g. agent builder, CI dry run" maxlength={100} />
+        {/* Not <Field>: the live key form above has a field named `name` too, and ids must stay unique. */}
+        <div class="field grow">
+          <label for="field-sandbox-name">Sandbox key name</label>
+          <input id="field-sandbox-name" name="name" type="text" required maxlength={100} placeholder="e.g. agent builder, CI dry run" aria-describedby="error-sandbox-name" />
+          <span class="field-error" id="error-sandbox-name" data-field-error="name"></span>
+        </div>
         <button type="submit">Create sandbox key</button>
       </ApiForm>
       <div class="table-wrap">
