@@ -13,6 +13,7 @@ import { ensureServing } from '../services/platform-switches';
 import { OPERATIONS } from '../operations';
 import { mcpToolName, type Operation } from '../core/operation';
 import { isWorkspaceTool } from '../services/workspace-tools';
+import { connectionFailure, connectionUse } from '../services/connections';
 import { llmsTxt } from './routes/llms-txt';
 import { runWorkspaceTool } from './workspace-tool-calls';
 
@@ -32,14 +33,25 @@ export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProto
   async callTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string, toolMeta?: unknown): Promise<ToolOutcome> {
     const operation = BY_TOOL_NAME.get(toolName);
     if (!operation) return { ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } };
+    // A `connection` argument sends the call through one of the workspace's connections (issue 33), as
+    // /v1/connections/{id}/data/... does; the rest is the tool's own input.
+    const { connection: connectionId, ...toolInput } = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+    let through: Awaited<ReturnType<typeof connectionUse>> | undefined;
     try {
       await ensureServing(this.env.DB, operation.platform);
-      const outcome = await execute(operation, input ?? {}, 'body', {
+      if (connectionId !== undefined) {
+        if (typeof connectionId !== 'string') throw ApiError.validation([{ field: 'connection', location: 'body', message: 'A connection id (con_...), as GET /v1/connections lists.' }]);
+        through = await connectionUse(this.env, principal.workspaceId, connectionId, operation);
+      }
+      const outcome = await execute(operation, connectionId === undefined ? (input ?? {}) : toolInput, 'body', {
         env: this.env,
         principal,
         requestId,
         waitUntil: (promise) => this.ctx.waitUntil(promise),
         idempotencyKey: idempotencyKeyFromMcpMeta(toolMeta),
+        ...(through ? { connection: through.use } : {}),
+      }).catch(async (error: unknown) => {
+        throw through ? await connectionFailure(this.env.DB, through.connection, through.vendor, error) : error;
       });
       return { ok: true, data: outcome.data, meta: outcome.meta, ...(outcome.message !== undefined ? { message: outcome.message } : {}) };
     } catch (error) {

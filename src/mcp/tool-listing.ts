@@ -4,6 +4,7 @@ import { Meta } from '../core/schemas';
 import { portableSchema } from '../core/portable-schema';
 import { type CatalogTool, DISCOVERY_TOOLS, type ToolDefinition } from '../operations/tools';
 import { WORKSPACE_LISTINGS } from '../services/workspace-tools';
+import { CONNECTABLE_VENDORS } from '../services/connections-vendors';
 
 /**
  * How tools are listed to MCP clients: the input schema, hints a client shows or acts on (every tool only
@@ -58,10 +59,24 @@ function dataListing(tool: CatalogTool): Tool {
   return {
     name: tool.name,
     description: tool.description,
-    inputSchema: tool.inputSchema,
+    inputSchema: withConnectionArgument(tool),
     annotations: { title: tool.operation.summary, readOnlyHint: true, openWorldHint: true, destructiveHint: false },
     outputSchema: dataOutputSchema(tool),
   };
+}
+
+/**
+ * A tool that a connectable vendor serves takes an optional `connection` (issue 33): one argument rather than
+ * a facet per connection, so the tool list stays the same whatever the workspace has connected.
+ */
+function withConnectionArgument(tool: CatalogTool): Tool['inputSchema'] {
+  const vendors = CONNECTABLE_VENDORS.filter((vendor) => vendor.operations.includes(tool.operation)).map((vendor) => vendor.slug);
+  if (vendors.length === 0) return tool.inputSchema;
+  const connection = {
+    type: 'string',
+    description: `Optional: the id of one of the workspace's connections (${vendors.join(', ')}; GET /v1/connections) to send this call with its own vendor account, charged the plan's connection fee instead of the price.`,
+  };
+  return { ...tool.inputSchema, properties: { ...(tool.inputSchema.properties as Record<string, object> | undefined), connection } };
 }
 
 const DISCOVERY_LISTINGS = DISCOVERY_TOOLS.map(discoveryListing);
