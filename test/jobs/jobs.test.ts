@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, call, companyByDomain, credit, eventually, funded, json, ops, provision, wallet } from '../support/api';
 import type { JobView } from '../../src/services/jobs/store';
+import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
 import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
 const COMPANY = 'linkedin/get-company-by-domain';
@@ -121,6 +122,9 @@ describe('running a data job', () => {
     const cancelled = await json(await jobRequest(account.key, `/${submitted.body.data.id}/cancel`, { method: 'POST' }));
     expect(cancelled.data).toMatchObject({ status: 'cancelled', reason: 'Cancelled by request.' });
     expect(cancelled.data.finishedAt).not.toBeNull();
+    // The key is refused from the moment the cancel is answered, before the Workflow even wakes.
+    const key = await jobKey(submitted.body.data.id);
+    expect((await call('/runtime/data/linkedin/get-company-by-domain?domain=late.com', bearer(key))).status).toBe(401);
 
     // Windows go by; the job's Workflow wakes, finds its key refused and stops.
     time.advance(120_000);
@@ -132,6 +136,26 @@ describe('running a data job', () => {
     const rows = await eventually(() => usageOfKey(keyId), (found) => found.length >= done);
     expect(rows).toHaveLength(done);
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 100 - done, heldCents: 0 });
+  });
+
+  it('cancel while items are in flight: they finish and are billed, no further item of the running slice starts', async () => {
+    const account = await funded(100, 'payg');
+    // Each call takes the fake vendor 2 s: the job's first call runs alone, then 8 at a time.
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 20 }, (_, index) => ({ domain: `slow.f${index}.com` })) });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect((await jobRequest(account.key, `/${submitted.body.data.id}/cancel`, { method: 'POST' })).status).toBe(200);
+    const job = await driveJob(submitted.body.data.id, time, (found) => found.counts.succeeded + found.counts.failed > 0 && found.status === 'cancelled', { seconds: 10 });
+    // Let the slice that was running write what finished.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const after = await readJob(account.key, job.id);
+    expect(after.status).toBe('cancelled');
+    expect(after.counts.succeeded).toBeLessThan(20);
+    expect(after.counts.pending).toBeGreaterThan(0);
+    const keyId = await jobKeyId(job.id);
+    const rows = await eventually(() => usageOfKey(keyId), (found) => found.filter((row) => row.status === 200).length >= after.counts.succeeded);
+    expect(rows.filter((row) => row.status === 200)).toHaveLength(after.counts.succeeded);
+    expect(after.spentCents).toBe(after.counts.succeeded);
+    expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 100 - after.counts.succeeded, heldCents: 0 });
   });
 
   it('waits for credits when money runs out and finishes by itself after a top-up, never below zero', async () => {
@@ -166,6 +190,27 @@ describe('running a data job', () => {
     const rows = await eventually(() => usageOfKey(keyId), (found) => found.length >= 120);
     expect(rows.filter((row) => row.status === 429)).toEqual([]);
     expect(rows).toHaveLength(120);
+  });
+});
+
+describe('job events', () => {
+  it('announces job.completed with the counts to the endpoints that subscribe, signed and delivered as every event', async () => {
+    const account = await funded(100, 'payg');
+    const url = `${FAKE_RECEIVER}/ok/${crypto.randomUUID()}`;
+    const endpoint = await call('/v1/webhook-endpoints', { method: 'POST', headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url, events: ['job.completed', 'job.failed'] }) });
+    expect(endpoint.status).toBe(201);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'e1.com' }, { domain: 'status404.e2.com' }] });
+    await driveJob(submitted.body.data.id, time, ended);
+    const path = new URL(url).pathname;
+    const got = await eventually(
+      async () => (await (await fetch(`${FAKE_RECEIVER}/_received?path=${encodeURIComponent(path)}`)).json()) as ReceivedRequest[],
+      (requests) => requests.length > 0,
+      500,
+    );
+    expect(got).toHaveLength(1);
+    const event = JSON.parse(got[0]!.body);
+    expect(event).toMatchObject({ type: 'job.completed', data: { workspaceId: account.workspaceId, job: { id: submitted.body.data.id, status: 'succeeded', counts: { total: 2, succeeded: 1, failed: 1, pending: 0 }, spentCents: 1 } } });
+    expect(got[0]!.headers['webhook-id']).toBe(`evt_${submitted.body.data.id.slice(4)}`);
   });
 });
 
