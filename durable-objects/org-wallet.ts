@@ -257,7 +257,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return termsOf(this.sql.exec<TermsRow>('SELECT * FROM terms').one());
   }
 
-  statement(limit = 50): { balance: Balance; ledger: LedgerEntry[] } {
+  statement(limit = 50): { balance: Balance; ledger: LedgerEntry[]; storageBytes: number } {
     const ledger = this.sql
       .exec<LedgerEntry & Record<string, SqlStorageValue>>(
         `SELECT seq, at, kind, hold_id AS holdId, subscription_delta AS subscriptionDelta, purchased_delta AS purchasedDelta,
@@ -266,7 +266,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         limit,
       )
       .toArray();
-    return { balance: this.balance(), ledger };
+    return { balance: this.balance(), ledger, storageBytes: this.sql.databaseSize };
   }
 
   /** Workspaces with a lease, so an exact statement can ask their gates to report first. */

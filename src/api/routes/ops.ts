@@ -175,8 +175,8 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
   app.openapi(routes.showWallet, async (c) => {
     const { id: organizationId } = c.req.valid('param');
     await getOrganization(c.env.DB, organizationId);
-    const { balance, ledger } = await settledStatement(c.env, organizationId, 50);
-    return c.json(success({ organizationId, ...balanceInCents(balance), ledger: ledger.map(ledgerEntryInCents) }), 200);
+    const { balance, ledger, storageBytes } = await settledStatement(c.env, organizationId, 50);
+    return c.json(success({ organizationId, ...balanceInCents(balance), ledger: ledger.map(ledgerEntryInCents), storageBytes }), 200);
   });
   app.openapi(routes.createWorkspace, async (c) => c.json(success(await createWorkspace(c.env.DB, c.req.valid('json'))), 201));
   app.openapi(routes.createKey, async (c) => c.json(success(await issueKey(c.env, c.req.valid('json'))), 201));

@@ -54,7 +54,8 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   summary(workspaceId?: string): { balance: Balance; terms: Terms };
   /** The plan the wallet was configured with: none (version 0) until it is configured. */
   terms(): Terms;
-  statement(limit?: number): { balance: Balance; ledger: LedgerEntry[] };
+  /** The balance, the latest ledger entries, and the size of the object's SQLite database (bytes). */
+  statement(limit?: number): { balance: Balance; ledger: LedgerEntry[]; storageBytes: number };
   /** Workspaces with a lease, so an exact statement can ask their gates to report first. */
   leaseholders(): string[];
 }
