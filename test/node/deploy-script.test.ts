@@ -6,10 +6,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../scripts/deploy';
 import { smokeTest } from '../../scripts/deploy/smoke';
-import { sharedStack } from './support/shared-stack';
+import { type SharedStack, sharedStack } from './support/shared-stack';
 import { ROOT, tempDir } from './support/processes';
 
 interface Call {
@@ -234,8 +234,13 @@ describe('npm run deploy', () => {
 });
 
 describe('the smoke test on the real workers', () => {
+  // The shared stack starts when the first file asks: in a hook, whose bound (hookTimeout) allows for that.
+  let stack: SharedStack;
+  beforeAll(async () => {
+    stack = await sharedStack();
+  });
+
   it('passes on the local stack, and names the URL when the build differs', async () => {
-    const stack = await sharedStack();
     const urls = { BASE_URL: stack.settings.BASE_URL!, TOOLS_BASE_URL: stack.settings.TOOLS_BASE_URL!, MCP_URL: stack.settings.MCP_URL!, APP_URL: stack.settings.APP_URL! };
     const log: string[] = [];
     expect(await smokeTest(urls, stack.settings.BUILD_ID!, { fetch, attempts: 1, log: (line) => log.push(line) }), log.join('\n')).toEqual([]);
