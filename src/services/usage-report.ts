@@ -42,6 +42,8 @@ export const UsageReport = z
         cached: z.boolean(),
         latencyMs: z.number().int(),
         createdAt: z.string(),
+        sandbox: z.boolean().openapi({ description: "A sandbox key's call: answered with the operation's documented example, never billed." }),
+        connectionId: z.string().nullable().openapi({ description: "The connection (the workspace's own vendor account) the call went through; null for Sluice's own." }),
       }),
     ),
     nextCursor: z.string().nullable(),
@@ -61,6 +63,8 @@ interface UsageRow {
   cached: number;
   latencyMs: number;
   createdAt: string;
+  sandbox: number;
+  connectionId: string | null;
 }
 
 interface TotalsRow {
@@ -86,7 +90,7 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
     db
       .prepare(
         `SELECT id, request_id AS requestId, key_id AS keyId, operation, status, error_code AS errorCode, cost_units AS costUnits,
-                cached, latency_ms AS latencyMs, created_at AS createdAt
+                cached, latency_ms AS latencyMs, created_at AS createdAt, sandbox, connection_id AS connectionId
            FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
             AND (? IS NULL OR (created_at, id) < (?, ?))
           ORDER BY created_at DESC, id DESC LIMIT ?`,
@@ -108,7 +112,7 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
     summarizedBefore,
     totals: totalsOf(overall),
     byOperation: groups.map((group) => ({ operation: group.operation, ...totalsOf(group) })),
-    rows: rows.map(({ costUnits, cached, ...row }) => ({ ...row, costCents: centsFromUnits(costUnits), cached: cached === 1 })),
+    rows: rows.map(({ costUnits, cached, sandbox, ...row }) => ({ ...row, costCents: centsFromUnits(costUnits), cached: cached === 1, sandbox: sandbox === 1 })),
     nextCursor: page!.results.length > query.limit && last ? encodeCursor(last) : null,
   };
 }

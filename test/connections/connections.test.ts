@@ -137,6 +137,8 @@ describe('connections: calls through them', () => {
       (found) => found !== null,
     );
     expect(row).toMatchObject({ connectionId: connection.id });
+    const usage = await send('GET', '/v1/usage', account.key);
+    expect(usage.body.data.rows.find((entry: { status: number }) => entry.status === 200)).toMatchObject({ connectionId: connection.id, sandbox: false });
   });
 
   it("a vendor's 429 is the spec's 429 PROVIDER_ERROR with the vendor's Retry-After, saying a plan change will not help; not charged", async () => {

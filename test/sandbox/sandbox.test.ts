@@ -6,7 +6,7 @@ import { clock } from '../../src/core/clock';
 import { centsFromUnits } from '../../src/core/money';
 import { OPERATIONS } from '../../src/operations';
 import { mintSandboxKey } from '../../src/services/sandbox-keys';
-import { bearer, call, eventually, json, provision, wallet } from '../support/api';
+import { bearer, call, eventually, json, ops, provision, wallet } from '../support/api';
 
 /** Every fetch the worker makes while a test runs: a sandbox call must make none. */
 function recordOutbound(): string[] {
@@ -73,6 +73,17 @@ describe('sandbox keys (scope workspace_dryrun) on /runtime/data', () => {
       for (const row of rows.results) expect(row).toMatchObject({ status: 200, costUnits: 0, sandbox: 1 });
     },
   );
+
+  it('shows its calls apart in /v1/usage: marked sandbox, at cost 0', async () => {
+    const account = await provision({ plan: null, scope: 'workspace_dryrun' });
+    expect((await call('/runtime/data/linkedin/get-company-by-domain?domain=acme.example', bearer(account.key))).status).toBe(200);
+    const live = await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace', name: 'reader' });
+    const usage = await eventually(
+      async () => json(await call('/v1/usage', bearer(live.body.data.key))),
+      (body) => body.data.rows.length > 0,
+    );
+    expect(usage.data.rows[0]).toMatchObject({ operation: 'linkedin.get-company-by-domain', sandbox: true, costCents: 0, connectionId: null });
+  });
 
   it('validates the input as a live call does: 400 VALIDATION_ERROR naming the field, nothing charged', async () => {
     const account = await provision({ plan: null, scope: 'workspace_dryrun' });

@@ -107,7 +107,12 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
                     <code>{row.operation}</code>
                   </td>
                   <td>{row.status < 400 ? <span class="badge ok">{row.status}</span> : <span class="badge off">{`${row.status} ${row.errorCode ?? ''}`}</span>}</td>
-                  <td class="num">{formatCents(row.costCents)}{row.cached ? <span class="muted small"> cached</span> : null}</td>
+                  <td class="num">
+                    {formatCents(row.costCents)}
+                    {row.cached ? <span class="muted small"> cached</span> : null}
+                    {row.sandbox ? <span class="muted small"> sandbox</span> : null}
+                    {row.connectionId ? <span class="muted small" title={row.connectionId}> own account</span> : null}
+                  </td>
                   <td class="num">{`${row.latencyMs} ms`}</td>
                   <td>
                     <code class="muted">{row.requestId}</code>
