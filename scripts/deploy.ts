@@ -243,7 +243,7 @@ export async function main(argv: string[], io: DeployIo = { env: process.env, st
     }
     for (const { kind, name, worker } of resources) {
       if (kind === 'workflow') out(`Workflow ${name}: created or updated by the ${worker} worker's deploy`);
-      if (kind === 'browser') out(`Browser Rendering (binding ${name} of ${worker}): needs no resource; the account needs the Workers Paid plan`);
+      if (kind === 'browser') out(`Browser Rendering (binding ${name} of ${worker}): needs no resource (Browser Rendering must be enabled for the account)`);
     }
 
     // 3. Render the deploy configs.
