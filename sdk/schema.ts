@@ -288,6 +288,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connections/vendors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The vendors a workspace can connect its own account of, with the credential fields each needs and the operations each serves */
+        get: operations["listConnectableVendors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's connections, newest first; never a credential */
+        get: operations["listConnections"];
+        put?: never;
+        /**
+         * Connect the workspace's own account of a vendor
+         * @description The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again.
+         */
+        post: operations["createConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One connection */
+        get: operations["getConnection"];
+        put?: never;
+        post?: never;
+        /** Remove a connection and its stored credentials */
+        delete: operations["deleteConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Check the stored credentials with the vendor again */
+        post: operations["checkConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/agnt/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's data jobs, newest first */
+        get: operations["listDataJobs"];
+        put?: never;
+        /**
+         * Submit a data job: one operation over 1 to 10,000 inputs, run in the background
+         * @description Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; nothing is queued when it is refused. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; the job paces itself to the workspace's window and leaves a fifth of it to other calls. Bodies up to 10 MB.
+         */
+        post: operations["submitDataJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/agnt/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A data job: status, counts, spend and times */
+        get: operations["getDataJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/agnt/jobs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a data job
+         * @description Items not started are never started nor charged; items in flight finish and are billed only if they succeed. Cancelling an ended job answers it as it is.
+         */
+        post: operations["cancelDataJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/agnt/jobs/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A data job's results, per item, in input order
+         * @description JSON (paged with `cursor`) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), both streamed whole, page by page, so a 10,000-item download never sits in memory at once.
+         */
+        get: operations["getDataJobResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scrape": {
         parameters: {
             query?: never;
@@ -2397,6 +2548,8 @@ export interface components {
             allowanceCents: number;
             /** @description Per workspace, shared by all its keys. */
             requestsPerMinute: number;
+            /** @description The platform fee per successful call through a connection (/v1/connections/{id}/data/...: the workspace's own vendor account), charged instead of the operation's price; 0 means none. */
+            connectionFeeCents: number;
             /** @description Workspaces, seats (members plus pending invitations), agents, databases, webhook events a month, runtime hours a month. */
             caps: {
                 workspaces: number;
@@ -2429,8 +2582,15 @@ export interface components {
         };
         Usage: {
             workspaceId: string;
+            /** @description Start of the range reported (inclusive): the one asked, widened to the start of its UTC day when it lies before `summarizedBefore`. */
             from: string;
+            /** @description End of the range reported (exclusive), widened likewise. */
             to: string;
+            /**
+             * @description Set when the range reaches back past the 13 months each call's row is kept: before this instant only daily totals per operation remain, so the totals count whole UTC days there and `rows` begin at it. Null when every call of the range is listed.
+             * @example null
+             */
+            summarizedBefore: string | null;
             totals: {
                 calls: number;
                 succeeded: number;
@@ -2455,6 +2615,10 @@ export interface components {
                 cached: boolean;
                 latencyMs: number;
                 createdAt: string;
+                /** @description A sandbox key's call: answered with the operation's documented example, never billed. */
+                sandbox: boolean;
+                /** @description The connection (the workspace's own vendor account) the call went through; null for Sluice's own. */
+                connectionId: string | null;
             }[];
             nextCursor: string | null;
         };
@@ -2464,7 +2628,7 @@ export interface components {
             workspaceId: string;
             /** @example https://hooks.example.com/sluice */
             url: string;
-            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily")[];
+            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily" | "job.completed" | "job.failed")[];
             /** @description credits.low is sent when the available balance falls below this. */
             creditsLowThresholdCents: number;
             createdAt: string;
@@ -2490,7 +2654,7 @@ export interface components {
              *       "key.created"
              *     ]
              */
-            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily")[];
+            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily" | "job.completed" | "job.failed")[];
             /**
              * @description Cents; default 100.
              * @example 500
@@ -2510,7 +2674,7 @@ export interface components {
              *       "key.created"
              *     ]
              */
-            events?: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily")[];
+            events?: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily" | "job.completed" | "job.failed")[];
             /**
              * @description Cents; default 100.
              * @example 500
@@ -2612,6 +2776,121 @@ export interface components {
              */
             params: ((string | null) | (number | null) | (boolean | null))[];
         };
+        ConnectableVendor: {
+            slug: string;
+            label: string;
+            fields: {
+                name: string;
+                secret: boolean;
+                description: string;
+            }[];
+            /** @description `<slug>/<operation>` of each operation a connection to this vendor serves at /v1/connections/{id}/data/<slug>/<operation>. */
+            operations: string[];
+        };
+        Connection: {
+            id: string;
+            /** @description A slug of GET /v1/connections/vendors. */
+            vendor: string;
+            name: string;
+            /** @description The last four characters of the secret, as "…4f2a"; the credentials are never answered. */
+            hint: string;
+            /**
+             * @description What the vendor said at the last check (or a call it refused the credentials of).
+             * @enum {string}
+             */
+            status: "ok" | "rejected" | "unreachable";
+            createdAt: string;
+            lastCheckedAt: string;
+        };
+        CreateConnection: {
+            /** @enum {string} */
+            vendor: "dataforseo" | "firecrawl" | "hunter" | "peopledatalabs" | "linkedin-data-api" | "tiktok-scraper7" | "twitter-api45" | "instagram-looter2" | "facebook-scraper3" | "yt-api" | "twitter283";
+            name?: string;
+            /** @description The vendor's credential fields (GET /v1/connections/vendors), e.g. {"apiKey": "..."}. */
+            credentials: {
+                [key: string]: unknown;
+            };
+        };
+        CheckedConnection: components["schemas"]["Connection"] & {
+            /** @description Why the check was not ok, in the vendor’s words where it gave some. */
+            reason?: string;
+        };
+        DataJob: {
+            /** @example job_5f1c2a9b7d3e4f6a8b0c1d2e */
+            id: string;
+            /** @example linkedin/get-company-by-domain */
+            operation: string;
+            name: string | null;
+            /**
+             * @description queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "waiting_for_credits" | "succeeded" | "failed" | "cancelled";
+            /** @description Why the job waits, failed or was cancelled; null while it simply runs. */
+            reason: string | null;
+            items: number;
+            counts: {
+                total: number;
+                succeeded: number;
+                failed: number;
+                pending: number;
+            };
+            /** @description What its successful items cost; only successes are billed. */
+            spentCents: number;
+            /** @description The most the job can cost: the sum of its items’ quotes. */
+            quotedCents: number;
+            maxCostCents: number | null;
+            /** @description While the job waits (the window, a retry, money, runtime hours): when it looks again. */
+            resumesAt: string | null;
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
+        JobSubmission: {
+            /**
+             * @description The operation every input is run through, as '<slug>/<operation>' (see GET /v1/platforms).
+             * @example linkedin/get-company-by-domain
+             */
+            operation: string;
+            /**
+             * @description 1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST).
+             * @example [
+             *       {
+             *         "domain": "stripe.com"
+             *       },
+             *       {
+             *         "domain": "apple.com"
+             *       }
+             *     ]
+             */
+            inputs: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * @description A name to know the job by.
+             * @example Q4 enrichment
+             */
+            name?: string;
+            /**
+             * @description Refuse the job (402) if its quote, the most it can cost, is above this.
+             * @example 100
+             */
+            maxCostCents?: number;
+        };
+        DataJobItem: {
+            index: number;
+            input: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            data?: unknown;
+            error?: {
+                code: string;
+                message: string;
+            };
+            costCents: number;
+        };
         WebScrapedPage: {
             markdown?: string;
             summary?: string | null;
@@ -2679,6 +2958,15 @@ export interface components {
              * @enum {boolean}
              */
             replayed?: true;
+            /**
+             * @description Present on a sandbox key's call (scope workspace_dryrun, /runtime/*): `data` is the operation's documented example, no vendor was called and nothing was charged.
+             * @enum {boolean}
+             */
+            sandbox?: true;
+            /** @description On a sandbox call: what the same call would cost live, in cents. */
+            quotedCents?: number;
+            /** @description On a call through a connection: the connection whose vendor account served it; costCents is the plan's platform fee. */
+            connectionId?: string;
         };
         /** @description One list per source asked for, each up to limit long. */
         WebSearchResults: {
@@ -4438,6 +4726,13 @@ export interface operations {
                      *                 }
                      *               }
                      *             ]
+                     *           },
+                     *           {
+                     *             "slug": "agnt",
+                     *             "name": "Data jobs",
+                     *             "category": "Sluice",
+                     *             "description": "Run one operation over 1 to 10,000 inputs in the background: POST /v1/data/agnt/jobs {operation: '<slug>/<operation>', inputs}, then GET /v1/data/agnt/jobs/{id} for progress, GET /v1/data/agnt/jobs/{id}/results (JSON, NDJSON or CSV) and POST /v1/data/agnt/jobs/{id}/cancel. Submitting is free; each item is billed at its operation's price, only if it succeeds.",
+                     *             "operations": []
                      *           }
                      *         ]
                      *       }
@@ -4805,6 +5100,7 @@ export interface operations {
                      *             "priceCents": 0,
                      *             "allowanceCents": 0,
                      *             "requestsPerMinute": 60,
+                     *             "connectionFeeCents": 1,
                      *             "caps": {
                      *               "workspaces": 2,
                      *               "seats": 2,
@@ -4820,6 +5116,7 @@ export interface operations {
                      *             "priceCents": 1900,
                      *             "allowanceCents": 1000,
                      *             "requestsPerMinute": 120,
+                     *             "connectionFeeCents": 1,
                      *             "caps": {
                      *               "workspaces": 3,
                      *               "seats": 1,
@@ -4835,6 +5132,7 @@ export interface operations {
                      *             "priceCents": 4900,
                      *             "allowanceCents": 2500,
                      *             "requestsPerMinute": 300,
+                     *             "connectionFeeCents": 0.5,
                      *             "caps": {
                      *               "workspaces": 5,
                      *               "seats": 3,
@@ -4850,6 +5148,7 @@ export interface operations {
                      *             "priceCents": 9900,
                      *             "allowanceCents": 5000,
                      *             "requestsPerMinute": 300,
+                     *             "connectionFeeCents": 0.5,
                      *             "caps": {
                      *               "workspaces": 10,
                      *               "seats": 10,
@@ -4865,6 +5164,7 @@ export interface operations {
                      *             "priceCents": 14900,
                      *             "allowanceCents": 7500,
                      *             "requestsPerMinute": 600,
+                     *             "connectionFeeCents": 0,
                      *             "caps": {
                      *               "workspaces": 10,
                      *               "seats": 5,
@@ -4880,6 +5180,7 @@ export interface operations {
                      *             "priceCents": 39900,
                      *             "allowanceCents": 20000,
                      *             "requestsPerMinute": 600,
+                     *             "connectionFeeCents": 0,
                      *             "caps": {
                      *               "workspaces": 50,
                      *               "seats": 50,
@@ -5197,7 +5498,9 @@ export interface operations {
                      *             "costCents": 0.1,
                      *             "cached": false,
                      *             "latencyMs": 412,
-                     *             "createdAt": "2026-11-22T09:58:01.000Z"
+                     *             "createdAt": "2026-11-22T09:58:01.000Z",
+                     *             "sandbox": false,
+                     *             "connectionId": null
                      *           }
                      *         ],
                      *         "nextCursor": "WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfOWY4ZTdkIl0"
@@ -7317,6 +7620,2030 @@ export interface operations {
             };
         };
     };
+    listConnectableVendors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every connectable vendor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "vendors": [
+                     *           {
+                     *             "slug": "dataforseo",
+                     *             "label": "DataForSEO",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "login",
+                     *                 "secret": false,
+                     *                 "description": "The API login (app.dataforseo.com/api-access)."
+                     *               },
+                     *               {
+                     *                 "name": "password",
+                     *                 "secret": true,
+                     *                 "description": "The API password."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "seo/serp",
+                     *               "seo/keyword-ideas",
+                     *               "seo/keyword-overview",
+                     *               "seo/keyword-gap",
+                     *               "seo/ranked-keywords",
+                     *               "seo/competitors",
+                     *               "seo/referring-domains",
+                     *               "seo/backlink-gap",
+                     *               "seo/backlinks-summary",
+                     *               "seo/domain-overview",
+                     *               "seo/tech-search",
+                     *               "seo/ai-visibility",
+                     *               "seo/chatgpt-api-answer",
+                     *               "seo/perplexity-api-answer",
+                     *               "seo/claude-api-answer",
+                     *               "seo/chatgpt-app-answer"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "firecrawl",
+                     *             "label": "Firecrawl",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "An API key (fc-...) of the Firecrawl team."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "web/scrape",
+                     *               "web/search",
+                     *               "web/map"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "hunter",
+                     *             "label": "The Hunter email data provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A Hunter API key (hunter.io/api-keys)."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "leads/email-find",
+                     *               "leads/email-verify",
+                     *               "leads/email-enrich",
+                     *               "leads/company-emails",
+                     *               "leads/company-discovery",
+                     *               "leads/company-technologies"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "peopledatalabs",
+                     *             "label": "The People Data Labs provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A People Data Labs API key."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "leads/profile-enrich",
+                     *               "leads/mobile-lookup",
+                     *               "leads/people-search",
+                     *               "leads/company-enrich",
+                     *               "leads/company-search",
+                     *               "leads/company-funding"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "linkedin-data-api",
+                     *             "label": "The LinkedIn data provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A RapidAPI key subscribed to LinkedIn data provider."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "linkedin/get-company-by-domain",
+                     *               "linkedin/get-company",
+                     *               "linkedin/get-company-by-id",
+                     *               "linkedin/get-profile",
+                     *               "linkedin/get-profile-by-url",
+                     *               "linkedin/get-profile-posts",
+                     *               "linkedin/get-post",
+                     *               "linkedin/get-post-comments",
+                     *               "linkedin/get-article",
+                     *               "linkedin/search-jobs",
+                     *               "linkedin/get-job",
+                     *               "linkedin/search-locations",
+                     *               "linkedin/system-status"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "tiktok-scraper7",
+                     *             "label": "The TikTok data provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A RapidAPI key subscribed to TikTok data provider."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "tiktok/user-info",
+                     *               "tiktok/user-posts",
+                     *               "tiktok/video",
+                     *               "tiktok/search",
+                     *               "tiktok/collection-info",
+                     *               "tiktok/collection-posts"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "twitter-api45",
+                     *             "label": "The X data provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A RapidAPI key subscribed to X data provider."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "x/user-info",
+                     *               "x/user-posts",
+                     *               "x/search",
+                     *               "x/hashtag",
+                     *               "x/post",
+                     *               "x/post-replies",
+                     *               "x/list",
+                     *               "x/trends"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "instagram-looter2",
+                     *             "label": "The Instagram data provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A RapidAPI key subscribed to Instagram data provider."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "instagram/search",
+                     *               "instagram/location",
+                     *               "instagram/location-posts",
+                     *               "instagram/hashtag",
+                     *               "instagram/user-info",
+                     *               "instagram/user-posts",
+                     *               "instagram/user-id",
+                     *               "instagram/username",
+                     *               "instagram/media",
+                     *               "instagram/explore",
+                     *               "instagram/explore-section"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "facebook-scraper3",
+                     *             "label": "The Facebook data provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A RapidAPI key subscribed to Facebook data provider."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "facebook/marketplace",
+                     *               "facebook/post",
+                     *               "facebook/search-posts",
+                     *               "facebook/search-pages",
+                     *               "facebook/ads-library",
+                     *               "facebook/page-details",
+                     *               "facebook/page-posts",
+                     *               "facebook/group-details",
+                     *               "facebook/group-posts"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "yt-api",
+                     *             "label": "The YouTube media provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A RapidAPI key subscribed to YouTube media provider."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "youtube/audio"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "twitter283",
+                     *             "label": "The X translation provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A RapidAPI key subscribed to X translation provider."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "x/post-translation"
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            vendors: components["schemas"]["ConnectableVendor"][];
+                        };
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "connections": [
+                     *           {
+                     *             "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *             "vendor": "hunter",
+                     *             "name": "Our Hunter account",
+                     *             "hint": "…4f2a",
+                     *             "status": "ok",
+                     *             "createdAt": "2026-11-24T09:00:00.000Z",
+                     *             "lastCheckedAt": "2026-11-24T09:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            connections: components["schemas"]["Connection"][];
+                        };
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "vendor": "hunter",
+                 *       "name": "Our Hunter account",
+                 *       "credentials": {
+                 *         "apiKey": "d3b07384d113edec49eaa6238ad5ff00c86f4f2a"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateConnection"];
+            };
+        };
+        responses: {
+            /** @description The connection. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "vendor": "hunter",
+                     *         "name": "Our Hunter account",
+                     *         "hint": "…4f2a",
+                     *         "status": "ok",
+                     *         "createdAt": "2026-11-24T09:00:00.000Z",
+                     *         "lastCheckedAt": "2026-11-24T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Connection"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "vendor": "hunter",
+                     *         "name": "Our Hunter account",
+                     *         "hint": "…4f2a",
+                     *         "status": "ok",
+                     *         "createdAt": "2026-11-24T09:00:00.000Z",
+                     *         "lastCheckedAt": "2026-11-24T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Connection"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "vendor": "hunter",
+                     *         "name": "Our Hunter account",
+                     *         "hint": "…4f2a",
+                     *         "status": "ok",
+                     *         "createdAt": "2026-11-24T09:00:00.000Z",
+                     *         "lastCheckedAt": "2026-11-24T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Connection"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    checkConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection with what the vendor said now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "vendor": "hunter",
+                     *         "name": "Our Hunter account",
+                     *         "hint": "…4f2a",
+                     *         "status": "ok",
+                     *         "createdAt": "2026-11-24T09:00:00.000Z",
+                     *         "lastCheckedAt": "2026-11-24T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CheckedConnection"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listDataJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of jobs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "jobs": [
+                     *           {
+                     *             "id": "job_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *             "operation": "linkedin/get-company-by-domain",
+                     *             "name": "Q4 enrichment",
+                     *             "status": "running",
+                     *             "reason": null,
+                     *             "items": 2,
+                     *             "counts": {
+                     *               "total": 2,
+                     *               "succeeded": 1,
+                     *               "failed": 0,
+                     *               "pending": 1
+                     *             },
+                     *             "spentCents": 1,
+                     *             "quotedCents": 2,
+                     *             "maxCostCents": null,
+                     *             "resumesAt": null,
+                     *             "createdAt": "2026-11-24T09:00:00.000Z",
+                     *             "startedAt": "2026-11-24T09:00:01.000Z",
+                     *             "finishedAt": null
+                     *           }
+                     *         ],
+                     *         "nextCursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            jobs: components["schemas"]["DataJob"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    submitDataJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "operation": "linkedin/get-company-by-domain",
+                 *       "inputs": [
+                 *         {
+                 *           "domain": "stripe.com"
+                 *         },
+                 *         {
+                 *           "domain": "apple.com"
+                 *         }
+                 *       ],
+                 *       "name": "Q4 enrichment"
+                 *     }
+                 */
+                "application/json": components["schemas"]["JobSubmission"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "job_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "operation": "linkedin/get-company-by-domain",
+                     *         "name": "Q4 enrichment",
+                     *         "status": "queued",
+                     *         "reason": null,
+                     *         "items": 2,
+                     *         "counts": {
+                     *           "total": 2,
+                     *           "succeeded": 0,
+                     *           "failed": 0,
+                     *           "pending": 2
+                     *         },
+                     *         "spentCents": 0,
+                     *         "quotedCents": 2,
+                     *         "maxCostCents": null,
+                     *         "resumesAt": null,
+                     *         "createdAt": "2026-11-24T09:00:00.000Z",
+                     *         "startedAt": null,
+                     *         "finishedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataJob"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDataJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "job_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "operation": "linkedin/get-company-by-domain",
+                     *         "name": "Q4 enrichment",
+                     *         "status": "running",
+                     *         "reason": null,
+                     *         "items": 2,
+                     *         "counts": {
+                     *           "total": 2,
+                     *           "succeeded": 1,
+                     *           "failed": 0,
+                     *           "pending": 1
+                     *         },
+                     *         "spentCents": 1,
+                     *         "quotedCents": 2,
+                     *         "maxCostCents": null,
+                     *         "resumesAt": null,
+                     *         "createdAt": "2026-11-24T09:00:00.000Z",
+                     *         "startedAt": "2026-11-24T09:00:01.000Z",
+                     *         "finishedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataJob"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelDataJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job, cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "job_5f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "operation": "linkedin/get-company-by-domain",
+                     *         "name": "Q4 enrichment",
+                     *         "status": "cancelled",
+                     *         "reason": "Cancelled by request.",
+                     *         "items": 2,
+                     *         "counts": {
+                     *           "total": 2,
+                     *           "succeeded": 1,
+                     *           "failed": 0,
+                     *           "pending": 1
+                     *         },
+                     *         "spentCents": 1,
+                     *         "quotedCents": 2,
+                     *         "maxCostCents": null,
+                     *         "resumesAt": null,
+                     *         "createdAt": "2026-11-24T09:00:00.000Z",
+                     *         "startedAt": "2026-11-24T09:00:01.000Z",
+                     *         "finishedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataJob"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDataJobResults: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page (JSON only). */
+                cursor?: string;
+                /** @description Items per page (JSON only; NDJSON and CSV stream every item). */
+                limit?: number;
+                /** @description Only the items of this status. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "index": 0,
+                     *             "input": {
+                     *               "domain": "stripe.com"
+                     *             },
+                     *             "status": "succeeded",
+                     *             "data": {
+                     *               "name": "Stripe"
+                     *             },
+                     *             "costCents": 1
+                     *           }
+                     *         ],
+                     *         "nextCursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["DataJobItem"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     data_web_scrape: {
         parameters: {
             query?: never;
@@ -7429,6 +9756,59 @@ export interface operations {
                          */
                         languages?: string[];
                     };
+                    /** @description Firecrawl's page actions, in order, before the page is read: wait, click, write, press, scroll, screenshot, scrape (and executeJavascript, pdf where the provider runs them). Captures are answered at result[0].actions. */
+                    actions?: ({
+                        /** @enum {string} */
+                        type: "wait";
+                        milliseconds?: number;
+                        /** @description Wait until an element matches, instead of a fixed time. */
+                        selector?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "click";
+                        selector: string;
+                        /** @description Click every match, not only the first. */
+                        all?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "write";
+                        /** @description Typed into the focused element (click it first). */
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "press";
+                        /** @example Enter */
+                        key: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "scroll";
+                        /** @enum {string} */
+                        direction?: "up" | "down";
+                        selector?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "screenshot";
+                        fullPage?: boolean;
+                        quality?: number;
+                    } | {
+                        /** @enum {string} */
+                        type: "scrape";
+                    } | {
+                        /** @enum {string} */
+                        type: "executeJavascript";
+                        script: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "pdf";
+                        format?: string;
+                        landscape?: boolean;
+                        scale?: number;
+                    })[];
+                    /**
+                     * @description Refuse requests to ad and tracker hosts while rendering.
+                     * @default true
+                     */
+                    blockAds?: boolean;
                 };
             };
         };
