@@ -105,7 +105,12 @@ const ScrapedPage = z
     rawHtml: z.string().nullable(),
     links: z.array(z.string()),
     images: z.array(z.string()),
-    screenshot: z.string().nullable().openapi({ description: 'URL of the screenshot; it expires after 24 hours.' }),
+    screenshot: z.string().nullable().openapi({ description: "The screenshot's URL: Firecrawl's expires after 24 hours; the built-in provider answers a data: URL, which does not expire." }),
+    actions: z
+      .looseObject({ screenshots: z.array(z.string()), scrapes: z.array(z.looseObject({ url: z.string(), html: z.string() })), javascriptReturns: z.array(z.unknown()), pdfs: z.array(z.string()) })
+      .partial()
+      .nullable()
+      .openapi({ description: 'What the screenshot and scrape actions captured, in order.' }),
     json: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'What the json format extracted.' }),
     changeTracking: z
       .looseObject({
@@ -175,7 +180,7 @@ const scrape: Operation<typeof scrapeInput> = {
   paths: ['/scrape', '/v1/data/web/scrape'],
   summary: 'Scrape one page',
   description:
-    'Fetches one URL (JavaScript-rendered pages with Firecrawl; the built-in provider reads the HTML as served) and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.',
+    'Fetches one URL (rendered in a browser when its scripts build it, or when a screenshot, actions, waitFor or mobile are asked for) and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.',
   input: scrapeInput,
   output: ScrapePayload,
   price: scrapePrice,

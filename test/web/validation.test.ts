@@ -37,7 +37,7 @@ const SCRAPE: Refusal[] = [
   ['a location without country', { url, location: { languages: ['en-US'] } }, ['location.country']],
   ['location languages that are not an array', { url, location: { country: 'US', languages: 'en-US' } }, ['location.languages']],
   ['an unknown location field', { url, location: { country: 'US', city: 'Denver' } }, ['location.city']],
-  ['an unknown field', { url, actions: [] }, ['actions']],
+  ['an unknown field', { url, crawlDepth: 2 }, ['crawlDepth']],
   ['several faults at once', { url: 'acme', timeout: 1, proxy: 'any', colour: 'red' }, ['colour', 'proxy', 'timeout', 'url']],
   ['a body that is not an object', [url] as unknown as Record<string, unknown>, ['body']],
 ];
