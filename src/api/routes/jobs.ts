@@ -200,7 +200,7 @@ export function registerJobs(app: OpenAPIHono<AppEnv>) {
 }
 
 /** Rows read from D1 per page of a streamed download. */
-const STREAM_PAGE = 500;
+const STREAM_PAGE = 100;
 
 export const CSV_COLUMNS = ['index', 'status', 'costCents', 'errorCode', 'errorMessage', 'input', 'data'] as const;
 
