@@ -44,6 +44,7 @@ export const UsageReport = z
         createdAt: z.string(),
         sandbox: z.boolean().openapi({ description: "A sandbox key's call: answered with the operation's documented example, never billed." }),
         connectionId: z.string().nullable().openapi({ description: "The connection (the workspace's own vendor account) the call went through; null for Sluice's own." }),
+        jobId: z.string().nullable().openapi({ description: 'The data job whose item this call was (made with the key minted for its run); null for every other call.' }),
       }),
     ),
     nextCursor: z.string().nullable(),
@@ -65,6 +66,7 @@ interface UsageRow {
   createdAt: string;
   sandbox: number;
   connectionId: string | null;
+  jobId: string | null;
 }
 
 interface TotalsRow {
@@ -89,11 +91,14 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
       .bind(...summedBindings(workspaceId, from, to)),
     db
       .prepare(
-        `SELECT id, request_id AS requestId, key_id AS keyId, operation, status, error_code AS errorCode, cost_units AS costUnits,
-                cached, latency_ms AS latencyMs, created_at AS createdAt, sandbox, connection_id AS connectionId
-           FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
-            AND (? IS NULL OR (created_at, id) < (?, ?))
-          ORDER BY created_at DESC, id DESC LIMIT ?`,
+        // A job's key is minted for its run alone (data_jobs.key_id is unique), so the key names the job.
+        `SELECT usage.id, usage.request_id AS requestId, usage.key_id AS keyId, usage.operation, usage.status, usage.error_code AS errorCode,
+                usage.cost_units AS costUnits, usage.cached, usage.latency_ms AS latencyMs, usage.created_at AS createdAt, usage.sandbox,
+                usage.connection_id AS connectionId, data_jobs.id AS jobId
+           FROM usage LEFT JOIN data_jobs ON data_jobs.key_id = usage.key_id
+          WHERE usage.workspace_id = ? AND usage.created_at >= ? AND usage.created_at < ?
+            AND (? IS NULL OR (usage.created_at, usage.id) < (?, ?))
+          ORDER BY usage.created_at DESC, usage.id DESC LIMIT ?`,
       )
       .bind(...range, after?.createdAt ?? null, after?.createdAt ?? null, after?.id ?? null, query.limit + 1),
   ]);

@@ -193,6 +193,28 @@ describe('running a data job', () => {
   });
 });
 
+describe("a data job's usage rows", () => {
+  it('name the job in /v1/usage (jobId), while an interactive call of the same workspace has none', async () => {
+    const account = await funded(100);
+    const interactive = await companyByDomain(account.key, 'interactive.com');
+    expect(interactive.status).toBe(200);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'u1.com' }, { domain: 'u2.com' }, { domain: 'status404.u3.com' }] });
+    const job = await driveJob(submitted.body.data.id, time, ended);
+    expect(job.counts).toMatchObject({ succeeded: 2, failed: 1 });
+
+    const usage = await eventually(
+      async () => (await json(await call('/v1/usage', bearer(account.key)))).data,
+      (report) => report.rows.filter((row: { jobId: string | null }) => row.jobId !== null).length >= 3,
+    );
+    const keyId = await jobKeyId(job.id);
+    type Row = { keyId: string; jobId: string | null; status: number };
+    expect(usage.rows.filter((row: Row) => row.jobId === job.id).map((row: Row) => [row.keyId, row.status]).sort()).toEqual([[keyId, 200], [keyId, 200], [keyId, 404]].sort());
+    const others = usage.rows.filter((row: Row) => row.keyId !== keyId);
+    expect(others.length).toBeGreaterThanOrEqual(1);
+    expect(others.map((row: Row) => row.jobId)).toEqual(others.map(() => null));
+  });
+});
+
 describe('job events', () => {
   it('announces job.completed with the counts to the endpoints that subscribe, signed and delivered as every event', async () => {
     const account = await funded(100, 'payg');

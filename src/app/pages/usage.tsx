@@ -105,6 +105,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
                   <td>{formatDate(row.createdAt)}</td>
                   <td>
                     <code>{row.operation}</code>
+                    {row.jobId ? <span class="muted small" title={row.jobId}> job</span> : null}
                   </td>
                   <td>{row.status < 400 ? <span class="badge ok">{row.status}</span> : <span class="badge off">{`${row.status} ${row.errorCode ?? ''}`}</span>}</td>
                   <td class="num">
