@@ -450,7 +450,7 @@ export interface paths {
         put?: never;
         /**
          * Scrape one page
-         * @description Fetches one URL (JavaScript-rendered pages with Firecrawl; the built-in provider reads the HTML as served) and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.
+         * @description Fetches one URL (rendered in a browser when its scripts build it, or when a screenshot, actions, waitFor or mobile are asked for) and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.
          *
          *     Cost: 0.1 cents per request (one page; plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction), plus 0.4 cents with proxy enhanced); only successful calls are charged. MCP tool: `data_web_scrape`. Also served at `/v1/data/web/scrape`: same input, price and rate window.
          */
@@ -2619,6 +2619,8 @@ export interface components {
                 sandbox: boolean;
                 /** @description The connection (the workspace's own vendor account) the call went through; null for Sluice's own. */
                 connectionId: string | null;
+                /** @description The data job whose item this call was (made with the key minted for its run); null for every other call. */
+                jobId: string | null;
             }[];
             nextCursor: string | null;
         };
@@ -2898,8 +2900,22 @@ export interface components {
             rawHtml?: string | null;
             links?: string[];
             images?: string[];
-            /** @description URL of the screenshot; it expires after 24 hours. */
+            /** @description The screenshot's URL: Firecrawl's expires after 24 hours; the built-in provider answers a data: URL, which does not expire. */
             screenshot?: string | null;
+            /** @description What the screenshot and scrape actions captured, in order. */
+            actions?: ({
+                screenshots?: string[];
+                scrapes?: ({
+                    url: string;
+                    html: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+                javascriptReturns?: unknown[];
+                pdfs?: string[];
+            } & {
+                [key: string]: unknown;
+            }) | null;
             /** @description What the json format extracted. */
             json?: {
                 [key: string]: unknown;
