@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../src/core/clock';
 import type { Env } from '../src/core/config';
 import { ApiError } from '../src/core/errors';
 import { createEndpoint } from '../src/services/webhooks/endpoints';
@@ -18,6 +19,10 @@ function databases(key: string, method = 'GET', body?: unknown) {
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 }
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('an organization without a plan', () => {
   it('answers a metered call 402 SUBSCRIPTION_REQUIRED naming the page that starts the trial, not a top-up', async () => {
@@ -46,6 +51,9 @@ describe('an organization without a plan', () => {
   });
 
   it('is still limited: the 61st free call of a minute answers 429', async () => {
+    // The window is a minute of the injectable clock: held still, 61 calls on a slow machine cannot straddle two.
+    const now = Date.now();
+    vi.spyOn(clock, 'now').mockReturnValue(now - (now % 60_000) + 30_000);
     const account = await provision({ plan: null });
     const statuses: number[] = [];
     for (let index = 0; index < 61; index++) statuses.push((await databases(account.key)).status);
