@@ -6,6 +6,7 @@ import { registerAgents } from './api/agents';
 import { registerAuth } from './api/auth';
 import { registerDatabases } from './api/databases';
 import { registerBilling, STRIPE_WEBHOOK_PATH } from './api/billing';
+import { registerJobs } from './api/jobs';
 import { registerKeys } from './api/keys';
 import { registerMcpServers } from './api/mcp-servers';
 import { registerMe } from './api/me';
@@ -59,6 +60,7 @@ export function buildDashboardApp() {
   registerWebhooks(app);
   registerDatabases(app);
   registerAgents(app);
+  registerJobs(app);
   registerPages(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', {

@@ -1,7 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import Papa from 'papaparse';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { AppEnv } from '../../core/context';
@@ -11,7 +10,8 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { validationErrorFromZod } from '../../core/validation';
 import { admitFreeCall } from '../../services/pipeline';
 import { cancelJob } from '../../services/jobs/cancel';
-import { findWorkspaceJob, itemPage, type ItemRow, listJobs, resultsPage, viewOf } from '../../services/jobs/store';
+import { findWorkspaceJob, listJobs, resultsPage, viewOf } from '../../services/jobs/store';
+import { streamItems } from '../../services/jobs/download';
 import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob } from '../../services/jobs/submit';
 
 /**
@@ -197,44 +197,6 @@ export function registerJobs(app: OpenAPIHono<AppEnv>) {
     const disposition: Record<string, string> = format === 'csv' ? { 'Content-Disposition': `attachment; filename="${job.id}.csv"` } : {};
     return new Response(stream, { status: 200, headers: { ...headers, ...disposition, 'Content-Type': type, 'Cache-Control': 'no-store' } });
   }) as never);
-}
-
-/** Rows read from D1 per page of a streamed download. */
-const STREAM_PAGE = 100;
-
-export const CSV_COLUMNS = ['index', 'status', 'costCents', 'errorCode', 'errorMessage', 'input', 'data'] as const;
-
-function csvRowOf(item: ItemRow): unknown[] {
-  return [item.index, item.status, item.costCents, item.error?.code ?? '', item.error?.message ?? '', JSON.stringify(item.input), item.data === undefined ? '' : JSON.stringify(item.data)];
-}
-
-/**
- * Every item of the job as NDJSON or CSV, read from D1 a page at a time as the client reads: pull-based,
- * so at most one page is in memory whatever the job's size.
- */
-function streamItems(db: D1Database, jobId: string, status: ItemRow['status'] | null, format: 'ndjson' | 'csv'): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let after = -1;
-  let first = true;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const items = await itemPage(db, jobId, after, STREAM_PAGE, status);
-        let text = '';
-        if (format === 'csv') {
-          if (first) text += Papa.unparse({ fields: [...CSV_COLUMNS], data: [] }, { newline: '\r\n' }) + '\r\n';
-          if (items.length > 0) text += Papa.unparse(items.map(csvRowOf), { newline: '\r\n' }) + '\r\n';
-        } else {
-          for (const item of items) text += `${JSON.stringify(item)}\n`;
-        }
-        first = false;
-        if (text) controller.enqueue(encoder.encode(text));
-        if (items.length < STREAM_PAGE) controller.close();
-        else after = items.at(-1)!.index;
-      },
-    },
-    { highWaterMark: 0 },
-  );
 }
 
 function decodeCursor(cursor: string): { createdAt: string; id: string } {

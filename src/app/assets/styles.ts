@@ -211,4 +211,12 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 .tool-list label > span { min-width: 0; display: flex; flex-direction: column; }
 .tool-summary { color: var(--muted); font-size: .85rem; }
 .card > .facts:last-child { margin-bottom: 0; }
+
+/* The Jobs page: a progress bar per job, the CSV's columns mapped to the operation's fields. */
+.job-progress { min-width: 220px; }
+.job-progress progress { appearance: none; width: 100%; height: .6rem; border: 0; border-radius: 999px; background: var(--soft); overflow: hidden; display: block; margin: .2rem 0 .25rem; }
+.job-progress progress::-webkit-progress-bar { background: var(--soft); border-radius: 999px; }
+.job-progress progress::-webkit-progress-value { background: var(--accent); border-radius: 999px; }
+.job-progress progress::-moz-progress-bar { background: var(--accent); border-radius: 999px; }
+.job-fields { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 240px), 1fr)); gap: .5rem 1rem; }
 `;

@@ -4,6 +4,7 @@ import { connectionsPage } from './connections';
 import { consentPage } from './consent';
 import { databasesPage } from './databases';
 import { invitationPage, outboxPage } from './invitation';
+import { jobsPage } from './jobs';
 import { keysPage } from './keys';
 import { mcpPage } from './mcp';
 import { membersPage } from './members';
@@ -26,6 +27,7 @@ export const PAGES: readonly Page[] = [
   connectionsPage,
   vendorConnectionsPage,
   agentsPage,
+  jobsPage,
   webhooksPage,
   usagePage,
   databasesPage,

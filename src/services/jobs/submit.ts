@@ -9,6 +9,7 @@ import type { KeyPrincipal } from '../../core/records';
 import { detailsFromZod } from '../../core/validation';
 import { createKey } from '../accounts';
 import { gateOf } from '../gate';
+import { walletOf } from '../wallet';
 import { revokedKeyError } from '../auth';
 import { plansPageUrl, subscriptionRequired } from '../plan-caps';
 import { operationOfJob } from './operations';
@@ -35,6 +36,9 @@ export const JobSubmission = z
   .openapi('JobSubmission');
 export type JobSubmission = z.infer<typeof JobSubmission>;
 
+/** Who submits a job: a key of the workspace (REST, MCP), or a member signed in to the dashboard (no key). */
+export type JobSubmitter = Pick<KeyPrincipal, 'organizationId' | 'workspaceId'> & { keyId: string | null };
+
 /**
  * Submits a job: every refusal comes before anything is stored or queued. The inputs are validated each
  * against the operation's own schema (details name `inputs[<i>].<field>`), the quote is the sum of each
@@ -42,7 +46,7 @@ export type JobSubmission = z.infer<typeof JobSubmission>;
  * items are stored in one batch, its data_job key minted (never shown: the Workflow reads the key's id from
  * the job's row) and its Workflow instance created under the job's id.
  */
-export async function submitJob(env: Env, principal: KeyPrincipal, submission: JobSubmission): Promise<JobView> {
+export async function submitJob(env: Env, principal: JobSubmitter, submission: JobSubmission): Promise<JobView> {
   const operation = operationOfJob(submission.operation);
   if (!operation) {
     throw new ApiError(
@@ -72,7 +76,11 @@ export async function submitJob(env: Env, principal: KeyPrincipal, submission: J
   if (details.length > 0) throw ApiError.validation(details.slice(0, MAX_DETAILS));
 
   const maxCostUnits = submission.maxCostCents === undefined ? null : unitsFromCents(submission.maxCostCents);
-  const credits = await gateOf(env, principal.workspaceId).credits(principal.keyId, { organizationId: principal.organizationId, workspaceId: principal.workspaceId });
+  // A key's submission is checked by its workspace's gate (revoked there, or not); a person's, from the dashboard, by the wallet's own figures.
+  const credits =
+    principal.keyId === null
+      ? { revoked: false as const, ...(await walletOf(env, principal.organizationId).summary(principal.workspaceId)) }
+      : await gateOf(env, principal.workspaceId).credits(principal.keyId, { organizationId: principal.organizationId, workspaceId: principal.workspaceId });
   if (credits.revoked) throw revokedKeyError(env);
   if (!planInForce(credits.terms, clock.now())) throw subscriptionRequired('data jobs', plansPageUrl(env, principal.workspaceId));
   if (maxCostUnits !== null && quotedUnits > maxCostUnits) {

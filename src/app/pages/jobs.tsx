@@ -1,0 +1,156 @@
+import type { FC } from 'hono/jsx';
+import type { z } from '@hono/zod-openapi';
+import { OPERATIONS } from '../../operations';
+import { isEnded, listJobs, type JobView, viewOf } from '../../services/jobs/store';
+import { DASHBOARD_JOBS } from '../api/jobs';
+import { ConfirmButton, formatCents, formatDate, PageHead, TableHead } from './layout';
+import { type WorkspaceProps, workspacePage } from './page';
+
+/** An operation a job may run, with the input fields a CSV's columns are mapped to. */
+export interface JobOperation {
+  name: string;
+  fields: { name: string; required: boolean }[];
+}
+
+export interface JobsPageProps extends WorkspaceProps {
+  jobs: JobView[];
+  operations: JobOperation[];
+}
+
+const STATUS_BADGE: Record<JobView['status'], string> = {
+  queued: 'badge plain',
+  running: 'badge plain',
+  waiting_for_credits: 'badge off',
+  succeeded: 'badge ok',
+  failed: 'badge off',
+  cancelled: 'badge off',
+};
+
+/** The operations of /v1/data a job can run ('<slug>/<operation>'), each with its input's top-level fields. */
+function jobOperations(): JobOperation[] {
+  return OPERATIONS.filter((operation) => operation.paths.some((path) => path.startsWith('/v1/data/')))
+    .map((operation) => {
+      const shape = (operation.input as unknown as { shape?: Record<string, z.ZodTypeAny> }).shape ?? {};
+      return { name: `${operation.platform}/${operation.name}`, fields: Object.entries(shape).map(([name, schema]) => ({ name, required: !schema.isOptional() })) };
+    })
+    .filter((operation) => operation.fields.length > 0)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** One job's row: its progress bar and figures carry data-* hooks the page's script updates while it runs. */
+const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
+  const done = job.counts.succeeded + job.counts.failed;
+  const percent = job.counts.total === 0 ? 100 : Math.floor((done / job.counts.total) * 100);
+  return (
+    <tr data-job-id={job.id} data-job-active={isEnded(job.status) ? undefined : ''}>
+      <td>
+        {job.name ?? <span class="muted">Untitled</span>}
+        <br />
+        <code class="small muted">{job.operation}</code>
+      </td>
+      <td>
+        <span class={STATUS_BADGE[job.status]} data-job-status>
+          {job.status.replaceAll('_', ' ')}
+        </span>
+        <div class="muted small" data-job-reason>
+          {job.reason ?? ''}
+        </div>
+      </td>
+      <td class="job-progress">
+        <progress max={job.counts.total} value={done} data-job-bar aria-label={`Progress of ${job.name ?? job.id}`}></progress>
+        <div class="small">
+          <span data-job-percent>{`${percent} %`}</span>
+          <span class="muted" data-job-counts>{` · ${job.counts.succeeded} succeeded, ${job.counts.failed} failed, ${job.counts.pending} pending of ${job.counts.total}`}</span>
+        </div>
+      </td>
+      <td class="num">
+        <span data-job-spent>{formatCents(job.spentCents)}</span>
+        <div class="muted small">{`of ${formatCents(job.quotedCents)} quoted`}</div>
+      </td>
+      <td>{formatDate(job.createdAt)}</td>
+      <td class="num">
+        <div class="actions">
+          <a class="button secondary small" href={`${base}/${job.id}/results.csv`} download={`${job.id}.csv`} aria-label={`Download the results of ${job.name ?? job.id} as CSV`}>
+            Results CSV
+          </a>
+          {isEnded(job.status) ? null : (
+            <ConfirmButton api={`${base}/${job.id}/cancel`} confirm="Cancel this job? Items not started are never run nor charged." confirmLabel="Cancel job" ariaLabel={`Cancel ${job.name ?? job.id}`}>
+              Cancel
+            </ConfirmButton>
+          )}
+        </div>
+      </td>
+    </tr>
+  );
+};
+
+/** The workspace's data jobs, live while they run; a new one from an uploaded CSV whose columns are mapped to the operation's fields. */
+export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, access }) => {
+  const base = `/api/workspaces/${access.workspace.id}/jobs`;
+  return (
+    <>
+      <PageHead
+        title="Jobs"
+        lede={
+          <>
+            One operation over up to 10,000 inputs, run in the background at the pace of {access.workspace.name}'s rate window. Each item is billed as its own call, only if it succeeds.
+          </>
+        }
+      />
+      <section class="card">
+        <h2>Jobs</h2>
+        <div class="table-wrap">
+          <table data-jobs={base}>
+            <TableHead columns={['Job', 'Status', 'Progress', 'Spent', 'Created']} actions />
+            <tbody>
+              {jobs.map((job) => (
+                <JobRow job={job} base={base} />
+              ))}
+            </tbody>
+          </table>
+          {jobs.length === 0 ? <p class="empty">No job yet. Start one below from a CSV.</p> : null}
+        </div>
+      </section>
+      <section class="card">
+        <h2>Start a job from a CSV</h2>
+        <form class="stack" novalidate data-job-form={base}>
+          <p class="form-error" role="alert"></p>
+          <div class="field">
+            <label for="field-job-operation">Operation</label>
+            <select id="field-job-operation" name="operation" data-job-operations={JSON.stringify(operations)}>
+              {operations.map((operation) => (
+                <option value={operation.name}>{operation.name}</option>
+              ))}
+            </select>
+            <span class="field-error" data-field-error="operation"></span>
+          </div>
+          <div class="field">
+            <label for="field-job-file">CSV file</label>
+            <input id="field-job-file" name="file" type="file" accept=".csv,text/csv" />
+            <span class="hint">The first row names the columns; each further row is one input.</span>
+            <span class="field-error" data-field-error="inputs"></span>
+          </div>
+          <fieldset class="tool-group" data-job-mapping hidden>
+            <legend>Columns to fields</legend>
+            <p class="muted small" data-job-preview></p>
+            <div class="job-fields" data-job-fields></div>
+          </fieldset>
+          <div class="field grow">
+            <label for="field-job-name">Name</label>
+            <input id="field-job-name" name="name" type="text" maxlength={200} placeholder="Q4 enrichment" />
+            <span class="field-error" data-field-error="name"></span>
+          </div>
+          <button type="submit">Start job</button>
+        </form>
+      </section>
+    </>
+  );
+};
+
+export const jobsPage = workspacePage<JobsPageProps>({
+  id: 'jobs',
+  title: 'Jobs',
+  icon: 'M4 6h16M4 12h10M4 18h6M17 14l3 3-3 3',
+  load: async (c, { access }) => ({ jobs: (await listJobs(c.env.DB, access.workspace.id, DASHBOARD_JOBS, null)).map(viewOf), operations: jobOperations() }),
+  view: JobsPage,
+});

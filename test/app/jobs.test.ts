@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { signUp } from '../support/dashboard';
+import { driveJob, jobTime } from '../jobs/support';
+
+describe('the Jobs page and its API in the dashboard', () => {
+  it('starts a job from mapped CSV rows, lists it with its progress, downloads its results as CSV, cancels; refusals name the row; another workspace reads 404', async () => {
+    const time = await jobTime();
+    try {
+      const person = await signUp();
+      const base = `/api/workspaces/${person.workspaceId}/jobs`;
+      const operation = 'linkedin/get-company-by-domain';
+      const noPlan = await person.json('POST', base, { operation, inputs: [{ domain: 'a.com' }] });
+      expect([noPlan.status, noPlan.body.error.code]).toEqual([402, 'SUBSCRIPTION_REQUIRED']);
+      expect((await person.json('POST', `/api/organizations/${person.organizationId}/trial`)).status).toBe(201);
+
+      const invalid = await person.json('POST', base, { operation, inputs: [{ domain: 'a.com' }, { domain: '' }] });
+      expect([invalid.status, invalid.body.error.details[0].field]).toEqual([400, 'inputs[1].domain']);
+
+      const started = await person.json('POST', base, { operation, inputs: [{ domain: 'one.com' }, { domain: 'status404.two.com' }], name: 'From a sheet' });
+      expect(started.status).toBe(202);
+      const id = started.body.data.id;
+      const job = await driveJob(id, time, (view) => view.finishedAt !== null);
+      expect(job).toMatchObject({ status: 'succeeded', counts: { total: 2, succeeded: 1, failed: 1, pending: 0 } });
+
+      const listed = await person.json('GET', base);
+      expect(listed.body.data.jobs.map((entry: { id: string; counts: { succeeded: number } }) => [entry.id, entry.counts.succeeded])).toEqual([[id, 1]]);
+      const page = await (await person.request('GET', `/w/${person.workspaceId}/jobs`)).text();
+      expect(page).toContain(`data-job-id="${id}"`);
+      expect(page).toContain('From a sheet');
+      expect(page).toContain('<progress max="2" value="2"');
+
+      const csv = await person.request('GET', `${base}/${id}/results.csv`);
+      expect(csv.headers.get('content-type')).toContain('text/csv');
+      const lines = (await csv.text()).trim().split('\r\n');
+      expect(lines[0]).toBe('index,status,costCents,errorCode,errorMessage,input,data');
+      expect(lines.slice(1).map((line) => line.split(',').slice(0, 2).join(','))).toEqual(['0,succeeded', '1,failed']);
+
+      const long = await person.json('POST', base, { operation, inputs: Array.from({ length: 300 }, (_, index) => ({ domain: `c${index}.com` })) });
+      const cancelled = await person.json('POST', `${base}/${long.body.data.id}/cancel`);
+      expect([cancelled.status, cancelled.body.data.status]).toEqual([200, 'cancelled']);
+
+      const stranger = await signUp();
+      expect((await stranger.json('GET', `/api/workspaces/${person.workspaceId}/jobs`)).status).toBe(404);
+      expect((await stranger.request('GET', `/api/workspaces/${stranger.workspaceId}/jobs/${id}/results.csv`)).status).toBe(404);
+      expect((await stranger.json('POST', `/api/workspaces/${stranger.workspaceId}/jobs/${id}/cancel`)).status).toBe(404);
+      // Same-origin: a cross-site form cannot start a job with the person's cookie.
+      const crossSite = await person.request('POST', base, { operation, inputs: [{ domain: 'x.com' }] }, { headers: { origin: 'https://evil.example' } });
+      expect(crossSite.status).toBe(403);
+    } finally {
+      await time.dispose();
+    }
+  });
+});
