@@ -3,7 +3,10 @@
  * the route pattern, the status, the key's id and workspace (never the key) and what a metered call cost; and
  * GET /health on the dashboard too, which the deploy's smoke test compares with the api's build.
  */
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Env } from '../src/core/config';
+import { announceJobEnd } from '../src/services/jobs/events';
 import { bearer, call, companyByDomain, funded, json } from './support/api';
 import { dashboard } from './support/dashboard';
 
@@ -54,5 +57,29 @@ describe('GET /health on the dashboard', () => {
     const response = await dashboard('/health');
     expect(response.status).toBe(200);
     expect((await json(response)).data).toMatchObject({ status: 'ok', build: 'test-build' });
+  });
+});
+
+describe('job log lines', () => {
+  it("one line when a job ends, at the level its outcome warrants, with its counts and spend; a cancelled job's end is its canceller's", async () => {
+    const ends: Record<string, unknown>[] = [];
+    for (const method of ['log', 'warn', 'error'] as const) {
+      vi.spyOn(console, method).mockImplementation((text: unknown) => {
+        const line = /^\{/.test(String(text)) ? (JSON.parse(String(text)) as Record<string, unknown>) : {};
+        if (String(line.event).startsWith('job.')) ends.push({ ...line, via: method });
+      });
+    }
+    const job = {
+      id: 'job_0123456789abcdef01234567', organizationId: 'org_logs', workspaceId: 'ws_logs', operation: 'linkedin/get-company-by-domain', name: null,
+      reason: null, items: 3, succeeded: 2, failed: 1, spentUnits: 20_000, quotedUnits: 30_000, maxCostUnits: null, keyId: null,
+      windowResetAt: 0, windowLimit: 60, windowRemaining: 60, resumeAt: 0, createdAt: '2026-11-24T10:00:00.000Z', startedAt: null, finishedAt: null,
+    };
+    await announceJobEnd(env as unknown as Env, { ...job, status: 'succeeded' });
+    await announceJobEnd(env as unknown as Env, { ...job, status: 'failed', succeeded: 0, failed: 3, spentUnits: 0 });
+    await announceJobEnd(env as unknown as Env, { ...job, status: 'cancelled' });
+    expect(ends).toEqual([
+      expect.objectContaining({ event: 'job.completed', level: 'info', via: 'log', jobId: job.id, workspaceId: 'ws_logs', counts: { total: 3, succeeded: 2, failed: 1, pending: 0 }, spentCents: 2 }),
+      expect.objectContaining({ event: 'job.failed', level: 'warn', via: 'warn', jobId: job.id, counts: { total: 3, succeeded: 0, failed: 3, pending: 0 }, spentCents: 0 }),
+    ]);
   });
 });

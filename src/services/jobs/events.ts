@@ -1,4 +1,5 @@
 import type { Env } from '../../core/config';
+import { logEvent } from '../../core/log';
 import { newEvent } from '../../core/webhook-events';
 import { announce } from '../webhooks/announce';
 import { type JobRecord, viewOf } from './store';
@@ -13,6 +14,8 @@ export async function announceJobEnd(env: Env, job: JobRecord): Promise<void> {
   if (job.status !== 'succeeded' && job.status !== 'failed') return;
   const type = job.status === 'succeeded' ? 'job.completed' : 'job.failed';
   const view = viewOf(job);
+  // The job's end in the logs too, whether or not an endpoint wants the event: ids and counts, never the key.
+  logEvent(job.status === 'succeeded' ? 'info' : 'warn', type, { jobId: job.id, workspaceId: job.workspaceId, status: job.status, counts: view.counts, spentCents: view.spentCents });
   const data = { workspaceId: job.workspaceId, job: view };
   await announce(env, { workspaceId: job.workspaceId }, type, newEvent(type, data, `evt_${job.id.slice('job_'.length)}`)).catch((error: unknown) => {
     console.error(JSON.stringify({ level: 'error', note: `${type} not announced`, jobId: job.id, error: String(error) }));
