@@ -143,6 +143,28 @@ describe('the dashboard in chromium', () => {
     await screenshot(page, 'usage');
   });
 
+  it('starts a data job from an uploaded CSV, watches its bar reach 100 %, and downloads its results (issue 28)', async () => {
+    const { page } = tab;
+    const file = join(home, 'companies.csv');
+    writeFileSync(file, 'Domain,owner\r\nacme.com,ann\r\nglobex.com,bo\r\ninitech.com,cy\r\n');
+    await page.goto(`${workspacePath}/jobs`);
+    await page.getByLabel('Operation').selectOption('linkedin/get-company-by-domain');
+    await page.getByLabel('CSV file').setInputFiles(file);
+    // The column named like the field is mapped to it by itself.
+    await expect.poll(() => page.getByLabel('domain (required)').inputValue()).toBe('Domain');
+    await page.getByLabel('Name').fill('Three companies');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    const row = page.locator('tr', { hasText: 'Three companies' });
+    await expect.poll(() => row.locator('[data-job-percent]').textContent(), { timeout: 30_000 }).toBe('100 %');
+    await expect.poll(() => row.locator('[data-job-status]').textContent()).toBe('succeeded');
+    mkdirSync(join(ROOT, 'test-results/issue28'), { recursive: true });
+    await page.screenshot({ path: join(ROOT, 'test-results/issue28/jobs.png'), fullPage: true });
+    const [download] = await Promise.all([page.waitForEvent('download'), row.getByRole('link', { name: /Download the results/ }).click()]);
+    const csv = await (await download.createReadStream()).toArray();
+    const lines = Buffer.concat(csv).toString('utf8').trim().split('\r\n');
+    expect(lines.map((line) => line.split(',').slice(0, 2).join(','))).toEqual(['index,status', '0,succeeded', '1,succeeded', '2,succeeded']);
+  });
+
   it('revokes the key in the page, and the very next REST call is refused', async () => {
     const { page } = tab;
     await page.goto(`${workspacePath}/keys`);

@@ -213,7 +213,8 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 .card > .facts:last-child { margin-bottom: 0; }
 
 /* The Jobs page: a progress bar per job, the CSV's columns mapped to the operation's fields. */
-.job-progress { min-width: 220px; }
+.job-progress { min-width: 180px; }
+td.nowrap { white-space: nowrap; }
 .job-progress progress { appearance: none; width: 100%; height: .6rem; border: 0; border-radius: 999px; background: var(--soft); overflow: hidden; display: block; margin: .2rem 0 .25rem; }
 .job-progress progress::-webkit-progress-bar { background: var(--soft); border-radius: 999px; }
 .job-progress progress::-webkit-progress-value { background: var(--accent); border-radius: 999px; }

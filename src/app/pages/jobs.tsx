@@ -47,6 +47,7 @@ const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
         {job.name ?? <span class="muted">Untitled</span>}
         <br />
         <code class="small muted">{job.operation}</code>
+        <div class="muted small">{formatDate(job.createdAt)}</div>
       </td>
       <td>
         <span class={STATUS_BADGE[job.status]} data-job-status>
@@ -63,15 +64,14 @@ const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
           <span class="muted" data-job-counts>{` · ${job.counts.succeeded} succeeded, ${job.counts.failed} failed, ${job.counts.pending} pending of ${job.counts.total}`}</span>
         </div>
       </td>
-      <td class="num">
+      <td class="num nowrap">
         <span data-job-spent>{formatCents(job.spentCents)}</span>
-        <div class="muted small">{`of ${formatCents(job.quotedCents)} quoted`}</div>
+        <div class="muted small">{`of ${formatCents(job.quotedCents)}`}</div>
       </td>
-      <td>{formatDate(job.createdAt)}</td>
       <td class="num">
         <div class="actions">
           <a class="button secondary small" href={`${base}/${job.id}/results.csv`} download={`${job.id}.csv`} aria-label={`Download the results of ${job.name ?? job.id} as CSV`}>
-            Results CSV
+            CSV
           </a>
           {isEnded(job.status) ? null : (
             <ConfirmButton api={`${base}/${job.id}/cancel`} confirm="Cancel this job? Items not started are never run nor charged." confirmLabel="Cancel job" ariaLabel={`Cancel ${job.name ?? job.id}`}>
@@ -101,7 +101,7 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, access }) => {
         <h2>Jobs</h2>
         <div class="table-wrap">
           <table data-jobs={base}>
-            <TableHead columns={['Job', 'Status', 'Progress', 'Spent', 'Created']} actions />
+            <TableHead columns={['Job', 'Status', 'Progress', 'Spent']} actions />
             <tbody>
               {jobs.map((job) => (
                 <JobRow job={job} base={base} />
