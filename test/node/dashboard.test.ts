@@ -88,15 +88,15 @@ describe('the dashboard in chromium', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     await expect.poll(() => form.locator('[data-field-error="name"]').textContent()).not.toBe('');
     expect(await form.evaluate((element: HTMLFormElement) => element.noValidate)).toBe(true);
-    expect(await page.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     const summary = form.locator('.form-error');
     expect(await summary.textContent()).toBe('Check the fields marked below.');
-    expect((await summary.boundingBox())!.y).toBeLessThan((await page.getByLabel('Name').boundingBox())!.y);
+    expect((await summary.boundingBox())!.y).toBeLessThan((await page.getByLabel('Name', { exact: true }).boundingBox())!.y);
     await screenshot(page, 'key-refused');
     expect(tab.problems).toEqual([expect.stringContaining('status of 400')]);
     tab.problems.length = 0;
 
-    await page.getByLabel('Name').fill('browser test');
+    await page.getByLabel('Name', { exact: true }).fill('browser test');
     await page.getByRole('button', { name: 'Create key' }).click();
     const dialog = page.locator('#secret-dialog');
     await expect.poll(() => dialog.isVisible()).toBe(true);
@@ -348,7 +348,7 @@ describe("a key's monthly spend limit in chromium", () => {
     await page.getByRole('button', { name: 'Start free trial' }).click();
     await expect.poll(() => page.getByText('Free trial', { exact: true }).isVisible()).toBe(true);
 
-    await page.getByLabel('Name').fill('research agent');
+    await page.getByLabel('Name', { exact: true }).fill('research agent');
     await page.getByLabel('Monthly limit, cents').fill('2');
     await page.getByRole('button', { name: 'Create key' }).click();
     await expect.poll(() => page.locator('#secret-dialog').isVisible()).toBe(true);

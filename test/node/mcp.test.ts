@@ -130,7 +130,11 @@ describe('MCP tools', () => {
         operation.method === 'GET'
           ? { names: query.map((parameter: { name: string }) => parameter.name), required: query.filter((parameter: { required?: boolean }) => parameter.required).map((parameter: { name: string }) => parameter.name) }
           : { names: Object.keys(rest.requestBody.content['application/json'].schema.properties), required: rest.requestBody.content['application/json'].schema.required ?? [] };
-      expect(Object.keys(tool!.inputSchema.properties ?? {}).sort(), tool!.name).toEqual([...restFields.names].sort());
+      // Beside them, a tool a connectable vendor serves takes an optional `connection` (a workspace's own vendor account).
+      const properties = { ...(tool!.inputSchema.properties as Record<string, { description?: string }> | undefined) };
+      if (properties.connection) expect(properties.connection.description, tool!.name).toMatch(/^Optional: the id of one of the workspace's connections/);
+      delete properties.connection;
+      expect(Object.keys(properties).sort(), tool!.name).toEqual([...restFields.names].sort());
       expect([...(tool!.inputSchema.required ?? [])].sort(), tool!.name).toEqual([...restFields.required].sort());
     }
     await client.close();

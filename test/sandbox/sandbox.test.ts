@@ -95,6 +95,9 @@ describe('sandbox keys (scope workspace_dryrun) on /runtime/data', () => {
   });
 
   it("counts in the workspace's rate window like a live call: 429 RATE_LIMITED with Retry-After past the ceiling", async () => {
+    // A held clock, mid-minute: the calls cannot straddle two windows on a slow machine.
+    const now = Date.now();
+    vi.spyOn(clock, 'now').mockReturnValue(now - (now % 60_000) + 30_000);
     const account = await provision({ plan: null, scope: 'workspace_dryrun' });
     const operation = OPERATIONS.find((entry) => entry.platform === 'linkedin' && entry.name === 'get-company-by-domain')!;
     let response = await runtimeCall(account.key, operation, { domain: 'acme.example' });
