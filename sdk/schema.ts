@@ -5481,6 +5481,7 @@ export interface operations {
                      *         "workspaceId": "ws_0a1b2c3d4e5f6a7b8c9d0e1f",
                      *         "from": "2026-10-23T10:00:00.000Z",
                      *         "to": "2026-11-22T10:00:00.000Z",
+                     *         "summarizedBefore": null,
                      *         "totals": {
                      *           "calls": 3,
                      *           "succeeded": 2,
@@ -5516,7 +5517,8 @@ export interface operations {
                      *             "latencyMs": 412,
                      *             "createdAt": "2026-11-22T09:58:01.000Z",
                      *             "sandbox": false,
-                     *             "connectionId": null
+                     *             "connectionId": null,
+                     *             "jobId": null
                      *           }
                      *         ],
                      *         "nextCursor": "WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfOWY4ZTdkIl0"

@@ -1,9 +1,13 @@
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bearer, call, companyByDomain, credit, eventually, funded, json, ops, provision, wallet } from '../support/api';
 import type { JobView } from '../../src/services/jobs/store';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
 import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, ndjsonResults, readJob, submit, usageOfKey } from './support';
+
+// A job runs on the Workflow engine's own schedule: on a loaded machine a job of a few items may need more than
+// the workers project's 20 s (driveJob waits up to 60 s for the state it is told to wait for).
+vi.setConfig({ testTimeout: 120_000 });
 
 const COMPANY = 'linkedin/get-company-by-domain';
 const ended = (job: JobView) => job.finishedAt !== null;

@@ -53,7 +53,7 @@ export type JobTime = Awaited<ReturnType<typeof jobTime>>;
  * `seconds` of real time.
  */
 export async function driveJob(id: string, time: JobTime, done: (job: JobView) => boolean, options: { follow?: boolean; seconds?: number } = {}): Promise<JobView> {
-  const until = Date.now() + (options.seconds ?? 15) * 1000;
+  const until = Date.now() + (options.seconds ?? 60) * 1000;
   // Read from D1, not GET /v1/data/agnt/jobs/:id: polling that route would spend the window the job paces itself to.
   const read = async () => (await findJob(env.DB, id))!;
   let job = await read();

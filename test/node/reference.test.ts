@@ -76,7 +76,7 @@ describe('/docs', () => {
     }
     // An operation's page shows its example request body, taken from the document. (No screenshot of the
     // reference: the first one made chromium paint the whole of it, 20 to 30 s here, for a picture nothing checks.)
-    await page.getByText('Scrape one page').first().click();
+    await page.getByText('Scrape one page').first().click({ timeout: 90_000 });
     await expect.poll(() => page.getByText('https://acme.example/').count(), { timeout: 30_000 }).toBeGreaterThan(0);
 
     expect(offMachine).toEqual([]);

@@ -18,13 +18,14 @@ const route = createRoute({
         workspaceId: 'ws_0a1b2c3d4e5f6a7b8c9d0e1f',
         from: '2026-10-23T10:00:00.000Z',
         to: '2026-11-22T10:00:00.000Z',
+        summarizedBefore: null,
         totals: { calls: 3, succeeded: 2, failed: 1, costCents: 1.1 },
         byOperation: [
           { operation: 'linkedin.get-company-by-domain', calls: 2, succeeded: 1, failed: 1, costCents: 1 },
           { operation: 'web.scrape', calls: 1, succeeded: 1, failed: 0, costCents: 0.1 },
         ],
         rows: [
-          { id: 'use_9f8e7d6c5b4a39281706f5e4', requestId: 'req_1a2b3c4d5e6f7a8b9c0d1e2f', keyId: 'key_4d5e6f7a8b9c0d1e2f3a4b5c', operation: 'web.scrape', status: 200, errorCode: null, costCents: 0.1, cached: false, latencyMs: 412, createdAt: '2026-11-22T09:58:01.000Z', sandbox: false, connectionId: null },
+          { id: 'use_9f8e7d6c5b4a39281706f5e4', requestId: 'req_1a2b3c4d5e6f7a8b9c0d1e2f', keyId: 'key_4d5e6f7a8b9c0d1e2f3a4b5c', operation: 'web.scrape', status: 200, errorCode: null, costCents: 0.1, cached: false, latencyMs: 412, createdAt: '2026-11-22T09:58:01.000Z', sandbox: false, connectionId: null, jobId: null },
         ],
         nextCursor: 'WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfOWY4ZTdkIl0',
       }),
