@@ -233,3 +233,42 @@ export const AiVisibilityPayload = payload(
 );
 
 // ---------------------------------------------------------------- prices
+
+export const OnPageAuditPayload = payload(
+  z
+    .looseObject({
+      crawl_progress: z.string(),
+      items_count: int(),
+      items: z.array(
+        z
+          .looseObject({
+            resource_type: z.string().openapi({ description: 'html, or broken for a 4xx/5xx page.' }),
+            status_code: int(),
+            url: z.string(),
+            location: z.string().nullable().openapi({ description: 'Where the page redirected to, when it did.' }),
+            onpage_score: z.number().openapi({ description: '0-100; a broken page scores 0.' }),
+            checks: z.record(z.string(), z.boolean()).openapi({ description: 'Each check by name; true means the page has that issue (except seo_friendly_url, canonical, is_https, has_html_doctype).' }),
+            meta: z
+              .looseObject({
+                title: z.string().nullable(),
+                description: z.string().nullable(),
+                canonical: z.string().nullable(),
+                follow: z.boolean(),
+                htags: z.record(z.string(), z.array(z.string())).nullable().openapi({ description: 'Heading texts by level: h1, h2, ...' }),
+                internal_links_count: int(),
+                external_links_count: int(),
+                images_count: int(),
+                content: z.looseObject({ plain_text_word_count: int(), plain_text_size: int() }).partial(),
+              })
+              .partial(),
+            page_timing: z.looseObject({ waiting_time: z.number().nullable(), duration_time: z.number().nullable() }).partial(),
+            total_dom_size: int(),
+            size: int(),
+          })
+          .partial(),
+      ),
+    })
+    .partial()
+    .openapi('SeoOnPageAudit'),
+  'One element; result[0].items[0] is the audited page.',
+);

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { unitsFromCents } from '../core/money';
+import { auditWithBuiltin } from '../providers/builtin-web';
 import { dataforseoLive, escapeKeyword } from '../providers/dataforseo';
 import { perRequest, perRow } from './pricing';
 import { filters, languageCode, limit, locationCode, offset, orderBy, rowQuery, rowsOf as rowsReturned } from './row-query';
@@ -12,6 +13,7 @@ import {
   KeywordGapPayload,
   KeywordIdeasPayload,
   KeywordOverviewPayload,
+  OnPageAuditPayload,
   RankedKeywordsPayload,
   ReferringDomainsPayload,
   SerpPayload,
@@ -183,6 +185,19 @@ const AiVisibilityInput = z
     }
   });
 
+const OnPageAuditInput = z.strictObject({
+  url: z
+    .string()
+    .trim()
+    .max(2048)
+    .regex(/^https?:\/\/\S+$/, 'A full page URL starting with http:// or https://.')
+    .openapi({ description: 'The page to audit: a full URL with protocol.', example: 'https://example.com/' }),
+  enableJavascript: z
+    .boolean()
+    .default(false)
+    .openapi({ description: "Render the page in a browser and audit what its scripts built (slower, and priced higher); without it the page is audited as served." }),
+});
+
 // ---------------------------------------------------------------- payloads (documentation only)
 
 /** The operators for which the upstream bills a serp task 5x (its docs list them on the keyword field). */
@@ -195,6 +210,20 @@ const perResultsPage: Price<z.infer<typeof SerpInput>> = {
   quote: (input) => unitsFromCents(0.45) * (input.depth / 10) * (SEARCH_OPERATOR.test(input.keyword) ? 5 : 1),
   settle: (input) => perResultsPage.quote(input),
 };
+
+/** The on-page audit: one page; a browser render costs more (DataForSEO bills enable_javascript pages about 10x). */
+const ONPAGE_AUDIT = unitsFromCents(0.2);
+const ONPAGE_AUDIT_RENDERED = unitsFromCents(0.5);
+const perAuditedPage: Price<z.infer<typeof OnPageAuditInput>> = {
+  display: { cents: 0.2, per: 'request', note: 'one page; 0.5 cents with enableJavascript' },
+  quote: (input) => (input.enableJavascript ? ONPAGE_AUDIT_RENDERED : ONPAGE_AUDIT),
+  settle: (input) => perAuditedPage.quote(input),
+};
+
+const instantPages = dataforseoLive<z.infer<typeof OnPageAuditInput>>('/v3/on_page/instant_pages', ({ url, enableJavascript }) => ({
+  url,
+  enable_javascript: enableJavascript || undefined,
+}));
 
 /** Keyword overview: quoted on the keywords sent, charged on those that came back with data (as upstream bills). */
 const perKeyword: Price<z.infer<typeof KeywordOverviewInput>> = {
@@ -377,6 +406,56 @@ export const seoOperations: Operation[] = [
     call: dataforseoLive('/v3/domain_analytics/technologies/domains_by_technology/live', (input) => ({ ...input })),
     timeoutMs: 60_000,
     freshnessMs: DAY,
+  }),
+  defineOperation({
+    platform: 'seo',
+    name: 'onpage-audit',
+    method: 'POST',
+    paths: seoPaths('onpage-audit'),
+    summary: 'On-page SEO audit of one page',
+    description:
+      "One page's on-page SEO at result[0].items[0]: onpage_score (0-100), checks (no_title, no_description, no_h1_tag, no_image_alt, canonical, is_https, high_loading_time, ...; true means the page has that issue, except seo_friendly_url, canonical and is_https), meta (title, description, headings in htags, canonical, robots, link and image counts, word count in content.plain_text_word_count) and page_timing. Served by DataForSEO's On-Page API when configured, else computed by the built-in web provider from one fetch of the page (with enableJavascript, one render).",
+    input: OnPageAuditInput,
+    output: OnPageAuditPayload,
+    price: perAuditedPage,
+    call: (input, context) => (context.env.DATAFORSEO_LOGIN && context.env.DATAFORSEO_PASSWORD ? instantPages(input, context) : auditWithBuiltin(input, context)),
+    timeoutMs: (input) => (input.enableJavascript ? 90_000 : 60_000),
+    // A page's markup changes with its deploys; an hour-old audit is still the page.
+    freshnessMs: HOUR,
+    example: { url: 'https://acme.example/anvils' },
+    answerExample: {
+      result: [
+        {
+          crawl_progress: 'finished',
+          items_count: 1,
+          items: [
+            {
+              resource_type: 'html',
+              status_code: 200,
+              url: 'https://acme.example/anvils',
+              location: null,
+              onpage_score: 93.06,
+              checks: { no_title: false, no_description: false, no_h1_tag: false, no_image_alt: true, canonical: true, is_https: true, high_loading_time: false, seo_friendly_url: true },
+              meta: {
+                title: 'Anvils for every forge | Acme',
+                description: 'Forged steel anvils from 20 to 150 kg, shipped flat-rate.',
+                canonical: 'https://acme.example/anvils',
+                follow: true,
+                htags: { h1: ['Anvils'], h2: ['Classic', 'Travel'] },
+                internal_links_count: 24,
+                external_links_count: 3,
+                images_count: 6,
+                images_without_alt: ['https://acme.example/img/travel-anvil.jpg'],
+                content: { plain_text_word_count: 412, plain_text_size: 2630 },
+              },
+              page_timing: { waiting_time: 180, duration_time: 240 },
+              total_dom_size: 311,
+              size: 18214,
+            },
+          ],
+        },
+      ],
+    },
   }),
   defineOperation({
     platform: 'seo',

@@ -13,6 +13,7 @@ import llmResponsesChatGpt from '../fixtures/dataforseo/llm-responses-chat-gpt.j
 import llmResponsesClaude from '../fixtures/dataforseo/llm-responses-claude.json' with { type: 'json' };
 import llmResponsesPerplexity from '../fixtures/dataforseo/llm-responses-perplexity.json' with { type: 'json' };
 import llmScraperChatGpt from '../fixtures/dataforseo/llm-scraper-chat-gpt.json' with { type: 'json' };
+import onPageInstantPages from '../fixtures/dataforseo/on-page-instant-pages.json' with { type: 'json' };
 import serpGoogleOrganic from '../fixtures/dataforseo/serp-google-organic.json' with { type: 'json' };
 
 export const FAKE_DATAFORSEO = { login: 'fake-login', password: 'fake-password', baseUrl: 'https://dataforseo.fake' } as const;
@@ -51,6 +52,7 @@ const FIXTURES: Record<string, Json[]> = {
   '/v3/ai_optimization/perplexity/llm_responses/live': llmResponsesPerplexity,
   '/v3/ai_optimization/claude/llm_responses/live': llmResponsesClaude,
   '/v3/ai_optimization/chat_gpt/llm_scraper/live/advanced': llmScraperChatGpt,
+  '/v3/on_page/instant_pages': onPageInstantPages,
 };
 
 const MESSAGES: Record<number, string> = {
@@ -172,6 +174,7 @@ function resultFor(path: string, fixture: Json[], task: Task, empty: boolean): J
     return [first];
   }
   if (path === '/v3/backlinks/summary/live') return [{ ...first, target: task.target }];
+  if (path === '/v3/on_page/instant_pages') return [{ ...first, items: [{ ...first.items[0], url: task.url }] }];
   if (!Array.isArray(first.items)) return [first];
 
   let items: Json[] = first.items;

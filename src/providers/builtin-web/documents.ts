@@ -62,6 +62,17 @@ export async function readHtmlPage(resource: OpenedResource, signal: AbortSignal
   return (await measuredAndParsed(page, new PageBudget(page.url, signal), false)).parsed;
 }
 
+/**
+ * An HTML page read as `readHtmlPage` reads it, with its source kept (what the page sent, scripts included)
+ * and its element count: what the on-page audit looks at.
+ */
+export async function readHtmlSource(resource: OpenedResource, signal: AbortSignal): Promise<{ parsed: ParsedPage; source: string; elements: number }> {
+  const { head, body } = await readHead(resource.body, HEAD_BYTES);
+  const page = { url: resource.url, body, charset: charsetOf(resource, head) };
+  const { measured, parsed } = await measuredAndParsed(page, new PageBudget(page.url, signal), true);
+  return { parsed, source: measured.source ?? '', elements: measured.elements };
+}
+
 /** The one way both read HTML: measured while it streams (page-bounds.ts), then parsed as a stage of the budget. */
 async function measuredAndParsed(page: HtmlPage, budget: PageBudget, keepSource: boolean): Promise<{ measured: MeasuredHtml; parsed: ParsedPage }> {
   const measured = await measureHtml(page, budget, { keepSource });

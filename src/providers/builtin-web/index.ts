@@ -4,4 +4,5 @@
  */
 export { scrapeWithBuiltin } from './scrape';
 export { mapWithBuiltin } from './map';
+export { auditWithBuiltin } from './onpage-audit';
 export type { BuiltinWebContext, MapInput as BuiltinMapInput, ScrapeInput as BuiltinScrapeInput } from './inputs';

@@ -135,7 +135,7 @@ function refuseWhatNeedsAnotherProvider(input: ScrapeInput, formats: readonly Sc
 }
 
 /** The context's renderer (tests hand in theirs), else the Browser Rendering binding's when the worker has one. */
-function rendererOf(context: BuiltinWebContext): Renderer | undefined {
+export function rendererOf(context: BuiltinWebContext): Renderer | undefined {
   if (context.renderer) return context.renderer;
   // Browser Rendering (wrangler.toml [browser]); locally the stack binds it to scripts/browser-service.ts.
   const binding = (context.env as { BROWSER?: Fetcher }).BROWSER;
@@ -159,7 +159,7 @@ function renderOptions(input: ScrapeInput, settings: BuiltinWebSettings, fetcher
 }
 
 /** The rendered document as the content stages read a fetched one. */
-function renderedResource(requestedUrl: string, rendered: RenderedPage): OpenedResource {
+export function renderedResource(requestedUrl: string, rendered: RenderedPage): OpenedResource {
   return {
     requestedUrl,
     url: rendered.finalUrl,
@@ -184,7 +184,7 @@ function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
  * as long as the client keeps the answer (the spec's "at least 24 hours") without a store, a public route
  * or an expiry to run (docs/decisions.md, "Rendering").
  */
-function dataUrlOf(screenshot: Screenshot): string {
+export function dataUrlOf(screenshot: Screenshot): string {
   return `data:${screenshot.mediaType};base64,${screenshot.base64}`;
 }
 
