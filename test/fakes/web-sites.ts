@@ -49,6 +49,10 @@ export const FAKE_DNS: Record<string, DnsEntry> = {
   'other.example.org': { A: [PUBLIC_V4] },
   'plain.example.com': { A: [PUBLIC_V4] },
   'apps.example.com': { A: [PUBLIC_V4] },
+  // The social network's media CDN (post media of test/fixtures/facebook-scraper3/post.json).
+  'video.xx.fbcdn.net': { A: [PUBLIC_V4] },
+  'scontent.xx.fbcdn.net': { A: [PUBLIC_V4] },
+  'private.fbcdn.net': { A: ['10.4.4.4'] },
   // The webhook receiver of test/fakes/webhook-receiver.ts.
   'hooks.example.com': { A: [PUBLIC_V4] },
   'v6only.example.com': { AAAA: [PUBLIC_V6] },
@@ -97,6 +101,8 @@ export const FAKE_WEB_HOSTS = [
   'plain.example.com',
   'other.example.org',
   'apps.example.com',
+  'video.xx.fbcdn.net',
+  'scontent.xx.fbcdn.net',
   ...INTERNAL_HOSTS,
 ];
 
@@ -119,6 +125,8 @@ export function fakeWeb(pages: FixturePages): FakeWeb {
     'plain.example.com': (url) => plainSite(url),
     'other.example.org': () => html(page('Elsewhere', ['/more'])),
     'apps.example.com': (url) => clientMetadataDocuments(url),
+    'video.xx.fbcdn.net': (url, request) => mediaFile(url, request),
+    'scontent.xx.fbcdn.net': (url, request) => mediaFile(url, request),
   };
   for (const internal of INTERNAL_HOSTS) sites[internal] = INTERNAL;
 
@@ -144,6 +152,31 @@ export function fakeWeb(pages: FixturePages): FakeWeb {
       overrides.set(`${target.origin}${target.pathname}`, respond);
     },
   };
+}
+
+/**
+ * Media files of a CDN, as such servers answer: HEAD with the size and type; a ranged GET with 206 and
+ * Content-Range. `/no-head/...` refuses HEAD (405), `/expired/...` is 403, `/redirect/...` is one hop away.
+ * The size is in the name (`clip-5242880.mp4`); a whole GET streams that many zero bytes.
+ */
+const MEDIA_TYPES: Record<string, string> = { mp4: 'video/mp4', jpg: 'image/jpeg', png: 'image/png' };
+
+function mediaFile(url: URL, request: Request): Response {
+  const path = url.pathname;
+  if (path.startsWith('/redirect/')) return redirect(path.replace('/redirect/', '/'));
+  if (path.startsWith('/expired/')) return text('URL signature expired', 'text/plain', 403);
+  const match = /-(\d+)\.(mp4|jpg|png)$/.exec(path);
+  if (!match) return text('Not found', 'text/plain', 404);
+  const size = Number(match[1]);
+  const type = MEDIA_TYPES[match[2]!]!;
+  if (request.method === 'HEAD') {
+    if (path.startsWith('/no-head/')) return new Response(null, { status: 405 });
+    return new Response(null, { headers: { 'content-type': type, 'content-length': String(size) } });
+  }
+  if (request.headers.get('range') === 'bytes=0-0') {
+    return new Response(new Uint8Array(1), { status: 206, headers: { 'content-type': type, 'content-range': `bytes 0-0/${size}`, 'content-length': '1' } });
+  }
+  return new Response(body(new Uint8Array(size)), { headers: { 'content-type': type, 'content-length': String(size) } });
 }
 
 function resolve(url: URL): Response {

@@ -8,7 +8,7 @@ import { facebookAnswers } from './facebook.examples';
  * Social network: Facebook Scraper3 on RapidAPI (facebook-scraper3.p.rapidapi.com). Answers are the payload
  * itself (`{results, cursor}` for lists); a failure carries an `error` text.
  */
-const facebookVendor = rapidApiVendor({ id: 'facebook-scraper3', label: 'The Facebook data provider', settingsPrefix: 'FACEBOOK', read: rapidApiAnswers.whole });
+export const facebookVendor = rapidApiVendor({ id: 'facebook-scraper3', label: 'The Facebook data provider', settingsPrefix: 'FACEBOOK', read: rapidApiAnswers.whole });
 
 const Results = z.looseObject({ results: z.array(z.looseObject({})), cursor: z.string().nullable().optional() });
 const pageUrl = platformUrl(['facebook.com', 'fb.com'], 'https://www.facebook.com/facebook');

@@ -1,4 +1,5 @@
 import { facebookOperations } from './facebook';
+import { facebookMediaOperations } from './facebook-media';
 import { instagramOperations } from './instagram';
 import { linkedinOperations } from './linkedin';
 import { tiktokOperations } from './tiktok';
@@ -6,4 +7,4 @@ import { xOperations } from './x';
 import { youtubeOperations } from './youtube';
 
 /** The social-platform groups, one vendor table per slug. */
-export const socialOperations = [...linkedinOperations, ...youtubeOperations, ...tiktokOperations, ...xOperations, ...instagramOperations, ...facebookOperations];
+export const socialOperations = [...linkedinOperations, ...youtubeOperations, ...tiktokOperations, ...xOperations, ...instagramOperations, ...facebookOperations, ...facebookMediaOperations];

@@ -118,12 +118,24 @@ export class SafeFetcher {
 
   /** As `fetch`, but answers once the headers are in, with the body still streaming (and still capped). */
   async open(target: string | URL, options: FetchOptions = {}): Promise<OpenedResource> {
+    const { response, ...resource } = await this.follow(target, options, 'GET');
+    return { ...resource, body: await this.counted(response, new URL(resource.url), options.maxBytes ?? MAX_BODY_BYTES) };
+  }
+
+  /** A HEAD request, redirects followed and checked as `open` does: the headers of what is there, no body. */
+  async head(target: string | URL, options: FetchOptions = {}): Promise<Omit<OpenedResource, 'body'>> {
+    const { response, ...resource } = await this.follow(target, options, 'HEAD');
+    await response.body?.cancel();
+    return resource;
+  }
+
+  private async follow(target: string | URL, options: FetchOptions, method: 'GET' | 'HEAD'): Promise<Omit<OpenedResource, 'body'> & { response: Response }> {
     const field = options.field ?? 'url';
     const requestedUrl = typeof target === 'string' ? parseTarget(target, field) : target;
     let url = requestedUrl;
     for (let redirects = 0; ; redirects++) {
       await this.assertPublic(url, field, redirects > 0 ? requestedUrl.href : undefined);
-      const response = await this.request(url, options.headers ?? {});
+      const response = await this.request(url, options.headers ?? {}, { method });
       const location = response.headers.get('location');
       if (!REDIRECTS.has(response.status) || !location) {
         return {
@@ -132,7 +144,7 @@ export class SafeFetcher {
           status: response.status,
           headers: response.headers,
           contentType: mediaTypeOf(response.headers.get('content-type')),
-          body: await this.counted(response, url, options.maxBytes ?? MAX_BODY_BYTES),
+          response,
         };
       }
       await response.body?.cancel();
@@ -167,7 +179,7 @@ export class SafeFetcher {
     return pending;
   }
 
-  private async request(url: URL, headers: Record<string, string>, init: { method: 'GET' | 'POST'; body?: string } = { method: 'GET' }): Promise<Response> {
+  private async request(url: URL, headers: Record<string, string>, init: { method: 'GET' | 'HEAD' | 'POST'; body?: string } = { method: 'GET' }): Promise<Response> {
     const signal = this.context.signal;
     try {
       return await this.fetcher(url, { ...init, headers, redirect: 'manual', signal });
