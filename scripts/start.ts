@@ -58,6 +58,10 @@ async function main() {
     const client = opsClient(api, stack.settings.OPS_TOKEN!);
     const { seed, key } = await ensureSeed(client);
     const mcpToken = await ensureMcpToken(client, seed);
+    // Miniflare does not resume a Workflow instance across a restart of workerd (Cloudflare does): the data
+    // jobs the last run left unfinished, stopped or killed, run again from where their items stand.
+    const { resumed } = await client.call<{ resumed: string[] }>('POST', '/ops/v1/jobs/resume');
+    if (resumed.length > 0) console.log(dim(`  Resumed ${resumed.length} unfinished data job${resumed.length === 1 ? '' : 's'}: ${resumed.join(', ')}`));
     if (stopping) return;
     printBanner(stack, api, seed, key, mcpToken);
   } catch (error) {

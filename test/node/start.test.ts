@@ -2,10 +2,14 @@
  * `npm start` end to end: the real stack (workerd via Miniflare) as a child process in a throwaway
  * SLUICE_HOME, driven by what it prints, the operator CLI and plain HTTP.
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_LIMITS } from '../../src/core/database-limits';
+import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { isolatedEnv, ops, opsInProcess, runCommand, type Started, startStack, stopAll, stopStack, tempDir } from './support/processes';
 
@@ -14,6 +18,8 @@ let env: NodeJS.ProcessEnv;
 let first: Started;
 /** A page server on loopback: the one private host the built-in web provider is allowed to fetch here. */
 let pages: Awaited<ReturnType<typeof startFakeLinkedin>>;
+/** The professional-network vendor, slow, for the data job workerd is killed in. */
+let vendor: Awaited<ReturnType<typeof startSlowVendor>>;
 
 const FROM_ENV = 'https://api.from-env.example';
 const FROM_DEV_VARS = 'https://api.from-dev-vars.example';
@@ -45,12 +51,15 @@ beforeAll(async () => {
   writeFileSync(join(home, '.dev.vars'), `BASE_URL=${FROM_DEV_VARS}\nTOOLS_BASE_URL="${TOOLS_FROM_DEV_VARS}"\n`);
   pages = await startFakeLinkedin();
   env.SCRAPE_ALLOW_PRIVATE_HOSTS = new URL(pages.url).host;
+  vendor = await startSlowVendor(SLOW_VENDOR_MS);
+  Object.assign(env, { LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: vendor.url });
   first = await startStack({ ...env, BASE_URL: FROM_ENV });
 });
 
 afterAll(async () => {
   await stopAll();
   pages?.stop();
+  vendor?.stop();
 });
 
 describe('npm start', () => {
@@ -268,6 +277,34 @@ describe('a statement that runs past its bound on the local stack', () => {
   }, 60_000);
 });
 
+describe('a data job when workerd is SIGKILLed', () => {
+  it('is killed mid-slice: some items answered by the vendor and billed, none yet written, some in flight', async () => {
+    const organization = await cli('org', 'create', '--name', 'Crash org', '--plan', 'payg');
+    await cli('wallet', 'credit', '--org', organization.id, '--purchased-cents', String(CRASH_CREDIT_CENTS));
+    // A window the job never waits for: the wait under test is the crash's.
+    await cli('plan', 'set', '--org', organization.id, '--plan', 'payg', '--rpm', '10000');
+    const workspace = await cli('workspace', 'create', '--org', organization.id, '--name', 'Crash workspace');
+    const key = (await cli('key', 'create', '--workspace', workspace.id)).key as string;
+    const inputs = Array.from({ length: CRASH_ITEMS }, (_, index) => ({ domain: `crash-${index}.example` }));
+    const submitted = await fetch(`${first.apiUrl}/v1/data/agnt/jobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ operation: 'linkedin/get-company-by-domain', inputs }),
+    });
+    expect(submitted.status).toBe(202);
+    const jobId = ((await submitted.json()) as { data: { id: string } }).data.id;
+
+    // A slice writes its items when it ends, so at the kill the items answered so far are billed and unwritten.
+    for (const until = Date.now() + 60_000; vendor.answered() < CRASH_ITEMS / 4 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+    const killed = killWorkerd(first.child);
+    const answered = vendor.answered();
+    expect(killed.length).toBeGreaterThan(0);
+    expect(answered).toBeGreaterThanOrEqual(CRASH_ITEMS / 4);
+    expect(answered).toBeLessThan(CRASH_ITEMS);
+    Object.assign(crash, { jobId, key, organizationId: organization.id, callsAtKill: vendor.calls() });
+  }, 90_000);
+});
+
 describe('restarting', () => {
   let second: Started;
 
@@ -299,4 +336,93 @@ describe('restarting', () => {
     const prompt = await (await fetch(`${second.apiUrl}/agent-setup/prompt.md`)).text();
     expect(prompt).toContain(`Base URL: ${FROM_DEV_VARS}`);
   });
+
+  it('finishes by itself the data job workerd was SIGKILLed in: one result per item, each item billed once', async () => {
+    const { jobId, key, organizationId } = crash as Required<typeof crash>;
+    expect(second.output()).toContain(`Resumed 1 unfinished data job: ${jobId}`);
+    const call = async (path: string, bearer = key) => (await (await fetch(`${second.apiUrl}${path}`, { headers: { authorization: `Bearer ${bearer}` } })).json()) as any;
+    // Items in flight at the kill wait out their idempotency claim (their time limit and the hold's grace, 90 s from the call).
+    let job = await call(`/v1/data/agnt/jobs/${jobId}`);
+    for (const until = Date.now() + 150_000; !['succeeded', 'failed', 'cancelled'].includes(job.data.status) && Date.now() < until; job = await call(`/v1/data/agnt/jobs/${jobId}`)) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    expect(job.data).toMatchObject({ status: 'succeeded', counts: { total: CRASH_ITEMS, succeeded: CRASH_ITEMS, failed: 0, pending: 0 }, spentCents: CRASH_ITEMS });
+
+    const lines = (await (await fetch(`${second.apiUrl}/v1/data/agnt/jobs/${jobId}/results`, { headers: { authorization: `Bearer ${key}`, accept: 'application/x-ndjson' } })).text()).split('\n').filter(Boolean);
+    const items = lines.map((line) => JSON.parse(line) as { index: number; status: string; input: { domain: string }; costCents: number });
+    expect(items.map((item) => [item.index, item.status, item.input.domain, item.costCents])).toEqual(Array.from({ length: CRASH_ITEMS }, (_, index) => [index, 'succeeded', `crash-${index}.example`, 1]));
+    // The items answered before the kill were not asked of the vendor again: the idempotency store answered them.
+    const calls = vendor.calls();
+    expect(Object.keys(calls).sort()).toEqual(items.map((item) => item.input.domain).sort());
+    const answeredBefore = Object.keys(crash.callsAtKill!).length;
+    expect(Object.values(calls).filter((count) => count > 1).length).toBeLessThanOrEqual(answeredBefore);
+
+    // Ledger = usage rows charged = successes: the wallet's spend and the workspace's charged rows are one item each.
+    let usage = await call('/v1/usage?limit=500');
+    for (const until = Date.now() + 20_000; usage.data.rows.filter((row: any) => row.costCents > 0).length < CRASH_ITEMS && Date.now() < until; usage = await call('/v1/usage?limit=500')) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const charged = usage.data.rows.filter((row: any) => row.costCents > 0);
+    expect(charged).toHaveLength(CRASH_ITEMS);
+    expect(charged.every((row: any) => row.jobId === jobId && row.costCents === 1)).toBe(true);
+    const wallet = (await (await fetch(`${second.apiUrl}/ops/v1/organizations/${organizationId}/wallet`, { headers: { authorization: `Bearer ${second.opsToken}` } })).json()) as any;
+    expect(wallet.data.purchasedBalanceCents).toBe(CRASH_CREDIT_CENTS - CRASH_ITEMS);
+  }, 180_000);
 });
+
+/** The data job workerd is killed in: items, the vendor's answer time, the money its organization has. */
+const CRASH_ITEMS = 40;
+const SLOW_VENDOR_MS = 400;
+const CRASH_CREDIT_CENTS = 100;
+const crash: { jobId?: string; key?: string; organizationId?: string; callsAtKill?: Record<string, number> } = {};
+
+/**
+ * The professional-network vendor on loopback (its recorded company answer, its wire format), answering
+ * each call after `delayMs`: a job's items are in flight long enough to kill workerd among them. It
+ * counts the calls per domain and the answers it has sent.
+ */
+async function startSlowVendor(delayMs: number) {
+  const body = JSON.stringify(company);
+  const calls: Record<string, number> = {};
+  let answered = 0;
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://vendor');
+    if (url.pathname !== '/get-company-by-domain') return void response.writeHead(404).end();
+    const domain = url.searchParams.get('domain') ?? '';
+    calls[domain] = (calls[domain] ?? 0) + 1;
+    setTimeout(() => {
+      if (response.destroyed) return;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      answered++;
+    }, delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls: () => ({ ...calls }),
+    answered: () => answered,
+    stop: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+/** SIGKILL to every workerd of the stack's process group (read from /proc): a crash, not a stop. */
+function killWorkerd(child: ChildProcess): number[] {
+  const pids = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const end = stat.lastIndexOf(')');
+        // After the name: state, parent, process group.
+        return stat.slice(stat.indexOf('(') + 1, end) === 'workerd' && Number(stat.slice(end + 2).split(' ')[2]) === child.pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  for (const pid of pids) process.kill(pid, 'SIGKILL');
+  return pids;
+}

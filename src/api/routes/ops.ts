@@ -15,6 +15,7 @@ import { CATALOG } from '../../operations/catalog';
 import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, settledStatement } from '../../services/wallet';
 import type { AppEnv } from '../../core/context';
 import { jsonContent } from '../../core/schemas';
+import { resumeUnfinishedJobs } from '../../services/jobs/resume';
 
 /**
  * The operator API, for the people who run an installation. It is not part of the public reference
@@ -141,6 +142,8 @@ const routes = {
     request: { params: z.object({ slug: z.string().min(1).max(50), switch: z.enum(['disable', 'enable']) }) },
     responses: { 200: anyJson },
   }),
+  /** npm start, once workerd is up: data jobs a stopped or killed workerd left unfinished run again (Miniflare does not resume them). */
+  resumeJobs: createRoute({ method: 'post', path: '/ops/v1/jobs/resume', hide: true, responses: { 200: anyJson } }),
 };
 
 /** A slug of the catalog, or 404 PROVIDER_NOT_FOUND listing the valid ones. */
@@ -198,4 +201,5 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     const { slug, switch: change } = c.req.valid('param');
     return c.json(success(await setPlatformDisabled(c.env.DB, knownSlug(slug), change === 'disable')), 200);
   });
+  app.openapi(routes.resumeJobs, async (c) => c.json(success(await resumeUnfinishedJobs(c.env)), 200));
 }
