@@ -64,8 +64,8 @@ async function probe(url: URL | string, init: RequestInit, signal: AbortSignal, 
 /** The vendor's own words for a failure, from the shapes the vendors here use. */
 function reasonOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
-  const answer = body as { message?: unknown; error?: unknown; status_message?: unknown; errors?: { details?: unknown }[] };
-  const candidates = [answer.message, answer.status_message, typeof answer.error === 'object' && answer.error ? (answer.error as { message?: unknown }).message : answer.error, answer.errors?.[0]?.details];
+  const answer = body as { message?: unknown; messages?: unknown; error?: unknown; status_message?: unknown; errors?: { details?: unknown }[] };
+  const candidates = [answer.message, answer.messages, answer.status_message, typeof answer.error === 'object' && answer.error ? (answer.error as { message?: unknown }).message : answer.error, answer.errors?.[0]?.details];
   const found = candidates.find((candidate): candidate is string => typeof candidate === 'string' && candidate !== '');
   return found?.slice(0, 300);
 }
@@ -80,7 +80,10 @@ function parseJson(text: string): unknown {
 
 const setting = (env: Env, name: SettingName): string | undefined => (env[name] as string | undefined) || undefined;
 
-/** A vendor of the registry's table rows (one key): its operations are the rows that name it. */
+/**
+ * A vendor of the registry's table rows (one key): its operations are the rows that name it. `checkPath` is
+ * relative to the vendor's base URL and may carry the query its documentation requires.
+ */
 function tableVendor(vendor: Vendor, checkPath: string, description: string): ConnectableVendor {
   const operations = OPERATIONS.filter((operation) => operation.upstream?.vendor.id === vendor.id);
   return {
@@ -135,6 +138,12 @@ export const CONNECTABLE_VENDORS: readonly ConnectableVendor[] = [
   },
   tableVendor(vendorOf('hunter'), 'v2/account', 'A Hunter API key (hunter.io/api-keys).'),
   tableVendor(vendorOf('peopledatalabs'), 'v5/autocomplete', 'A People Data Labs API key.'),
+  // i18nRegions.list: 1 quota unit, the least a Data API call costs; a wrong key is 400 keyInvalid.
+  tableVendor(vendorOf('youtube-data-api'), 'i18nRegions?part=snippet', 'A YouTube Data API v3 key of a Google Cloud project (console.cloud.google.com/apis/credentials).'),
+  // GET /v1/api-key describes the key itself: free; a wrong key is 400 "Incorrect API key provided".
+  tableVendor(vendorOf('xai'), 'v1/api-key', 'An xAI API key (xai-..., console.x.ai).'),
+  // GET /v2/user, the token's user: free; a wrong token is 401 tokenNotFound.
+  tableVendor(vendorOf('thecompaniesapi'), 'v2/user', 'An API token of The Companies API (thecompaniesapi.com/settings/api-tokens).'),
   ...['linkedin-data-api', 'tiktok-scraper7', 'twitter-api45', 'instagram-looter2', 'facebook-scraper3', 'yt-api', 'twitter283'].map((id) =>
     // RapidAPI's gateway checks the key before the vendor sees the request: the vendor's root is enough.
     tableVendor(vendorOf(id), '', `A RapidAPI key subscribed to ${vendorOf(id).label.replace(/^The /, '')}.`),

@@ -109,9 +109,10 @@ export const VENDOR_FAKES: Record<string, VendorFake> = {
   thecompaniesapi: {
     settings: { THECOMPANIESAPI_API_KEY: 'fake-companies-key', THECOMPANIESAPI_BASE_URL: `${FAKE_VENDORS_ORIGIN}/thecompaniesapi` },
     authorized: (request) => request.headers.get('authorization') === 'Basic fake-companies-key',
-    callerError: () => json({ statusCode: 404, message: 'Company not found for this domain.' }, 404),
-    quota: () => json({ statusCode: 402, message: 'You do not have enough credits to perform this request.' }, 402),
-    keyRefused: () => json({ statusCode: 401, message: 'Invalid API token.' }, 401),
+    // Its OpenAPI document (api.thecompaniesapi.com/v2/openapi): an error is `{messages: <code>, status, details?}`.
+    callerError: () => json({ messages: 'companyNotFound', status: 404 }, 404),
+    quota: () => json({ messages: 'noCreditsRemaining', status: 402 }, 402),
+    keyRefused: () => json({ messages: 'tokenNotFound', status: 401 }, 401),
   },
 };
 
