@@ -7,6 +7,9 @@ import { dataPathsOf } from '../../src/api/routes/data';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { CONNECTABLE_VENDORS, type ConnectableVendor } from '../../src/services/connections-vendors';
 import { OPERATIONS } from '../../src/operations';
+import { connectionRootPathsOf } from '../../src/api/routes/connections';
+import { mcpToolName } from '../../src/core/operation';
+import { receivedBy } from '../fakes/dataforseo';
 import { FAKE_VENDORS_ORIGIN } from '../fakes/vendor-wire';
 import { credit, eventually, json, provision, wallet } from '../support/api';
 
@@ -75,6 +78,18 @@ describe('connections: the credential check before anything is stored', () => {
     expect(accepted.status).toBe(201);
     expect(accepted.body.data).toMatchObject({ vendor: vendor.slug, status: 'ok', hint: `…${good[vendor.hintField]!.slice(-4)}` });
     expect((await send('GET', '/v1/connections', account.key)).body.data.connections.map((connection: { id: string }) => connection.id)).toEqual([accepted.body.data.id]);
+  });
+
+  it.each([
+    ['youtube-data-api', 'i18nRegions', { part: 'snippet', key: 'fake-google-key' }],
+    ['xai', 'v1/api-key', {}],
+    ['thecompaniesapi', 'v2/user', {}],
+  ] as const)("%s: the check is the vendor's documented free call (%s), answered from the fake's recorded shape", async (slug, path, query) => {
+    const vendor = CONNECTABLE_VENDORS.find((candidate) => candidate.slug === slug)!;
+    const account = await provision({ plan: 'payg' });
+    expect((await send('POST', '/v1/connections', account.key, { vendor: slug, credentials: goodCredentials(vendor) })).status).toBe(201);
+    const received = await json(await fetch(`${FAKE_VENDORS_ORIGIN}/__last?${new URLSearchParams({ vendor: slug, path })}`));
+    expect(received).toMatchObject({ method: 'GET', query });
   });
 
   it('names a missing credential field and a vendor that is not connectable', async () => {
@@ -208,5 +223,68 @@ describe('connections: calls through them', () => {
   it('GET /v1/plans shows each plan’s connection fee', async () => {
     const plans = (await send('GET', '/v1/plans', 'none')).body.data.plans;
     expect(plans.find((plan: { id: string }) => plan.id === 'payg').connectionFeeCents).toBe(PLAN_TABLE.payg.connectionFeeCents);
+  });
+});
+
+/** Every root tool path (/scrape, /serp, ...) as served through a connection, from the registry. */
+const ROOT_TOOLS = OPERATIONS.flatMap((operation) => connectionRootPathsOf(operation).map((path) => [path.replace(/^.*:connectionId/, ''), operation, path] as const));
+const servingVendorsOf = (operation: (typeof OPERATIONS)[number]) => CONNECTABLE_VENDORS.filter((vendor) => vendor.operations.includes(operation)).map((vendor) => vendor.slug);
+
+describe('connections: the root web and SEO tools through them', () => {
+  it('there are some: every root tool path of the registry has its twin under /v1/connections/{id}', () => {
+    expect(ROOT_TOOLS.map(([root]) => root)).toEqual(expect.arrayContaining(['/scrape', '/serp']));
+    expect(ROOT_TOOLS.length).toBe(OPERATIONS.flatMap((operation) => operation.paths.filter((path) => !path.startsWith('/v1/'))).length);
+  });
+
+  it("each through a connection whose vendor does not serve it (Hunter's) is 404 ENDPOINT_NOT_FOUND naming the vendors that do", async () => {
+    const { account, connection } = await connected();
+    for (const [root, operation, path] of ROOT_TOOLS) {
+      const url = path.replace(':connectionId', connection.id);
+      const answer = operation.method === 'GET' ? await send('GET', url, account.key) : await send('POST', url, account.key, exampleOf(operation)!.input);
+      expect({ root, status: answer.status, code: answer.body.error?.code }).toEqual({ root, status: 404, code: 'ENDPOINT_NOT_FOUND' });
+      for (const slug of servingVendorsOf(operation)) expect(answer.body.error.message, root).toContain(slug);
+    }
+  });
+
+  it("POST /v1/connections/{id}/serp: the root tool's input and answer, the DataForSEO account's credentials, only the fee, a usage row marked with the connection", async () => {
+    const dataforseo = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'dataforseo')!;
+    const { account, connection } = await connected(dataforseo);
+    const serp = OPERATIONS.find((operation) => operation.paths.includes('/serp'))!;
+    const keyword = `shoes ${connection.id.slice(-8)}`;
+    const input = { ...exampleOf(serp)!.input, keyword };
+    const direct = await send('POST', '/serp', account.key, input);
+    expect(direct.status).toBe(200);
+    const before = await wallet(account.organizationId);
+    // An installation without a DataForSEO password of its own answers only with the connection's.
+    const through = await send('POST', `/v1/connections/${connection.id}/serp`, account.key, input, { DATAFORSEO_PASSWORD: '' });
+    expect(through.status).toBe(200);
+    expect(through.body.data).toEqual(direct.body.data);
+    expect(through.body.meta).toMatchObject({ costCents: PLAN_TABLE.payg.connectionFeeCents, connectionId: connection.id });
+    expect((await receivedBy('/v3/serp/google/organic/live/advanced', keyword)).last?.authorization).toBe(`Basic ${btoa(`${SETTINGS.DATAFORSEO_LOGIN}:${SETTINGS.DATAFORSEO_PASSWORD}`)}`);
+    const after = await eventually(() => wallet(account.organizationId), (state) => state.purchasedBalanceCents !== before.purchasedBalanceCents);
+    expect(before.purchasedBalanceCents - after.purchasedBalanceCents).toBe(PLAN_TABLE.payg.connectionFeeCents);
+    const rows = await eventually(
+      () => env.DB.prepare('SELECT connection_id AS connectionId FROM usage WHERE workspace_id = ? AND status = 200 ORDER BY created_at').bind(account.workspaceId).all<{ connectionId: string | null }>(),
+      (found) => found.results.length === 2,
+    );
+    expect(rows.results.map((row) => row.connectionId).sort()).toEqual([connection.id, null].sort());
+  });
+
+  it('validates like the root tool: bad input is 400 naming the field, never a charge', async () => {
+    const dataforseo = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'dataforseo')!;
+    const { account, connection } = await connected(dataforseo);
+    const answer = await send('POST', `/v1/connections/${connection.id}/serp`, account.key, { keyword: '' });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.details.map((detail: { field: string }) => detail.field)).toContain('keyword');
+  });
+
+  it('are documented: each its own operation at /v1/connections/{connectionId}/<tool>, with the root tool’s input', async () => {
+    const doc = await json(await worker.fetch(new Request('http://sluice.test/openapi.json'), env, createExecutionContext()));
+    for (const [root, operation] of ROOT_TOOLS) {
+      const documented = doc.paths[`/v1/connections/{connectionId}${root}`]?.[operation.method.toLowerCase()];
+      expect(documented?.operationId, root).toBe(`${mcpToolName(operation)}_through_connection`);
+      expect(documented.responses['404'], root).toBeDefined();
+      expect(JSON.stringify(documented.requestBody ?? documented.parameters), root).toBe(JSON.stringify(doc.paths[root][operation.method.toLowerCase()].requestBody ?? doc.paths[root][operation.method.toLowerCase()].parameters));
+    }
   });
 });

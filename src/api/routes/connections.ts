@@ -9,10 +9,26 @@ import { OPERATIONS } from '../../operations';
 import { CONNECTABLE_VENDORS, connectableVendor } from '../../services/connections-vendors';
 import { connectionFailure, connectionUse, createConnection, credentialsFor, deleteConnection, getConnection, listConnections, recheckConnection } from '../../services/connections';
 import { admitFreeCall } from '../../services/pipeline';
-import { dataPathsOf, handle } from './data';
+import { mcpToolName } from '../../core/operation';
+import { dataPathsOf, handle, meteredHeaders, routeOf } from './data';
 
 const TAGS = ['Connections'];
 export const CONNECTION_DATA_PREFIX = '/v1/connections/:connectionId/data/';
+/** Under it, the root web/SEO tool paths (`/scrape`, `/serp`, ...) through a connection: `/v1/connections/:connectionId/serp`. */
+export const CONNECTION_PREFIX = '/v1/connections/:connectionId';
+/** The words after a connection's id that are its own routes, which no root tool path may take. */
+const CONNECTION_ROUTES = new Set(['check', 'data']);
+
+/** An operation's root tool paths (the spec's `/scrape`, `/serp`, ...), as served through a connection. */
+export function connectionRootPathsOf(operation: Operation): string[] {
+  return operation.paths.filter((path) => !path.startsWith('/v1/')).map((path) => `${CONNECTION_PREFIX}${path}`);
+}
+
+for (const operation of OPERATIONS) {
+  for (const path of operation.paths) {
+    if (!path.startsWith('/v1/') && CONNECTION_ROUTES.has(path.split('/')[1]!)) throw new Error(`The root tool path ${path} would shadow a connection's own route /v1/connections/{id}${path}.`);
+  }
+}
 
 const idParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'con_5f1c2a9b7d3e4f6a8b0c1d2e' }) });
 
@@ -164,7 +180,31 @@ export function registerConnections(app: OpenAPIHono<AppEnv>) {
 
   for (const operation of OPERATIONS) {
     for (const path of dataPathsOf(operation, CONNECTION_DATA_PREFIX)) app.on(operation.method, path, (c) => callThrough(c, operation));
+    for (const path of connectionRootPathsOf(operation)) {
+      app.openAPIRegistry.registerPath(routeOf(operation, meteredHeaders(app), rootToolThrough(operation, path)));
+      app.on(operation.method, path, (c) => callThrough(c, operation));
+    }
   }
+}
+
+const connectionIdParam = z.object({ connectionId: z.string().openapi({ param: { name: 'connectionId', in: 'path' }, example: EXAMPLE.id }) });
+
+/** The document's entry of a root tool through a connection: the root path's input and answer, its own operation id. */
+function rootToolThrough(operation: Operation, path: string) {
+  const root = operation.paths.find((candidate) => !candidate.startsWith('/v1/'))!;
+  const vendors = CONNECTABLE_VENDORS.filter((vendor) => vendor.operations.includes(operation)).map((vendor) => vendor.slug);
+  return {
+    path: path.replace(':connectionId', '{connectionId}'),
+    params: connectionIdParam,
+    operationId: `${mcpToolName(operation)}_through_connection`,
+    tags: TAGS,
+    summary: `${operation.summary}, through a connection`,
+    description:
+      `${operation.method} ${root} sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. ` +
+      `Served by connections to ${vendors.join(', ')}; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. ` +
+      "Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. " +
+      "The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.",
+  };
 }
 
 /** One operation through a connection: the pipeline with the workspace's credentials and the fee; the vendor's failures read as the account's. */

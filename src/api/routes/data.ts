@@ -21,7 +21,7 @@ export const AGNT_SLUG = 'agnt';
 /** Every operation of the registry as a REST route: one handler, one pipeline, docs from the same schemas. */
 export function registerOperations(app: OpenAPIHono<AppEnv>, authenticate: MiddlewareHandler<AppEnv>) {
   app.use(`${DATA_PREFIX}*`, knownSourceAndOperation(DATA_PREFIX));
-  const headers = z.object({ 'Idempotency-Key': app.openAPIRegistry.registerParameter('IdempotencyKey', IdempotencyKeyParameter) });
+  const headers = meteredHeaders(app);
   for (const operation of OPERATIONS) {
     app.openAPIRegistry.registerPath(routeOf(operation, headers));
     for (const path of operation.paths) {
@@ -30,6 +30,15 @@ export function registerOperations(app: OpenAPIHono<AppEnv>, authenticate: Middl
       app.on(operation.method, path, (c) => handle(c, operation));
     }
   }
+}
+
+const HEADERS_OF = new WeakMap<object, z.ZodObject>();
+
+/** The optional Idempotency-Key header of a metered route, registered once per document. */
+export function meteredHeaders(app: OpenAPIHono<AppEnv>): z.ZodObject {
+  let headers = HEADERS_OF.get(app.openAPIRegistry);
+  if (!headers) HEADERS_OF.set(app.openAPIRegistry, (headers = z.object({ 'Idempotency-Key': app.openAPIRegistry.registerParameter('IdempotencyKey', IdempotencyKeyParameter) })));
+  return headers;
 }
 
 /**
@@ -88,14 +97,27 @@ async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
   }
 }
 
+/** Where else an operation is documented with its own entry: a root tool through a connection (routes/connections.ts). */
+export interface DocumentedElsewhere {
+  path: string;
+  params: z.ZodObject;
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description: string;
+}
+
 /**
  * One entry per operation, at its canonical path (the first). Its twins (`/v1/data/<group>/...` beside a
  * root path) take the same input at the same price and window, so they are named in the description and
- * in `x-aliases` rather than documented again under operation ids of their own.
+ * in `x-aliases` rather than documented again under operation ids of their own. `elsewhere` documents the
+ * same input and answer at another path (a connection's), which also answers 404.
  */
-function routeOf(operation: Operation, headers: z.ZodObject) {
+export function routeOf(operation: Operation, headers: z.ZodObject, elsewhere?: DocumentedElsewhere) {
   const price = operation.price.display;
-  const [path, ...aliases] = operation.paths;
+  const [canonical, ...twins] = operation.paths;
+  const path = elsewhere?.path ?? canonical!;
+  const aliases = elsewhere ? [] : twins;
   const example = exampleOf(operation);
   const answer = z.object({
     success: z.literal(true),
@@ -107,12 +129,15 @@ function routeOf(operation: Operation, headers: z.ZodObject) {
   return createRoute({
     method: operation.method === 'GET' ? 'get' : 'post',
     path,
-    tags: ['Data'],
-    summary: operation.summary,
-    description: `${operation.description}\n\nCost: ${price.cents} cent${price.cents === 1 ? '' : 's'} per ${price.per}${price.note ? ` (${price.note})` : ''}; only successful calls are charged. MCP tool: \`${mcpToolName(operation)}\`.${alsoAt}`,
-    operationId: mcpToolName(operation),
+    tags: elsewhere?.tags ?? ['Data'],
+    summary: elsewhere?.summary ?? operation.summary,
+    description:
+      elsewhere?.description ??
+      `${operation.description}\n\nCost: ${price.cents} cent${price.cents === 1 ? '' : 's'} per ${price.per}${price.note ? ` (${price.note})` : ''}; only successful calls are charged. MCP tool: \`${mcpToolName(operation)}\`.${alsoAt}`,
+    operationId: elsewhere?.operationId ?? mcpToolName(operation),
     ...(aliases.length > 0 ? { 'x-aliases': aliases } : {}),
     request: {
+      ...(elsewhere ? { params: elsewhere.params } : {}),
       headers,
       ...(operation.method === 'GET'
         ? { query: example ? withParameterExamples(operation.input, example.input) : operation.input }
@@ -123,7 +148,7 @@ function routeOf(operation: Operation, headers: z.ZodObject) {
         metered: true,
         ...(example?.data !== undefined ? { example: { success: true, ...(operation.keepsMessage ? { message: 'ok' } : {}), data: example.data, meta: Meta.parse(EXAMPLE_META) } } : {}),
       }),
-      ...meteredErrorResponses(400, 401, 402, 403, 409, 422, 429, 502, 503),
+      ...meteredErrorResponses(400, 401, 402, 403, ...(elsewhere ? [404] : []), 409, 422, 429, 502, 503),
     },
   });
 }
