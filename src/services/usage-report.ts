@@ -28,8 +28,11 @@ export const UsageReport = z
         description: `Set when the range reaches back past the ${USAGE_ROWS_KEPT_MONTHS} months each call's row is kept: before this instant only daily totals per operation remain, so the totals count whole UTC days there and \`rows\` begin at it. Null when every call of the range is listed.`,
         example: null,
       }),
-    totals: Totals,
+    totals: Totals.openapi({ description: 'The live calls: a sandbox key\'s calls are counted apart, in `sandbox`.' }),
     byOperation: z.array(Totals.extend({ operation: z.string() })),
+    sandbox: z
+      .object({ calls: z.number().int(), byOperation: z.array(z.object({ operation: z.string(), calls: z.number().int() })) })
+      .openapi({ description: "Sandbox keys' calls of the range (answered with the documented example, never billed), kept out of `totals` and `byOperation`." }),
     rows: z.array(
       z.object({
         id: z.string(),
@@ -74,6 +77,7 @@ interface TotalsRow {
   calls: number;
   succeeded: number;
   costUnits: number;
+  sandboxCalls: number;
 }
 
 /** Totals, a per-operation breakdown and rows newest first, of one workspace over [from, to). */
@@ -85,7 +89,7 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
   const [perOperation, page] = await db.batch<TotalsRow | UsageRow>([
     db
       .prepare(
-        `SELECT operation, SUM(calls) AS calls, SUM(succeeded) AS succeeded, SUM(cost_units) AS costUnits FROM (${summedOver(() => 'operation', 'operation', 'operation')})
+        `SELECT operation, SUM(calls) AS calls, SUM(succeeded) AS succeeded, SUM(cost_units) AS costUnits, SUM(sandbox_calls) AS sandboxCalls FROM (${summedOver(() => 'operation', 'operation', 'operation')})
           GROUP BY operation ORDER BY calls DESC, operation`,
       )
       .bind(...summedBindings(workspaceId, from, to)),
@@ -116,7 +120,14 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
     to: to.toISOString(),
     summarizedBefore,
     totals: totalsOf(overall),
-    byOperation: groups.map((group) => ({ operation: group.operation, ...totalsOf(group) })),
+    byOperation: groups.filter((group) => group.calls > 0).map((group) => ({ operation: group.operation, ...totalsOf(group) })),
+    sandbox: {
+      calls: groups.reduce((sum, group) => sum + group.sandboxCalls, 0),
+      byOperation: groups
+        .filter((group) => group.sandboxCalls > 0)
+        .map((group) => ({ operation: group.operation, calls: group.sandboxCalls }))
+        .sort((left, right) => right.calls - left.calls || left.operation.localeCompare(right.operation)),
+    },
     rows: rows.map(({ costUnits, cached, sandbox, ...row }) => ({ ...row, costCents: centsFromUnits(costUnits), cached: cached === 1, sandbox: sandbox === 1 })),
     nextCursor: page!.results.length > query.limit && last ? encodeCursor(last) : null,
   };
@@ -178,8 +189,9 @@ const DAY_MS = 24 * HOUR_MS;
  */
 function summedOver(bucket: (time: 'day' | 'hour') => string, row: string, as: string): string {
   const buckets = (table: string, time: 'day' | 'hour') =>
-    `SELECT ${bucket(time)} AS ${as}, calls, succeeded, cost_units FROM ${table} WHERE workspace_id = ? AND ${time} >= ? AND ${time} < ?`;
-  const rows = `SELECT ${row} AS ${as}, 1 AS calls, status < 400 AS succeeded, cost_units FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?`;
+    `SELECT ${bucket(time)} AS ${as}, calls, succeeded, cost_units, sandbox_calls FROM ${table} WHERE workspace_id = ? AND ${time} >= ? AND ${time} < ?`;
+  // A sandbox key's call counts in sandbox_calls only, as the buckets count it (migrations/0016).
+  const rows = `SELECT ${row} AS ${as}, sandbox = 0 AS calls, sandbox = 0 AND status < 400 AS succeeded, cost_units, sandbox <> 0 AS sandbox_calls FROM usage WHERE workspace_id = ? AND created_at >= ? AND created_at < ?`;
   return [buckets('usage_daily', 'day'), buckets('usage_hourly', 'hour'), buckets('usage_hourly', 'hour'), rows, rows].join('\n UNION ALL ');
 }
 
@@ -211,7 +223,7 @@ function startOfUtcDay(date: Date): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
 }
 
-function totalsOf(group: Omit<TotalsRow, 'operation'>) {
+function totalsOf(group: Omit<TotalsRow, 'operation' | 'sandboxCalls'>) {
   return { calls: group.calls, succeeded: group.succeeded, failed: group.calls - group.succeeded, costCents: centsFromUnits(group.costUnits) };
 }
 

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { bearer, call, json } from '../support/api';
+import { bearer, call, eventually, json } from '../support/api';
 import { dashboard, signUp } from '../support/dashboard';
 
 const KEY = /^sluice_live_[0-9a-f]{32}$/;
@@ -37,6 +37,16 @@ describe('sandbox keys in the dashboard', () => {
     expect(html).toContain('Sandbox keys');
     expect(html).toContain(key.hint);
     expect(html).not.toContain(key.key);
+
+    // The usage API and page show the sandbox call apart from the live figures.
+    const usage = await eventually(
+      () => person.json('GET', `/api/workspaces/${person.workspaceId}/usage`),
+      (answer) => answer.body.data?.sandbox.calls === 1,
+    );
+    expect(usage.body.data.totals.calls).toBe(0);
+    const usagePage = await (await person.request('GET', `/w/${person.workspaceId}/usage`)).text();
+    expect(usagePage).toMatch(/Sandbox calls \(30 days\)<\/div><div class="value">1<\/div>/);
+    expect(usagePage).toMatch(/Calls \(30 days\)<\/div><div class="value">0<\/div>/);
   });
 
   it('revokes: the key is refused from the very next request', async () => {

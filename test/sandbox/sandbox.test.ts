@@ -83,6 +83,16 @@ describe('sandbox keys (scope workspace_dryrun) on /runtime/data', () => {
       (body) => body.data.rows.length > 0,
     );
     expect(usage.data.rows[0]).toMatchObject({ operation: 'linkedin.get-company-by-domain', sandbox: true, costCents: 0, connectionId: null });
+    // Kept out of the live totals and counted in the sandbox block, whether the range's sums come from the
+    // call's own row (a partial hour at the range's edge) or from the hour's bucket (a whole hour inside it).
+    const hour = 60 * 60 * 1000;
+    const to = new Date(Math.ceil(Date.now() / hour) * hour + hour);
+    const wholeHours = new URLSearchParams({ from: new Date(to.getTime() - 5 * hour).toISOString(), to: to.toISOString() });
+    for (const report of [usage.data, (await json(await call(`/v1/usage?${wholeHours}`, bearer(live.body.data.key)))).data]) {
+      expect(report.totals).toEqual({ calls: 0, succeeded: 0, failed: 0, costCents: 0 });
+      expect(report.byOperation).toEqual([]);
+      expect(report.sandbox).toEqual({ calls: 1, byOperation: [{ operation: 'linkedin.get-company-by-domain', calls: 1 }] });
+    }
   });
 
   it('validates the input as a live call does: 400 VALIDATION_ERROR naming the field, nothing charged', async () => {

@@ -76,6 +76,11 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
       <div class="grid" aria-label={`Calls of ${access.workspace.name}`} data-reload-soon={updating ? '' : undefined}>
         <Stat label="Calls (30 days)" value={String(report.totals.calls)} note={updating ?? `${report.totals.failed} failed, not charged`} />
         <Stat label="Spend (30 days)" value={formatCents(report.totals.costCents)} note={updating} />
+        <Stat
+          label="Sandbox calls (30 days)"
+          value={String(report.sandbox.calls)}
+          note="Sandbox keys' calls: answered with examples, never charged, not counted in the calls or the charts"
+        />
       </div>
       <section class="card">
         <h2>Spend per day</h2>
