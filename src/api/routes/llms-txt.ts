@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { publicUrls, type PublicUrls } from '../../core/config';
 import { CATALOG } from '../../operations/catalog';
 import type { AppEnv } from '../../core/context';
+import { CONNECTABLE_VENDORS } from '../../services/connections-vendors';
 
 /**
  * `/llms.txt` (llmstxt.org): the index an agent reads first. Built from configuration and the catalog,
@@ -40,6 +41,14 @@ One operation over 1 to 10,000 inputs, run in the background: submitting is free
 - [GET /v1/data/agnt/jobs/{id}](${urls.base}/v1/data/agnt/jobs): status, counts, spentCents, quotedCents, times. MCP tool \`sluice_jobs_status\`.
 - [GET /v1/data/agnt/jobs/{id}/results](${urls.base}/v1/data/agnt/jobs): per item its input and data or error; JSON paged, or NDJSON / CSV by \`Accept\`. MCP tool \`sluice_jobs_results\`.
 - [POST /v1/data/agnt/jobs/{id}/cancel](${urls.base}/v1/data/agnt/jobs): items not started are never started nor charged.
+
+## Your own vendor accounts (connections)
+
+A workspace can bring its own account of a vendor (${CONNECTABLE_VENDORS.map((vendor) => vendor.slug).join(', ')}): a call through it is sent with that account's credentials and charged the plan's connection fee (\`connectionFeeCents\` of GET /v1/plans) instead of the operation's price. A 429 there may be the vendor throttling those credentials; a plan change does not help.
+
+- [GET /v1/connections/vendors](${urls.base}/v1/connections/vendors): each vendor's credential fields and the operations it serves.
+- [POST /v1/connections](${urls.base}/v1/connections): \`{vendor, name?, credentials}\` → 201; checked with the vendor first, stored encrypted, never answered again.
+- \`/v1/connections/{id}/data/<slug>/<operation>\` and \`/v1/connections/{id}/<root tool>\` (e.g. \`POST /v1/connections/{id}/serp\`): the operation through the connection, same input and answer. On MCP: the tool's optional \`connection\` argument.
 
 ## Optional
 
