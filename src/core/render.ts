@@ -31,6 +31,11 @@ export interface RenderOptions {
   waitForMs: number;
   actions: readonly PageAction[];
   screenshot?: ScreenshotRequest;
+  /**
+   * The page is a video player: once loaded, its first `<video>` is paused at this second (seeked, the frame
+   * decoded), and the screenshot is of that video element alone.
+   */
+  video?: { second: number };
   /** Requests to ad and tracker hosts are refused. */
   blockAds: boolean;
   /**

@@ -149,3 +149,58 @@ describe('the page is hostile content', () => {
     expect(page(await scrape({ url: `${site}/spa` })).markdown).toContain(SPA_TEXT);
   });
 });
+
+describe("the video screenshot's seek, in chromium", () => {
+  /** A mono 8 kHz 8-bit PCM WAV of `seconds`: media chromium decodes without codecs, seekable. */
+  function wav(seconds: number): Buffer {
+    const samples = 8_000 * seconds;
+    const header = Buffer.alloc(44);
+    header.write('RIFF', 0, 'latin1');
+    header.writeUInt32LE(36 + samples, 4);
+    header.write('WAVEfmt ', 8, 'latin1');
+    header.writeUInt32LE(16, 16);
+    header.writeUInt16LE(1, 20);
+    header.writeUInt16LE(1, 22);
+    header.writeUInt32LE(8_000, 24);
+    header.writeUInt32LE(8_000, 28);
+    header.writeUInt16LE(1, 32);
+    header.writeUInt16LE(8, 34);
+    header.write('data', 36, 'latin1');
+    header.writeUInt32LE(samples, 40);
+    return Buffer.concat([header, Buffer.alloc(samples, 128)]);
+  }
+
+  it('pauses the first <video> at the second asked for and answers its box; a page without one, and a second past the end, say so', async () => {
+    const { seekScript } = await import('../../src/providers/builtin-web/renderer');
+    const { launchChromium } = await import('./support/browser');
+    const media = wav(6);
+    // The loopback page stands in for the embed player: the product's URL is the platform's own (video-frame.ts).
+    const player: Server = createServer((request, response) => {
+      if (request.url === '/clip.wav') {
+        const range = /bytes=(\d+)-(\d*)/.exec(request.headers.range ?? '');
+        const start = range ? Number(range[1]) : 0;
+        const end = range?.[2] ? Number(range[2]) : media.length - 1;
+        response.writeHead(range ? 206 : 200, { 'content-type': 'audio/wav', 'accept-ranges': 'bytes', 'content-length': end - start + 1, ...(range ? { 'content-range': `bytes ${start}-${end}/${media.length}` } : {}) });
+        return response.end(media.subarray(start, end + 1));
+      }
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end(request.url === '/empty' ? '<!doctype html><p>No player here.</p>' : '<!doctype html><body style="margin:0"><video src="/clip.wav" width="320" height="180" style="margin:20px"></video></body>');
+    });
+    await new Promise<void>((resolve) => player.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(player.address() as AddressInfo).port}`;
+    const browser = await launchChromium();
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`${origin}/player`, { waitUntil: 'domcontentloaded' });
+      const outcome = await tab.evaluate(seekScript(2.5, 10_000));
+      expect(outcome).toMatchObject({ state: 'ok', duration: 6, clip: { x: 20, y: 20, width: 320, height: 180 } });
+      expect(await tab.evaluate('[document.querySelector("video").currentTime, document.querySelector("video").paused]')).toEqual([2.5, true]);
+      expect(await tab.evaluate(seekScript(60, 10_000))).toEqual({ state: 'past-end', duration: 6 });
+      await tab.goto(`${origin}/empty`, { waitUntil: 'domcontentloaded' });
+      expect(await tab.evaluate(seekScript(1, 500))).toEqual({ state: 'no-video' });
+    } finally {
+      await browser.close();
+      player.close();
+    }
+  });
+});

@@ -5,6 +5,7 @@ import { linkedinOperations } from './linkedin';
 import { tiktokOperations } from './tiktok';
 import { xOperations } from './x';
 import { youtubeOperations } from './youtube';
+import { youtubeScreenshotOperations } from './youtube-screenshot';
 
 /** The social-platform groups, one vendor table per slug. */
-export const socialOperations = [...linkedinOperations, ...youtubeOperations, ...tiktokOperations, ...xOperations, ...instagramOperations, ...facebookOperations, ...facebookMediaOperations];
+export const socialOperations = [...linkedinOperations, ...youtubeOperations, ...youtubeScreenshotOperations, ...tiktokOperations, ...xOperations, ...instagramOperations, ...facebookOperations, ...facebookMediaOperations];

@@ -19,7 +19,7 @@ const youtubeData = googleApiVendor({
 });
 const ytApi = rapidApiVendor({ id: 'yt-api', label: 'The YouTube media provider', settingsPrefix: 'YTAPI', read: rapidApiAnswers.whole });
 
-const videoId = z.string().regex(/^[A-Za-z0-9_-]{11}$/, 'An 11-character video id, as after watch?v= in the URL.').openapi({ example: 'dQw4w9WgXcQ' });
+export const videoId = z.string().regex(/^[A-Za-z0-9_-]{11}$/, 'An 11-character video id, as after watch?v= in the URL.').openapi({ example: 'dQw4w9WgXcQ' });
 const channelId = z.string().regex(/^UC[A-Za-z0-9_-]{22}$/, 'A channel id: UC followed by 22 characters.').openapi({ example: 'UCuAXFkgsw1L7xaCfnd5JJOw' });
 /** Google's list answer: `{kind, etag, nextPageToken?, pageInfo, items}`. */
 const List = z.looseObject({ kind: z.string(), items: z.array(z.looseObject({ id: z.unknown() })), nextPageToken: z.string().optional() });

@@ -6,4 +6,5 @@ export { scrapeWithBuiltin } from './scrape';
 export { mapWithBuiltin } from './map';
 export { auditWithBuiltin } from './onpage-audit';
 export { measureMedia, mediaFetcher, type MeasuredMedia } from './media-size';
+export { videoFrameWithBuiltin } from './video-frame';
 export type { BuiltinWebContext, MapInput as BuiltinMapInput, ScrapeInput as BuiltinScrapeInput } from './inputs';

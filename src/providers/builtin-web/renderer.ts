@@ -35,6 +35,8 @@ export const RENDER_LIMITS = {
   settleMaxMs: 3_000,
   /** Chromium's largest texture: a full-page screenshot is cut there. */
   screenshotMaxHeight: 16_384,
+  /** How long a video player page has to show its video's frame at the second asked for. */
+  videoSeekMs: 15_000,
   /** How often the heap and DOM are measured while the page loads and acts. */
   watchEveryMs: 500,
 } as const;
@@ -46,6 +48,42 @@ const PROVIDER = 'The built-in web provider';
 
 /** A page that broke a bound: answered 422, and its browser session closed rather than reused. */
 class HostilePage extends Error {}
+
+type Clip = { x: number; y: number; width: number; height: number };
+interface SeekOutcome {
+  state: 'ok' | 'no-video' | 'no-frame' | 'past-end';
+  duration?: number;
+  clip?: Clip;
+}
+
+/**
+ * Run in the page (a string: the page's realm, not ours): waits for its first <video>, starts it muted if it
+ * has loaded nothing, pauses it at `second`, waits until that frame is decoded, and answers the element's box
+ * within the viewport. Exported for test/node/render.test.ts, which runs it in chromium against a loopback page.
+ */
+export function seekScript(second: number, waitMs: number): string {
+  return `(async (second, waitMs) => {
+    const deadline = Date.now() + waitMs;
+    const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    let video = null;
+    while (!(video = document.querySelector('video'))) { if (Date.now() > deadline) return { state: 'no-video' }; await sleep(100); }
+    video.muted = true;
+    if (video.readyState < 1) { try { await Promise.race([video.play(), sleep(1000)]); } catch {} }
+    while (video.readyState < 1) { if (Date.now() > deadline) return { state: 'no-frame' }; await sleep(100); }
+    video.pause();
+    if (Number.isFinite(video.duration) && second > video.duration) return { state: 'past-end', duration: video.duration };
+    if (Math.abs(video.currentTime - second) > 0.04) {
+      const seeked = new Promise((resolve) => video.addEventListener('seeked', resolve, { once: true }));
+      video.currentTime = second;
+      await Promise.race([seeked, sleep(Math.max(0, deadline - Date.now()))]);
+    }
+    while (video.seeking || video.readyState < 2) { if (Date.now() > deadline) return { state: 'no-frame' }; await sleep(100); }
+    const box = video.getBoundingClientRect();
+    const x = Math.max(0, box.left), y = Math.max(0, box.top);
+    const width = Math.min(box.right, innerWidth) - x, height = Math.min(box.bottom, innerHeight) - y;
+    return { state: 'ok', duration: video.duration, clip: width > 0 && height > 0 ? { x, y, width, height } : undefined };
+  })(${JSON.stringify(second)}, ${JSON.stringify(waitMs)})`;
+}
 
 export class BrowserBindingRenderer implements Renderer {
   constructor(private readonly binding: Fetcher) {}
@@ -132,11 +170,12 @@ class Render {
       this.topResponse = response ?? this.topResponse;
       await this.settle(page);
       if (options.waitForMs > 0) await this.step(sleep(options.waitForMs));
+      const videoClip = options.video ? await this.seekVideo(page, options.video.second) : undefined;
       const actionScreenshots: Screenshot[] = [];
       const actionScrapes: { url: string; html: string }[] = [];
       for (const action of options.actions) await this.perform(page, action, actionScreenshots, actionScrapes);
       await this.measure(page);
-      const screenshot = options.screenshot ? await this.capture(page, options.screenshot) : undefined;
+      const screenshot = options.screenshot ? await this.capture(page, options.screenshot, videoClip) : undefined;
       const html = await this.step(page.content());
       if (html.length > MAX_BODY_BYTES) throw new HostilePage(`the rendered page is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
       const headers = this.topResponse?.headers() ?? {};
@@ -298,11 +337,23 @@ class Render {
     }
   }
 
-  private async capture(page: Page, request: ScreenshotRequest): Promise<Screenshot> {
+  /**
+   * Pauses the page's video at `second` and answers where it is on the page (what the screenshot is cut to).
+   * A page with no video, or one whose video never shows a frame there, is the page's fault: 422.
+   */
+  private async seekVideo(page: Page, second: number): Promise<Clip> {
+    const outcome = (await this.step(page.evaluate(seekScript(second, RENDER_LIMITS.videoSeekMs)))) as SeekOutcome;
+    if (outcome.state === 'no-video') throw new HostilePage(`shows no video player within ${RENDER_LIMITS.videoSeekMs / 1000} s`);
+    if (outcome.state === 'past-end') throw new HostilePage(`has a video ${Math.floor(outcome.duration ?? 0)} s long, which has no frame at second ${second}`);
+    if (outcome.state !== 'ok' || !outcome.clip) throw new HostilePage(`did not show its video's frame at second ${second} within ${RENDER_LIMITS.videoSeekMs / 1000} s`);
+    return outcome.clip;
+  }
+
+  private async capture(page: Page, request: ScreenshotRequest, videoClip?: Clip): Promise<Screenshot> {
     const type = request.quality ? 'jpeg' : 'png';
     const viewport = this.options.mobile ? MOBILE_VIEWPORT : DESKTOP_VIEWPORT;
-    let clip: { x: number; y: number; width: number; height: number } | undefined;
-    if (request.fullPage) {
+    let clip: Clip | undefined = videoClip;
+    if (request.fullPage && !clip) {
       const height = Number(await this.step(page.evaluate('Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)')));
       if (height > RENDER_LIMITS.screenshotMaxHeight) clip = { x: 0, y: 0, width: viewport.width, height: RENDER_LIMITS.screenshotMaxHeight };
     }
