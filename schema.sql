@@ -297,7 +297,7 @@ CREATE TABLE usage_daily (
   calls         INTEGER NOT NULL,
   succeeded     INTEGER NOT NULL,
   -- Money in units of 1/10,000 cent.
-  cost_units    INTEGER NOT NULL,
+  cost_units    INTEGER NOT NULL, sandbox_calls INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (workspace_id, day, operation)
 ) WITHOUT ROWID;
 
@@ -308,21 +308,9 @@ CREATE TABLE usage_hourly (
   operation     TEXT NOT NULL,
   calls         INTEGER NOT NULL,
   succeeded     INTEGER NOT NULL,
-  cost_units    INTEGER NOT NULL,
+  cost_units    INTEGER NOT NULL, sandbox_calls INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (workspace_id, hour, operation)
 ) WITHOUT ROWID;
-
-CREATE TRIGGER usage_totals_on_insert AFTER INSERT ON usage
-BEGIN
-  INSERT INTO usage_daily (workspace_id, day, operation, calls, succeeded, cost_units)
-  VALUES (NEW.workspace_id, substr(NEW.created_at, 1, 10), NEW.operation, 1, NEW.status < 400, NEW.cost_units)
-  ON CONFLICT (workspace_id, day, operation) DO UPDATE SET
-    calls = calls + 1, succeeded = succeeded + excluded.succeeded, cost_units = cost_units + excluded.cost_units;
-  INSERT INTO usage_hourly (workspace_id, hour, operation, calls, succeeded, cost_units)
-  VALUES (NEW.workspace_id, substr(NEW.created_at, 1, 13), NEW.operation, 1, NEW.status < 400, NEW.cost_units)
-  ON CONFLICT (workspace_id, hour, operation) DO UPDATE SET
-    calls = calls + 1, succeeded = succeeded + excluded.succeeded, cost_units = cost_units + excluded.cost_units;
-END;
 
 CREATE TABLE data_jobs (
   id               TEXT PRIMARY KEY,
@@ -352,7 +340,7 @@ CREATE TABLE data_jobs (
   created_at       TEXT NOT NULL,
   started_at       TEXT,
   finished_at      TEXT
-);
+, connection_id TEXT, into_database_id TEXT, into_table TEXT);
 
 CREATE INDEX data_jobs_by_workspace ON data_jobs (workspace_id, created_at, id);
 
@@ -398,3 +386,17 @@ CREATE TABLE job_hours (
 );
 
 CREATE INDEX job_hours_by_organization ON job_hours (organization_id, hour);
+
+CREATE TRIGGER usage_totals_on_insert AFTER INSERT ON usage
+BEGIN
+  INSERT INTO usage_daily (workspace_id, day, operation, calls, succeeded, cost_units, sandbox_calls)
+  VALUES (NEW.workspace_id, substr(NEW.created_at, 1, 10), NEW.operation, NEW.sandbox = 0, NEW.sandbox = 0 AND NEW.status < 400, NEW.cost_units, NEW.sandbox <> 0)
+  ON CONFLICT (workspace_id, day, operation) DO UPDATE SET
+    calls = calls + excluded.calls, succeeded = succeeded + excluded.succeeded, cost_units = cost_units + excluded.cost_units,
+    sandbox_calls = sandbox_calls + excluded.sandbox_calls;
+  INSERT INTO usage_hourly (workspace_id, hour, operation, calls, succeeded, cost_units, sandbox_calls)
+  VALUES (NEW.workspace_id, substr(NEW.created_at, 1, 13), NEW.operation, NEW.sandbox = 0, NEW.sandbox = 0 AND NEW.status < 400, NEW.cost_units, NEW.sandbox <> 0)
+  ON CONFLICT (workspace_id, hour, operation) DO UPDATE SET
+    calls = calls + excluded.calls, succeeded = succeeded + excluded.succeeded, cost_units = cost_units + excluded.cost_units,
+    sandbox_calls = sandbox_calls + excluded.sandbox_calls;
+END;

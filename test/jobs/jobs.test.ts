@@ -1,4 +1,5 @@
 import { env } from 'cloudflare:workers';
+import { clock } from '../../src/core/clock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bearer, call, companyByDomain, credit, eventually, funded, json, ops, provision, wallet } from '../support/api';
 import type { JobView } from '../../src/services/jobs/store';
@@ -242,6 +243,8 @@ describe('job events', () => {
 
 describe("a data job's runtime hours", () => {
   it("count against the plan's runtimeHours with agents' hours: past the cap the job waits saying so, and goes on once there is room", async () => {
+    // The job's clock starts at the top of an hour: its 10-minute re-check then stays in that hour whatever the time of the run.
+    time.advance(3_600_000 - (clock.now() % 3_600_000) + 1_000);
     const account = await funded(100, 'payg');
     expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', caps: { runtimeHours: 0 } })).status).toBe(200);
     const submitted = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'h1.com' }, { domain: 'h2.com' }] });

@@ -39,6 +39,8 @@ const EXAMPLE_JOB = {
   spentCents: 1,
   quotedCents: 2,
   maxCostCents: null,
+  connectionId: null,
+  into: null,
   resumesAt: null,
   createdAt: '2026-11-24T09:00:00.000Z',
   startedAt: '2026-11-24T09:00:01.000Z',
@@ -55,7 +57,9 @@ const submitRoute = createRoute({
   description:
     "Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; " +
     'nothing is queued when it is refused. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; ' +
-    'the job paces itself to the workspace\'s window and leaves a fifth of it to other calls. Bodies up to 10 MB.',
+    'the job paces itself to the workspace\'s window and leaves a fifth of it to other calls. Bodies up to 10 MB. ' +
+    "`connectionId` runs every item through one of the workspace's connections (its own vendor credentials, the plan's fee per success instead of the price; the quote uses the fee). " +
+    '`into` writes each success as a row of a workspace database table, created if missing (columns job_id, item_index, input, data as JSON text, written_at), so the results can be queried with SQL.',
   operationId: 'submitDataJob',
   request: {
     body: {

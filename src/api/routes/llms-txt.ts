@@ -37,7 +37,7 @@ ${platforms.join('\n\n')}
 
 One operation over 1 to 10,000 inputs, run in the background: submitting is free, each item is billed at its operation's price only if it succeeds, and a job leaves a fifth of the workspace's requests per minute to other calls.
 
-- [POST /v1/data/agnt/jobs](${urls.base}/v1/data/agnt/jobs): \`{operation: "<slug>/<operation>", inputs: [...], name?, maxCostCents?}\` → 202 with the job; every input is validated first. MCP tool \`sluice_jobs_submit\`.
+- [POST /v1/data/agnt/jobs](${urls.base}/v1/data/agnt/jobs): \`{operation: "<slug>/<operation>", inputs: [...], name?, maxCostCents?, connectionId?, into?: {databaseId, table}}\` → 202 with the job; every input is validated first. \`connectionId\` runs every item with the workspace's own vendor credentials at the plan's fee; \`into\` writes each success as a row of a workspace database table (JSON in its \`data\` column). MCP tool \`sluice_jobs_submit\`.
 - [GET /v1/data/agnt/jobs/{id}](${urls.base}/v1/data/agnt/jobs): status, counts, spentCents, quotedCents, times. MCP tool \`sluice_jobs_status\`.
 - [GET /v1/data/agnt/jobs/{id}/results](${urls.base}/v1/data/agnt/jobs): per item its input and data or error; JSON paged, or NDJSON / CSV by \`Accept\`. MCP tool \`sluice_jobs_results\`.
 - [POST /v1/data/agnt/jobs/{id}/cancel](${urls.base}/v1/data/agnt/jobs): items not started are never started nor charged.

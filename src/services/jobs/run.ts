@@ -13,6 +13,11 @@ import { operationOfJob } from './operations';
 import { Pacer } from './pacer';
 import { announceJobEnd } from './events';
 import { admitJobHour } from '../runtime-hours';
+import { connectionFailure, connectionUse } from '../connections';
+import { type IntoRow, writeInto } from './into';
+
+/** What a job's items run through when it names a connection (services/connections.ts). */
+type Through = Awaited<ReturnType<typeof connectionUse>>;
 
 /** Items one slice (one Workflow step) takes at most: a crash re-runs at most this many, each uncharged twice. */
 export const SLICE_ITEMS = 100;
@@ -54,6 +59,19 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   const operation = operationOfJob(job.operation);
   if (!operation) return { kind: 'done' };
   if (job.status === 'queued') await setStatus(env.DB, jobId, 'running', null, nowIso()).run();
+  let through: Through | null = null;
+  if (job.connectionId) {
+    // Deleted since, or its credentials refused by the vendor: every item would fail the same way, so the job stops.
+    try {
+      through = await connectionUse(env, job.workspaceId, job.connectionId, operation);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return stopJob(env, jobId, `The job's connection ${job.connectionId} can no longer be used (${error.message}); the items not run stay pending.`);
+    }
+    if (through.connection.status === 'rejected') {
+      return stopJob(env, jobId, `${through.vendor.label} refused the credentials of connection ${job.connectionId}; re-check it (POST /v1/connections/${job.connectionId}/check) or replace it, and submit the items not run again.`);
+    }
+  }
 
   const items = await pendingItems(env.DB, jobId, SLICE_ITEMS);
   if (items.length === 0) return { kind: 'done' };
@@ -74,7 +92,7 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   const runNext = async (): Promise<boolean> => {
     if (stop !== null || next >= ready.length || !pacer.take(clock.now())) return false;
     const item = ready[next++]!;
-    const outcome = await runItem(env, job, operation, principal, item, pacer);
+    const outcome = await runItem(env, job, operation, principal, item, pacer, through);
     pacer.done();
     if (outcome.kind === 'written') writes.push(outcome.write);
     else stop ??= outcome;
@@ -87,11 +105,24 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   if (!pacer.knowsLimit) await runNext();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 
+  // Into the job's table before the outcomes are recorded: a crash between writes them again, as one row each.
+  let sinkFailure: string | null = null;
+  if (job.intoDatabaseId && job.intoTable) {
+    const inputs = new Map(ready.map((item) => [item.idx, item.input]));
+    const rows: IntoRow[] = writes.flatMap((write) => (write.status === 'succeeded' ? [{ idx: write.idx, input: inputs.get(write.idx)!, data: write.data }] : []));
+    try {
+      await writeInto(env, { id: jobId, workspaceId: job.workspaceId, intoDatabaseId: job.intoDatabaseId, intoTable: job.intoTable }, rows);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      sinkFailure = `Results could not be written into table ${job.intoTable} of database ${job.intoDatabaseId} (${error.message}); the job stopped. Its results so far are kept and listed by GET /v1/data/agnt/jobs/${jobId}/results.`;
+    }
+  }
+
   const at = clock.now();
   const pause = stop?.kind === 'pause' ? stop : null;
   // Stopped by the window: the job's share of it is spent, it looks again when the window resets.
   const outcome: SliceOutcome =
-    stop?.kind === 'ended'
+    stop?.kind === 'ended' || sinkFailure !== null
       ? { kind: 'done' }
       : pause
         ? { kind: 'wait', ms: pause.ms, why: pause.reason }
@@ -100,7 +131,7 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
           : { kind: 'more' };
   const statements = writes.map((write) => itemWrite(env.DB, jobId, write));
   statements.push(recount(env.DB, jobId), saveWindow(env.DB, jobId, pacer.window), setResumeAt(env.DB, jobId, outcome.kind === 'wait' ? at + outcome.ms : 0));
-  const reason = outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null;
+  const reason = sinkFailure ?? (outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null);
   statements.push(setStatus(env.DB, jobId, pause?.status ?? 'running', reason, nowIso()));
   await env.DB.batch(statements);
   return outcome;
@@ -120,7 +151,21 @@ function jobPrincipal(job: JobRecord): KeyPrincipal {
   };
 }
 
-async function runItem(env: Env, job: JobRecord, operation: Operation, principal: KeyPrincipal, item: { idx: number; input: string; attempts: number }, pacer: Pacer): Promise<ItemOutcome> {
+/** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */
+async function stopJob(env: Env, jobId: string, reason: string): Promise<SliceOutcome> {
+  await setStatus(env.DB, jobId, 'running', reason, nowIso()).run();
+  return { kind: 'done' };
+}
+
+async function runItem(
+  env: Env,
+  job: JobRecord,
+  operation: Operation,
+  principal: KeyPrincipal,
+  item: { idx: number; input: string; attempts: number },
+  pacer: Pacer,
+  through: Through | null,
+): Promise<ItemOutcome> {
   const attempts = item.attempts + 1;
   try {
     const outcome = await execute(operation, JSON.parse(item.input), operation.method === 'GET' ? 'query' : 'body', {
@@ -131,10 +176,14 @@ async function runItem(env: Env, job: JobRecord, operation: Operation, principal
       idempotencyKey: { value: `${job.id}:${item.idx}`, field: 'Idempotency-Key', location: 'query' },
       // A job's hours count against the plan's runtimeHours as agents' do.
       admit: () => admitJobHour(env.DB, { jobId: job.id, organizationId: job.organizationId }),
+      // Through the job's connection: the workspace's credentials, the plan's fee, the row marked with its id.
+      ...(through ? { connection: through.use } : {}),
     });
     pacer.observe(outcome.headers, clock.now());
     return { kind: 'written', write: { idx: item.idx, status: 'succeeded', data: outcome.data, costUnits: unitsFromCents(outcome.meta.costCents), attempts } };
-  } catch (error) {
+  } catch (caught) {
+    // A vendor's failure through a connection reads as the workspace's own account's (its throttle, its refused credentials).
+    const error = through ? await connectionFailure(env.DB, through.connection, through.vendor, caught) : caught;
     const apiError = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'The call failed unexpectedly.');
     pacer.observe(apiError.headers, clock.now());
     return classify(apiError, item.idx, attempts, pacer);
@@ -143,7 +192,8 @@ async function runItem(env: Env, job: JobRecord, operation: Operation, principal
 
 function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer): ItemOutcome {
   const now = clock.now();
-  if (error.status === 401) return { kind: 'ended' };
+  // The job's key refused: it ended or was cancelled. (A vendor refusing a connection's credentials is 401 PROVIDER_ERROR: the item's failure.)
+  if (error.status === 401 && error.code !== 'PROVIDER_ERROR') return { kind: 'ended' };
   if (error.code === 'RATE_LIMITED') {
     pacer.exhaust(now);
     return { kind: 'pause', status: 'running', reason: 'The workspace used its requests for this minute; the job goes on when the window resets.', ms: pacer.msToReset(now) };

@@ -14,6 +14,11 @@ export const Job = z
     spentCents: z.number().openapi({ description: 'What its successful items cost; only successes are billed.' }),
     quotedCents: z.number().openapi({ description: 'The most the job can cost: the sum of its items’ quotes.' }),
     maxCostCents: z.number().nullable(),
+    connectionId: z.string().nullable().openapi({ description: "The workspace's connection every item runs through (its own vendor credentials, the plan's fee per success); null: Sluice's accounts at the operation's price.", example: null }),
+    into: z
+      .object({ databaseId: z.string(), table: z.string() })
+      .nullable()
+      .openapi({ description: 'The workspace database table each success is written into as a row; null: none.', example: null }),
     resumesAt: z.string().nullable().openapi({ description: 'While the job waits (the window, a retry, money, runtime hours): when it looks again.' }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),

@@ -17,6 +17,11 @@ export interface JobRecord {
   quotedUnits: number;
   maxCostUnits: number | null;
   keyId: string | null;
+  /** The workspace's connection every item runs through (its credentials, the plan's fee), if any. */
+  connectionId: string | null;
+  /** The workspace database and table each success is written into, if any. */
+  intoDatabaseId: string | null;
+  intoTable: string | null;
   windowResetAt: number;
   windowLimit: number;
   windowRemaining: number;
@@ -38,6 +43,8 @@ export interface JobView {
   spentCents: number;
   quotedCents: number;
   maxCostCents: number | null;
+  connectionId: string | null;
+  into: { databaseId: string; table: string } | null;
   /** While the job waits (the window, a retry's backoff, money): when it looks again. */
   resumesAt: string | null;
   createdAt: string;
@@ -47,6 +54,7 @@ export interface JobView {
 
 const COLUMNS = `id, organization_id AS organizationId, workspace_id AS workspaceId, operation, name, status, reason, items,
   succeeded, failed, spent_units AS spentUnits, quoted_units AS quotedUnits, max_cost_units AS maxCostUnits, key_id AS keyId,
+  connection_id AS connectionId, into_database_id AS intoDatabaseId, into_table AS intoTable,
   window_reset_at AS windowResetAt, window_limit AS windowLimit, window_remaining AS windowRemaining,
   resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt`;
 
@@ -62,6 +70,8 @@ export function viewOf(job: JobRecord): JobView {
     spentCents: centsFromUnits(job.spentUnits),
     quotedCents: centsFromUnits(job.quotedUnits),
     maxCostCents: job.maxCostUnits === null ? null : centsFromUnits(job.maxCostUnits),
+    connectionId: job.connectionId,
+    into: job.intoDatabaseId && job.intoTable ? { databaseId: job.intoDatabaseId, table: job.intoTable } : null,
     resumesAt: job.resumeAt > 0 && !isEnded(job.status) ? new Date(job.resumeAt).toISOString() : null,
     createdAt: job.createdAt,
     startedAt: job.startedAt,
@@ -103,10 +113,25 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
   const statements = [
     db
       .prepare(
-        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, connection_id, into_database_id, into_table, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .bind(job.id, job.organizationId, job.workspaceId, job.operation, job.name, job.status, job.items, job.quotedUnits, job.maxCostUnits, job.keyId, job.createdAt),
+      .bind(
+        job.id,
+        job.organizationId,
+        job.workspaceId,
+        job.operation,
+        job.name,
+        job.status,
+        job.items,
+        job.quotedUnits,
+        job.maxCostUnits,
+        job.keyId,
+        job.connectionId,
+        job.intoDatabaseId,
+        job.intoTable,
+        job.createdAt,
+      ),
   ];
   let chunk: string[] = [];
   let bytes = 0;

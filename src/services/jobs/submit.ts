@@ -14,6 +14,8 @@ import { revokedKeyError } from '../auth';
 import { plansPageUrl, subscriptionRequired } from '../plan-caps';
 import { operationOfJob } from './operations';
 import { insertJob, type JobRecord, type JobView, viewOf, findJob } from './store';
+import { JobInto, prepareInto } from './into';
+import { connectionUse } from '../connections';
 
 export const MAX_JOB_ITEMS = 10_000;
 /** The most POST /v1/data/agnt/jobs reads: 10,000 inputs of about 1 KB each. The rest of the API keeps 1 MB. */
@@ -31,6 +33,16 @@ export const JobSubmission = z
       .openapi({ description: "1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST).", example: [{ domain: 'stripe.com' }, { domain: 'apple.com' }] }),
     name: z.string().trim().min(1).max(200).optional().openapi({ description: 'A name to know the job by.', example: 'Q4 enrichment' }),
     maxCostCents: z.number().nonnegative().optional().openapi({ description: 'Refuse the job (402) if its quote, the most it can cost, is above this.', example: 100 }),
+    connectionId: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({
+        description:
+          "Run every item through this connection of the workspace (GET /v1/connections): the workspace's own vendor credentials, each success charged the plan's platform fee instead of the operation's price (the quote uses the fee). Its vendor must serve the operation: 404 ENDPOINT_NOT_FOUND names the vendors that do.",
+        example: 'con_5f1c2a9b7d3e4f6a8b0c1d2e',
+      }),
+    into: JobInto.optional(),
   })
   .strict()
   .openapi('JobSubmission');
@@ -42,7 +54,8 @@ export type JobSubmitter = Pick<KeyPrincipal, 'organizationId' | 'workspaceId'> 
 /**
  * Submits a job: every refusal comes before anything is stored or queued. The inputs are validated each
  * against the operation's own schema (details name `inputs[<i>].<field>`), the quote is the sum of each
- * item's quote, the plan and the balance are the gate's (as a metered call sees them). Then the job and its
+ * item's quote (through a connection, the plan's fee per item), the plan and the balance are the gate's (as
+ * a metered call sees them), and last an `into` table is checked (made if missing). Then the job and its
  * items are stored in one batch, its data_job key minted (never shown: the Workflow reads the key's id from
  * the job's row) and its Workflow instance created under the job's id.
  */
@@ -54,6 +67,8 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
       `No operation '${submission.operation}'. Name one as '<slug>/<operation>', e.g. 'linkedin/get-company-by-domain'; GET /v1/platforms lists them.`,
     );
   }
+  // Through a connection: 404 for one the workspace does not have, 404 ENDPOINT_NOT_FOUND when its vendor does not serve the operation.
+  const through = submission.connectionId === undefined ? null : await connectionUse(env, principal.workspaceId, submission.connectionId, operation);
   const details: ErrorDetail[] = [];
   let quotedUnits = 0;
   let cheapestUnits = Number.POSITIVE_INFINITY;
@@ -69,7 +84,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
       }
       return;
     }
-    const quote = operation.price.quote(parsed.data);
+    const quote = through ? through.use.feeUnits : operation.price.quote(parsed.data);
     quotedUnits += quote;
     cheapestUnits = Math.min(cheapestUnits, quote);
   });
@@ -97,6 +112,9 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     );
   }
 
+  // Last of the checks, as it makes the table: a refusal above leaves the database as it was.
+  if (submission.into) await prepareInto(env, principal.workspaceId, submission.into);
+
   const job: JobRecord = {
     id: newId('job'),
     organizationId: principal.organizationId,
@@ -112,6 +130,9 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     quotedUnits,
     maxCostUnits,
     keyId: null,
+    connectionId: submission.connectionId ?? null,
+    intoDatabaseId: submission.into?.databaseId ?? null,
+    intoTable: submission.into?.table ?? null,
     windowResetAt: 0,
     windowLimit: 0,
     windowRemaining: 0,
