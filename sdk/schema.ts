@@ -361,6 +361,406 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connections/{connectionId}/scrape": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Scrape one page, through a connection
+         * @description POST /scrape sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to firecrawl; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_web_scrape_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search the web, through a connection
+         * @description POST /search sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to firecrawl; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_web_search_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/map": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Map a site's URLs, through a connection
+         * @description POST /map sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to firecrawl; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_web_map_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/serp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Live Google search results, through a connection
+         * @description POST /serp sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_google_search_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/keyword-ideas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keyword ideas from seed keywords, through a connection
+         * @description POST /keyword-ideas sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_keyword_ideas_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/keyword-overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Metrics of exact keywords, through a connection
+         * @description POST /keyword-overview sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_keyword_overview_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/keyword-gap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keywords two domains rank for, side by side, through a connection
+         * @description POST /keyword-gap sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_keyword_gap_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/ranked-keywords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keywords a domain or page ranks for, through a connection
+         * @description POST /ranked-keywords sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_ranked_keywords_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/competitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Domains competing for the same keywords, through a connection
+         * @description POST /competitors sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_competitors_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/referring-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Domains linking to a target, through a connection
+         * @description POST /referring-domains sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_referring_domains_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/backlink-gap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sites linking to competitors, through a connection
+         * @description POST /backlink-gap sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_backlink_gap_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/backlinks-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Backlink profile of a target, through a connection
+         * @description POST /backlinks-summary sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_backlinks_summary_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/domain-overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Organic and paid reach of a domain, through a connection
+         * @description POST /domain-overview sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_domain_overview_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/tech-search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Domains using given technologies, through a connection
+         * @description POST /tech-search sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_tech_search_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/onpage-audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * On-page SEO audit of one page, through a connection
+         * @description POST /onpage-audit sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_onpage_audit_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/ai-visibility": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mentions of domains and keywords in AI answers, through a connection
+         * @description POST /ai-visibility sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_ai_visibility_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/chatgpt-api-answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ChatGPT's answer through OpenAI's API, through a connection
+         * @description POST /chatgpt-api-answer sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_chatgpt_api_answer_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/perplexity-api-answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Perplexity's answer through its API, through a connection
+         * @description POST /perplexity-api-answer sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_perplexity_api_answer_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/claude-api-answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claude's answer through Anthropic's API, through a connection
+         * @description POST /claude-api-answer sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_claude_api_answer_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connectionId}/chatgpt-app-answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What the ChatGPT app answers a logged-out user, through a connection
+         * @description POST /chatgpt-app-answer sent with the workspace's own vendor account: the same input, validation and answer, the vendor reached with the connection's credentials. Served by connections to dataforseo; another vendor's connection answers 404 ENDPOINT_NOT_FOUND naming these. Charged the plan's connection fee (GET /v1/plans, connectionFeeCents) instead of the operation's price, only on success; `meta.connectionId` names the connection. The vendor's own throttle is a 429 PROVIDER_ERROR with its Retry-After (a plan change does not help); its refusing the credentials marks the connection rejected.
+         */
+        post: operations["data_seo_chatgpt_app_answer_through_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/data/agnt/jobs": {
         parameters: {
             query?: never;
@@ -373,7 +773,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a data job: one operation over 1 to 10,000 inputs, run in the background
-         * @description Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; nothing is queued when it is refused. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; the job paces itself to the workspace's window and leaves a fifth of it to other calls. Bodies up to 10 MB.
+         * @description Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; nothing is queued when it is refused. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; the job paces itself to the workspace's window and leaves a fifth of it to other calls. Bodies up to 10 MB. `connectionId` runs every item through one of the workspace's connections (its own vendor credentials, the plan's fee per success instead of the price; the quote uses the fee). `into` writes each success as a row of a workspace database table, created if missing (columns job_id, item_index, input, data as JSON text, written_at), so the results can be queried with SQL.
          */
         post: operations["submitDataJob"];
         delete?: never;
@@ -741,6 +1141,28 @@ export interface paths {
          *     Cost: 0.2 cents per row (about 10x keyword rows; plus 1 cent per request; quoted on limit, charged on rows returned); only successful calls are charged. MCP tool: `data_seo_tech_search`. Also served at `/v1/data/seo/tech-search`: same input, price and rate window.
          */
         post: operations["data_seo_tech_search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/onpage-audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * On-page SEO audit of one page
+         * @description One page's on-page SEO at result[0].items[0]: onpage_score (0-100), checks (no_title, no_description, no_h1_tag, no_image_alt, canonical, is_https, high_loading_time, ...; true means the page has that issue, except seo_friendly_url, canonical and is_https), meta (title, description, headings in htags, canonical, robots, link and image counts, word count in content.plain_text_word_count) and page_timing. Served by DataForSEO's On-Page API when configured, else computed by the built-in web provider from one fetch of the page (with enableJavascript, one render).
+         *
+         *     Cost: 0.2 cents per request (one page; 0.5 cents with enableJavascript); only successful calls are charged. MCP tool: `data_seo_onpage_audit`. Also served at `/v1/data/seo/onpage-audit`: same input, price and rate window.
+         */
+        post: operations["data_seo_onpage_audit"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1289,6 +1711,28 @@ export interface paths {
          *     Cost: 0.5 cents per request; only successful calls are charged. MCP tool: `data_youtube_audio`.
          */
         get: operations["data_youtube_audio"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/youtube/screenshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Screenshot of a video at a given second
+         * @description A frame of a video (videoId or url) at `second`, from the platform's public embed player opened in a browser, paused there and captured: result[0].screenshot, a data: URL as the scrape's screenshot format answers. Needs a browser (the BROWSER binding).
+         *
+         *     Cost: 0.5 cents per request (one browser render of the player); only successful calls are charged. MCP tool: `data_youtube_screenshot`.
+         */
+        get: operations["data_youtube_screenshot"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2089,6 +2533,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/data/facebook/media-download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Media download: size and type of a post's media
+         * @description For a post (url or post_id) or one media file's URL: each photo and video file with its size in MB, its media type and its direct URL to download, at result[0].items. Files are measured without being downloaded.
+         *
+         *     Cost: 1 cent per request (a post's media (one post-details lookup); 0.1 cents for one media file's URL); only successful calls are charged. MCP tool: `data_facebook_media_download`.
+         */
+        get: operations["data_facebook_media_download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/data/leads/email-find": {
         parameters: {
             query?: never;
@@ -2591,6 +3057,7 @@ export interface components {
              * @example null
              */
             summarizedBefore: string | null;
+            /** @description The live calls: a sandbox key's calls are counted apart, in `sandbox`. */
             totals: {
                 calls: number;
                 succeeded: number;
@@ -2604,6 +3071,14 @@ export interface components {
                 costCents: number;
                 operation: string;
             }[];
+            /** @description Sandbox keys' calls of the range (answered with the documented example, never billed), kept out of `totals` and `byOperation`. */
+            sandbox: {
+                calls: number;
+                byOperation: {
+                    operation: string;
+                    calls: number;
+                }[];
+            };
             rows: {
                 id: string;
                 requestId: string;
@@ -2806,7 +3281,7 @@ export interface components {
         };
         CreateConnection: {
             /** @enum {string} */
-            vendor: "dataforseo" | "firecrawl" | "hunter" | "peopledatalabs" | "linkedin-data-api" | "tiktok-scraper7" | "twitter-api45" | "instagram-looter2" | "facebook-scraper3" | "yt-api" | "twitter283";
+            vendor: "dataforseo" | "firecrawl" | "hunter" | "peopledatalabs" | "youtube-data-api" | "xai" | "thecompaniesapi" | "linkedin-data-api" | "tiktok-scraper7" | "twitter-api45" | "instagram-looter2" | "facebook-scraper3" | "yt-api" | "twitter283";
             name?: string;
             /** @description The vendor's credential fields (GET /v1/connections/vendors), e.g. {"apiKey": "..."}. */
             credentials: {
@@ -2816,82 +3291,6 @@ export interface components {
         CheckedConnection: components["schemas"]["Connection"] & {
             /** @description Why the check was not ok, in the vendor’s words where it gave some. */
             reason?: string;
-        };
-        DataJob: {
-            /** @example job_5f1c2a9b7d3e4f6a8b0c1d2e */
-            id: string;
-            /** @example linkedin/get-company-by-domain */
-            operation: string;
-            name: string | null;
-            /**
-             * @description queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.
-             * @enum {string}
-             */
-            status: "queued" | "running" | "waiting_for_credits" | "succeeded" | "failed" | "cancelled";
-            /** @description Why the job waits, failed or was cancelled; null while it simply runs. */
-            reason: string | null;
-            items: number;
-            counts: {
-                total: number;
-                succeeded: number;
-                failed: number;
-                pending: number;
-            };
-            /** @description What its successful items cost; only successes are billed. */
-            spentCents: number;
-            /** @description The most the job can cost: the sum of its items’ quotes. */
-            quotedCents: number;
-            maxCostCents: number | null;
-            /** @description While the job waits (the window, a retry, money, runtime hours): when it looks again. */
-            resumesAt: string | null;
-            createdAt: string;
-            startedAt: string | null;
-            finishedAt: string | null;
-        };
-        JobSubmission: {
-            /**
-             * @description The operation every input is run through, as '<slug>/<operation>' (see GET /v1/platforms).
-             * @example linkedin/get-company-by-domain
-             */
-            operation: string;
-            /**
-             * @description 1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST).
-             * @example [
-             *       {
-             *         "domain": "stripe.com"
-             *       },
-             *       {
-             *         "domain": "apple.com"
-             *       }
-             *     ]
-             */
-            inputs: {
-                [key: string]: unknown;
-            }[];
-            /**
-             * @description A name to know the job by.
-             * @example Q4 enrichment
-             */
-            name?: string;
-            /**
-             * @description Refuse the job (402) if its quote, the most it can cost, is above this.
-             * @example 100
-             */
-            maxCostCents?: number;
-        };
-        DataJobItem: {
-            index: number;
-            input: {
-                [key: string]: unknown;
-            };
-            /** @enum {string} */
-            status: "pending" | "succeeded" | "failed";
-            data?: unknown;
-            error?: {
-                code: string;
-                message: string;
-            };
-            costCents: number;
         };
         WebScrapedPage: {
             markdown?: string;
@@ -3031,6 +3430,165 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        SeoOnPageAudit: {
+            crawl_progress?: string;
+            items_count?: number;
+            items?: ({
+                /** @description html, or broken for a 4xx/5xx page. */
+                resource_type?: string;
+                status_code?: number;
+                url?: string;
+                /** @description Where the page redirected to, when it did. */
+                location?: string | null;
+                /** @description 0-100; a broken page scores 0. */
+                onpage_score?: number;
+                /** @description Each check by name; true means the page has that issue (except seo_friendly_url, canonical, is_https, has_html_doctype). */
+                checks?: {
+                    [key: string]: boolean;
+                };
+                meta?: {
+                    title?: string | null;
+                    description?: string | null;
+                    canonical?: string | null;
+                    follow?: boolean;
+                    /** @description Heading texts by level: h1, h2, ... */
+                    htags?: {
+                        [key: string]: string[];
+                    } | null;
+                    internal_links_count?: number;
+                    external_links_count?: number;
+                    images_count?: number;
+                    content?: {
+                        plain_text_word_count?: number;
+                        plain_text_size?: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                page_timing?: {
+                    waiting_time?: number | null;
+                    duration_time?: number | null;
+                } & {
+                    [key: string]: unknown;
+                };
+                total_dom_size?: number;
+                size?: number;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
+        DataJob: {
+            /** @example job_5f1c2a9b7d3e4f6a8b0c1d2e */
+            id: string;
+            /** @example linkedin/get-company-by-domain */
+            operation: string;
+            name: string | null;
+            /**
+             * @description queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "waiting_for_credits" | "succeeded" | "failed" | "cancelled";
+            /** @description Why the job waits, failed or was cancelled; null while it simply runs. */
+            reason: string | null;
+            items: number;
+            counts: {
+                total: number;
+                succeeded: number;
+                failed: number;
+                pending: number;
+            };
+            /** @description What its successful items cost; only successes are billed. */
+            spentCents: number;
+            /** @description The most the job can cost: the sum of its items’ quotes. */
+            quotedCents: number;
+            maxCostCents: number | null;
+            /**
+             * @description The workspace's connection every item runs through (its own vendor credentials, the plan's fee per success); null: Sluice's accounts at the operation's price.
+             * @example null
+             */
+            connectionId: string | null;
+            /**
+             * @description The workspace database table each success is written into as a row; null: none.
+             * @example null
+             */
+            into: {
+                databaseId: string;
+                table: string;
+            } | null;
+            /** @description While the job waits (the window, a retry, money, runtime hours): when it looks again. */
+            resumesAt: string | null;
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
+        JobSubmission: {
+            /**
+             * @description The operation every input is run through, as '<slug>/<operation>' (see GET /v1/platforms).
+             * @example linkedin/get-company-by-domain
+             */
+            operation: string;
+            /**
+             * @description 1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST).
+             * @example [
+             *       {
+             *         "domain": "stripe.com"
+             *       },
+             *       {
+             *         "domain": "apple.com"
+             *       }
+             *     ]
+             */
+            inputs: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * @description A name to know the job by.
+             * @example Q4 enrichment
+             */
+            name?: string;
+            /**
+             * @description Refuse the job (402) if its quote, the most it can cost, is above this.
+             * @example 100
+             */
+            maxCostCents?: number;
+            /**
+             * @description Run every item through this connection of the workspace (GET /v1/connections): the workspace's own vendor credentials, each success charged the plan's platform fee instead of the operation's price (the quote uses the fee). Its vendor must serve the operation: 404 ENDPOINT_NOT_FOUND names the vendors that do.
+             * @example con_5f1c2a9b7d3e4f6a8b0c1d2e
+             */
+            connectionId?: string;
+            into?: components["schemas"]["DataJobInto"];
+        };
+        /** @description Writes each success as a row of this table: job_id, item_index, input and data (the operation's answer, as JSON text; read a field with data->>'$.name'), written_at. One row per item, whatever happens to the job. */
+        DataJobInto: {
+            /**
+             * @description A database of this workspace (GET /v1/db/databases).
+             * @example db_5f1c2a9b7d3e4f6a8b0c1d2e
+             */
+            databaseId: string;
+            /**
+             * @description Created if missing, with the columns job_id, item_index, input, data (JSON text) and written_at.
+             * @example companies
+             */
+            table: string;
+        };
+        DataJobItem: {
+            index: number;
+            input: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            data?: unknown;
+            error?: {
+                code: string;
+                message: string;
+            };
+            costCents: number;
+        };
         /** @description Image URLs carry signed, expiring query parameters; treat them as opaque. */
         CompanyRecord: {
             id?: string;
@@ -3110,6 +3668,17 @@ export interface components {
                     };
                 };
             };
+        };
+        FacebookMediaFile: {
+            /** @description The file as the post (or the request) names it. */
+            url: string;
+            /** @description The file itself, after redirects: what to download. Signed; expires within hours. */
+            directUrl: string;
+            /** @description video/mp4, image/jpeg, ...; null when the host names none. */
+            mediaType: string | null;
+            sizeBytes: number | null;
+            /** @description The size in MB (1,048,576 bytes), two decimals; null when the host does not tell it. */
+            sizeMb: number | null;
         };
         RuntimeAgent: {
             id: string;
@@ -3639,6 +4208,22 @@ export interface operations {
                      *                 }
                      *               },
                      *               {
+                     *                 "name": "onpage-audit",
+                     *                 "summary": "On-page SEO audit of one page",
+                     *                 "method": "POST",
+                     *                 "path": "/onpage-audit",
+                     *                 "paths": [
+                     *                   "/onpage-audit",
+                     *                   "/v1/data/seo/onpage-audit"
+                     *                 ],
+                     *                 "mcpTool": "data_seo_onpage_audit",
+                     *                 "price": {
+                     *                   "cents": 0.2,
+                     *                   "per": "request",
+                     *                   "note": "one page; 0.5 cents with enableJavascript"
+                     *                 }
+                     *               },
+                     *               {
                      *                 "name": "ai-visibility",
                      *                 "summary": "Mentions of domains and keywords in AI answers",
                      *                 "method": "POST",
@@ -4011,6 +4596,21 @@ export interface operations {
                      *                 "price": {
                      *                   "cents": 0.5,
                      *                   "per": "request"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "name": "screenshot",
+                     *                 "summary": "Screenshot of a video at a given second",
+                     *                 "method": "GET",
+                     *                 "path": "/v1/data/youtube/screenshot",
+                     *                 "paths": [
+                     *                   "/v1/data/youtube/screenshot"
+                     *                 ],
+                     *                 "mcpTool": "data_youtube_screenshot",
+                     *                 "price": {
+                     *                   "cents": 0.5,
+                     *                   "per": "request",
+                     *                   "note": "one browser render of the player"
                      *                 }
                      *               }
                      *             ]
@@ -4547,6 +5147,21 @@ export interface operations {
                      *                 "price": {
                      *                   "cents": 1,
                      *                   "per": "request"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "name": "media-download",
+                     *                 "summary": "Media download: size and type of a post's media",
+                     *                 "method": "GET",
+                     *                 "path": "/v1/data/facebook/media-download",
+                     *                 "paths": [
+                     *                   "/v1/data/facebook/media-download"
+                     *                 ],
+                     *                 "mcpTool": "data_facebook_media_download",
+                     *                 "price": {
+                     *                   "cents": 1,
+                     *                   "per": "request",
+                     *                   "note": "a post's media (one post-details lookup); 0.1 cents for one media file's URL"
                      *                 }
                      *               }
                      *             ]
@@ -5504,6 +6119,15 @@ export interface operations {
                      *             "costCents": 0.1
                      *           }
                      *         ],
+                     *         "sandbox": {
+                     *           "calls": 4,
+                     *           "byOperation": [
+                     *             {
+                     *               "operation": "seo.serp",
+                     *               "calls": 4
+                     *             }
+                     *           ]
+                     *         },
                      *         "rows": [
                      *           {
                      *             "id": "use_9f8e7d6c5b4a39281706f5e4",
@@ -7685,6 +8309,7 @@ export interface operations {
                      *               "seo/backlinks-summary",
                      *               "seo/domain-overview",
                      *               "seo/tech-search",
+                     *               "seo/onpage-audit",
                      *               "seo/ai-visibility",
                      *               "seo/chatgpt-api-answer",
                      *               "seo/perplexity-api-answer",
@@ -7744,6 +8369,53 @@ export interface operations {
                      *               "leads/company-enrich",
                      *               "leads/company-search",
                      *               "leads/company-funding"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "youtube-data-api",
+                     *             "label": "The YouTube Data API",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "A YouTube Data API v3 key of a Google Cloud project (console.cloud.google.com/apis/credentials)."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "youtube/trending",
+                     *               "youtube/channel-details",
+                     *               "youtube/channel-videos",
+                     *               "youtube/search",
+                     *               "youtube/video-details",
+                     *               "youtube/video-comments"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "xai",
+                     *             "label": "The xAI (Grok) provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "An xAI API key (xai-..., console.x.ai)."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "x/assistant"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "slug": "thecompaniesapi",
+                     *             "label": "The Companies API provider",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "apiKey",
+                     *                 "secret": true,
+                     *                 "description": "An API token of The Companies API (thecompaniesapi.com/settings/api-tokens)."
+                     *               }
+                     *             ],
+                     *             "operations": [
+                     *               "leads/company-competitors"
                      *             ]
                      *           },
                      *           {
@@ -8784,6 +9456,7924 @@ export interface operations {
             };
         };
     };
+    data_web_scrape_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://acme.example/",
+                 *       "formats": [
+                 *         "markdown",
+                 *         "links"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description The publicly reachable page to fetch.
+                     * @example https://example.com
+                     */
+                    url: string;
+                    /**
+                     * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
+                     * @default [
+                     *       "markdown"
+                     *     ]
+                     * @example [
+                     *       "markdown",
+                     *       "links"
+                     *     ]
+                     */
+                    formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
+                        /** @enum {string} */
+                        type: "json";
+                        /** @description JSON Schema of the object to extract. */
+                        schema?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description What to extract, in words. */
+                        prompt?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "screenshot";
+                        fullPage?: boolean;
+                        quality?: number;
+                    } | {
+                        /** @enum {string} */
+                        type: "changeTracking";
+                        modes?: ("git-diff" | "json")[];
+                    })[];
+                    /**
+                     * @description Drop headers, navigation and footers.
+                     * @default true
+                     */
+                    onlyMainContent?: boolean;
+                    /** @description HTML tags or CSS selectors to keep. */
+                    includeTags?: string[];
+                    /** @description HTML tags or CSS selectors to drop. */
+                    excludeTags?: string[];
+                    /**
+                     * @description Milliseconds of acceptable cache age; 0 always fetches afresh.
+                     * @default 172800000
+                     */
+                    maxAge?: number;
+                    /**
+                     * @description Milliseconds to wait for the page before reading it.
+                     * @default 0
+                     */
+                    waitFor?: number;
+                    /** @default false */
+                    mobile?: boolean;
+                    /**
+                     * @description Milliseconds before the scrape gives up (not charged).
+                     * @default 60000
+                     */
+                    timeout?: number;
+                    /** @description PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. */
+                    parsers?: ("pdf" | {
+                        /** @enum {string} */
+                        type: "pdf";
+                        /** @enum {string} */
+                        mode?: "fast" | "auto" | "ocr";
+                        maxPages?: number;
+                    })[];
+                    /**
+                     * @description auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.
+                     * @default auto
+                     * @enum {string}
+                     */
+                    proxy?: "basic" | "enhanced" | "auto";
+                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
+                    location?: {
+                        /** @example US */
+                        country: string;
+                        /**
+                         * @description Preferred languages in order, as in Accept-Language.
+                         * @example [
+                         *       "en-US"
+                         *     ]
+                         */
+                        languages?: string[];
+                    };
+                    /** @description Firecrawl's page actions, in order, before the page is read: wait, click, write, press, scroll, screenshot, scrape (and executeJavascript, pdf where the provider runs them). Captures are answered at result[0].actions. */
+                    actions?: ({
+                        /** @enum {string} */
+                        type: "wait";
+                        milliseconds?: number;
+                        /** @description Wait until an element matches, instead of a fixed time. */
+                        selector?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "click";
+                        selector: string;
+                        /** @description Click every match, not only the first. */
+                        all?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "write";
+                        /** @description Typed into the focused element (click it first). */
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "press";
+                        /** @example Enter */
+                        key: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "scroll";
+                        /** @enum {string} */
+                        direction?: "up" | "down";
+                        selector?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "screenshot";
+                        fullPage?: boolean;
+                        quality?: number;
+                    } | {
+                        /** @enum {string} */
+                        type: "scrape";
+                    } | {
+                        /** @enum {string} */
+                        type: "executeJavascript";
+                        script: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "pdf";
+                        format?: string;
+                        landscape?: boolean;
+                        scale?: number;
+                    })[];
+                    /**
+                     * @description Refuse requests to ad and tracker hosts while rendering.
+                     * @default true
+                     */
+                    blockAds?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "markdown": "# Acme Anvils\n\nThe sturdiest anvils since 1949.\n",
+                     *             "links": [
+                     *               "https://acme.example/anvils/classic",
+                     *               "https://acme.example/anvils/travel"
+                     *             ],
+                     *             "metadata": {
+                     *               "title": "Acme Anvils",
+                     *               "description": "The sturdiest anvils since 1949.",
+                     *               "language": "en",
+                     *               "sourceURL": "https://acme.example/",
+                     *               "url": "https://acme.example/",
+                     *               "statusCode": 200
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One element; result[0] holds the page in the requested formats and its metadata. */
+                            result: components["schemas"]["WebScrapedPage"][];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_web_search_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "anvil maintenance",
+                 *       "limit": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What to search for; operators such as site: work. */
+                    query: string;
+                    /**
+                     * @description Results per source.
+                     * @default 10
+                     */
+                    limit?: number;
+                    /**
+                     * @default [
+                     *       "web"
+                     *     ]
+                     */
+                    sources?: (("web" | "news" | "images") | {
+                        /** @enum {string} */
+                        type: "web" | "news" | "images";
+                    })[];
+                    categories?: ("github" | "research" | "pdf")[];
+                    /** @description Time filter, for example qdr:d for the past day. */
+                    tbs?: string;
+                    /** @description Geo-target text, for example "San Francisco,California,United States". */
+                    location?: string;
+                    /** @default US */
+                    country?: string;
+                    /** @description Only results from these hostnames; not with excludeDomains. */
+                    includeDomains?: string[];
+                    /** @description No results from these hostnames; not with includeDomains. */
+                    excludeDomains?: string[];
+                    /** @default 60000 */
+                    timeout?: number;
+                    /** @description When present, every result is also scraped, and billed as a scraped page. */
+                    scrapeOptions?: {
+                        /**
+                         * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
+                         * @default [
+                         *       "markdown"
+                         *     ]
+                         * @example [
+                         *       "markdown",
+                         *       "links"
+                         *     ]
+                         */
+                        formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
+                            /** @enum {string} */
+                            type: "json";
+                            /** @description JSON Schema of the object to extract. */
+                            schema?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description What to extract, in words. */
+                            prompt?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "screenshot";
+                            fullPage?: boolean;
+                            quality?: number;
+                        } | {
+                            /** @enum {string} */
+                            type: "changeTracking";
+                            modes?: ("git-diff" | "json")[];
+                        })[];
+                        /** @default true */
+                        onlyMainContent?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "web": [
+                     *               {
+                     *                 "url": "https://acme.example/guides/anvil-care",
+                     *                 "title": "Caring for your anvil",
+                     *                 "description": "Oil the face, keep the horn clean.",
+                     *                 "position": 1
+                     *               },
+                     *               {
+                     *                 "url": "https://forge.example/anvils",
+                     *                 "title": "Anvil maintenance basics",
+                     *                 "description": "What a smith checks every week.",
+                     *                 "position": 2
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One element; result[0] holds the results by source. */
+                            result: components["schemas"]["WebSearchResults"][];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_web_map_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://acme.example",
+                 *       "limit": 3
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Base URL of the site.
+                     * @example https://example.com
+                     */
+                    url: string;
+                    /** @description Orders the URLs by relevance to this query. */
+                    search?: string;
+                    /**
+                     * @default include
+                     * @enum {string}
+                     */
+                    sitemap?: "skip" | "include" | "only";
+                    /** @default true */
+                    includeSubdomains?: boolean;
+                    /** @default true */
+                    ignoreQueryParameters?: boolean;
+                    /** @default 5000 */
+                    limit?: number;
+                    timeout?: number;
+                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
+                    location?: {
+                        /** @example US */
+                        country: string;
+                        /**
+                         * @description Preferred languages in order, as in Accept-Language.
+                         * @example [
+                         *       "en-US"
+                         *     ]
+                         */
+                        languages?: string[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "links": [
+                     *               {
+                     *                 "url": "https://acme.example/",
+                     *                 "title": "Acme Anvils"
+                     *               },
+                     *               {
+                     *                 "url": "https://acme.example/anvils/classic",
+                     *                 "title": "Classic anvil"
+                     *               },
+                     *               {
+                     *                 "url": "https://acme.example/anvils/travel"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One element; result[0] holds the URLs discovered. */
+                            result: components["schemas"]["WebSiteLinks"][];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_google_search_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "keyword": "running shoes",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "device": "desktop",
+                 *       "depth": 10
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The query, up to 700 characters. Search operators (site:, inurl:, filetype:) work and cost about 5x.
+                     * @example best running shoes
+                     */
+                    keyword: string;
+                    /**
+                     * @description Geo target code; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE, 2250 FR, 2724 ES, 2356 IN, 2076 BR.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @default desktop
+                     * @enum {string}
+                     */
+                    device?: "desktop" | "mobile";
+                    /**
+                     * @description Results to fetch, 10-700 in steps of 10; every 10 bills as one results page.
+                     * @default 10
+                     */
+                    depth?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "keyword": "running shoes",
+                     *             "check_url": "https://www.google.com/search?q=running+shoes&num=10&hl=en&gl=US",
+                     *             "se_results_count": 1240000000,
+                     *             "item_types": [
+                     *               "organic",
+                     *               "people_also_ask"
+                     *             ],
+                     *             "items_count": 2,
+                     *             "items": [
+                     *               {
+                     *                 "type": "organic",
+                     *                 "rank_group": 1,
+                     *                 "rank_absolute": 1,
+                     *                 "position": "left",
+                     *                 "title": "Running Shoes | Nike",
+                     *                 "url": "https://www.nike.com/w/running-shoes",
+                     *                 "domain": "www.nike.com",
+                     *                 "description": "Find running shoes for road, trail and track."
+                     *               },
+                     *               {
+                     *                 "type": "people_also_ask",
+                     *                 "rank_group": 1,
+                     *                 "rank_absolute": 2,
+                     *                 "position": "left",
+                     *                 "items": [
+                     *                   {
+                     *                     "type": "people_also_ask_element",
+                     *                     "title": "Which running shoes last longest?"
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: organic listings (position, title, URL, snippet) and SERP features (featured snippets, people-also-ask, local pack). */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                keyword?: string;
+                                check_url?: string;
+                                se_results_count?: number;
+                                item_types?: string[];
+                                /** @description Organic listings and SERP features, in page order. */
+                                items?: {
+                                    /** @description organic, featured_snippet, people_also_ask, local_pack, ... */
+                                    type?: string;
+                                    rank_group?: number;
+                                    rank_absolute?: number;
+                                    position?: string;
+                                    title?: string;
+                                    url?: string;
+                                    domain?: string;
+                                    /** @description The snippet. */
+                                    description?: string;
+                                    /** @description Entries of a SERP feature (questions, places, ...). */
+                                    items?: {
+                                        [key: string]: unknown;
+                                    }[];
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_keyword_ideas_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "keywords": [
+                 *         "running shoes"
+                 *       ],
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 2
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-200 seed keywords.
+                     * @example [
+                     *       "running shoes"
+                     *     ]
+                     */
+                    keywords: string[];
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 18230,
+                     *             "items_count": 2,
+                     *             "items": [
+                     *               {
+                     *                 "keyword": "running shoes",
+                     *                 "keyword_info": {
+                     *                   "search_volume": 201000,
+                     *                   "cpc": 1.42,
+                     *                   "competition": 1,
+                     *                   "competition_level": "HIGH",
+                     *                   "monthly_searches": [
+                     *                     {
+                     *                       "year": 2026,
+                     *                       "month": 10,
+                     *                       "search_volume": 201000
+                     *                     },
+                     *                     {
+                     *                       "year": 2026,
+                     *                       "month": 9,
+                     *                       "search_volume": 165000
+                     *                     }
+                     *                   ]
+                     *                 },
+                     *                 "keyword_properties": {
+                     *                   "keyword_difficulty": 78
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "keyword": "trail running shoes",
+                     *                 "keyword_info": {
+                     *                   "search_volume": 60500,
+                     *                   "cpc": 1.05,
+                     *                   "competition": 1,
+                     *                   "competition_level": "HIGH",
+                     *                   "monthly_searches": [
+                     *                     {
+                     *                       "year": 2026,
+                     *                       "month": 10,
+                     *                       "search_volume": 201000
+                     *                     },
+                     *                     {
+                     *                       "year": 2026,
+                     *                       "month": 9,
+                     *                       "search_volume": 165000
+                     *                     }
+                     *                   ]
+                     *                 },
+                     *                 "keyword_properties": {
+                     *                   "keyword_difficulty": 61
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: keyword ideas with keyword_info (search volume, CPC, competition) and keyword_properties.keyword_difficulty. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Keyword ideas, by relevance unless order_by says otherwise. */
+                                items?: {
+                                    keyword?: string;
+                                    /** @description Search volume, CPC, competition and the monthly trend. */
+                                    keyword_info?: {
+                                        search_volume?: number | null;
+                                        cpc?: number | null;
+                                        competition?: number | null;
+                                        competition_level?: string | null;
+                                        monthly_searches?: {
+                                            year?: number;
+                                            month?: number;
+                                            search_volume?: number | null;
+                                        }[] | null;
+                                    };
+                                    keyword_properties?: {
+                                        keyword_difficulty?: number | null;
+                                    };
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_keyword_overview_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "keywords": [
+                 *         "running shoes"
+                 *       ],
+                 *       "location_code": 2840,
+                 *       "language_code": "en"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-700 exact keywords; cost scales with the count.
+                     * @example [
+                     *       "running shoes",
+                     *       "trail shoes"
+                     *     ]
+                     */
+                    keywords: string[];
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "keyword": "running shoes",
+                     *                 "keyword_info": {
+                     *                   "search_volume": 201000,
+                     *                   "cpc": 1.42,
+                     *                   "competition": 1,
+                     *                   "competition_level": "HIGH",
+                     *                   "monthly_searches": [
+                     *                     {
+                     *                       "year": 2026,
+                     *                       "month": 10,
+                     *                       "search_volume": 201000
+                     *                     },
+                     *                     {
+                     *                       "year": 2026,
+                     *                       "month": 9,
+                     *                       "search_volume": 165000
+                     *                     }
+                     *                   ]
+                     *                 },
+                     *                 "keyword_properties": {
+                     *                   "keyword_difficulty": 78
+                     *                 },
+                     *                 "serp_info": {
+                     *                   "serp_item_types": [
+                     *                     "organic",
+                     *                     "shopping"
+                     *                   ],
+                     *                   "se_results_count": 1240000000
+                     *                 },
+                     *                 "search_intent_info": {
+                     *                   "main_intent": "commercial"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: per-keyword volume, CPC, competition, difficulty, trend history (keyword_info.monthly_searches) and SERP characteristics. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description One row per keyword sent. */
+                                items?: {
+                                    keyword?: string;
+                                    /** @description Search volume, CPC, competition and the monthly trend. */
+                                    keyword_info?: {
+                                        search_volume?: number | null;
+                                        cpc?: number | null;
+                                        competition?: number | null;
+                                        competition_level?: string | null;
+                                        monthly_searches?: {
+                                            year?: number;
+                                            month?: number;
+                                            search_volume?: number | null;
+                                        }[] | null;
+                                    };
+                                    keyword_properties?: {
+                                        keyword_difficulty?: number | null;
+                                    };
+                                    serp_info?: {
+                                        serp_item_types?: string[];
+                                        se_results_count?: number;
+                                    };
+                                    search_intent_info?: {
+                                        main_intent?: string;
+                                    };
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_keyword_gap_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target1": "nike.com",
+                 *       "target2": "adidas.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Your domain, without protocol.
+                     * @example example.com
+                     */
+                    target1: string;
+                    /**
+                     * @description The competitor domain, without protocol.
+                     * @example example.com
+                     */
+                    target2: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Maximum intersecting keywords, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 48211,
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "keyword_data": {
+                     *                   "keyword": "running shoes",
+                     *                   "keyword_info": {
+                     *                     "search_volume": 201000,
+                     *                     "cpc": 1.42,
+                     *                     "competition": 1,
+                     *                     "competition_level": "HIGH",
+                     *                     "monthly_searches": [
+                     *                       {
+                     *                         "year": 2026,
+                     *                         "month": 10,
+                     *                         "search_volume": 201000
+                     *                       },
+                     *                       {
+                     *                         "year": 2026,
+                     *                         "month": 9,
+                     *                         "search_volume": 165000
+                     *                       }
+                     *                     ]
+                     *                   },
+                     *                   "keyword_properties": {
+                     *                     "keyword_difficulty": 78
+                     *                   }
+                     *                 },
+                     *                 "first_domain_serp_element": {
+                     *                   "type": "organic",
+                     *                   "rank_group": 1,
+                     *                   "rank_absolute": 1,
+                     *                   "url": "https://www.nike.com/w/running-shoes",
+                     *                   "domain": "www.nike.com"
+                     *                 },
+                     *                 "second_domain_serp_element": {
+                     *                   "type": "organic",
+                     *                   "rank_group": 4,
+                     *                   "rank_absolute": 5,
+                     *                   "url": "https://www.adidas.com/us/running-shoes",
+                     *                   "domain": "www.adidas.com"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: keyword_data, first_domain_serp_element and second_domain_serp_element (rank_absolute, rank_group, url). */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Keywords both domains are measured on. */
+                                items?: {
+                                    keyword_data?: {
+                                        keyword?: string;
+                                        /** @description Search volume, CPC, competition and the monthly trend. */
+                                        keyword_info?: {
+                                            search_volume?: number | null;
+                                            cpc?: number | null;
+                                            competition?: number | null;
+                                            competition_level?: string | null;
+                                            monthly_searches?: {
+                                                year?: number;
+                                                month?: number;
+                                                search_volume?: number | null;
+                                            }[] | null;
+                                        };
+                                        keyword_properties?: {
+                                            keyword_difficulty?: number | null;
+                                        };
+                                    };
+                                    /** @description target1's ranking; absent or null when it does not rank. */
+                                    first_domain_serp_element?: {
+                                        type?: string;
+                                        rank_group?: number;
+                                        rank_absolute?: number;
+                                        url?: string;
+                                        domain?: string;
+                                        title?: string;
+                                        etv?: number;
+                                    } | null;
+                                    /** @description target2's ranking; absent or null when it does not rank. */
+                                    second_domain_serp_element?: {
+                                        type?: string;
+                                        rank_group?: number;
+                                        rank_absolute?: number;
+                                        url?: string;
+                                        domain?: string;
+                                        title?: string;
+                                        etv?: number;
+                                    } | null;
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_ranked_keywords_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "nike.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A domain without protocol, or a full page URL.
+                     * @example example.com
+                     */
+                    target: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 1532077,
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "keyword_data": {
+                     *                   "keyword": "nike",
+                     *                   "keyword_info": {
+                     *                     "search_volume": 2740000,
+                     *                     "cpc": 1.42,
+                     *                     "competition": 1,
+                     *                     "competition_level": "HIGH",
+                     *                     "monthly_searches": [
+                     *                       {
+                     *                         "year": 2026,
+                     *                         "month": 10,
+                     *                         "search_volume": 201000
+                     *                       },
+                     *                       {
+                     *                         "year": 2026,
+                     *                         "month": 9,
+                     *                         "search_volume": 165000
+                     *                       }
+                     *                     ]
+                     *                   },
+                     *                   "keyword_properties": {
+                     *                     "keyword_difficulty": 91
+                     *                   }
+                     *                 },
+                     *                 "ranked_serp_element": {
+                     *                   "serp_item": {
+                     *                     "type": "organic",
+                     *                     "rank_group": 1,
+                     *                     "rank_absolute": 1,
+                     *                     "url": "https://www.nike.com/",
+                     *                     "domain": "www.nike.com",
+                     *                     "title": "Nike. Just Do It",
+                     *                     "etv": 2137200
+                     *                   }
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: keyword_data.keyword_info.search_volume, keyword_data.keyword_properties.keyword_difficulty, ranked_serp_element.serp_item.rank_absolute. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Keywords the target ranks for. */
+                                items?: {
+                                    keyword_data?: {
+                                        keyword?: string;
+                                        /** @description Search volume, CPC, competition and the monthly trend. */
+                                        keyword_info?: {
+                                            search_volume?: number | null;
+                                            cpc?: number | null;
+                                            competition?: number | null;
+                                            competition_level?: string | null;
+                                            monthly_searches?: {
+                                                year?: number;
+                                                month?: number;
+                                                search_volume?: number | null;
+                                            }[] | null;
+                                        };
+                                        keyword_properties?: {
+                                            keyword_difficulty?: number | null;
+                                        };
+                                    };
+                                    ranked_serp_element?: {
+                                        serp_item?: {
+                                            type?: string;
+                                            rank_group?: number;
+                                            rank_absolute?: number;
+                                            url?: string;
+                                            domain?: string;
+                                            title?: string;
+                                            etv?: number;
+                                        };
+                                    };
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_competitors_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "nike.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @example example.com */
+                    target: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 9403,
+                     *             "items_count": 2,
+                     *             "items": [
+                     *               {
+                     *                 "domain": "nike.com",
+                     *                 "avg_position": 23.4,
+                     *                 "sum_position": 1243210,
+                     *                 "intersections": 53120,
+                     *                 "full_domain_metrics": {
+                     *                   "organic": {
+                     *                     "pos_1": 1210,
+                     *                     "pos_2_3": 2140,
+                     *                     "pos_4_10": 6650,
+                     *                     "pos_11_20": 9880,
+                     *                     "count": 53120,
+                     *                     "etv": 412877.4,
+                     *                     "estimated_paid_traffic_cost": 955311.2
+                     *                   }
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "domain": "adidas.com",
+                     *                 "avg_position": 31.2,
+                     *                 "sum_position": 987320,
+                     *                 "intersections": 21877,
+                     *                 "full_domain_metrics": {
+                     *                   "organic": {
+                     *                     "pos_1": 1210,
+                     *                     "pos_2_3": 2140,
+                     *                     "pos_4_10": 6650,
+                     *                     "pos_11_20": 9880,
+                     *                     "count": 31650,
+                     *                     "etv": 201344.1,
+                     *                     "estimated_paid_traffic_cost": 955311.2
+                     *                   }
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: intersections, visibility and traffic estimates, metrics.organic.count; the first row is the target itself. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Competing domains; the first row is the target itself. */
+                                items?: {
+                                    domain?: string;
+                                    avg_position?: number;
+                                    sum_position?: number;
+                                    /** @description Keywords shared with the target. */
+                                    intersections?: number;
+                                    metrics?: {
+                                        organic?: {
+                                            pos_1?: number;
+                                            pos_2_3?: number;
+                                            pos_4_10?: number;
+                                            pos_11_20?: number;
+                                            pos_21_30?: number;
+                                            pos_31_40?: number;
+                                            pos_41_50?: number;
+                                            pos_51_60?: number;
+                                            pos_61_70?: number;
+                                            pos_71_80?: number;
+                                            pos_81_90?: number;
+                                            pos_91_100?: number;
+                                            /** @description Ranking keywords. */
+                                            count?: number;
+                                            /** @description Estimated monthly organic traffic. */
+                                            etv?: number;
+                                            /** @description What that traffic would cost in ads, USD. */
+                                            estimated_paid_traffic_cost?: number;
+                                        };
+                                        paid?: {
+                                            pos_1?: number;
+                                            pos_2_3?: number;
+                                            pos_4_10?: number;
+                                            pos_11_20?: number;
+                                            pos_21_30?: number;
+                                            pos_31_40?: number;
+                                            pos_41_50?: number;
+                                            pos_51_60?: number;
+                                            pos_61_70?: number;
+                                            pos_71_80?: number;
+                                            pos_81_90?: number;
+                                            pos_91_100?: number;
+                                            /** @description Ranking keywords. */
+                                            count?: number;
+                                            /** @description Estimated monthly organic traffic. */
+                                            etv?: number;
+                                            /** @description What that traffic would cost in ads, USD. */
+                                            estimated_paid_traffic_cost?: number;
+                                        };
+                                    };
+                                    full_domain_metrics?: {
+                                        organic?: {
+                                            pos_1?: number;
+                                            pos_2_3?: number;
+                                            pos_4_10?: number;
+                                            pos_11_20?: number;
+                                            pos_21_30?: number;
+                                            pos_31_40?: number;
+                                            pos_41_50?: number;
+                                            pos_51_60?: number;
+                                            pos_61_70?: number;
+                                            pos_71_80?: number;
+                                            pos_81_90?: number;
+                                            pos_91_100?: number;
+                                            /** @description Ranking keywords. */
+                                            count?: number;
+                                            /** @description Estimated monthly organic traffic. */
+                                            etv?: number;
+                                            /** @description What that traffic would cost in ads, USD. */
+                                            estimated_paid_traffic_cost?: number;
+                                        };
+                                        paid?: {
+                                            pos_1?: number;
+                                            pos_2_3?: number;
+                                            pos_4_10?: number;
+                                            pos_11_20?: number;
+                                            pos_21_30?: number;
+                                            pos_31_40?: number;
+                                            pos_41_50?: number;
+                                            pos_51_60?: number;
+                                            pos_61_70?: number;
+                                            pos_71_80?: number;
+                                            pos_81_90?: number;
+                                            pos_91_100?: number;
+                                            /** @description Ranking keywords. */
+                                            count?: number;
+                                            /** @description Estimated monthly organic traffic. */
+                                            etv?: number;
+                                            /** @description What that traffic would cost in ads, USD. */
+                                            estimated_paid_traffic_cost?: number;
+                                        };
+                                    };
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_referring_domains_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "acme.example",
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A domain or subdomain without protocol, or a full page URL.
+                     * @example example.com
+                     */
+                    target: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                    /** @default true */
+                    exclude_internal_backlinks?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 412,
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "type": "backlinks_referring_domain",
+                     *                 "domain": "forge.example",
+                     *                 "rank": 312,
+                     *                 "backlinks": 27,
+                     *                 "first_seen": "2024-03-18 09:12:44 +00:00",
+                     *                 "lost_date": null,
+                     *                 "backlinks_spam_score": 3,
+                     *                 "broken_backlinks": 0,
+                     *                 "referring_domains": 1,
+                     *                 "referring_pages": 14
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: one row per referring domain. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Referring domains: rank, backlinks, first_seen, lost_date (null while still linking) and backlinks_spam_score. */
+                                items?: {
+                                    type?: string;
+                                    domain?: string;
+                                    rank?: number;
+                                    backlinks?: number;
+                                    first_seen?: string | null;
+                                    lost_date?: string | null;
+                                    backlinks_spam_score?: number;
+                                    broken_backlinks?: number;
+                                    referring_domains?: number;
+                                    referring_pages?: number;
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_backlink_gap_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "targets": [
+                 *         "competitor-a.com",
+                 *         "competitor-b.com"
+                 *       ],
+                 *       "exclude_targets": [
+                 *         "acme.example"
+                 *       ],
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-20 competitor domains.
+                     * @example [
+                     *       "competitor-a.com",
+                     *       "competitor-b.com"
+                     *     ]
+                     */
+                    targets: string[];
+                    /** @description Up to 10 domains that the referring sites must not already link to (yours). */
+                    exclude_targets?: string[];
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <target index>.<field>,<asc|desc>; the index is 1-based within targets. Default: 1.rank,desc.
+                     * @example [
+                     *       "1.rank,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 88,
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "domain_intersection": {
+                     *                   "1": {
+                     *                     "type": "backlinks_domain_intersection",
+                     *                     "target": "competitor-a.com",
+                     *                     "rank": 402,
+                     *                     "backlinks": 12,
+                     *                     "first_seen": "2025-01-04 11:00:00 +00:00",
+                     *                     "lost_date": null,
+                     *                     "backlinks_spam_score": 1
+                     *                   },
+                     *                   "2": {
+                     *                     "type": "backlinks_domain_intersection",
+                     *                     "target": "competitor-b.com",
+                     *                     "rank": 402,
+                     *                     "backlinks": 3,
+                     *                     "first_seen": "2025-06-21 17:30:00 +00:00",
+                     *                     "lost_date": null,
+                     *                     "backlinks_spam_score": 1
+                     *                   }
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items[].domain_intersection, keyed by target index. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Referring domains linking to the targets, by rank descending unless order_by says otherwise. */
+                                items?: {
+                                    /** @description Keyed by the 1-based index of targets ("1", "2", ...); rank is the referring domain's own authority (0-1000). */
+                                    domain_intersection?: {
+                                        [key: string]: {
+                                            type?: string;
+                                            target?: string;
+                                            rank?: number;
+                                            backlinks?: number;
+                                            first_seen?: string | null;
+                                            lost_date?: string | null;
+                                            backlinks_spam_score?: number;
+                                            broken_backlinks?: number;
+                                            referring_domains?: number;
+                                        };
+                                    };
+                                    summary?: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_backlinks_summary_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "acme.example"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A domain without protocol, or a page with protocol.
+                     * @example example.com
+                     */
+                    target: string;
+                    /** @default true */
+                    include_subdomains?: boolean;
+                    /** @default true */
+                    exclude_internal_backlinks?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "target": "acme.example",
+                     *             "rank": 268,
+                     *             "backlinks": 15342,
+                     *             "backlinks_spam_score": 4,
+                     *             "referring_domains": 412,
+                     *             "referring_main_domains": 377,
+                     *             "broken_backlinks": 21,
+                     *             "broken_pages": 3,
+                     *             "first_seen": "2019-08-02 00:00:00 +00:00",
+                     *             "referring_links_tld": {
+                     *               "com": 9120,
+                     *               "org": 1204
+                     *             },
+                     *             "referring_links_types": {
+                     *               "anchor": 14801,
+                     *               "image": 541
+                     *             },
+                     *             "referring_links_attributes": {
+                     *               "nofollow": 2210
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0] is the flat summary (no items array). */
+                            result: {
+                                target?: string;
+                                /** @description The target's own authority (not the per-referring-domain rank). */
+                                rank?: number;
+                                backlinks?: number;
+                                backlinks_spam_score?: number;
+                                referring_domains?: number;
+                                referring_main_domains?: number;
+                                broken_backlinks?: number;
+                                broken_pages?: number;
+                                first_seen?: string | null;
+                                /** @description TLD distribution of referring links. */
+                                referring_links_tld?: {
+                                    [key: string]: number;
+                                };
+                                referring_links_types?: {
+                                    [key: string]: number;
+                                };
+                                /** @description Link attributes (nofollow, ...), anchors in the full upstream answer. */
+                                referring_links_attributes?: {
+                                    [key: string]: number;
+                                };
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_domain_overview_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "nike.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en"
+                 *     }
+                 */
+                "application/json": {
+                    /** @example example.com */
+                    target: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "target": "nike.com",
+                     *             "total_count": 1,
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "se_type": "google",
+                     *                 "location_code": 2840,
+                     *                 "language_code": "en",
+                     *                 "metrics": {
+                     *                   "organic": {
+                     *                     "pos_1": 1210,
+                     *                     "pos_2_3": 2140,
+                     *                     "pos_4_10": 6650,
+                     *                     "pos_11_20": 9880,
+                     *                     "count": 53120,
+                     *                     "etv": 412877.4,
+                     *                     "estimated_paid_traffic_cost": 955311.2
+                     *                   }
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: domain rank metrics for the target. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                target?: string;
+                                /** @description Ranking keywords (metrics.organic.count), estimated traffic (etv) and its value, split by position buckets. */
+                                items?: {
+                                    se_type?: string;
+                                    location_code?: number;
+                                    language_code?: string;
+                                    metrics?: {
+                                        organic?: {
+                                            pos_1?: number;
+                                            pos_2_3?: number;
+                                            pos_4_10?: number;
+                                            pos_11_20?: number;
+                                            pos_21_30?: number;
+                                            pos_31_40?: number;
+                                            pos_41_50?: number;
+                                            pos_51_60?: number;
+                                            pos_61_70?: number;
+                                            pos_71_80?: number;
+                                            pos_81_90?: number;
+                                            pos_91_100?: number;
+                                            /** @description Ranking keywords. */
+                                            count?: number;
+                                            /** @description Estimated monthly organic traffic. */
+                                            etv?: number;
+                                            /** @description What that traffic would cost in ads, USD. */
+                                            estimated_paid_traffic_cost?: number;
+                                        };
+                                        paid?: {
+                                            pos_1?: number;
+                                            pos_2_3?: number;
+                                            pos_4_10?: number;
+                                            pos_11_20?: number;
+                                            pos_21_30?: number;
+                                            pos_31_40?: number;
+                                            pos_41_50?: number;
+                                            pos_51_60?: number;
+                                            pos_61_70?: number;
+                                            pos_71_80?: number;
+                                            pos_81_90?: number;
+                                            pos_91_100?: number;
+                                            /** @description Ranking keywords. */
+                                            count?: number;
+                                            /** @description Estimated monthly organic traffic. */
+                                            etv?: number;
+                                            /** @description What that traffic would cost in ads, USD. */
+                                            estimated_paid_traffic_cost?: number;
+                                        };
+                                    };
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_tech_search_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "technologies": [
+                 *         "WordPress"
+                 *       ],
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-10 technology names; several entries intersect (domains using all of them).
+                     * @example [
+                     *       "WordPress"
+                     *     ]
+                     */
+                    technologies: string[];
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 1904223,
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "domain": "acme.example",
+                     *                 "title": "Acme Anvils",
+                     *                 "domain_rank": 268,
+                     *                 "last_visited": "2026-10-30 04:10:12 +00:00",
+                     *                 "country_iso_code": "US",
+                     *                 "language_code": "en",
+                     *                 "technologies": {
+                     *                   "content": {
+                     *                     "cms": [
+                     *                       "WordPress"
+                     *                     ]
+                     *                   }
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].items: domain, domain_rank, country_iso_code, last_visited. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Domains using every technology asked for. */
+                                items?: {
+                                    domain?: string;
+                                    title?: string;
+                                    domain_rank?: number;
+                                    last_visited?: string;
+                                    country_iso_code?: string;
+                                    language_code?: string;
+                                    technologies?: {
+                                        [key: string]: {
+                                            [key: string]: string[];
+                                        };
+                                    };
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_onpage_audit_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://acme.example/anvils"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The page to audit: a full URL with protocol.
+                     * @example https://example.com/
+                     */
+                    url: string;
+                    /**
+                     * @description Render the page in a browser and audit what its scripts built (slower, and priced higher); without it the page is audited as served.
+                     * @default false
+                     */
+                    enableJavascript?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "crawl_progress": "finished",
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "resource_type": "html",
+                     *                 "status_code": 200,
+                     *                 "url": "https://acme.example/anvils",
+                     *                 "location": null,
+                     *                 "onpage_score": 93.06,
+                     *                 "checks": {
+                     *                   "no_title": false,
+                     *                   "no_description": false,
+                     *                   "no_h1_tag": false,
+                     *                   "no_image_alt": true,
+                     *                   "canonical": true,
+                     *                   "is_https": true,
+                     *                   "high_loading_time": false,
+                     *                   "seo_friendly_url": true
+                     *                 },
+                     *                 "meta": {
+                     *                   "title": "Anvils for every forge | Acme",
+                     *                   "description": "Forged steel anvils from 20 to 150 kg, shipped flat-rate.",
+                     *                   "canonical": "https://acme.example/anvils",
+                     *                   "follow": true,
+                     *                   "htags": {
+                     *                     "h1": [
+                     *                       "Anvils"
+                     *                     ],
+                     *                     "h2": [
+                     *                       "Classic",
+                     *                       "Travel"
+                     *                     ]
+                     *                   },
+                     *                   "internal_links_count": 24,
+                     *                   "external_links_count": 3,
+                     *                   "images_count": 6,
+                     *                   "images_without_alt": [
+                     *                     "https://acme.example/img/travel-anvil.jpg"
+                     *                   ],
+                     *                   "content": {
+                     *                     "plain_text_word_count": 412,
+                     *                     "plain_text_size": 2630
+                     *                   }
+                     *                 },
+                     *                 "page_timing": {
+                     *                   "waiting_time": 180,
+                     *                   "duration_time": 240
+                     *                 },
+                     *                 "total_dom_size": 311,
+                     *                 "size": 18214
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One element; result[0].items[0] is the audited page. */
+                            result: components["schemas"]["SeoOnPageAudit"][];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_ai_visibility_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "targets": [
+                 *         "acme.example"
+                 *       ],
+                 *       "keywords": [
+                 *         "anvil"
+                 *       ],
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Up to 10 domains, without protocol.
+                     * @example [
+                     *       "example.com"
+                     *     ]
+                     */
+                    targets?: string[];
+                    /**
+                     * @description Up to 10 keywords.
+                     * @example [
+                     *       "crm software"
+                     *     ]
+                     */
+                    keywords?: string[];
+                    /**
+                     * @description Most-mentioned domains to list in items, 1-1000. The price is flat per request.
+                     * @default 100
+                     */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "total_count": 1,
+                     *             "items_count": 1,
+                     *             "aggregated_metrics": {
+                     *               "platform": [
+                     *                 {
+                     *                   "key": "chat_gpt",
+                     *                   "mentions": 131,
+                     *                   "ai_search_volume": 4400
+                     *                 }
+                     *               ],
+                     *               "total": {
+                     *                 "mentions": 131,
+                     *                 "ai_search_volume": 4400
+                     *               }
+                     *             },
+                     *             "items": [
+                     *               {
+                     *                 "domain": "acme.example",
+                     *                 "platform": [
+                     *                   {
+                     *                     "key": "chat_gpt",
+                     *                     "mentions": 42,
+                     *                     "ai_search_volume": 1300
+                     *                   }
+                     *                 ],
+                     *                 "total": {
+                     *                   "mentions": 42,
+                     *                   "ai_search_volume": 1300
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].aggregated_metrics, and the most-mentioned domains in result[0].items. */
+                            result: {
+                                total_count?: number;
+                                items_count?: number;
+                                /** @description Mentions and AI search volume by platform, location and language. */
+                                aggregated_metrics?: {
+                                    platform?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    location?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    language?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    sources_domain?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    total?: {
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    };
+                                };
+                                /** @description The domains most mentioned with the targets; may legitimately be empty. */
+                                items?: {
+                                    platform?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    location?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    language?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    sources_domain?: {
+                                        key?: string;
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    }[];
+                                    total?: {
+                                        mentions?: number;
+                                        ai_search_volume?: number;
+                                    };
+                                    domain?: string;
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_chatgpt_api_answer_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_prompt": "Which running shoes last longest?",
+                 *       "model_name": "gpt-4o-mini"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question, up to 500 characters.
+                     * @example Which CRM is best for a 10-person sales team?
+                     */
+                    user_prompt: string;
+                    /**
+                     * @default gpt-4o-mini
+                     * @enum {string}
+                     */
+                    model_name?: "gpt-4o-mini" | "gpt-4o" | "gpt-5-mini";
+                    /**
+                     * @description 16-2048; gpt-5-mini (a reasoning model) needs at least 1024. Web search can push the output slightly beyond it.
+                     * @default 1024
+                     */
+                    max_output_tokens?: number;
+                    /**
+                     * @description Let the model search the web and cite sources.
+                     * @default true
+                     */
+                    web_search?: boolean;
+                    /**
+                     * @description Make the model search the web; needs web_search.
+                     * @default false
+                     */
+                    force_web_search?: boolean;
+                    /**
+                     * @description Two-letter country code the web search is made from.
+                     * @example US
+                     */
+                    web_search_country_iso_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "model_name": "gpt-4o-mini",
+                     *             "input_tokens": 14,
+                     *             "output_tokens": 212,
+                     *             "reasoning_tokens": 0,
+                     *             "web_search": false,
+                     *             "datetime": "2026-11-22 10:00:00 +00:00",
+                     *             "items": [
+                     *               {
+                     *                 "type": "message",
+                     *                 "sections": [
+                     *                   {
+                     *                     "type": "text",
+                     *                     "text": "Shoes with a thick rubber outsole and a durable foam such as...",
+                     *                     "annotations": [
+                     *                       {
+                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
+                     *                         "title": "Best Running Shoes 2026"
+                     *                       }
+                     *                     ]
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
+                            result: {
+                                model_name?: string;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                reasoning_tokens?: number;
+                                web_search?: boolean;
+                                datetime?: string;
+                                fan_out_queries?: string[] | null;
+                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
+                                items?: {
+                                    /** @description message holds the answer (reasoning elements may precede it). */
+                                    type?: string;
+                                    sections?: {
+                                        type?: string;
+                                        /** @description The answer text. */
+                                        text?: string;
+                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
+                                        annotations?: {
+                                            url?: string;
+                                            title?: string;
+                                        }[] | null;
+                                    }[];
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_perplexity_api_answer_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_prompt": "Which running shoes last longest?",
+                 *       "model_name": "sonar"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question, up to 500 characters.
+                     * @example Which CRM is best for a 10-person sales team?
+                     */
+                    user_prompt: string;
+                    /**
+                     * @default sonar
+                     * @enum {string}
+                     */
+                    model_name?: "sonar" | "sonar-pro";
+                    /**
+                     * @description 16-2048. Web search can push the output slightly beyond it.
+                     * @default 1024
+                     */
+                    max_output_tokens?: number;
+                    /**
+                     * @description Two-letter country code the web search is made from.
+                     * @example US
+                     */
+                    web_search_country_iso_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "model_name": "sonar",
+                     *             "input_tokens": 9,
+                     *             "output_tokens": 187,
+                     *             "reasoning_tokens": 0,
+                     *             "web_search": true,
+                     *             "datetime": "2026-11-22 10:00:00 +00:00",
+                     *             "items": [
+                     *               {
+                     *                 "type": "message",
+                     *                 "sections": [
+                     *                   {
+                     *                     "type": "text",
+                     *                     "text": "Durable picks include trainers with carbon rubber outsoles...",
+                     *                     "annotations": [
+                     *                       {
+                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
+                     *                         "title": "Best Running Shoes 2026"
+                     *                       }
+                     *                     ]
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
+                            result: {
+                                model_name?: string;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                reasoning_tokens?: number;
+                                web_search?: boolean;
+                                datetime?: string;
+                                fan_out_queries?: string[] | null;
+                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
+                                items?: {
+                                    /** @description message holds the answer (reasoning elements may precede it). */
+                                    type?: string;
+                                    sections?: {
+                                        type?: string;
+                                        /** @description The answer text. */
+                                        text?: string;
+                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
+                                        annotations?: {
+                                            url?: string;
+                                            title?: string;
+                                        }[] | null;
+                                    }[];
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_claude_api_answer_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_prompt": "Which running shoes last longest?",
+                 *       "model_name": "claude-haiku-4-5"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question, up to 500 characters.
+                     * @example Which CRM is best for a 10-person sales team?
+                     */
+                    user_prompt: string;
+                    /**
+                     * @default claude-haiku-4-5
+                     * @enum {string}
+                     */
+                    model_name?: "claude-haiku-4-5" | "claude-sonnet-4-5";
+                    /**
+                     * @description 16-2048. Web search can push the output slightly beyond it.
+                     * @default 1024
+                     */
+                    max_output_tokens?: number;
+                    /**
+                     * @description Let the model search the web and cite sources.
+                     * @default true
+                     */
+                    web_search?: boolean;
+                    /**
+                     * @description Make the model search the web; needs web_search.
+                     * @default false
+                     */
+                    force_web_search?: boolean;
+                    /**
+                     * @description Two-letter country code the web search is made from.
+                     * @example US
+                     */
+                    web_search_country_iso_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "model_name": "claude-haiku-4-5",
+                     *             "input_tokens": 16,
+                     *             "output_tokens": 240,
+                     *             "reasoning_tokens": 0,
+                     *             "web_search": false,
+                     *             "datetime": "2026-11-22 10:00:00 +00:00",
+                     *             "items": [
+                     *               {
+                     *                 "type": "message",
+                     *                 "sections": [
+                     *                   {
+                     *                     "type": "text",
+                     *                     "text": "Longevity depends mostly on the outsole rubber and the midsole foam...",
+                     *                     "annotations": [
+                     *                       {
+                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
+                     *                         "title": "Best Running Shoes 2026"
+                     *                       }
+                     *                     ]
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
+                            result: {
+                                model_name?: string;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                reasoning_tokens?: number;
+                                web_search?: boolean;
+                                datetime?: string;
+                                fan_out_queries?: string[] | null;
+                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
+                                items?: {
+                                    /** @description message holds the answer (reasoning elements may precede it). */
+                                    type?: string;
+                                    sections?: {
+                                        type?: string;
+                                        /** @description The answer text. */
+                                        text?: string;
+                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
+                                        annotations?: {
+                                            url?: string;
+                                            title?: string;
+                                        }[] | null;
+                                    }[];
+                                }[];
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_chatgpt_app_answer_through_connection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "keyword": "best running shoes for flat feet",
+                 *       "location_code": 2840,
+                 *       "language_code": "en"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question as a user would type it, up to 2000 characters.
+                     * @example best crm for small business
+                     */
+                    keyword: string;
+                    /**
+                     * @description Country the logged-out user asks from; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "keyword": "best running shoes for flat feet",
+                     *             "location_code": 2840,
+                     *             "language_code": "en",
+                     *             "model": "gpt-5",
+                     *             "datetime": "2026-11-22 10:00:00 +00:00",
+                     *             "markdown": "For flat feet, look for stability shoes with a firm medial post...",
+                     *             "sources": [
+                     *               {
+                     *                 "url": "https://www.runnersworld.com/gear/flat-feet/",
+                     *                 "title": "Best Shoes for Flat Feet",
+                     *                 "domain": "www.runnersworld.com",
+                     *                 "snippet": "Stability shoes..."
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description result[0].markdown and result[0].sources[] (url, title, domain). */
+                            result: {
+                                keyword?: string;
+                                location_code?: number;
+                                language_code?: string;
+                                model?: string;
+                                datetime?: string;
+                                /** @description The answer as Markdown. */
+                                markdown?: string;
+                                /** @description Sources the answer cited; may be empty. */
+                                sources?: {
+                                    url?: string;
+                                    title?: string;
+                                    domain?: string;
+                                    snippet?: string;
+                                }[] | null;
+                                search_results?: {
+                                    url?: string;
+                                    title?: string;
+                                    domain?: string;
+                                }[] | null;
+                                fan_out_queries?: string[] | null;
+                            }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listDataJobs: {
         parameters: {
             query?: {
@@ -8824,6 +17414,8 @@ export interface operations {
                      *             "spentCents": 1,
                      *             "quotedCents": 2,
                      *             "maxCostCents": null,
+                     *             "connectionId": null,
+                     *             "into": null,
                      *             "resumesAt": null,
                      *             "createdAt": "2026-11-24T09:00:00.000Z",
                      *             "startedAt": "2026-11-24T09:00:01.000Z",
@@ -8997,6 +17589,8 @@ export interface operations {
                      *         "spentCents": 0,
                      *         "quotedCents": 2,
                      *         "maxCostCents": null,
+                     *         "connectionId": null,
+                     *         "into": null,
                      *         "resumesAt": null,
                      *         "createdAt": "2026-11-24T09:00:00.000Z",
                      *         "startedAt": null,
@@ -9184,6 +17778,8 @@ export interface operations {
                      *         "spentCents": 1,
                      *         "quotedCents": 2,
                      *         "maxCostCents": null,
+                     *         "connectionId": null,
+                     *         "into": null,
                      *         "resumesAt": null,
                      *         "createdAt": "2026-11-24T09:00:00.000Z",
                      *         "startedAt": "2026-11-24T09:00:01.000Z",
@@ -9353,6 +17949,8 @@ export interface operations {
                      *         "spentCents": 1,
                      *         "quotedCents": 2,
                      *         "maxCostCents": null,
+                     *         "connectionId": null,
+                     *         "into": null,
                      *         "resumesAt": null,
                      *         "createdAt": "2026-11-24T09:00:00.000Z",
                      *         "startedAt": "2026-11-24T09:00:01.000Z",
@@ -14770,6 +23368,348 @@ export interface operations {
                                     };
                                 }[];
                             }[];
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_seo_onpage_audit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://acme.example/anvils"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The page to audit: a full URL with protocol.
+                     * @example https://example.com/
+                     */
+                    url: string;
+                    /**
+                     * @description Render the page in a browser and audit what its scripts built (slower, and priced higher); without it the page is audited as served.
+                     * @default false
+                     */
+                    enableJavascript?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "crawl_progress": "finished",
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "resource_type": "html",
+                     *                 "status_code": 200,
+                     *                 "url": "https://acme.example/anvils",
+                     *                 "location": null,
+                     *                 "onpage_score": 93.06,
+                     *                 "checks": {
+                     *                   "no_title": false,
+                     *                   "no_description": false,
+                     *                   "no_h1_tag": false,
+                     *                   "no_image_alt": true,
+                     *                   "canonical": true,
+                     *                   "is_https": true,
+                     *                   "high_loading_time": false,
+                     *                   "seo_friendly_url": true
+                     *                 },
+                     *                 "meta": {
+                     *                   "title": "Anvils for every forge | Acme",
+                     *                   "description": "Forged steel anvils from 20 to 150 kg, shipped flat-rate.",
+                     *                   "canonical": "https://acme.example/anvils",
+                     *                   "follow": true,
+                     *                   "htags": {
+                     *                     "h1": [
+                     *                       "Anvils"
+                     *                     ],
+                     *                     "h2": [
+                     *                       "Classic",
+                     *                       "Travel"
+                     *                     ]
+                     *                   },
+                     *                   "internal_links_count": 24,
+                     *                   "external_links_count": 3,
+                     *                   "images_count": 6,
+                     *                   "images_without_alt": [
+                     *                     "https://acme.example/img/travel-anvil.jpg"
+                     *                   ],
+                     *                   "content": {
+                     *                     "plain_text_word_count": 412,
+                     *                     "plain_text_size": 2630
+                     *                   }
+                     *                 },
+                     *                 "page_timing": {
+                     *                   "waiting_time": 180,
+                     *                   "duration_time": 240
+                     *                 },
+                     *                 "total_dom_size": 311,
+                     *                 "size": 18214
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One element; result[0].items[0] is the audited page. */
+                            result: components["schemas"]["SeoOnPageAudit"][];
                         };
                         meta: components["schemas"]["Meta"];
                     };
@@ -22387,6 +31327,295 @@ export interface operations {
                             })[];
                         } & {
                             [key: string]: unknown;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_youtube_screenshot: {
+        parameters: {
+            query?: {
+                videoId?: string;
+                /** @description The video's URL (watch?v=, youtu.be/, /shorts/, /embed/ or /live/), instead of videoId. */
+                url?: string;
+                /** @description The moment of the video to capture, in seconds (fractions allowed). */
+                second?: number | null;
+                /** @description JPEG quality 1-100; without it the frame is a PNG. */
+                quality?: number;
+            };
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "videoId": "dQw4w9WgXcQ",
+                     *             "second": 42,
+                     *             "url": "https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42s",
+                     *             "screenshot": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One element; result[0].screenshot is the frame. */
+                            result: {
+                                videoId: string;
+                                second: number;
+                                /** @description The video on the platform, at that second. */
+                                url: string;
+                                /** @description The frame as a data: URL (image/png, or image/jpeg with quality), as the scrape's screenshot format answers. */
+                                screenshot: string;
+                            }[];
                         };
                         meta: components["schemas"]["Meta"];
                     };
@@ -32898,6 +42127,295 @@ export interface operations {
                             cursor?: string | null;
                         } & {
                             [key: string]: unknown;
+                        };
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payment required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_CREDITS",
+                     *         "message": "This call needs 1 cent but the organization has 0.4 cents available. Top up to continue."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rejected the call */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider refused the request: invalid target."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "This workspace has used its 60 requests for this minute. Retry in 12 s.",
+                     *         "retryAfter": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream failed */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_ERROR",
+                     *         "message": "The provider did not answer in time.",
+                     *         "retryAfter": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    data_facebook_media_download: {
+        parameters: {
+            query?: {
+                /** @description A post's URL (its id is read from /posts/<id>, story_fbid, /videos/<id>, /reel/<id> or ?v=<id>), or a media file's URL on fbcdn.net. */
+                url?: string;
+                post_id?: string;
+            };
+            header?: {
+                /**
+                 * @description Makes a retry safe (e.g. after a timeout). A retry with the same key and the same operation and input within 24 hours answers the first success again (`meta.replayed: true`, header `Idempotent-Replayed: true`) and is not charged; the same key with another operation or input is 409 CONFLICT; while the first call runs, 409 CONFLICT with `retryAfter`. A failed call keeps nothing (failures are free): its retry runs afresh. Keys belong to the workspace; 1 to 255 printable ASCII characters, e.g. a UUID. Over MCP: `_meta.idempotency_key` of the tool call.
+                 * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payload, with what the call cost and the balances after it. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "result": [
+                     *           {
+                     *             "post_id": "1061938315314935",
+                     *             "items_count": 1,
+                     *             "items": [
+                     *               {
+                     *                 "url": "https://video.xx.fbcdn.net/v/t42.1790-2/clip.mp4?oh=00_AfB9&oe=6745A3B1",
+                     *                 "directUrl": "https://video.xx.fbcdn.net/v/t42.1790-2/clip.mp4?oh=00_AfB9&oe=6745A3B1",
+                     *                 "mediaType": "video/mp4",
+                     *                 "sizeBytes": 5242880,
+                     *                 "sizeMb": 5
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "costCents": 1,
+                     *         "purchasedBalanceCents": 499,
+                     *         "subscriptionRemainingCents": 0,
+                     *         "cached": false,
+                     *         "latencyMs": 212
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One element; result[0].items lists the post's media files (or the one file asked about). */
+                            result: {
+                                post_id: string | null;
+                                items_count: number;
+                                items: components["schemas"]["FacebookMediaFile"][];
+                            }[];
                         };
                         meta: components["schemas"]["Meta"];
                     };
