@@ -307,12 +307,12 @@ describe("the MCP SDK's own OAuth client", () => {
     await mcp.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
     await mcp.listTools();
     const listed = (await mcp.callTool({ name: 'sluice_tools_list_enabled', arguments: {} })).structuredContent as { tools: { name: string; usable: boolean; reason?: string }[] };
-    // This stack has the professional-network vendor's settings and no SEO vendor's.
+    // This stack has the professional-network vendor's and DataForSEO's settings, not the video platform's.
     expect(listed.tools.find((tool) => tool.name === 'data_linkedin_get_company_by_domain')).toMatchObject({ usable: true });
     expect(listed.tools.find((tool) => tool.name === 'data_web_scrape')).toMatchObject({ usable: true });
-    expect(listed.tools.find((tool) => tool.name === 'data_seo_google_search')).toMatchObject({
+    expect(listed.tools.find((tool) => tool.name === 'data_youtube_search')).toMatchObject({
       usable: false,
-      reason: 'Not configured on this server: needs DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.',
+      reason: 'Not configured on this server: needs YOUTUBE_API_KEY.',
     });
     const before = await purchased();
     expect((await mcp.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'sdk-billing.com' } })).isError).toBeFalsy();

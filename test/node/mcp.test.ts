@@ -184,10 +184,11 @@ describe('MCP tools', () => {
   it('answers a tool whose vendor has no credentials here with a tool error the SDK client shows: PROVIDER_UNAVAILABLE and what to set, uncharged', async () => {
     const client = await connectListed();
     const before = await purchased();
-    const result = await client.callTool({ name: 'data_seo_domain_overview', arguments: { target: 'example.com' } });
+    // The shared stack configures the professional-network vendor and DataForSEO, not the video platform's.
+    const result = await client.callTool({ name: 'data_youtube_search', arguments: { q: 'anvils' } });
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toBeUndefined();
-    expect((result.content as { text: string }[])[0]!.text).toMatch(/^PROVIDER_UNAVAILABLE: DataForSEO is not configured on this server: set DATAFORSEO_/);
+    expect((result.content as { text: string }[])[0]!.text).toMatch(/^PROVIDER_UNAVAILABLE: The YouTube Data API is not configured on this server: set YOUTUBE_API_KEY/);
     expect(toolErrorOf(result)).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', retryAfter: 60 });
     expect(await purchased()).toBe(before);
     await client.close();

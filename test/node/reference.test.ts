@@ -1,50 +1,42 @@
 /**
- * The published reference end to end against `npm start`: /docs rendered by a real browser with every
+ * The published reference end to end against the local stack: /docs rendered by a real browser with every
  * request off this machine refused, the served OpenAPI document under the strictest lint rules, and the
  * typed client (sdk/) generated from it and calling the stack. The same stack also proves what a vendor
- * that cannot be reached costs (one stack for all of it keeps the end-to-end suite lean): workerd's own
- * fetch fails on a real socket, which the fakes inside vitest's workerd cannot produce (Miniflare turns a
- * fake that throws into an HTTP 500).
+ * that cannot be reached costs: workerd's own fetch fails on a real socket, which the fakes inside vitest's
+ * workerd cannot produce (Miniflare turns a fake that throws into an HTTP 500). The shared stack
+ * (support/shared-stack.ts) has DataForSEO configured at a port where nothing listens.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { opsClient } from '../../scripts/lib/ops-client';
 import { TYPES_PATH, typesOf } from '../../scripts/sdk-types';
 import { createSluiceClient } from '../../sdk';
-import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { strictLintProblems } from './support/openapi-lint';
-import { freePort, isolatedEnv, ROOT, type Started, startStack, stopAll, tempDir } from './support/processes';
+import { ROOT } from './support/processes';
+import { type SharedStack, sharedStack } from './support/shared-stack';
 
-const home = tempDir('reference');
-let stack: Started;
+let stack: { apiUrl: string; key: string; shared: SharedStack };
 let browser: Browser;
-/** The professional-network vendor's stand-in, which also serves a public-looking page to scrape. */
-let upstream: Awaited<ReturnType<typeof startFakeLinkedin>>;
 
 beforeAll(async () => {
-  upstream = await startFakeLinkedin();
-  stack = await startStack({
-    ...(await isolatedEnv(home)),
-    LINKEDIN_API_KEY: 'fake-key',
-    LINKEDIN_API_HOST: 'linkedin.fake',
-    LINKEDIN_BASE_URL: upstream.url,
-    SCRAPE_ALLOW_PRIVATE_HOSTS: new URL(upstream.url).host,
-    // Nothing listens there: every DataForSEO call is refused at the TCP level.
-    DATAFORSEO_LOGIN: 'fake-login',
-    DATAFORSEO_PASSWORD: 'fake-password',
-    DATAFORSEO_BASE_URL: `http://127.0.0.1:${await freePort()}`,
-  });
+  const shared = await sharedStack();
+  const apiUrl = shared.urls.api!;
+  const ops = opsClient(apiUrl, shared.settings.OPS_TOKEN!);
+  const organizationId = (await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Reference test', plan: 'payg' })).id;
+  await ops.call('POST', `/ops/v1/organizations/${organizationId}/wallet/credit`, { purchasedCents: 500 });
+  const workspaceId = (await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId, name: 'Reference test' })).id;
+  const key = (await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId })).key;
+  stack = { apiUrl, key, shared };
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-});
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();
-  await stopAll();
-  upstream?.stop();
 });
 
 const isLoopback = (url: string) => /^(https?|wss?):\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//.test(url) || /^(data|blob|about):/.test(url);
@@ -87,7 +79,7 @@ describe('/docs', () => {
 
 describe('/openapi.json', () => {
   it('passes @redocly/cli lint with the recommended-strict rules', async () => {
-    expect(await strictLintProblems(await (await fetch(`${stack.apiUrl}/openapi.json`)).text(), home)).toEqual([]);
+    expect(await strictLintProblems(await (await fetch(`${stack.apiUrl}/openapi.json`)).text(), stack.shared.home, 'reference-openapi.json')).toEqual([]);
   });
 });
 
@@ -106,7 +98,7 @@ describe('the typed client (sdk/)', () => {
     const credits = await sluice.GET('/v1/credits');
     expect(credits.data?.data).toMatchObject({ plan: 'payg', purchasedBalanceCents: 500 });
 
-    const scraped = await sluice.POST('/scrape', { body: { url: `${upstream.url}/article-200k.html`, formats: ['markdown'] } });
+    const scraped = await sluice.POST('/scrape', { body: { url: `${stack.shared.professionalNetwork}/article-200k.html`, formats: ['markdown'] } });
     expect(scraped.response.status).toBe(200);
     // data.result is required in the generated types: no optional chaining to reach the page.
     expect(scraped.data!.data.result[0]!.markdown).toContain('Dredging of the outer harbour');

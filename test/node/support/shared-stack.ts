@@ -1,6 +1,7 @@
 /**
- * One local stack for the end-to-end files that need the same one (dashboard, mcp, mcp-oauth: the
- * professional-network vendor faked on loopback, no SEO vendor), instead of a stack each: starting a stack
+ * One local stack for the end-to-end files (dashboard, mcp, mcp-oauth, reference, render, jobs): the
+ * professional-network vendor faked on loopback, DataForSEO configured at a port where nothing listens (so an
+ * unreachable vendor is a real refused connection), no other vendor; instead of a stack each: starting a stack
  * was most of those files' time (about 30 s of a busy 2-core machine each). Each file makes accounts of its own.
  *
  * The node project's globalSetup (vitest.config.mts) runs `setup` in vitest's own process, where one loopback
@@ -14,7 +15,7 @@ import { inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
 import type { Stack } from '../../../scripts/stack';
 import { startFakeLinkedin } from '../../fakes/linkedin-loopback';
-import { isolatedEnv, tempDir } from './processes';
+import { freePort, isolatedEnv, tempDir } from './processes';
 import { startRenderSite } from './render-site';
 
 /** What a file gets of the shared stack. */
@@ -23,8 +24,10 @@ export interface SharedStack {
   settings: Stack['settings'];
   /** The stack's home, where a file may keep files of its own. */
   home: string;
-  /** The loopback site the rendering tests scrape (render-site.ts), the one private host the stack may fetch. */
+  /** The loopback site the rendering tests scrape (render-site.ts), a private host the stack may fetch. */
   renderSite: string;
+  /** The professional-network vendor's stand-in, which also serves public-looking pages the stack may scrape. */
+  professionalNetwork: string;
 }
 
 declare module 'vitest' {
@@ -42,14 +45,27 @@ export default async function setup(project: TestProject): Promise<() => Promise
     try {
       // Loaded on first use: a run that never asks does not pay for wrangler and Miniflare.
       const { startStack } = await import('../../../scripts/stack');
-      const stack = await startStack({ env: { ...(await isolatedEnv(home)), LINKEDIN_API_KEY: 'fake-key', LINKEDIN_API_HOST: 'linkedin.fake', LINKEDIN_BASE_URL: upstream.url, SCRAPE_ALLOW_PRIVATE_HOSTS: site.hostPort } });
+      const stack = await startStack({
+        env: {
+          ...(await isolatedEnv(home)),
+          LINKEDIN_API_KEY: 'fake-key',
+          LINKEDIN_API_HOST: 'linkedin.fake',
+          LINKEDIN_BASE_URL: upstream.url,
+          SCRAPE_ALLOW_PRIVATE_HOSTS: `${site.hostPort},${new URL(upstream.url).host}`,
+          // Nothing listens there: every DataForSEO call is refused at the TCP level, which the fakes inside
+          // vitest's workerd cannot produce (Miniflare turns a fake that throws into an HTTP 500).
+          DATAFORSEO_LOGIN: 'fake-login',
+          DATAFORSEO_PASSWORD: 'fake-password',
+          DATAFORSEO_BASE_URL: `http://127.0.0.1:${await freePort()}`,
+        },
+      });
       const stop = async () => {
         await stack.stop();
         upstream.stop();
         site.stop();
         rmSync(home, { recursive: true, force: true });
       };
-      return { shared: { urls: stack.urls, settings: stack.settings, home, renderSite: site.url }, stop };
+      return { shared: { urls: stack.urls, settings: stack.settings, home, renderSite: site.url, professionalNetwork: upstream.url }, stop };
     } catch (error) {
       upstream.stop();
       site.stop();
