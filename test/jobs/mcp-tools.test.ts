@@ -40,4 +40,25 @@ describe('data jobs over MCP', () => {
     expect(hidden.isError).toBe(true);
     expect(JSON.stringify(hidden)).toContain('NOT_FOUND');
   });
+
+  it("sluice_jobs_submit takes connectionId and into as the REST route does, refusing a connection or a table before queueing", async () => {
+    const account = await provision({ plan: 'payg' });
+    await credit(account.organizationId, { purchasedCents: 10 });
+    const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    const job = { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'a.com' }] };
+
+    const connection = await mcpCall(token, 'sluice_jobs_submit', { ...job, connectionId: 'con_000000000000000000000000' });
+    expect(connection.isError).toBe(true);
+    expect(JSON.stringify(connection)).toContain('No connection con_000000000000000000000000');
+    const database = (await mcpCall(token, 'sluice_db_create', { name: 'results' })).structuredContent.data.id;
+    const table = await mcpCall(token, 'sluice_jobs_submit', { ...job, into: { databaseId: database, table: 'no spaces' } });
+    expect(table.isError).toBe(true);
+    expect(JSON.stringify(table)).toContain('into.table');
+
+    const submitted = await mcpCall(token, 'sluice_jobs_submit', { ...job, into: { databaseId: database, table: 'companies' } });
+    expect(submitted.structuredContent.data).toMatchObject({ status: 'queued', into: { databaseId: database, table: 'companies' }, connectionId: null });
+    await driveJob(submitted.structuredContent.data.id, time, (view) => view.finishedAt !== null);
+    const rows = await mcpCall(token, 'sluice_db_query', { databaseId: database, sql: "SELECT item_index, data->>'$.name' IS NOT NULL FROM companies" });
+    expect(rows.structuredContent.data.rows).toEqual([[0, 1]]);
+  });
 });
