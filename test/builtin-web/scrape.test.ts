@@ -296,8 +296,8 @@ describe('request options', () => {
 
 describe('what needs another provider answers 503 PROVIDER_UNAVAILABLE naming what is missing, before fetching', () => {
   it.each([
-    ['summary', { formats: ['summary'] }, 'A language model for the summary format', 'FIRECRAWL_API_KEY'],
-    ['json', { formats: [{ type: 'json', prompt: 'the price' }] }, 'A language model for the json format', 'FIRECRAWL_API_KEY'],
+    ['summary', { formats: ['summary'] }, 'A language model for the summary format', 'the AI binding ([ai] in wrangler.toml, Workers AI) or FIRECRAWL_API_KEY'],
+    ['json', { formats: [{ type: 'json', prompt: 'the price' }] }, 'A language model for the json format', 'the AI binding ([ai] in wrangler.toml, Workers AI) or FIRECRAWL_API_KEY'],
     ['screenshot', { formats: ['markdown', { type: 'screenshot', fullPage: true }] }, 'A browser for the screenshot format', 'the BROWSER binding ([browser] in wrangler.toml) or FIRECRAWL_API_KEY'],
     ['actions', { actions: [{ type: 'click', selector: 'button' }] }, 'A browser for actions', 'the BROWSER binding ([browser] in wrangler.toml) or FIRECRAWL_API_KEY'],
     ['proxy enhanced', { proxy: 'enhanced' }, 'An anti-bot proxy for proxy: enhanced', 'FIRECRAWL_API_KEY'],

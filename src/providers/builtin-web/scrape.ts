@@ -13,6 +13,7 @@ import { browserAsks, checkActions, looksScriptBuilt } from './render-policy';
 import { BrowserBindingRenderer } from './renderer';
 import { parseTarget, SafeFetcher, type OpenedResource } from './safe-fetch';
 import { pageRequestHeaders } from './headers';
+import { languageModelOf } from './language-model';
 import { builtinWebSettings, type BuiltinWebSettings } from './settings';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -34,7 +35,7 @@ const SHELL_PEEK_BYTES = 64 * 1024;
 export async function scrapeWithBuiltin(input: ScrapeInput, context: BuiltinWebContext): Promise<ProviderResult> {
   const formats = input.formats ?? ['markdown'];
   const renderer = rendererOf(context);
-  refuseWhatNeedsAnotherProvider(input, formats, renderer !== undefined, context.env);
+  refuseWhatNeedsAnotherProvider(input, formats, { browser: renderer !== undefined, model: languageModelOf(context.env) !== undefined }, context.env);
   checkSelectors(input);
   checkActions(input.actions);
   const tracking = changeTrackingOf(formats);
@@ -92,7 +93,9 @@ async function scrapePage(
     warnings.push(`${rendered.refusedRequests} request${rendered.refusedRequests === 1 ? '' : 's'} of the page were refused: only public http(s) addresses are fetched.`);
   }
   const has = (format: ScrapeFormat) => formats.includes(format);
-  const wanted: Wanted = { markdown: has('markdown') || tracking !== undefined, html: has('html'), rawHtml: has('rawHtml'), links: has('links'), images: has('images') };
+  const extraction = formats.find((format) => typeof format === 'object' && format.type === 'json') as { schema?: Record<string, unknown>; prompt?: string } | undefined;
+  const model = has('summary') || extraction ? languageModelOf(context.env) : undefined;
+  const wanted: Wanted = { markdown: has('markdown') || tracking !== undefined || model !== undefined, html: has('html'), rawHtml: has('rawHtml'), links: has('links'), images: has('images') };
   const { markdown, warnings: contentWarnings, metadata, ...content } = await pageContent(resource, input, wanted, signal);
 
   let changeTracking: ChangeTracking | undefined;
@@ -101,10 +104,14 @@ async function scrapePage(
     changeTracking = await trackChanges(context.env.DB, snapshot, tracking.modes);
   }
   warnings.push(...contentWarnings);
+  const summary = model && has('summary') ? await model.summarize(markdown ?? '') : undefined;
+  const json = model && extraction ? await model.extract(markdown ?? '', extraction) : undefined;
 
   const page = {
     ...(has('markdown') ? { markdown } : {}),
     ...content,
+    ...(summary !== undefined ? { summary } : {}),
+    ...(json !== undefined ? { json } : {}),
     ...(changeTracking ? { changeTracking } : {}),
     ...(rendered?.screenshot ? { screenshot: dataUrlOf(rendered.screenshot) } : {}),
     ...(rendered && input.actions?.length ? { actions: actionResults(rendered) } : {}),
@@ -122,15 +129,16 @@ async function scrapePage(
 }
 
 /** Formats and options only a provider with a language model, a browser or proxies can serve. */
-function refuseWhatNeedsAnotherProvider(input: ScrapeInput, formats: readonly ScrapeFormat[], hasBrowser: boolean, env: Env): void {
+function refuseWhatNeedsAnotherProvider(input: ScrapeInput, formats: readonly ScrapeFormat[], has: { browser: boolean; model: boolean }, env: Env): void {
   // With a Firecrawl key present the built-in provider was chosen on purpose; the way out is to unchoose it.
   const missing = env.FIRECRAWL_API_KEY ? ['WEB_PROVIDER=firecrawl'] : ['FIRECRAWL_API_KEY'];
   const browser = env.FIRECRAWL_API_KEY ? missing : ['the BROWSER binding ([browser] in wrangler.toml) or FIRECRAWL_API_KEY'];
+  const model = env.FIRECRAWL_API_KEY ? missing : ['the AI binding ([ai] in wrangler.toml, Workers AI) or FIRECRAWL_API_KEY'];
   const types = new Set(formats.map((format) => (typeof format === 'string' ? format : format.type)));
-  if (types.has('summary')) throw normalizeUpstream.unavailable('A language model for the summary format', missing);
-  if (types.has('json')) throw normalizeUpstream.unavailable('A language model for the json format', missing);
-  if (types.has('screenshot') && !hasBrowser) throw normalizeUpstream.unavailable('A browser for the screenshot format', browser);
-  if (input.actions?.length && !hasBrowser) throw normalizeUpstream.unavailable('A browser for actions', browser);
+  if (types.has('summary') && !has.model) throw normalizeUpstream.unavailable('A language model for the summary format', model);
+  if (types.has('json') && !has.model) throw normalizeUpstream.unavailable('A language model for the json format', model);
+  if (types.has('screenshot') && !has.browser) throw normalizeUpstream.unavailable('A browser for the screenshot format', browser);
+  if (input.actions?.length && !has.browser) throw normalizeUpstream.unavailable('A browser for actions', browser);
   if (input.proxy === 'enhanced') throw normalizeUpstream.unavailable('An anti-bot proxy for proxy: enhanced', missing);
 }
 
