@@ -67,6 +67,7 @@ export const SETTINGS = {
   EMAIL_FROM: 'Sender of the dashboard\'s emails, e.g. "Sluice <no-reply@example.com>".',
   DEV_OUTBOX: 'Set to 1 to keep the emails the dashboard would send in D1 and show them at <APP_URL>/dev/outbox (npm start sets it; never on a public deployment).',
   SCRAPE_CRAWLER_INFO_URL: 'Page about the crawler, named in its User-Agent (SluiceBot/1.0); default <BASE_URL>/docs.',
+  SCRAPE_AI_MODEL: 'Workers AI model of the built-in web provider\'s summary and json formats (with the AI binding); default @cf/meta/llama-3.3-70b-instruct-fp8-fast.',
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
