@@ -2,6 +2,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { FAKE_SETTINGS, fakeUpstreams } from './test/fakes/index.ts';
+import RegistryFirstSequencer from './test/setup/sequencer.ts';
 // The dashboard's browser code bundled into the module its worker imports (src/app/wrangler.toml's build
 // command does this for deployments and npm start).
 import './scripts/dashboard-script.mjs';
@@ -13,11 +14,7 @@ const TEST_KEY_ENCRYPTION_KEY = Buffer.from(crypto.getRandomValues(new Uint8Arra
 
 export default defineConfig({
   test: {
-    // Vitest's default leaves a core idle (cores - 1: one file at a time on 2 cores); the end-to-end files
-    // mostly wait on the stacks they start, so every core runs a file. One file more than there are cores
-    // was measured too (3 here: 8 m 20 s and 8 m 53 s on a fresh clone's CI, each with a timeout of a stack
-    // start, a page or a job squeezed past its bound), so not kept.
-    maxWorkers: Math.max(2, availableParallelism()),
+    sequence: { sequencer: RegistryFirstSequencer },
     projects: [
       {
         plugins: [
@@ -44,6 +41,10 @@ export default defineConfig({
         ],
         test: {
           name: 'workers',
+          // A file per core: each runs in its own workerd (one per vitest worker, reused from file to file),
+          // which keeps a core busy. Vitest's default (cores - 1) left a core idle on 2 cores.
+          maxWorkers: Math.max(2, availableParallelism()),
+          sequence: { groupOrder: 0 },
           include: ['test/**/*.test.ts'],
           exclude: ['test/node/**'],
           // One workerd per vitest worker, reused from file to file, instead of one started (and the api worker
@@ -57,6 +58,11 @@ export default defineConfig({
       {
         test: {
           name: 'node',
+          // The end-to-end files mostly wait on the shared stack and on chromium. `npm test` runs this project
+          // in a vitest of its own beside the workers project (scripts/test.mjs), so these two files at a time
+          // do not take the workers' cores; run together in one vitest, the projects run one after the other.
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
           include: ['test/node/**/*.test.ts'],
           environment: 'node',
           testTimeout: 120_000,
