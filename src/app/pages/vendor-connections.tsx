@@ -28,8 +28,8 @@ export const VendorConnectionsPage: FC<VendorConnectionsPageProps> = ({ connecti
         title="Vendor accounts"
         lede={
           <>
-            Bring {access.workspace.name}'s own accounts of the vendors Sluice uses. A call to <code>{apiUrl}/v1/connections/&lt;id&gt;/data/&lt;slug&gt;/&lt;operation&gt;</code> is
-            sent with that account's credentials and charged {plan ? `${formatCents(PLAN_TABLE[plan].connectionFeeCents)} per successful call (your plan's fee)` : "your plan's platform fee"}{' '}
+            Bring {access.workspace.name}'s own accounts of the vendors Sluice uses. A call to <code>{apiUrl}/v1/connections/&lt;id&gt;/data/&lt;slug&gt;/&lt;operation&gt;</code> (or to a root tool
+            through it, as <code>{apiUrl}/v1/connections/&lt;id&gt;/serp</code>), or an MCP tool call with its <code>connection</code> argument, is sent with that account's credentials and charged {plan ? `${formatCents(PLAN_TABLE[plan].connectionFeeCents)} per successful call (your plan's fee)` : "your plan's platform fee"}{' '}
             instead of the operation's price.
           </>
         }
