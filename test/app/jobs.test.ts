@@ -50,4 +50,28 @@ describe('the Jobs page and its API in the dashboard', () => {
       await time.dispose();
     }
   });
+
+  it("offers the workspace's databases and connections, and a job started into a table says so in its row", async () => {
+    const time = await jobTime();
+    try {
+      const person = await signUp();
+      expect((await person.json('POST', `/api/organizations/${person.organizationId}/trial`)).status).toBe(201);
+      const database = await person.json('POST', `/api/workspaces/${person.workspaceId}/databases`, { name: 'results' });
+      expect(database.status).toBe(201);
+      const form = await (await person.request('GET', `/w/${person.workspaceId}/jobs`)).text();
+      expect(form).toContain(`<option value="${database.body.data.id}">database results</option>`);
+      expect(form).toContain('name="connectionId"');
+
+      const base = `/api/workspaces/${person.workspaceId}/jobs`;
+      const badTable = await person.json('POST', base, { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'a.com' }], into: { databaseId: database.body.data.id, table: 'two words' } });
+      expect([badTable.status, badTable.body.error.details[0].field]).toEqual([400, 'into.table']);
+      const started = await person.json('POST', base, { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'a.com' }], into: { databaseId: database.body.data.id, table: 'companies' } });
+      expect(started.status).toBe(202);
+      await driveJob(started.body.data.id, time, (view) => view.finishedAt !== null);
+      const page = await (await person.request('GET', `/w/${person.workspaceId}/jobs`)).text();
+      expect(page).toContain(`into companies (${database.body.data.id})`);
+    } finally {
+      await time.dispose();
+    }
+  });
 });

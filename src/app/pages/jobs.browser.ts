@@ -99,6 +99,10 @@ if (form) {
     // A cell left empty is not sent: the operation's own default (or its refusal of a missing field) applies.
     const inputs = csv.rows.map((row) => Object.fromEntries(mapping.map((choice) => [choice.dataset.jobField!, row[choice.value] ?? '']).filter(([, value]) => value !== '')));
     const name = ($<HTMLInputElement>('input[name="name"]', form)!.value || '').trim();
+    const connectionId = $<HTMLSelectElement>('select[name="connectionId"]', form)?.value || '';
+    const databaseId = $<HTMLSelectElement>('select[name="databaseId"]', form)?.value || '';
+    const table = ($<HTMLInputElement>('input[name="table"]', form)?.value || '').trim();
+    if (databaseId && !table) return fieldError('into.table', 'Name the table the results go into.');
     const button = $<HTMLButtonElement>('[type="submit"]', form)!;
     button.disabled = true;
     try {
@@ -106,7 +110,7 @@ if (form) {
         method: 'POST',
         credentials: 'same-origin',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ operation: select.value, inputs, ...(name ? { name } : {}) }),
+        body: JSON.stringify({ operation: select.value, inputs, ...(name ? { name } : {}), ...(connectionId ? { connectionId } : {}), ...(databaseId ? { into: { databaseId, table } } : {}) }),
       });
       const answer = (await response.json().catch(() => ({ success: false }))) as Envelope<JobView>;
       if (answer.success) return location.reload();

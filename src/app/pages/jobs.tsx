@@ -2,6 +2,8 @@ import type { FC } from 'hono/jsx';
 import type { z } from '@hono/zod-openapi';
 import { OPERATIONS } from '../../operations';
 import { isEnded, listJobs, type JobView, viewOf } from '../../services/jobs/store';
+import { type Connection, listConnections } from '../../services/connections';
+import { type Database, listDatabases } from '../../services/databases';
 import { DASHBOARD_JOBS } from '../api/jobs';
 import { ConfirmButton, formatCents, formatDate, PageHead, TableHead } from './layout';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -15,6 +17,9 @@ export interface JobOperation {
 export interface JobsPageProps extends WorkspaceProps {
   jobs: JobView[];
   operations: JobOperation[];
+  /** What a job may run through (the workspace's connections) and write into (its databases). */
+  connections: Connection[];
+  databases: Database[];
 }
 
 const STATUS_BADGE: Record<JobView['status'], string> = {
@@ -47,6 +52,8 @@ const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
         {job.name ?? <span class="muted">Untitled</span>}
         <br />
         <code class="small muted">{job.operation}</code>
+        {job.connectionId ? <div class="muted small">{`through ${job.connectionId}`}</div> : null}
+        {job.into ? <div class="muted small">{`into ${job.into.table} (${job.into.databaseId})`}</div> : null}
         <div class="muted small">{formatDate(job.createdAt)}</div>
       </td>
       <td>
@@ -85,7 +92,7 @@ const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
 };
 
 /** The workspace's data jobs, live while they run; a new one from an uploaded CSV whose columns are mapped to the operation's fields. */
-export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, access }) => {
+export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, databases, access }) => {
   const base = `/api/workspaces/${access.workspace.id}/jobs`;
   return (
     <>
@@ -135,6 +142,33 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, access }) => {
             <p class="muted small" data-job-preview></p>
             <div class="job-fields" data-job-fields></div>
           </fieldset>
+          <div class="field">
+            <label for="field-job-connection">Vendor account</label>
+            <select id="field-job-connection" name="connectionId">
+              <option value="">Sluice's accounts (the operation's price)</option>
+              {connections.map((connection) => (
+                <option value={connection.id}>{`${connection.name} (${connection.vendor} ${connection.hint}, the plan's fee)`}</option>
+              ))}
+            </select>
+            <span class="hint">A connection runs every row with the workspace's own credentials; its vendor must serve the operation.</span>
+            <span class="field-error" data-field-error="connectionId"></span>
+          </div>
+          <div class="field">
+            <label for="field-job-database">Write results into</label>
+            <select id="field-job-database" name="databaseId">
+              <option value="">Nowhere (download them as CSV)</option>
+              {databases.map((database) => (
+                <option value={database.id}>{`database ${database.name}`}</option>
+              ))}
+            </select>
+            <span class="field-error" data-field-error="into.databaseId"></span>
+          </div>
+          <div class="field">
+            <label for="field-job-table">Table</label>
+            <input id="field-job-table" name="table" type="text" maxlength={64} placeholder="results" />
+            <span class="hint">Created if missing; one row per success with its input and data as JSON.</span>
+            <span class="field-error" data-field-error="into.table"></span>
+          </div>
           <div class="field grow">
             <label for="field-job-name">Name</label>
             <input id="field-job-name" name="name" type="text" maxlength={200} placeholder="Q4 enrichment" />
@@ -151,6 +185,11 @@ export const jobsPage = workspacePage<JobsPageProps>({
   id: 'jobs',
   title: 'Jobs',
   icon: 'M4 6h16M4 12h10M4 18h6M17 14l3 3-3 3',
-  load: async (c, { access }) => ({ jobs: (await listJobs(c.env.DB, access.workspace.id, DASHBOARD_JOBS, null)).map(viewOf), operations: jobOperations() }),
+  load: async (c, { access }) => ({
+    jobs: (await listJobs(c.env.DB, access.workspace.id, DASHBOARD_JOBS, null)).map(viewOf),
+    operations: jobOperations(),
+    connections: await listConnections(c.env.DB, access.workspace.id),
+    databases: await listDatabases(c.env.DB, access.workspace.id),
+  }),
   view: JobsPage,
 });
