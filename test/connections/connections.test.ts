@@ -110,6 +110,27 @@ describe('connections: the credential check before anything is stored', () => {
   });
 });
 
+describe("connections: each one-key vendor's operations through its connection", () => {
+  it('answers with the connection’s key alone (the installation’s blanked), marked with the connection', async () => {
+    const account = await provision({ plan: 'payg' });
+    await credit(account.organizationId, { purchasedCents: 100 });
+    for (const vendor of CONNECTABLE_VENDORS.filter((candidate) => candidate.fields.length === 1 && candidate.slug !== 'firecrawl')) {
+      const created = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, credentials: goodCredentials(vendor) });
+      expect(created.status, vendor.slug).toBe(201);
+      const operation = vendor.operations.find((candidate) => exampleOf(candidate))!;
+      const input = exampleOf(operation)!.input;
+      const path = dataPathsOf(operation, `/v1/connections/${created.body.data.id}/data/`)[0]!;
+      const blanked = { [vendor.fields[0]!.setting]: '' };
+      const answer =
+        operation.method === 'GET'
+          ? await send('GET', `${path}?${new URLSearchParams(Object.entries(input).map(([name, value]): [string, string] => [name, String(value)]))}`, account.key, undefined, blanked)
+          : await send('POST', path, account.key, input, blanked);
+      expect({ vendor: vendor.slug, operation: operation.name, status: answer.status }).toEqual({ vendor: vendor.slug, operation: operation.name, status: 200 });
+      expect(answer.body.meta.connectionId).toBe(created.body.data.id);
+    }
+  });
+});
+
 describe('connections: secrets stay secret', () => {
   it('never answers, logs or stores in clear a credential', async () => {
     const logged: string[] = [];
@@ -268,6 +289,18 @@ describe('connections: the root web and SEO tools through them', () => {
       (found) => found.results.length === 2,
     );
     expect(rows.results.map((row) => row.connectionId).sort()).toEqual([connection.id, null].sort());
+  });
+
+  it("the vendor's throttle on a root tool is the spec's 429 PROVIDER_ERROR saying a plan change will not help; not charged", async () => {
+    const dataforseo = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'dataforseo')!;
+    const { account, connection } = await connected(dataforseo);
+    const before = await wallet(account.organizationId);
+    const answer = await send('POST', `/v1/connections/${connection.id}/serp`, account.key, { keyword: 'shoes http-429' });
+    expect(answer.status).toBe(429);
+    expect(answer.body.error).toMatchObject({ code: 'PROVIDER_ERROR', retryAfter: expect.any(Number) });
+    expect(answer.headers.get('retry-after')).toBe(String(answer.body.error.retryAfter));
+    expect(answer.body.error.message).toMatch(/plan change will not help/);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(before.purchasedBalanceCents);
   });
 
   it('validates like the root tool: bad input is 400 naming the field, never a charge', async () => {
