@@ -191,7 +191,7 @@ const connectionIdParam = z.object({ connectionId: z.string().openapi({ param: {
 
 /** The document's entry of a root tool through a connection: the root path's input and answer, its own operation id. */
 function rootToolThrough(operation: Operation, path: string) {
-  const root = operation.paths.find((candidate) => !candidate.startsWith('/v1/'))!;
+  const root = path.slice(CONNECTION_PREFIX.length);
   const vendors = CONNECTABLE_VENDORS.filter((vendor) => vendor.operations.includes(operation)).map((vendor) => vendor.slug);
   return {
     path: path.replace(':connectionId', '{connectionId}'),
