@@ -171,7 +171,7 @@ describe("the video screenshot's seek, in chromium", () => {
   }
 
   it('pauses the first <video> at the second asked for and answers its box; a page without one, and a second past the end, say so', async () => {
-    const { seekScript } = await import('../../src/providers/builtin-web/renderer');
+    const { seekScript } = await import('../../src/providers/builtin-web/video-seek');
     const { launchChromium } = await import('./support/browser');
     const media = wav(6);
     // The loopback page stands in for the embed player: the product's URL is the platform's own (video-frame.ts).

@@ -5,6 +5,7 @@ import { normalizeUpstream } from '../normalize';
 import { isAdHost } from './render-policy';
 import { PAGE_BOUNDS } from './page-bounds';
 import { MAX_BODY_BYTES } from './safe-fetch';
+import { seekScript, type Clip, type SeekOutcome } from './video-seek';
 
 /**
  * The renderer over a Browser Rendering binding: Cloudflare's `[browser]` when deployed, the local stack's
@@ -48,42 +49,6 @@ const PROVIDER = 'The built-in web provider';
 
 /** A page that broke a bound: answered 422, and its browser session closed rather than reused. */
 class HostilePage extends Error {}
-
-type Clip = { x: number; y: number; width: number; height: number };
-interface SeekOutcome {
-  state: 'ok' | 'no-video' | 'no-frame' | 'past-end';
-  duration?: number;
-  clip?: Clip;
-}
-
-/**
- * Run in the page (a string: the page's realm, not ours): waits for its first <video>, starts it muted if it
- * has loaded nothing, pauses it at `second`, waits until that frame is decoded, and answers the element's box
- * within the viewport. Exported for test/node/render.test.ts, which runs it in chromium against a loopback page.
- */
-export function seekScript(second: number, waitMs: number): string {
-  return `(async (second, waitMs) => {
-    const deadline = Date.now() + waitMs;
-    const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-    let video = null;
-    while (!(video = document.querySelector('video'))) { if (Date.now() > deadline) return { state: 'no-video' }; await sleep(100); }
-    video.muted = true;
-    if (video.readyState < 1) { try { await Promise.race([video.play(), sleep(1000)]); } catch {} }
-    while (video.readyState < 1) { if (Date.now() > deadline) return { state: 'no-frame' }; await sleep(100); }
-    video.pause();
-    if (Number.isFinite(video.duration) && second > video.duration) return { state: 'past-end', duration: video.duration };
-    if (Math.abs(video.currentTime - second) > 0.04) {
-      const seeked = new Promise((resolve) => video.addEventListener('seeked', resolve, { once: true }));
-      video.currentTime = second;
-      await Promise.race([seeked, sleep(Math.max(0, deadline - Date.now()))]);
-    }
-    while (video.seeking || video.readyState < 2) { if (Date.now() > deadline) return { state: 'no-frame' }; await sleep(100); }
-    const box = video.getBoundingClientRect();
-    const x = Math.max(0, box.left), y = Math.max(0, box.top);
-    const width = Math.min(box.right, innerWidth) - x, height = Math.min(box.bottom, innerHeight) - y;
-    return { state: 'ok', duration: video.duration, clip: width > 0 && height > 0 ? { x, y, width, height } : undefined };
-  })(${JSON.stringify(second)}, ${JSON.stringify(waitMs)})`;
-}
 
 export class BrowserBindingRenderer implements Renderer {
   constructor(private readonly binding: Fetcher) {}
