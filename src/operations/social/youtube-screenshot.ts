@@ -21,7 +21,7 @@ const VideoScreenshotInput = z
       .optional()
       .openapi({ description: 'The video\'s URL (watch?v=, youtu.be/, /shorts/, /embed/ or /live/), instead of videoId.' }),
     second: z.coerce.number().min(0).max(43_200).default(0).openapi({ description: 'The moment of the video to capture, in seconds (fractions allowed).', example: 42 }),
-    quality: z.coerce.number().int().min(1).max(100).optional().openapi({ description: 'JPEG quality 1-100; without it the frame is a PNG.' }),
+    quality: z.coerce.number().int().min(1).max(100).optional().openapi({ description: 'JPEG quality 1-100; without it the frame is a PNG.', example: 80 }),
   })
   .refine((input) => (input.videoId === undefined) !== (input.url === undefined), { message: 'Give exactly one of videoId and url.', path: ['videoId'] });
 type VideoScreenshotInput = z.infer<typeof VideoScreenshotInput>;
