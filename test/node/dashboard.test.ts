@@ -120,7 +120,8 @@ describe('the dashboard in chromium', () => {
     // The usage row reaches D1 off the response path, within about half a second; the balance counts the
     // call at once. On every load the two agree: the call is counted, or said to be on its way.
     const disagreements: string[] = [];
-    const calls = page.locator('.stat', { hasText: 'Calls (30 days)' });
+    // The live calls' figure, by its exact label: the sandbox's figure beside it is "Sandbox calls (30 days)".
+    const calls = page.locator('.stat', { has: page.locator('.label', { hasText: /^Calls \(30 days\)$/ }) });
     await expect
       .poll(async () => {
         await page.goto(`${workspacePath}/usage`);
