@@ -10,7 +10,7 @@ import { CONNECTABLE_VENDORS, connectableVendor } from '../../services/connectio
 import { connectionFailure, connectionUse, createConnection, credentialsFor, deleteConnection, getConnection, listConnections, recheckConnection } from '../../services/connections';
 import { admitFreeCall } from '../../services/pipeline';
 import { mcpToolName } from '../../core/operation';
-import { dataPathsOf, handle, meteredHeaders, routeOf } from './data';
+import { dataPathsOf, handle, inputOf, meteredHeaders, routeOf } from './data';
 
 const TAGS = ['Connections'];
 export const CONNECTION_DATA_PREFIX = '/v1/connections/:connectionId/data/';
@@ -210,9 +210,11 @@ function rootToolThrough(operation: Operation, path: string) {
 /** One operation through a connection: the pipeline with the workspace's credentials and the fee; the vendor's failures read as the account's. */
 async function callThrough(c: Context<AppEnv>, operation: Operation) {
   const id = c.req.param('connectionId') ?? '';
+  // The request's own form first, as on every JSON route: a body that is not JSON is a 400 before the connection is looked up.
+  const input = await inputOf(c, operation);
   const { use, connection, vendor } = await connectionUse(c.env, c.get('principal').workspaceId, id, operation);
   try {
-    return await handle(c, operation, {}, { connection: use });
+    return await handle(c, operation, {}, { connection: use }, input);
   } catch (error) {
     throw await connectionFailure(c.env.DB, connection, vendor, error);
   }

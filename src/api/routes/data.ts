@@ -68,10 +68,16 @@ export function dataPathsOf(operation: Operation, prefix = DATA_PREFIX): string[
 }
 
 /** One operation's REST handler, wherever it is mounted: `surface` is what the surface adds (its own rule, a sandbox answer, a connection: see Call). */
-export async function handle(c: Context<AppEnv>, operation: Operation, headers: Record<string, string> = {}, surface: Pick<Call, 'admit' | 'instead' | 'connection'> = {}) {
+export async function handle(
+  c: Context<AppEnv>,
+  operation: Operation,
+  headers: Record<string, string> = {},
+  surface: Pick<Call, 'admit' | 'instead' | 'connection'> = {},
+  read: unknown = undefined,
+) {
   await ensureServing(c.env.DB, operation.platform);
   const isQuery = operation.method === 'GET';
-  const input = isQuery ? c.req.query() : await readJsonBody(c);
+  const input = read ?? (await inputOf(c, operation));
   const outcome = await execute(operation, input, isQuery ? 'query' : 'body', {
     env: c.env,
     principal: c.get('principal'),
@@ -83,6 +89,11 @@ export async function handle(c: Context<AppEnv>, operation: Operation, headers: 
   });
   if (outcome.meta) c.set('costCents', outcome.meta.costCents);
   return c.json(success(outcome.data, outcome.meta, outcome.message), 200, { ...outcome.headers, ...headers });
+}
+
+/** The call's input as sent: a GET's query, another method's JSON body (a body that is not JSON is refused here). */
+export async function inputOf(c: Context<AppEnv>, operation: Operation): Promise<unknown> {
+  return operation.method === 'GET' ? c.req.query() : readJsonBody(c);
 }
 
 /** An empty body reads as `{}`, so the answer names the missing fields rather than the body. */
