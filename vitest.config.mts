@@ -2,7 +2,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { FAKE_SETTINGS, fakeUpstreams } from './test/fakes/index.ts';
-import RegistryFirstSequencer from './test/setup/sequencer.ts';
+import LongFilesFirstSequencer from './test/setup/sequencer.ts';
 // The dashboard's browser code bundled into the module its worker imports (src/app/wrangler.toml's build
 // command does this for deployments and npm start).
 import './scripts/dashboard-script.mjs';
@@ -14,7 +14,7 @@ const TEST_KEY_ENCRYPTION_KEY = Buffer.from(crypto.getRandomValues(new Uint8Arra
 
 export default defineConfig({
   test: {
-    sequence: { sequencer: RegistryFirstSequencer },
+    sequence: { sequencer: LongFilesFirstSequencer },
     projects: [
       {
         plugins: [
