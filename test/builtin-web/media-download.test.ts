@@ -8,8 +8,17 @@ import { signal, web, webEnv } from './support';
 
 const CDN = 'https://video.xx.fbcdn.net';
 
-function measure(url: string, site = web()) {
-  return measureMedia(url, mediaFetcher({ env: webEnv(), signal: signal(), fetch: site.fetch }));
+function measure(url: string, fetch: typeof globalThis.fetch = web().fetch) {
+  return measureMedia(url, mediaFetcher({ env: webEnv(), signal: signal(), fetch }));
+}
+
+/** The fake web, with the CDN's host answered by `file`. */
+function servingFile(file: { respond(request: Request): Response }): typeof globalThis.fetch {
+  const site = web();
+  return (input, init) => {
+    const request = new Request(input, init);
+    return new URL(request.url).hostname === new URL(CDN).hostname ? Promise.resolve(file.respond(request)) : site.fetch(request);
+  };
 }
 
 /** A file of `size` bytes whose body counts what was pulled from it, answering HEAD as `head` says. */
@@ -39,25 +48,15 @@ function countedFile(size: number, head: 'answers' | 'refused') {
 
 describe('measuring a media file without downloading it', () => {
   it('answers size in MB and media type from a HEAD, reading no body', async () => {
-    const site = web();
     const file = countedFile(7_340_032, 'answers');
-    const fetchThrough = (input: string | URL | Request, init?: RequestInit) => {
-      const request = new Request(input, init);
-      return new URL(request.url).hostname === 'video.xx.fbcdn.net' ? Promise.resolve(file.respond(request)) : site.fetch(request);
-    };
-    const measured = await measureMedia(`${CDN}/v/clip.mp4`, mediaFetcher({ env: webEnv(), signal: signal(), fetch: fetchThrough }));
+    const measured = await measure(`${CDN}/v/clip.mp4`, servingFile(file));
     expect(measured).toEqual({ url: `${CDN}/v/clip.mp4`, directUrl: `${CDN}/v/clip.mp4`, mediaType: 'video/mp4', sizeBytes: 7_340_032, sizeMb: 7 });
     expect(file.served).toEqual({ bytes: 0, methods: ['HEAD'] });
   });
 
   it('asks for the first byte where HEAD is refused, reads the size from Content-Range, and pulls no more', async () => {
-    const site = web();
     const file = countedFile(3_145_728, 'refused');
-    const fetchThrough = (input: string | URL | Request, init?: RequestInit) => {
-      const request = new Request(input, init);
-      return new URL(request.url).hostname === 'video.xx.fbcdn.net' ? Promise.resolve(file.respond(request)) : site.fetch(request);
-    };
-    const measured = await measureMedia(`${CDN}/v/clip.mp4`, mediaFetcher({ env: webEnv(), signal: signal(), fetch: fetchThrough }));
+    const measured = await measure(`${CDN}/v/clip.mp4`, servingFile(file));
     expect(measured).toMatchObject({ mediaType: 'video/mp4', sizeBytes: 3_145_728, sizeMb: 3 });
     expect(file.served.methods).toEqual(['HEAD', 'GET bytes=0-0']);
     expect(file.served.bytes).toBe(0);

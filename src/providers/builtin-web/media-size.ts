@@ -1,5 +1,4 @@
 import type { Env } from '../../core/config';
-import { mediaTypeOf } from '../../core/request-body';
 import { normalizeUpstream } from '../normalize';
 import type { Fetcher } from './resolver';
 import { SafeFetcher } from './safe-fetch';
@@ -54,7 +53,7 @@ export async function measureMedia(url: string, fetcher: SafeFetcher, field = 'u
     sizeBytes = status === 206 ? totalOf(ranged.headers.get('content-range')) : status === 200 ? lengthOf(ranged.headers.get('content-length')) : null;
   }
   if (status >= 400) throw normalizeUpstream.rejected(PROVIDER, `${directUrl} answered HTTP ${status} (a media link that expired, or one that is not public)`);
-  return { url, directUrl, mediaType: mediaType ? mediaTypeOf(mediaType) : null, sizeBytes, sizeMb: sizeBytes === null ? null : Math.round((sizeBytes / BYTES_PER_MB) * 100) / 100 };
+  return { url, directUrl, mediaType, sizeBytes, sizeMb: sizeBytes === null ? null : Math.round((sizeBytes / BYTES_PER_MB) * 100) / 100 };
 }
 
 function lengthOf(header: string | null): number | null {
