@@ -16,7 +16,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -120,7 +121,7 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
       session.process.once('exit', () => {
         sessions.delete(session.sessionId);
         clearTimeout(session.idleTimer);
-        removeProfile(session.profile);
+        void removeProfile(session.profile);
       });
       idle(session);
       json(response, 200, { sessionId: session.sessionId });
@@ -217,16 +218,20 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
 }
 
 /** Starts one chromium and waits for its DevTools address (it prints it on stderr). */
-function launch(executablePath: string, keepAliveMs: number): Promise<Session> {
-  const profile = mkdtempSync(join(tmpdir(), 'sluice-browser-'));
-  const child = spawn(executablePath, [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+async function launch(executablePath: string, keepAliveMs: number): Promise<Session> {
+  const profile = await mkdtemp(join(tmpdir(), 'sluice-browser-'));
+  // Below the workers' priority: on Cloudflare the browser runs on machines of its own, so here a page's script
+  // must not take the CPU the api worker answers with. SCHED_IDLE rather than `nice`: chromium, as root, raises
+  // its own threads' priority (its display threads to nice -8), which undoes a niceness but not a policy
+  // (`chrt` execs chromium: the pid is chromium's, and its processes inherit the policy).
+  const child = spawn('chrt', ['--idle', '0', executablePath, ...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise<Session>((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => fail(new Error('chromium did not open its DevTools port within 20 s')), 20_000);
     const fail = (error: Error) => {
       clearTimeout(timer);
       child.kill('SIGKILL');
-      removeProfile(profile);
+      void removeProfile(profile);
       reject(error);
     };
     child.once('error', fail);
@@ -250,11 +255,13 @@ function json(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** chromium's helpers may still be writing into the profile as it exits: a profile left behind is only a temp folder. */
-function removeProfile(profile: string): void {
-  try {
-    rmSync(profile, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 });
-  } catch {
+/**
+ * chromium's helpers may still be writing into the profile as it exits: a profile left behind is only a temp
+ * folder. Off the event loop, which relays every session's DevTools socket (a synchronous removal of a
+ * profile's thousands of files, with its retries' sleeps, held every other render's relay for 200 ms).
+ */
+async function removeProfile(profile: string): Promise<void> {
+  await rm(profile, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 }).catch(() => {
     // Left for the system's temp cleaning.
-  }
+  });
 }

@@ -132,8 +132,8 @@ describe('the page is hostile content', () => {
     ['/nodes', 'a 50,000-node DOM built by script', 30_000, /more than 40,000 DOM nodes|more than 20,000 elements/],
   ])('answers 422 for %s (%s) within the time limit, while /health keeps answering', async (path, _what, timeout, reason) => {
     // Here /health must answer, every time, while the page is being rendered. How fast is a benchmark's question
-    // (the bench times /health beside hostile pages the fast path reads; beside renders it is not timed yet),
-    // not a timed test's: a loaded machine made the old 250 ms bound fail a whole run.
+    // (the bench's "hostile renders at once" row times /health beside these three pages), not a timed test's:
+    // a loaded machine made the old 250 ms bound fail a whole run.
     const pending = scrape({ url: `${site}${path}`, timeout, waitFor: 200 });
     for (let index = 0; index < 5; index++) {
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -102,7 +102,6 @@ class Render {
   private page: Page | undefined;
   private refused = 0;
   private ads = 0;
-  private popups = 0;
   private topResponse: HTTPResponse | undefined;
   private topRefusal: unknown;
   private watching = true;
@@ -195,17 +194,18 @@ class Render {
     if (Object.keys(options.headers).length > 0) await page.setExtraHTTPHeaders(options.headers);
     page.on('error', () => this.abandon(new HostilePage('crashed its browser tab (out of memory?)')));
     page.on('popup', (popup) => void popup?.close().catch(() => {}));
-    await page.exposeFunction('__sluiceWindowOpened', () => {
-      if (++this.popups > RENDER_LIMITS.maxPopups) this.abandon(new HostilePage(`tried to open more than ${RENDER_LIMITS.maxPopups} windows`));
-    });
+    // Called once, by the page, when a frame has tried to open more windows than the bound: counting each in
+    // the worker cost a DevTools round trip per window, and 1,000 of them held the isolate for most of a second.
+    await page.exposeFunction('__sluiceTooManyWindows', () => this.abandon(new HostilePage(`tried to open more than ${RENDER_LIMITS.maxPopups} windows`)));
     // Runs in every frame before the page's own scripts (a string: it is the page's code, not ours).
     // Sockets and peer connections are not requests the interception sees (nor Network.setBlockedURLs: checked
     // with chromium 156), so the page gets none: they are taken away in every frame before its scripts run.
     // Workers go too, since this script does not run in their scopes, where a socket would be out of reach
     // (docs/decisions.md, "Rendering": a page that needs a worker renders without it).
     await page.evaluateOnNewDocument(`{
-      const opened = globalThis.__sluiceWindowOpened;
-      window.open = () => { opened?.(); return null; };
+      const tooMany = globalThis.__sluiceTooManyWindows;
+      let windows = 0;
+      window.open = () => { if (++windows === ${RENDER_LIMITS.maxPopups + 1}) tooMany?.(); return null; };
       for (const name of ['WebSocket', 'WebTransport', 'RTCPeerConnection', 'webkitRTCPeerConnection', 'Worker', 'SharedWorker']) {
         try { Object.defineProperty(globalThis, name, { value: undefined, writable: false, configurable: false }); } catch {}
       }
