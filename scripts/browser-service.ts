@@ -170,6 +170,9 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
 
     const chromium = connect(session.port, '127.0.0.1');
     sockets.add(chromium);
+    // DevTools is small messages, each awaited: Nagle's algorithm would hold each one for the last one's ACK.
+    client.setNoDelay(true);
+    chromium.setNoDelay(true);
     const lines = [`GET ${session.browserPath} HTTP/1.1`, `host: 127.0.0.1:${session.port}`];
     for (let index = 0; index < request.rawHeaders.length; index += 2) {
       const name = request.rawHeaders[index]!.toLowerCase();
@@ -180,13 +183,17 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
     if (head.length > 0) chromium.write(head);
     client.pipe(chromium).pipe(client);
     let ended = false;
-    const end = () => {
+    // The client letting go leaves the browser for the next connection; chromium dropping the socket first
+    // means it is closing (Browser.close) or crashed, and a session listed free then would be handed to a
+    // render that dies with it.
+    const end = (from: Socket) => {
       if (ended) return;
       ended = true;
       client.destroy();
       chromium.destroy();
       sockets.delete(client);
       sockets.delete(chromium);
+      if (from === chromium) return close(session);
       if (session.connectionId === connectionId) {
         delete session.connectionId;
         delete session.connectionStartTime;
@@ -194,8 +201,8 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
       }
     };
     for (const socket of [client, chromium]) {
-      socket.once('close', end);
-      socket.once('error', end);
+      socket.once('close', () => end(socket));
+      socket.once('error', () => end(socket));
     }
   });
 

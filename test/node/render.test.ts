@@ -145,6 +145,24 @@ describe('the page is hostile content', () => {
     expect(answer.ms).toBeLessThan(timeout + 5_000);
   });
 
+  it('renders 5 pages asked at once, at most 4 at a time in as many browser sessions, the fifth queued', async () => {
+    let most = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const { sessions } = (await (await fetch(`http://${stack.browser}/v1/sessions`)).json()) as { sessions: { connectionId?: string }[] };
+        most = Math.max(most, sessions.filter((session) => session.connectionId).length);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, index) => scrape({ url: `${site}/spa?at-once=${index}` }))).finally(() => (watching = false));
+    await watcher;
+    for (const answer of answers) expect(page(answer).markdown, JSON.stringify(page(answer).warning)).toContain(SPA_TEXT);
+    // Sessions in use at once: more than one (they do run side by side), never more than the isolate's bound.
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(4);
+  });
+
   it('still renders after the hostile pages (their browsers were closed, not reused)', async () => {
     expect(page(await scrape({ url: `${site}/spa` })).markdown).toContain(SPA_TEXT);
   });

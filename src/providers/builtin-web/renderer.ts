@@ -31,6 +31,8 @@ export const RENDER_LIMITS = {
   maxPopups: 20,
   /** Idle time a browser session stays open for the next render of this isolate (Cloudflare's keep_alive). */
   keepAliveMs: 60_000,
+  /** At the binding's limit of sessions, how long to wait before looking for a free one again. */
+  sessionRetryMs: 250,
   /** After load, how long the network must be quiet before the page counts as settled; and the most waited for it. */
   settleIdleMs: 500,
   settleMaxMs: 3_000,
@@ -76,8 +78,31 @@ export class BrowserBindingRenderer implements Renderer {
   }
 }
 
-/** A free session of this binding when there is one (a browser kept alive by an earlier render), else a new one. */
+/**
+ * A free session of this binding when there is one (a browser kept alive by an earlier render), else a new
+ * one. At the binding's limit of sessions (429: Cloudflare's concurrent browsers, the local service's 4) it
+ * waits and looks again, for as long as the call's time allows: a session another render is letting go
+ * still lists as connected for a moment after it ends, so seven renders asked at once would otherwise see
+ * four sessions, all busy, and fail to launch a fifth.
+ */
 async function openBrowser(binding: Fetcher, signal: AbortSignal, url: string): Promise<Browser> {
+  for (;;) {
+    const free = await connectToFree(binding);
+    if (free) return free;
+    if (signal.aborted) throw normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser');
+    try {
+      return await puppeteer.launch(binding, { keep_alive: RENDER_LIMITS.keepAliveMs });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!/\b429\b/.test(message)) {
+        throw new ApiError('PROVIDER_UNAVAILABLE', `The browser that renders pages could not be started: ${message.slice(0, 300)}. Retry shortly; this call was not charged.`, { retryAfter: 10 });
+      }
+      await abortableSleep(RENDER_LIMITS.sessionRetryMs, signal);
+    }
+  }
+}
+
+async function connectToFree(binding: Fetcher): Promise<Browser | undefined> {
   const sessions = await puppeteer.sessions(binding).catch(() => []);
   for (const session of sessions) {
     if (session.connectionId) continue;
@@ -87,13 +112,7 @@ async function openBrowser(binding: Fetcher, signal: AbortSignal, url: string): 
       // Taken by another render between the listing and the connection: try the next.
     }
   }
-  if (signal.aborted) throw normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser');
-  try {
-    return await puppeteer.launch(binding, { keep_alive: RENDER_LIMITS.keepAliveMs });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ApiError('PROVIDER_UNAVAILABLE', `The browser that renders pages could not be started: ${message.slice(0, 300)}. Retry shortly; this call was not charged.`, { retryAfter: 10 });
-  }
+  return undefined;
 }
 
 /** One render: a fresh browser context and page, the page's requests checked, bounded in time and size. */
@@ -409,6 +428,19 @@ const renderSlots = new Slots(RENDER_LIMITS.concurrentRenders);
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A sleep that ends early, without throwing, when the call's time runs out (the caller looks at the signal). */
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 async function withTimeout<T>(work: Promise<T> | undefined, ms: number): Promise<T | undefined> {

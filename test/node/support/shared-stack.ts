@@ -28,6 +28,8 @@ export interface SharedStack {
   renderSite: string;
   /** The professional-network vendor's stand-in, which also serves public-looking pages the stack may scrape. */
   professionalNetwork: string;
+  /** The local Browser Rendering service's `host:port` (scripts/browser-service.ts), whose `/v1/sessions` lists chromium sessions. */
+  browser?: string;
 }
 
 declare module 'vitest' {
@@ -65,7 +67,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         site.stop();
         rmSync(home, { recursive: true, force: true });
       };
-      return { shared: { urls: stack.urls, settings: stack.settings, home, renderSite: site.url, professionalNetwork: upstream.url }, stop };
+      return { shared: { urls: stack.urls, settings: stack.settings, home, renderSite: site.url, professionalNetwork: upstream.url, ...(stack.browser ? { browser: stack.browser.address } : {}) }, stop };
     } catch (error) {
       upstream.stop();
       site.stop();
