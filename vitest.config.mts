@@ -59,10 +59,9 @@ export default defineConfig({
       {
         test: {
           name: 'node',
-          // The end-to-end files mostly wait on the shared stack and on chromium. `npm test` runs this project
-          // in a vitest of its own beside the workers project (scripts/test.mjs), so these two files at a time
-          // do not take the workers' cores; run together in one vitest, the projects run one after the other.
-          maxWorkers: 2,
+          // The end-to-end files mostly wait on their stacks and on chromium, so a file more than there are
+          // cores. `npm test` runs this project after the workers project (scripts/test.mjs).
+          maxWorkers: Math.max(2, availableParallelism()) + 1,
           sequence: { groupOrder: 1 },
           include: ['test/node/**/*.test.ts'],
           environment: 'node',

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const DEFAULT_CHROMIUM = '/usr/bin/chromium';
+const CHRT = '/usr/bin/chrt';
 
 /** Sessions (chromium processes) at once: the renderer's per-isolate bound (RENDER_LIMITS.concurrentRenders). */
 export const MAX_SESSIONS = 4;
@@ -85,6 +86,12 @@ export interface BrowserServiceOptions {
   executablePath?: string;
   maxSessions?: number;
   port?: number;
+  /**
+   * `idle` (the default): chromium takes only CPU nothing else wants, as if it ran on machines of its own as on
+   * Cloudflare. `normal`: a fair share, for a machine whose every core is taken by other work (the test
+   * suite), where an idle-priority browser would not start within its 20 s.
+   */
+  priority?: 'idle' | 'normal';
 }
 
 export async function startBrowserService(options: BrowserServiceOptions = {}): Promise<BrowserService> {
@@ -116,7 +123,7 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
     const keepAlive = Number(url.searchParams.get('keep_alive'));
     launching++;
     try {
-      const session = await launch(executablePath, Number.isFinite(keepAlive) && keepAlive > 0 ? Math.min(keepAlive, MAX_KEEP_ALIVE_MS) : DEFAULT_KEEP_ALIVE_MS);
+      const session = await launch(executablePath, options.priority ?? 'idle', Number.isFinite(keepAlive) && keepAlive > 0 ? Math.min(keepAlive, MAX_KEEP_ALIVE_MS) : DEFAULT_KEEP_ALIVE_MS);
       sessions.set(session.sessionId, session);
       session.process.once('exit', () => {
         sessions.delete(session.sessionId);
@@ -225,13 +232,16 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
 }
 
 /** Starts one chromium and waits for its DevTools address (it prints it on stderr). */
-async function launch(executablePath: string, keepAliveMs: number): Promise<Session> {
+async function launch(executablePath: string, priority: 'idle' | 'normal', keepAliveMs: number): Promise<Session> {
   const profile = await mkdtemp(join(tmpdir(), 'sluice-browser-'));
   // Below the workers' priority: on Cloudflare the browser runs on machines of its own, so here a page's script
   // must not take the CPU the api worker answers with. SCHED_IDLE rather than `nice`: chromium, as root, raises
   // its own threads' priority (its display threads to nice -8), which undoes a niceness but not a policy
-  // (`chrt` execs chromium: the pid is chromium's, and its processes inherit the policy).
-  const child = spawn('chrt', ['--idle', '0', executablePath, ...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // (`chrt` execs chromium: the pid is chromium's, and its processes inherit the policy). Without util-linux's
+  // chrt (not Linux), chromium runs at the normal priority.
+  const args = [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, 'about:blank'];
+  const idle = priority === 'idle' && existsSync(CHRT);
+  const child = idle ? spawn(CHRT, ['--idle', '0', executablePath, ...args], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(executablePath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise<Session>((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => fail(new Error('chromium did not open its DevTools port within 20 s')), 20_000);

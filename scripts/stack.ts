@@ -106,7 +106,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   if (databases.length > 0) await migrate(databases, persistence, log);
 
   // A worker with Browser Rendering ([browser]) gets the local service of the same shape over Debian's chromium.
-  const browser = built.some((worker) => worker.options.browserRendering) ? await startBrowserService({ executablePath: env.CHROMIUM_PATH || undefined }) : undefined;
+  const browser = built.some((worker) => worker.options.browserRendering) ? await startBrowserService({ executablePath: env.CHROMIUM_PATH || undefined, priority: env.BROWSER_PRIORITY === 'normal' ? 'normal' : 'idle' }) : undefined;
   const workerOptions: WorkerOptions[] = built.map((worker) => ({
     ...worker.options,
     ...browserBinding(worker.options, browser),

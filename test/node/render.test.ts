@@ -127,7 +127,7 @@ describe('the page is hostile content', () => {
   // The loop is ended by the call's timeout; the others by their bounds, well within theirs (a busy machine
   // may take seconds to start a browser).
   it.each([
-    ['/loop', 'an infinite loop in script', 10_000, /did not finish rendering/],
+    ['/loop', 'an infinite loop in script', 15_000, /did not finish rendering/],
     ['/popups', 'a page opening 1,000 windows', 30_000, /more than 20 windows/],
     ['/nodes', 'a 50,000-node DOM built by script', 30_000, /more than 40,000 DOM nodes|more than 20,000 elements/],
   ])('answers 422 for %s (%s) within the time limit, while /health keeps answering', async (path, _what, timeout, reason) => {

@@ -50,6 +50,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       const stack = await startStack({
         env: {
           ...(await isolatedEnv(home)),
+          // The suite takes every core: an idle-priority chromium would not get to start.
+          BROWSER_PRIORITY: 'normal',
           LINKEDIN_API_KEY: 'fake-key',
           LINKEDIN_API_HOST: 'linkedin.fake',
           LINKEDIN_BASE_URL: upstream.url,
