@@ -21,6 +21,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   running_until: number;
   answer: string | null;
   answer_bytes: number;
+  call_id: string | null;
 }
 
 /**
@@ -47,8 +48,13 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
       running_until INTEGER NOT NULL,
       expires_at INTEGER NOT NULL,
       answer TEXT,
-      answer_bytes INTEGER NOT NULL DEFAULT 0
+      answer_bytes INTEGER NOT NULL DEFAULT 0,
+      call_id TEXT
     )`);
+    // Stores made before call ids were kept get the column; their running claims lapse as before.
+    if (!sql.exec<{ name: string }>('PRAGMA table_info(idempotency_keys)').toArray().some((column) => column.name === 'call_id')) {
+      sql.exec('ALTER TABLE idempotency_keys ADD COLUMN call_id TEXT');
+    }
     sql.exec('CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at)');
     this.keptBytes = sql.exec<{ kept: number }>("SELECT COALESCE(SUM(answer_bytes), 0) AS kept FROM idempotency_keys WHERE state = 'answered'").one().kept;
   }
@@ -56,8 +62,10 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
   /**
    * The first call with a key claims it for `runningForMs` (its time limit and the hold's grace: past
    * that, a call still unanswered is dead and its money was given back). A retry learns what became of it.
+   * A claim taken over from a dead call keeps that call's id: a process killed after the gate stored the
+   * charge and before `complete` left a charge under that id, which the wallet and D1 then count once.
    */
-  claim(key: string, digest: string, runningForMs: number): ClaimAnswer {
+  claim(key: string, digest: string, runningForMs: number, callId: string): ClaimAnswer {
     const now = clock.now();
     this.purge(now);
     const row = this.rowOf(key);
@@ -68,16 +76,18 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
       if (row.running_until > now) return { kind: 'running', runningForMs: row.running_until - now };
     }
     const expiresAt = now + IDEMPOTENCY_WINDOW_MS;
+    const id = row?.call_id ?? callId;
     this.ctx.storage.sql.exec(
-      `INSERT OR REPLACE INTO idempotency_keys (key, digest, state, running_until, expires_at, answer, answer_bytes)
-       VALUES (?, ?, 'running', ?, ?, NULL, 0)`,
+      `INSERT OR REPLACE INTO idempotency_keys (key, digest, state, running_until, expires_at, answer, answer_bytes, call_id)
+       VALUES (?, ?, 'running', ?, ?, NULL, 0, ?)`,
       key,
       digest,
       now + runningForMs,
       expiresAt,
+      id,
     );
     this.alarmNoLaterThan(Date.now() + (expiresAt - now));
-    return { kind: 'claimed' };
+    return { kind: 'claimed', callId: id };
   }
 
   /**
@@ -115,7 +125,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
 
   private rowOf(key: string): KeyRow | undefined {
     return this.ctx.storage.sql
-      .exec<KeyRow>('SELECT digest, state, running_until, answer, answer_bytes FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
+      .exec<KeyRow>('SELECT digest, state, running_until, answer, answer_bytes, call_id FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
       .toArray()[0];
   }
 

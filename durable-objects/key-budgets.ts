@@ -46,6 +46,8 @@ export class KeyBudgets {
    * month, plus what its calls in flight hold, plus this call would pass its limit.
    */
   reserve(holdId: string, keyId: string, units: number, now: number): KeyLimitRefusal | null {
+    // An idempotent retry that took over a dead call's id replaces that call's reservation, if it is still here.
+    this.release(holdId);
     const { limitUnits } = this.limitOf(keyId);
     const spentUnits = this.spentThisMonth(keyId, now);
     const heldUnits = this.heldByKey.get(keyId) ?? 0;

@@ -147,6 +147,8 @@ export class LeaseBook {
 
   /** Sets `amount` aside for a call, subscription first; undefined when the lease cannot cover it. */
   take(id: string, amount: number, expiresAt: number, now: number): Hold | undefined {
+    // A call that took over a dead call's id (an idempotent retry) replaces that call's hold, if it is still here.
+    this.release(id);
     const free = this.free(now);
     if (free.subscriptionUnits + free.purchasedUnits < amount) return undefined;
     const subscriptionUnits = Math.min(amount, free.subscriptionUnits);
@@ -295,8 +297,8 @@ export class LeaseBook {
   }
 
   private addCharge(charge: Charge): void {
-    // rowsWritten, not RETURNING: no result rows to build for the one write every call makes.
-    if (this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?)', charge.id, JSON.stringify(charge)).rowsWritten === 0) return;
+    // RETURNING, not rowsWritten: SQLite's count of rows written is not whether this insert took place.
+    if (this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?) RETURNING id', charge.id, JSON.stringify(charge)).toArray().length === 0) return;
     this.unsent += 1;
     this.addTo(this.pending, charge, charge.generation);
   }

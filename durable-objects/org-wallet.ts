@@ -323,12 +323,13 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       if (charge.usage.status >= 400) continue;
       // Taken from an allowance that has since been replaced: that allowance expired, and with it this part.
       const fromSubscription = charge.generation === generation ? charge.subscriptionUnits : 0;
-      // rowsWritten, not RETURNING: no result row to build per charge.
+      // RETURNING, not rowsWritten: an insert the unique index ignores still counts a row written (the
+      // AUTOINCREMENT sequence's), and a charge sent again was spent again.
       const written = this.sql.exec(
         `INSERT OR IGNORE INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
-         VALUES (?, 'capture', ?, ?, ?, ?, ?)`,
+         VALUES (?, 'capture', ?, ?, ?, ?, ?) RETURNING seq`,
         now, charge.id, -fromSubscription, -charge.purchasedUnits, subscription - fromSubscription, purchased - charge.purchasedUnits,
-      ).rowsWritten;
+      ).toArray().length;
       if (written === 0) continue;
       subscription -= fromSubscription;
       purchased -= charge.purchasedUnits;

@@ -56,22 +56,23 @@ export interface KeptAnswer {
 export type Claim =
   | { kind: 'replay'; answer: KeptAnswer }
   | { kind: 'refused'; error: ApiError }
-  | { kind: 'claimed'; keep(answer: KeptAnswer): Promise<void>; giveBack(): Promise<void> };
+  | { kind: 'claimed'; callId: string; keep(answer: KeptAnswer): Promise<void>; giveBack(): Promise<void> };
 
 /**
  * Claims a key for one call of `operation` with `input`, scoped to the workspace. A first call is told
  * to run and then to keep its answer or give the key back; a retry gets the kept answer or the refusal.
  */
-export async function claimIdempotencyKey(env: Env, workspaceId: string, key: string, operation: Operation, input: unknown, timeLimitMs: number): Promise<Claim> {
+export async function claimIdempotencyKey(env: Env, workspaceId: string, key: string, operation: Operation, input: unknown, timeLimitMs: number, callId: string): Promise<Claim> {
   const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(workspaceId));
   const digest = await sha256Hex(`${operationId(operation)}\n${JSON.stringify(canonicalize(input))}`);
-  const answer: ClaimAnswer = await store.claim(key, digest, timeLimitMs + HOLD_GRACE_MS);
+  const answer: ClaimAnswer = await store.claim(key, digest, timeLimitMs + HOLD_GRACE_MS, callId);
   switch (answer.kind) {
     case 'replay':
       return { kind: 'replay', answer: JSON.parse(answer.answer) as KeptAnswer };
     case 'claimed':
       return {
         kind: 'claimed',
+        callId: answer.callId,
         keep: async (kept) => {
           const text = JSON.stringify(kept);
           const bytes = new TextEncoder().encode(text).byteLength;

@@ -66,7 +66,8 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   const started = Date.now();
   const { env, principal } = call;
   const gate = gateOf(env, principal.workspaceId);
-  const usageId = newId('use');
+  // The call's id (its usage row's and its hold's): a retry that takes over a dead call's idempotency claim uses that call's.
+  let usageId = newId('use');
   const usage: UsageOf = (status, errorCode, costUnits, cached = false) => usageRow(call, operation, usageId, { status, errorCode, costUnits, cached }, started);
   /** Records a refused call's row in one gate message, which also says whether the key may still be served. */
   const refuse = async (error: ApiError): Promise<never> => {
@@ -92,7 +93,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   if (call.instead) return call.instead(input, usage);
   if (!sentKey) return meteredCall(operation, input, call, gate, usage, started);
 
-  const claim = await claimIdempotencyKey(env, principal.workspaceId, sentKey.key, operation, input, timeLimitOf(operation, input));
+  const claim = await claimIdempotencyKey(env, principal.workspaceId, sentKey.key, operation, input, timeLimitOf(operation, input), usageId);
   if (claim.kind === 'refused') return refuse(claim.error);
   if (claim.kind === 'replay') {
     // Not charged and not counted in the window; recorded (cost 0, no upstream call) with the key checked.
@@ -100,6 +101,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     if (!valid) throw revokedKeyError(env);
     return replayOf(claim.answer);
   }
+  usageId = claim.callId;
   let outcome: Outcome;
   try {
     outcome = await meteredCall(operation, input, call, gate, usage, started);

@@ -1,3 +1,5 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
@@ -166,6 +168,34 @@ describe('Idempotency-Key on metered calls', () => {
     // Charged twice, read from the balance: a day on, the first day's captures may already be folded into
     // the ledger's day summary (durable-objects/ledger-summaries.ts), so they are not counted as entries.
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+  });
+
+  it('charges once when the process died after the charge and before the answer was kept: the retry past the lapse runs again as the same call', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    expect((await lookup(account, 'killed.example.com', key)).status).toBe(200);
+    await eventually(() => charges(account.organizationId), (count) => count === 1);
+    // What a SIGKILL between the gate's settle and the store's `complete` leaves: the charge stored under the
+    // call's id, and its claim still running, here already past its lapse (the call presumed dead).
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
+    await runInDurableObject(store, (_instance, state) => {
+      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
+    });
+
+    const retry = await lookup(account, 'killed.example.com', key);
+    expect(retry.status).toBe(200);
+    // Run again (from the response cache, which kept the first answer) and charged, as the same call: once.
+    expect((await json(retry)).data).toMatchObject({ name: company.data.name });
+    // A later call of the same gate: its capture lands after the retry's (one message at a time, in order).
+    expect((await lookup(account, 'after.example.com')).status).toBe(200);
+    await eventually(() => charges(account.organizationId), (count) => count >= 2);
+    expect(await charges(account.organizationId)).toBe(2);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+    const usage = await eventually(
+      async () => (await json(await call('/v1/usage?limit=50', { headers: { authorization: `Bearer ${account.key}` } }))).data.rows as { costCents: number }[],
+      (rows) => rows.filter((row) => row.costCents > 0).length >= 2,
+    );
+    expect(usage.filter((row) => row.costCents > 0)).toHaveLength(2);
   });
 
   it('keeps nothing of a failed call: its retry with the same key runs afresh and is charged once', async () => {

@@ -1,6 +1,10 @@
 export type ClaimAnswer =
-  /** The key is new (or its first call died without an answer): this call runs and must complete or release it. */
-  | { kind: 'claimed' }
+  /**
+   * The key is new (or its first call died without an answer): this call runs and must complete or release it,
+   * as `callId`: the first call's id when it died, so that if it was charged before it died, the wallet's ledger
+   * and the usage table (both keyed by that id) take this call's charge and row as the same call's, once.
+   */
+  | { kind: 'claimed'; callId: string }
   /** The first call succeeded: its answer, as the JSON text the pipeline stored. */
   | { kind: 'replay'; answer: string }
   /** The first call is still running; it is presumed dead after `runningForMs` more. */
@@ -17,7 +21,8 @@ export type ClaimAnswer =
  * exactly one is told to run.
  */
 export interface IdempotencyStoreProtocol extends Rpc.DurableObjectBranded {
-  claim(key: string, digest: string, runningForMs: number): ClaimAnswer;
+  /** `callId`: the usage row (and hold) id this call will use if it is the first. */
+  claim(key: string, digest: string, runningForMs: number, callId: string): ClaimAnswer;
   /** Keeps the first call's answer (null when it is too big to keep); false when the claim was lost. */
   complete(key: string, digest: string, answer: string | null, answerBytes: number): boolean;
   /** The call failed: the key is free for a retry. */
