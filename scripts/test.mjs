@@ -1,7 +1,6 @@
-// `npm test`: the typecheck, the layering rules (.dependency-cruiser.cjs) and every test file at once,
-// failing when any fails. The end-to-end files
-// spend most of their time waiting on the stacks they start, so the typecheck's half minute of one core
-// fits beside them instead of before them. Plain JavaScript: it runs before anything is compiled.
+// `npm test`: the typecheck, the layering rules (.dependency-cruiser.cjs) and every test file, failing when
+// any fails. The typecheck's half minute of one core fits beside the workers files instead of before them.
+// Plain JavaScript: it runs before anything is compiled.
 import { spawn } from 'node:child_process';
 
 const run = (command, args) => new Promise((resolve) => spawn(command, args, { stdio: 'inherit' }).on('exit', (code) => resolve(code ?? 1)));
