@@ -11,3 +11,19 @@ export async function withDeadline<T>(parent: AbortSignal, ms: number, work: (si
     clearTimeout(timer);
   }
 }
+
+/** Waits `ms`, or rejects with `failure()` as soon as `signal` aborts (the call's time ran out meanwhile). */
+export function waitUnlessAborted(ms: number, signal: AbortSignal, failure: () => unknown): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(failure());
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    if (signal.aborted) aborted();
+    else signal.addEventListener('abort', aborted, { once: true });
+  });
+}

@@ -3,6 +3,7 @@ import { ApiError } from '../../core/errors';
 import type { PageAction, RenderedPage, Renderer, RenderOptions, Screenshot, ScreenshotRequest } from '../../core/render';
 import { normalizeUpstream } from '../normalize';
 import { isAdHost } from './render-policy';
+import { waitUnlessAborted } from './deadline';
 import { PAGE_BOUNDS } from './page-bounds';
 import { MAX_BODY_BYTES } from './safe-fetch';
 import { seekScript, type Clip, type SeekOutcome } from './video-seek';
@@ -97,7 +98,7 @@ async function openBrowser(binding: Fetcher, signal: AbortSignal, url: string): 
       if (!/\b429\b/.test(message)) {
         throw new ApiError('PROVIDER_UNAVAILABLE', `The browser that renders pages could not be started: ${message.slice(0, 300)}. Retry shortly; this call was not charged.`, { retryAfter: 10 });
       }
-      await abortableSleep(RENDER_LIMITS.sessionRetryMs, signal);
+      await waitUnlessAborted(RENDER_LIMITS.sessionRetryMs, signal, () => normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser'));
     }
   }
 }
@@ -428,19 +429,6 @@ const renderSlots = new Slots(RENDER_LIMITS.concurrentRenders);
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** A sleep that ends early, without throwing, when the call's time runs out (the caller looks at the signal). */
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
 
 async function withTimeout<T>(work: Promise<T> | undefined, ms: number): Promise<T | undefined> {

@@ -5,7 +5,7 @@ import { readHead } from '../../core/bounded-read';
 import type { RenderedPage, Renderer, RenderOptions, Screenshot } from '../../core/render';
 import { normalizeUpstream } from '../normalize';
 import { trackChanges, type ChangeMode, type ChangeTracking } from './change-tracking';
-import { withDeadline } from './deadline';
+import { waitUnlessAborted, withDeadline } from './deadline';
 import { pageContent, type Wanted } from './documents';
 import type { BuiltinWebContext, ScrapeFormat, ScrapeInput } from './inputs';
 import { checkSelectors } from './page';
@@ -56,7 +56,7 @@ async function scrapePage(
   const renderer = rendererOf(context);
   const asks = browserAsks(input);
   if (input.waitFor && !renderer) {
-    await wait(input.waitFor, signal, input.url);
+    await waitUnlessAborted(input.waitFor, signal, () => normalizeUpstream.failed(`Fetching ${input.url}`, 'timed out during waitFor'));
     warnings.push(`waitFor was a plain wait of ${input.waitFor} ms before fetching: with no browser configured here (the BROWSER binding), the built-in provider does not run the page's JavaScript.`);
   }
   if (input.location?.country) {
@@ -204,19 +204,4 @@ function actionResults(rendered: RenderedPage) {
 function changeTrackingOf(formats: readonly ScrapeFormat[]): { modes: readonly ChangeMode[] } | undefined {
   for (const format of formats) if (typeof format === 'object' && format.type === 'changeTracking') return { modes: format.modes ?? [] };
   return undefined;
-}
-
-function wait(ms: number, signal: AbortSignal, url: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timedOut = () => {
-      clearTimeout(timer);
-      reject(normalizeUpstream.failed(`Fetching ${url}`, 'timed out during waitFor'));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', timedOut);
-      resolve();
-    }, ms);
-    if (signal.aborted) timedOut();
-    else signal.addEventListener('abort', timedOut, { once: true });
-  });
 }
