@@ -239,9 +239,9 @@ async function launch(executablePath: string, priority: 'idle' | 'normal', keepA
   // its own threads' priority (its display threads to nice -8), which undoes a niceness but not a policy
   // (`chrt` execs chromium: the pid is chromium's, and its processes inherit the policy). Without util-linux's
   // chrt (not Linux), chromium runs at the normal priority.
-  const args = [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, 'about:blank'];
-  const idle = priority === 'idle' && existsSync(CHRT);
-  const child = idle ? spawn(CHRT, ['--idle', '0', executablePath, ...args], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(executablePath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const command = [executablePath, ...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, 'about:blank'];
+  if (priority === 'idle' && existsSync(CHRT)) command.unshift(CHRT, '--idle', '0');
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise<Session>((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => fail(new Error('chromium did not open its DevTools port within 20 s')), 20_000);

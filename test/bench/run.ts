@@ -39,7 +39,7 @@ import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' w
 import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
-import { startRenderSite } from '../node/support/render-site';
+import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -317,13 +317,6 @@ async function renderRows(api: string, headers: Record<string, string>, site: st
     `hostile renders at once (${HOSTILE_RENDERS.map(({ path }) => path).join(', ')}): ${refused} of ${HOSTILE_RENDERS.length} answered 422 within their call's time${otherwise.length ? `, otherwise ${otherwise.join(', ')}` : ''}; meanwhile GET /health ${hostileHealth.describe()} (aim: all 422, slowest /health under 250 ms, none unanswered)`,
   ];
 }
-
-/** The render tests' hostile pages (test/node/render.test.ts) with the call timeouts they are asked with. */
-const HOSTILE_RENDERS = [
-  { path: '/loop', timeout: 10_000 },
-  { path: '/popups', timeout: 30_000 },
-  { path: '/nodes', timeout: 30_000 },
-];
 
 /** /health asked one at a time, 50 ms apart, until stopped: the worker must keep answering beside its browser work. */
 function probeHealth(api: string): { stop(): Promise<{ describe(): string }> } {

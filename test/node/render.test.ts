@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opsClient } from '../../scripts/lib/ops-client';
-import { FARES_TEXT, privateTargets, SPA_TEXT, TALL_PAGE_HEIGHT } from './support/render-site';
+import { FARES_TEXT, HOSTILE_RENDERS, privateTargets, SPA_TEXT, TALL_PAGE_HEIGHT } from './support/render-site';
 import { type SharedStack, sharedStack } from './support/shared-stack';
 
 let stack: SharedStack;
@@ -124,13 +124,7 @@ describe('the page is hostile content', () => {
     expect(hits).toEqual([]);
   });
 
-  // The loop is ended by the call's timeout; the others by their bounds, well within theirs (a busy machine
-  // may take seconds to start a browser).
-  it.each([
-    ['/loop', 'an infinite loop in script', 15_000, /did not finish rendering/],
-    ['/popups', 'a page opening 1,000 windows', 30_000, /more than 20 windows/],
-    ['/nodes', 'a 50,000-node DOM built by script', 30_000, /more than 40,000 DOM nodes|more than 20,000 elements/],
-  ])('answers 422 for %s (%s) within the time limit, while /health keeps answering', async (path, _what, timeout, reason) => {
+  it.each(HOSTILE_RENDERS)('answers 422 for $path ($what) within the time limit, while /health keeps answering', async ({ path, timeout, reason }) => {
     // Here /health must answer, every time, while the page is being rendered. How fast is a benchmark's question
     // (the bench's "hostile renders at once" row times /health beside these three pages), not a timed test's:
     // a loaded machine made the old 250 ms bound fail a whole run.

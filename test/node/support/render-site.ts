@@ -18,6 +18,17 @@ export const SPA_TEXT = 'Ferries leave the north pier every forty minutes from s
 export const FARES_TEXT = 'Adult single fare 3.20 EUR, return 5.80 EUR.';
 export const TALL_PAGE_HEIGHT = 3000;
 
+/**
+ * The hostile pages, each with the call timeout it is asked with and what its 422 names: the loop is ended by
+ * the call's timeout, the others by their bounds, well within theirs (a busy machine may take seconds to start
+ * a browser). The render tests and the bench's "hostile renders" row ask the same.
+ */
+export const HOSTILE_RENDERS = [
+  { path: '/loop', what: 'an infinite loop in script', timeout: 15_000, reason: /did not finish rendering/ },
+  { path: '/popups', what: 'a page opening 1,000 windows', timeout: 30_000, reason: /more than 20 windows/ },
+  { path: '/nodes', what: 'a 50,000-node DOM built by script', timeout: 30_000, reason: /more than 40,000 DOM nodes|more than 20,000 elements/ },
+];
+
 /** Private and special addresses a page's script asks for (from the safe fetch's refusal list), each aimed at `port`. */
 export function privateTargets(port: number): string[] {
   return [
