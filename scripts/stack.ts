@@ -28,6 +28,7 @@ import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import type { Unstable_Config, unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { DATABASE_LIMITS } from '../src/core/database-limits';
 import { startBrowserService, type BrowserService } from './browser-service';
+import { keepBundle, reuseBundle } from './lib/bundle-cache';
 import { GENERATED_SECRETS, type GeneratedSecretName, PROJECT_ROOT, readDevVars, readSecrets, sluiceHome, stateDir, writeSecrets } from './lib/home';
 import { loadSettingNames } from './lib/settings';
 
@@ -425,21 +426,27 @@ async function readConfig(worker: WorkerSpec): Promise<Unstable_Config> {
   return unstable_readConfig({ config: resolve(PROJECT_ROOT, worker.config) }, { hideWarnings: true });
 }
 
-/** Bundles with the project's own wrangler exactly as `wrangler deploy` would, and reads the config's bindings. */
+/**
+ * Bundles with the project's own wrangler exactly as `wrangler deploy` would, and reads the config's bindings.
+ * A bundle made from the same files before is reused (scripts/lib/bundle-cache.ts) once the config's own build
+ * command has run, since that makes files the bundle imports.
+ */
 async function buildWorker(spec: WorkerSpec, config: Unstable_Config, outdir: string): Promise<BuiltWorker> {
   const configPath = resolve(PROJECT_ROOT, spec.config);
   const { unstable_getMiniflareWorkerOptions } = await loadWrangler();
-  rmSync(outdir, { recursive: true, force: true });
-  const wrangler = join(PROJECT_ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'wrangler.cmd' : 'wrangler');
-  try {
-    await run(wrangler, ['deploy', '--dry-run', '--outdir', outdir, '--config', configPath], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-  } catch (error) {
-    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`Bundling ${spec.id} (${spec.config}) failed:\n${`${stdout}\n${stderr}`.trim()}`);
+  const env = { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' };
+  if (config.build.command !== undefined) await runBuildCommand(spec, config.build.command, config.build.cwd, env);
+  if (!reuseBundle(spec.id, configPath, outdir)) {
+    rmSync(outdir, { recursive: true, force: true });
+    const metafile = `${outdir}.meta.json`;
+    const wrangler = join(PROJECT_ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'wrangler.cmd' : 'wrangler');
+    try {
+      await run(wrangler, ['deploy', '--dry-run', '--outdir', outdir, '--metafile', metafile, '--config', configPath], { cwd: PROJECT_ROOT, env, maxBuffer: 16 * 1024 * 1024 });
+    } catch (error) {
+      const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+      throw new Error(`Bundling ${spec.id} (${spec.config}) failed:\n${`${stdout}\n${stderr}`.trim()}`);
+    }
+    keepBundle(spec.id, configPath, outdir, metafile);
   }
   const entry = bundleEntry(outdir, config.main);
 
@@ -453,6 +460,16 @@ async function buildWorker(spec: WorkerSpec, config: Unstable_Config, outdir: st
     return { spec, name: config.name ?? spec.id, configPath, config, options: { ...workerOptions, bindings: vars }, outdir, entry };
   } finally {
     restoreEnv('WRANGLER_LOG', previousLog);
+  }
+}
+
+/** A config's `[build] command`, run as wrangler runs it (a shell, in its `cwd` or the project's folder). */
+async function runBuildCommand(spec: WorkerSpec, command: string, cwd: string | undefined, env: NodeJS.ProcessEnv): Promise<void> {
+  try {
+    await run(process.platform === 'win32' ? 'cmd' : 'sh', process.platform === 'win32' ? ['/c', command] : ['-c', command], { cwd: cwd ?? PROJECT_ROOT, env, maxBuffer: 16 * 1024 * 1024 });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`The build command of ${spec.id} (${command}) failed:\n${`${stdout}\n${stderr}`.trim()}`);
   }
 }
 

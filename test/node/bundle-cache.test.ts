@@ -1,0 +1,88 @@
+/**
+ * The local stack's kept bundles (scripts/lib/bundle-cache.ts): reused only when the config, the lockfile and
+ * every input esbuild read are what they were. A stale bundle would run code that is no longer in the tree.
+ */
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keepBundle, reuseBundle } from '../../scripts/lib/bundle-cache';
+import { PROJECT_ROOT } from '../../scripts/lib/home';
+import { tempDir } from './support/processes';
+
+const ids: string[] = [];
+afterEach(() => {
+  for (const id of ids.splice(0)) rmSync(join(PROJECT_ROOT, 'node_modules', '.cache', 'sluice-bundles', id), { recursive: true, force: true });
+});
+
+/** A worker's folder as wrangler sees it: a config, two sources (one under a sub-folder), a bundle and its metafile. */
+function worker() {
+  const id = `test-${Math.random().toString(36).slice(2)}`;
+  ids.push(id);
+  const dir = tempDir('bundle-cache');
+  mkdirSync(join(dir, 'lib'));
+  const config = join(dir, 'wrangler.toml');
+  writeFileSync(config, 'name = "w"\nmain = "index.ts"\n');
+  writeFileSync(join(dir, 'index.ts'), 'export { answer } from "./lib/answer";\n');
+  writeFileSync(join(dir, 'lib', 'answer.ts'), 'export const answer = 42;\n');
+  const outdir = join(dir, 'out');
+  const bundle = (text: string) => {
+    mkdirSync(outdir, { recursive: true });
+    writeFileSync(join(outdir, 'index.js'), text);
+    writeFileSync(`${outdir}.meta.json`, JSON.stringify({ inputs: { 'index.ts': {}, 'lib/answer.ts': {}, 'node-built-in-modules:util': {} } }));
+  };
+  const served = () => readFileSync(join(outdir, 'index.js'), 'utf8');
+  return { id, dir, config, outdir, bundle, served };
+}
+
+describe('the bundle cache', () => {
+  it('gives back the bundle made from the same files, into a fresh output folder', () => {
+    const w = worker();
+    w.bundle('const answer = 42;');
+    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
+    rmSync(w.outdir, { recursive: true });
+
+    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(true);
+    expect(w.served()).toBe('const answer = 42;');
+  });
+
+  it('bundles again when an input changed, even to the same size', () => {
+    const w = worker();
+    w.bundle('const answer = 42;');
+    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
+    writeFileSync(join(w.dir, 'lib', 'answer.ts'), 'export const answer = 43;\n');
+
+    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(false);
+    // Left as it was, for wrangler to write.
+    expect(w.served()).toBe('const answer = 42;');
+  });
+
+  it('bundles again when the config changed or an input is gone', () => {
+    const w = worker();
+    w.bundle('const answer = 42;');
+    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
+    writeFileSync(w.config, 'name = "w"\nmain = "index.ts"\nminify = true\n');
+    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(false);
+
+    const v = worker();
+    v.bundle('const answer = 42;');
+    keepBundle(v.id, v.config, v.outdir, `${v.outdir}.meta.json`);
+    rmSync(join(v.dir, 'lib', 'answer.ts'));
+    expect(reuseBundle(v.id, v.config, v.outdir)).toBe(false);
+  });
+
+  it('reuses the bundle when files were only touched, and keeps the newest bundle', () => {
+    const w = worker();
+    w.bundle('const answer = 42;');
+    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(w.dir, 'lib', 'answer.ts'), later, later);
+    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(true);
+
+    writeFileSync(join(w.dir, 'lib', 'answer.ts'), 'export const answer = 43;\n');
+    w.bundle('const answer = 43;');
+    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
+    rmSync(w.outdir, { recursive: true });
+    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(true);
+    expect(w.served()).toBe('const answer = 43;');
+  });
+});
