@@ -28,7 +28,7 @@ import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import type { Unstable_Config, unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { DATABASE_LIMITS } from '../src/core/database-limits';
 import { startBrowserService, type BrowserService } from './browser-service';
-import { keepBundle, reuseBundle } from './lib/bundle-cache';
+import { keepBundle, oneAtATime, reuseBundle } from './lib/bundle-cache';
 import { GENERATED_SECRETS, type GeneratedSecretName, PROJECT_ROOT, readDevVars, readSecrets, sluiceHome, stateDir, writeSecrets } from './lib/home';
 import { loadSettingNames } from './lib/settings';
 
@@ -435,8 +435,9 @@ async function buildWorker(spec: WorkerSpec, config: Unstable_Config, outdir: st
   const configPath = resolve(PROJECT_ROOT, spec.config);
   const { unstable_getMiniflareWorkerOptions } = await loadWrangler();
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' };
-  if (config.build.command !== undefined) await runBuildCommand(spec, config.build.command, config.build.cwd, env);
-  if (!reuseBundle(spec.id, configPath, outdir)) {
+  await oneAtATime(spec.id, async () => {
+    if (config.build.command !== undefined) await runBuildCommand(spec, config.build.command, config.build.cwd, env);
+    if (reuseBundle(spec.id, configPath, outdir)) return;
     rmSync(outdir, { recursive: true, force: true });
     const metafile = `${outdir}.meta.json`;
     const wrangler = join(PROJECT_ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'wrangler.cmd' : 'wrangler');
@@ -447,7 +448,7 @@ async function buildWorker(spec: WorkerSpec, config: Unstable_Config, outdir: st
       throw new Error(`Bundling ${spec.id} (${spec.config}) failed:\n${`${stdout}\n${stderr}`.trim()}`);
     }
     keepBundle(spec.id, configPath, outdir, metafile);
-  }
+  });
   const entry = bundleEntry(outdir, config.main);
 
   // wrangler would also fold .dev.vars (beside the config) into the vars; the stack gives its own

@@ -8,10 +8,10 @@
  *
  * The cache lives in node_modules/.cache (shared by every SLUICE_HOME of the checkout, gone with a fresh
  * install); it is written to a folder of its own and renamed into place, so a stack starting beside another
- * never reads half of one. It holds nothing secret: settings and secrets are given to workerd, not bundled.
+ * never reads half of one; stacks starting together bundle a worker once (`oneAtATime`). It holds nothing secret: settings and secrets are given to workerd, not bundled.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { PROJECT_ROOT } from './home';
 
@@ -92,5 +92,48 @@ export function keepBundle(id: string, configPath: string, outdir: string, metaf
     // Another stack kept its bundle at the same moment, or the disk said no: the next start bundles again.
   } finally {
     if (existsSync(fresh)) rmSync(fresh, { recursive: true, force: true });
+  }
+}
+
+/** How long a start waits for another process bundling the same worker before bundling it too. */
+const LOCK_WAIT_MS = 180_000;
+
+/**
+ * Runs `build` (reuse or bundle, then keep) while no other process does so for worker `id`: two stacks
+ * started together (the end-to-end tests start two) then bundle it once, the second reusing the first's.
+ * A lock left by a process that died is taken over; one held past LOCK_WAIT_MS is ignored.
+ */
+export async function oneAtATime<T>(id: string, build: () => Promise<T>): Promise<T> {
+  mkdirSync(CACHE_ROOT, { recursive: true });
+  const lock = join(CACHE_ROOT, `${id}.lock`);
+  let held = false;
+  for (const until = Date.now() + LOCK_WAIT_MS; !held && Date.now() < until; ) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      held = true;
+    } catch {
+      if (!holderAlive(lock)) rmSync(lock, { force: true });
+      else await new Promise((resolveWait) => setTimeout(resolveWait, 250));
+    }
+  }
+  try {
+    return await build();
+  } finally {
+    if (held) unlinkSync(lock);
+  }
+}
+
+function holderAlive(lock: string): boolean {
+  try {
+    const pid = Number(readFileSync(lock, 'utf8'));
+    // A lock whose pid is not written yet is being taken right now.
+    if (!pid) return true;
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, someone else's. ENOENT (the lock went away) and ESRCH (its process did) are not.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -2,16 +2,21 @@
  * The local stack's kept bundles (scripts/lib/bundle-cache.ts): reused only when the config, the lockfile and
  * every input esbuild read are what they were. A stale bundle would run code that is no longer in the tree.
  */
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keepBundle, reuseBundle } from '../../scripts/lib/bundle-cache';
+import { keepBundle, oneAtATime, reuseBundle } from '../../scripts/lib/bundle-cache';
 import { PROJECT_ROOT } from '../../scripts/lib/home';
 import { tempDir } from './support/processes';
 
+const CACHE = join(PROJECT_ROOT, 'node_modules', '.cache', 'sluice-bundles');
 const ids: string[] = [];
 afterEach(() => {
-  for (const id of ids.splice(0)) rmSync(join(PROJECT_ROOT, 'node_modules', '.cache', 'sluice-bundles', id), { recursive: true, force: true });
+  for (const id of ids.splice(0)) {
+    rmSync(join(CACHE, id), { recursive: true, force: true });
+    rmSync(join(CACHE, `${id}.lock`), { force: true });
+  }
 });
 
 /** A worker's folder as wrangler sees it: a config, two sources (one under a sub-folder), a bundle and its metafile. */
@@ -85,4 +90,29 @@ describe('the bundle cache', () => {
     expect(reuseBundle(w.id, w.config, w.outdir)).toBe(true);
     expect(w.served()).toBe('const answer = 43;');
   });
+
+  it('lets one start bundle a worker at a time, and takes over the lock of a process that died', async () => {
+    const id = `test-${Math.random().toString(36).slice(2)}`;
+    ids.push(id);
+    let inside = 0;
+    let most = 0;
+    const build = async () => {
+      most = Math.max(most, ++inside);
+      await new Promise((resolveWait) => setTimeout(resolveWait, 300));
+      inside--;
+    };
+    await Promise.all([oneAtATime(id, build), oneAtATime(id, build), oneAtATime(id, build)]);
+    expect(most).toBe(1);
+
+    // A lock naming a process that has exited.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    writeFileSync(join(CACHE, `${id}.lock`), String(gone));
+    let built = false;
+    await oneAtATime(id, async () => {
+      built = true;
+    });
+    expect(built).toBe(true);
+    expect(existsSync(join(CACHE, `${id}.lock`))).toBe(false);
+    // Waiting out the lock instead would take minutes (LOCK_WAIT_MS), far past this test's bound.
+  }, 10_000);
 });
