@@ -607,6 +607,13 @@ async function jobLines(api: string, auth: Record<string, string>, pids: number[
 
 async function main() {
   const home = mkdtempSync(join(STATE_ROOT, 'sluice-bench-'));
+  // Interrupted, the bench still takes its state with it: on tmpfs it is memory (a run leaves ~40 MB).
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => {
+      rmSync(home, { recursive: true, force: true });
+      process.exit(code);
+    });
+  }
   const upstream = await startFakeLinkedin();
   // The hostile pages come from a server of their own, as another customer's site would: serving 1.1 MB
   // pages must not slow the vendor the metered call waits on, or the bench would measure the fake.
