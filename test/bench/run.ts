@@ -371,7 +371,7 @@ async function withPeakMemory(pids: number[], run: () => Promise<Figures | undef
 }
 
 /** Bare workers on their own workerd sockets, as the stack's workers are. */
-async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise<{ floor: string; relay: string; skeleton: string; oneCall: string; gateFetch: string; read: string; stop: () => Promise<void> }> {
+async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise<{ floor: string; relay: string; skeleton: string; cached: string; oneCall: string; gateFetch: string; read: string; stop: () => Promise<void> }> {
   const body = JSON.stringify({ success: true, message: '', data: company.data });
   const miniflare = new Miniflare({
     log: new Log(LogLevel.WARN),
@@ -406,7 +406,7 @@ async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise
     ],
   });
   const direct = async (name: string) => (await miniflare.unsafeGetDirectURL(name)).href.replace(/\/$/, '');
-  return { floor: await direct('floor'), relay: await direct('relay'), skeleton: await direct('skeleton'), oneCall: await direct('skeleton-one-call'), gateFetch: await direct('skeleton-gate-fetch'), read: await direct('skeleton-read'), stop: () => miniflare.dispose() };
+  return { floor: await direct('floor'), relay: await direct('relay'), skeleton: await direct('skeleton'), cached: await direct('skeleton-cached'), oneCall: await direct('skeleton-one-call'), gateFetch: await direct('skeleton-gate-fetch'), read: await direct('skeleton-read'), stop: () => miniflare.dispose() };
 }
 
 /**
@@ -417,13 +417,16 @@ async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise
  * before the upstream is asked, and makes no second call (what a single `meter()` per request costs at
  * best; decisions, "The design's floor, measured", says why Sluice does not do it). `skeleton-gate-fetch`
  * is the one-call shape that keeps every guarantee: the object asks the upstream itself and stores the
- * charge only when it answered 2xx, and the worker parses what it passes back. `skeleton-read` is
+ * charge only when it answered 2xx, and the worker parses what it passes back. `skeleton-cached` is Sluice's
+ * shape with the response cache's work on a miss (a lookup before the upstream, the answer stored after it,
+ * off the response path): locally Miniflare's Cache API runs in the same workerd, so the metered row pays it
+ * and only this skeleton compares with it like for like (issue 30 item 5). `skeleton-read` is
  * `/v1/credits` reduced to the same: one call that answers a balance. None checks a key,
  * validates, routes, counts a window, leases, reports to a wallet, writes D1 or sets headers: the metered
  * row can only come near them, so `metered / skeleton` is the product's own work and `skeleton / relay`
  * what the design itself leaves of the aim.
  */
-const SKELETON_MODES = { skeleton: 'two-calls', 'skeleton-one-call': 'one-call', 'skeleton-gate-fetch': 'gate-fetch', 'skeleton-read': 'read' };
+const SKELETON_MODES = { skeleton: 'two-calls', 'skeleton-cached': 'two-calls-cached', 'skeleton-one-call': 'one-call', 'skeleton-gate-fetch': 'gate-fetch', 'skeleton-read': 'read' };
 const SKELETON = `
 import { DurableObject } from 'cloudflare:workers';
 export class Gate extends DurableObject {
@@ -462,22 +465,26 @@ async function askedByGate(gate, usage, env) {
   return { data: JSON.parse(answer.body).data, lease: answer.lease };
 }
 /** The upstream asked by the worker between \`meter\` and \`settle\`, or after a \`meter\` that stored the charge. */
-async function askedByWorker(gate, usage, env, started) {
+async function askedByWorker(gate, usage, env, ctx, started) {
   const oneCall = env.MODE === 'one-call';
+  const cached = env.MODE === 'two-calls-cached';
   const held = await gate.meter(100, oneCall ? usage : null);
+  const entry = 'https://cache.bench/' + usage.id;
+  if (cached) await caches.default.match(entry);
   const upstream = await fetch(env.UPSTREAM);
   const { data } = await upstream.json();
+  if (cached) ctx.waitUntil(caches.default.put(entry, new Response(JSON.stringify({ data }), { headers: { 'content-type': 'application/json', 'cache-control': 'max-age=86400' } })));
   const settled = oneCall ? held : await gate.settle(100, { ...usage, latencyMs: Date.now() - started });
   return { data, lease: settled.lease };
 }
 export default {
-  async fetch(request, env) {
+  async fetch(request, env, ctx) {
     const started = Date.now();
     const gate = env.GATE.get(env.GATE.idFromName('bench'));
     if (env.MODE === 'read') return Response.json({ success: true, data: await gate.read() });
     const id = crypto.randomUUID();
     const usage = { id, requestId: id, organizationId: 'org_bench', workspaceId: 'ws_bench', keyId: 'key_bench', operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: 100, cached: false, latencyMs: 0, createdAt: new Date().toISOString() };
-    const { data, lease } = env.MODE === 'gate-fetch' ? await askedByGate(gate, usage, env) : await askedByWorker(gate, usage, env, started);
+    const { data, lease } = env.MODE === 'gate-fetch' ? await askedByGate(gate, usage, env) : await askedByWorker(gate, usage, env, ctx, started);
     return Response.json({ success: true, data, meta: { costCents: 1, purchasedBalanceCents: lease, subscriptionRemainingCents: 0, cached: false, latencyMs: Date.now() - started } });
   },
 };
@@ -677,6 +684,7 @@ async function main() {
     const floorRow = await load('bare worker (floor)', bare.floor, { cpuOf: workerdBefore });
     const relayRow = await load('bare worker relaying the upstream', bare.relay, { cpuOf: workerdBefore });
     const skeletonRow = await load('bare worker and object: the metered design, no product (SKELETON)', bare.skeleton, { cpuOf: workerdBefore });
+    const cachedSkeletonRow = await load("bare worker and object: the metered design with the response cache's lookup and store, no product", bare.cached, { cpuOf: workerdBefore });
     const oneCallRow = await load('bare worker and object: one call, charge stored before the upstream', bare.oneCall, { cpuOf: workerdBefore });
     const gateFetchRow = await load('bare worker and object: one call, the object asks the upstream and stores the charge', bare.gateFetch, { cpuOf: workerdBefore });
     const readRow = await load('bare worker and object: one call answering a balance', bare.read, { cpuOf: workerdBefore });
@@ -724,7 +732,7 @@ async function main() {
       await seedUsage(await stack.miniflare.getD1Database('DB', 'sluice-api'), { organizationId: organization.id, workspaceId: history.id }, count);
       usageRows[size] = await load(USAGE_ROWS[size], `${api}/v1/usage`, { headers: { authorization: `Bearer ${historyKey.key}` }, cpuOf: stackWorkerd });
     }
-    const rows = [floorRow, relayRow, skeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, workspacesRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow, usageRows.small, usageRows.large].filter(
+    const rows = [floorRow, relayRow, skeletonRow, cachedSkeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, workspacesRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow, usageRows.small, usageRows.large].filter(
       (row): row is Figures => row !== undefined,
     );
 
@@ -761,6 +769,13 @@ async function main() {
           besideRelay('with one call in which the object asks the upstream', gateFetchRow),
       );
       if (meteredRow) console.log(`metered / skeleton: throughput ${ratio(meteredRow, skeletonRow)}; CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms (the product's own work is the difference)`);
+    }
+    if (meteredRow?.cpuMsPerRequest !== undefined && cachedSkeletonRow?.cpuMsPerRequest !== undefined) {
+      const over = meteredRow.cpuMsPerRequest - cachedSkeletonRow.cpuMsPerRequest;
+      console.log(
+        `the product's own work over the skeleton with the same cache work: ${over.toFixed(2)} ms a call (CPU ${cpuText(meteredRow)} against ${cpuText(cachedSkeletonRow)} ms), ` +
+          `${((100 * over) / cachedSkeletonRow.cpuMsPerRequest).toFixed(0)} % of that skeleton (aim: 25 % or less)`,
+      );
     }
     if (creditsRow && floorRow && relayRow) {
       console.log(`/v1/credits / floor throughput: ${ratio(creditsRow, floorRow)} (aim: 0.30 or better); / relay: ${ratio(creditsRow, relayRow)} (aim: 1.00 or better)`);
