@@ -480,8 +480,9 @@ function restoreEnv(name: string, value: string | undefined) {
 }
 
 /**
- * The bundle's modules, listed. With \`modules: true\` Miniflare parses the entry to find what it imports:
- * 2.4 s of the stack's start for the three workers' 5-6 MB bundles and the databases' process. wrangler's
+ * The bundle's modules, listed. With `modules: true` Miniflare parses the entry to find what it imports:
+ * 6-7 s of a 29 s start on a quiet machine, for the three workers' 5-6 MB bundles and the databases' process
+ * (the banner came after 22-23 s without it). wrangler's
  * bundle is that one module unless it imports something esbuild keeps apart (wasm, text), when Miniflare
  * still finds them itself.
  */
