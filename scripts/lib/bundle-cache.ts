@@ -8,7 +8,8 @@
  *
  * The cache lives in node_modules/.cache (shared by every SLUICE_HOME of the checkout, gone with a fresh
  * install); it is written to a folder of its own and renamed into place, so a stack starting beside another
- * never reads half of one; stacks starting together bundle a worker once (`oneAtATime`). It holds nothing secret: settings and secrets are given to workerd, not bundled.
+ * never reads half of one, and stacks starting together bundle a worker once (`oneAtATime`). It holds
+ * nothing secret: settings and secrets are given to workerd, not bundled.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
