@@ -73,7 +73,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
       if (row.digest !== digest) return { kind: 'mismatch' };
       if (row.state === 'answered') return { kind: 'replay', answer: row.answer! };
       if (row.state === 'unkept') return { kind: 'unkept', answerBytes: row.answer_bytes };
-      if (row.running_until > now) return { kind: 'running', runningForMs: row.running_until - now };
+      if (row.running_until > now) return { kind: 'running', lapsesInMs: row.running_until - now };
     }
     const expiresAt = now + IDEMPOTENCY_WINDOW_MS;
     const id = row?.call_id ?? callId;

@@ -6478,7 +6478,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7602,7 +7602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9782,7 +9782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10163,7 +10163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10512,7 +10512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10900,7 +10900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11330,7 +11330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11721,7 +11721,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12167,7 +12167,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12595,7 +12595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13075,7 +13075,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13449,7 +13449,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13849,7 +13849,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14203,7 +14203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14593,7 +14593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14973,7 +14973,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15338,7 +15338,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15755,7 +15755,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16135,7 +16135,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16505,7 +16505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16885,7 +16885,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17240,7 +17240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18563,7 +18563,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18921,7 +18921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19247,7 +19247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19612,7 +19612,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20019,7 +20019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20387,7 +20387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20810,7 +20810,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -21215,7 +21215,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -21672,7 +21672,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22023,7 +22023,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22400,7 +22400,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22731,7 +22731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23098,7 +23098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23455,7 +23455,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23797,7 +23797,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24191,7 +24191,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24548,7 +24548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24895,7 +24895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25252,7 +25252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25584,7 +25584,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25874,7 +25874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -26151,7 +26151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -26428,7 +26428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -26727,7 +26727,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27026,7 +27026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27316,7 +27316,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27597,7 +27597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27900,7 +27900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -28179,7 +28179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -28466,7 +28466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -28749,7 +28749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29033,7 +29033,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29297,7 +29297,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29605,7 +29605,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29910,7 +29910,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -30211,7 +30211,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -30514,7 +30514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -30816,7 +30816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -31122,7 +31122,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -31414,7 +31414,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -31703,7 +31703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -31995,7 +31995,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -32292,7 +32292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -32575,7 +32575,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -32877,7 +32877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -33153,7 +33153,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -33450,7 +33450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -33731,7 +33731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -34032,7 +34032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -34329,7 +34329,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -34626,7 +34626,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -34913,7 +34913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -35210,7 +35210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -35506,7 +35506,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -35791,7 +35791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -36098,7 +36098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -36430,7 +36430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -36725,7 +36725,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -37008,7 +37008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -37307,7 +37307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -37606,7 +37606,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -37890,7 +37890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -38185,7 +38185,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -38457,7 +38457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -38729,7 +38729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -39026,7 +39026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -39316,7 +39316,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -39603,7 +39603,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -39901,7 +39901,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -40189,7 +40189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -40483,7 +40483,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -40766,7 +40766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -41063,7 +41063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -41350,7 +41350,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -41641,7 +41641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -41923,7 +41923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -42214,7 +42214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -42503,7 +42503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -42812,7 +42812,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -43106,7 +43106,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -43408,7 +43408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -43721,7 +43721,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -44042,7 +44042,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -44340,7 +44340,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -44631,7 +44631,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -44917,7 +44917,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -45235,7 +45235,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -45526,7 +45526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -45844,7 +45844,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -46137,7 +46137,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -46459,7 +46459,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -46886,7 +46886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -47198,7 +47198,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running (retry after retryAfter seconds) */
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -18,6 +18,8 @@ const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
 /** Seconds a retry is told to wait while the first call runs: model answers take up to 95 s, the rest a few. */
 const RUNNING_RETRY_AFTER_S = { short: 1, long: 5 };
 const LONG_CALL_MS = 30_000;
+/** How long past its time limit a call may take to settle and keep its answer before it counts as lost. */
+const SETTLING_MS = 5_000;
 
 /** A key as the caller sent it, and where, so a refusal names the very field. */
 export interface SentIdempotencyKey {
@@ -83,7 +85,17 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
     case 'mismatch':
       return refused(`This ${IDEMPOTENCY_KEY_HEADER} was first used for another operation or input. A key names one call: send a new key for a different call.`);
     case 'running': {
-      const retryAfter = Math.min(timeLimitMs > LONG_CALL_MS ? RUNNING_RETRY_AFTER_S.long : RUNNING_RETRY_AFTER_S.short, Math.ceil(answer.runningForMs / 1000));
+      const lapsesIn = Math.ceil(answer.lapsesInMs / 1000);
+      // A call cannot run past its time limit: once it has, and had time to settle, it was lost (its process
+      // died), and nothing happens until its claim lapses. Asking every second until then would only add
+      // refusals (a data job's item retried after a crash: one usage row a second for a minute).
+      if (answer.lapsesInMs <= HOLD_GRACE_MS - SETTLING_MS) {
+        return refused(
+          `The first call with this ${IDEMPOTENCY_KEY_HEADER} ran past its time limit without an answer: it was lost. Retry in ${lapsesIn} s, when its claim lapses, to run it again; this request was not charged.`,
+          lapsesIn,
+        );
+      }
+      const retryAfter = Math.min(timeLimitMs > LONG_CALL_MS ? RUNNING_RETRY_AFTER_S.long : RUNNING_RETRY_AFTER_S.short, lapsesIn);
       return refused(`The first call with this ${IDEMPOTENCY_KEY_HEADER} is still running. Retry in ${retryAfter} s to receive its answer; this request was not charged.`, retryAfter);
     }
     case 'unkept':

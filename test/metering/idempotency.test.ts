@@ -2,6 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
+import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
 import { call, credit, eventually, funded, json, ops, provision, wallet, type Provisioned } from '../support/api';
 
@@ -196,6 +197,40 @@ describe('Idempotency-Key on metered calls', () => {
       (rows) => rows.filter((row) => row.costCents > 0).length >= 2,
     );
     expect(usage.filter((row) => row.costCents > 0)).toHaveLength(2);
+  });
+
+  it('tells the retry of a call lost past its time limit to come back when its claim lapses, and then runs it', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    const start = Date.now();
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+    expect((await lookup(account, 'lost.example.com', key)).status).toBe(200);
+    // What a SIGKILL during the call leaves, seen 10 s past the end of its time limit and settling: its claim
+    // still running, unanswered, lapsing in 50 s (the hold's grace less those 10 s and the 5 s to settle).
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
+    await runInDurableObject(store, (_instance, state) => {
+      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = ? WHERE key = ?", start + HOLD_GRACE_MS - 15_000, key);
+    });
+
+    const refused = await lookup(account, 'lost.example.com', key);
+    expect(refused.status).toBe(409);
+    const { error } = await json(refused);
+    expect(error).toMatchObject({ code: 'CONFLICT', retryAfter: 45 });
+    expect(error.message).toContain('was lost');
+    expect(refused.headers.get('retry-after')).toBe('45');
+
+    // Still within its time limit and settling, a first call is waited for a second at a time.
+    await runInDurableObject(store, (_instance, state) => {
+      state.storage.sql.exec('UPDATE idempotency_keys SET running_until = ? WHERE key = ?', start + HOLD_GRACE_MS - 4_000, key);
+    });
+    const waited = await json(await lookup(account, 'lost.example.com', key));
+    expect(waited.error).toMatchObject({ code: 'CONFLICT', retryAfter: 1 });
+    expect(waited.error.message).toContain('still running');
+
+    now.mockReturnValue(start + HOLD_GRACE_MS);
+    const rerun = await lookup(account, 'lost.example.com', key);
+    expect(rerun.status).toBe(200);
+    expect(rerun.headers.get('idempotent-replayed')).toBeNull();
   });
 
   it('keeps nothing of a failed call: its retry with the same key runs afresh and is charged once', async () => {

@@ -7,8 +7,8 @@ export type ClaimAnswer =
   | { kind: 'claimed'; callId: string }
   /** The first call succeeded: its answer, as the JSON text the pipeline stored. */
   | { kind: 'replay'; answer: string }
-  /** The first call is still running; it is presumed dead after `runningForMs` more. */
-  | { kind: 'running'; runningForMs: number }
+  /** The first call has no answer yet; its claim lapses (the call presumed dead) in `lapsesInMs`. */
+  | { kind: 'running'; lapsesInMs: number }
   /** The key was first used for another operation or input. */
   | { kind: 'mismatch' }
   /** The first call succeeded and was charged, but its answer was too big to keep. */

@@ -206,7 +206,8 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer):
     return { kind: 'pause', status: 'running', reason: error.message, ms: HOURS_RECHECK_MS };
   }
   if (error.code === 'CONFLICT') {
-    // Money held by calls in flight, or this item's own first call still running: soon again, not counted.
+    // Money held by calls in flight, or this item's own first call still running (soon again) or lost (when
+    // its claim lapses): again after retryAfter, not counted as an attempt.
     return { kind: 'written', write: { idx, status: 'pending', attempts: attempts - 1, retryAt: now + (error.retryAfter ?? 1) * 1000 } };
   }
   if (isTransient(error) && attempts <= RETRY_BACKOFF_MS.length) {
