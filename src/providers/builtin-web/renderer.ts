@@ -87,10 +87,11 @@ export class BrowserBindingRenderer implements Renderer {
  * four sessions, all busy, and fail to launch a fifth.
  */
 async function openBrowser(binding: Fetcher, signal: AbortSignal, url: string): Promise<Browser> {
+  const timedOut = () => normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser');
   for (;;) {
     const free = await connectToFree(binding);
     if (free) return free;
-    if (signal.aborted) throw normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser');
+    if (signal.aborted) throw timedOut();
     try {
       return await puppeteer.launch(binding, { keep_alive: RENDER_LIMITS.keepAliveMs });
     } catch (error) {
@@ -98,7 +99,7 @@ async function openBrowser(binding: Fetcher, signal: AbortSignal, url: string): 
       if (!/\b429\b/.test(message)) {
         throw new ApiError('PROVIDER_UNAVAILABLE', `The browser that renders pages could not be started: ${message.slice(0, 300)}. Retry shortly; this call was not charged.`, { retryAfter: 10 });
       }
-      await waitUnlessAborted(RENDER_LIMITS.sessionRetryMs, signal, () => normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser'));
+      await waitUnlessAborted(RENDER_LIMITS.sessionRetryMs, signal, timedOut);
     }
   }
 }
