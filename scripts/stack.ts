@@ -436,17 +436,17 @@ async function buildWorker(spec: WorkerSpec, config: Unstable_Config, outdir: st
   const { unstable_getMiniflareWorkerOptions } = await loadWrangler();
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' };
   await oneAtATime(spec.id, async () => {
-    if (config.build.command !== undefined) await runBuildCommand(spec, config.build.command, config.build.cwd, env);
+    // The config's `[build] command`, run as wrangler runs it: a shell, in its `cwd` or the project's folder.
+    const command = config.build.command;
+    if (command !== undefined) {
+      const [shell, flag] = process.platform === 'win32' ? (['cmd', '/c'] as const) : (['sh', '-c'] as const);
+      await runOrSay(`The build command of ${spec.id} (${command})`, shell, [flag, command], config.build.cwd ?? PROJECT_ROOT, env);
+    }
     if (reuseBundle(spec.id, configPath, outdir)) return;
     rmSync(outdir, { recursive: true, force: true });
     const metafile = `${outdir}.meta.json`;
     const wrangler = join(PROJECT_ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'wrangler.cmd' : 'wrangler');
-    try {
-      await run(wrangler, ['deploy', '--dry-run', '--outdir', outdir, '--metafile', metafile, '--config', configPath], { cwd: PROJECT_ROOT, env, maxBuffer: 16 * 1024 * 1024 });
-    } catch (error) {
-      const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-      throw new Error(`Bundling ${spec.id} (${spec.config}) failed:\n${`${stdout}\n${stderr}`.trim()}`);
-    }
+    await runOrSay(`Bundling ${spec.id} (${spec.config})`, wrangler, ['deploy', '--dry-run', '--outdir', outdir, '--metafile', metafile, '--config', configPath], PROJECT_ROOT, env);
     keepBundle(spec.id, configPath, outdir, metafile);
   });
   const entry = bundleEntry(outdir, config.main);
@@ -464,13 +464,13 @@ async function buildWorker(spec: WorkerSpec, config: Unstable_Config, outdir: st
   }
 }
 
-/** A config's `[build] command`, run as wrangler runs it (a shell, in its `cwd` or the project's folder). */
-async function runBuildCommand(spec: WorkerSpec, command: string, cwd: string | undefined, env: NodeJS.ProcessEnv): Promise<void> {
+/** Runs a build step; when it fails, the error says which (`what`) and carries everything it printed. */
+async function runOrSay(what: string, file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
   try {
-    await run(process.platform === 'win32' ? 'cmd' : 'sh', process.platform === 'win32' ? ['/c', command] : ['-c', command], { cwd: cwd ?? PROJECT_ROOT, env, maxBuffer: 16 * 1024 * 1024 });
+    await run(file, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`The build command of ${spec.id} (${command}) failed:\n${`${stdout}\n${stderr}`.trim()}`);
+    throw new Error(`${what} failed:\n${`${stdout}\n${stderr}`.trim()}`);
   }
 }
 
