@@ -30,33 +30,34 @@ function worker() {
   writeFileSync(join(dir, 'index.ts'), 'export { answer } from "./lib/answer";\n');
   writeFileSync(join(dir, 'lib', 'answer.ts'), 'export const answer = 42;\n');
   const outdir = join(dir, 'out');
+  /** What a start that bundles does: wrangler writes the bundle and its metafile, the stack keeps them. */
   const bundle = (text: string) => {
     mkdirSync(outdir, { recursive: true });
     writeFileSync(join(outdir, 'index.js'), text);
     writeFileSync(`${outdir}.meta.json`, JSON.stringify({ inputs: { 'index.ts': {}, 'lib/answer.ts': {}, 'node-built-in-modules:util': {} } }));
+    keepBundle(id, config, outdir, `${outdir}.meta.json`);
   };
+  const reuse = () => reuseBundle(id, config, outdir);
   const served = () => readFileSync(join(outdir, 'index.js'), 'utf8');
-  return { id, dir, config, outdir, bundle, served };
+  return { id, dir, config, outdir, bundle, reuse, served };
 }
 
 describe('the bundle cache', () => {
   it('gives back the bundle made from the same files, into a fresh output folder', () => {
     const w = worker();
     w.bundle('const answer = 42;');
-    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
     rmSync(w.outdir, { recursive: true });
 
-    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(true);
+    expect(w.reuse()).toBe(true);
     expect(w.served()).toBe('const answer = 42;');
   });
 
   it('bundles again when an input changed, even to the same size', () => {
     const w = worker();
     w.bundle('const answer = 42;');
-    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
     writeFileSync(join(w.dir, 'lib', 'answer.ts'), 'export const answer = 43;\n');
 
-    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(false);
+    expect(w.reuse()).toBe(false);
     // Left as it was, for wrangler to write.
     expect(w.served()).toBe('const answer = 42;');
   });
@@ -64,30 +65,26 @@ describe('the bundle cache', () => {
   it('bundles again when the config changed or an input is gone', () => {
     const w = worker();
     w.bundle('const answer = 42;');
-    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
     writeFileSync(w.config, 'name = "w"\nmain = "index.ts"\nminify = true\n');
-    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(false);
+    expect(w.reuse()).toBe(false);
 
     const v = worker();
     v.bundle('const answer = 42;');
-    keepBundle(v.id, v.config, v.outdir, `${v.outdir}.meta.json`);
     rmSync(join(v.dir, 'lib', 'answer.ts'));
-    expect(reuseBundle(v.id, v.config, v.outdir)).toBe(false);
+    expect(v.reuse()).toBe(false);
   });
 
   it('reuses the bundle when files were only touched, and keeps the newest bundle', () => {
     const w = worker();
     w.bundle('const answer = 42;');
-    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
     const later = new Date(Date.now() + 60_000);
     utimesSync(join(w.dir, 'lib', 'answer.ts'), later, later);
-    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(true);
+    expect(w.reuse()).toBe(true);
 
     writeFileSync(join(w.dir, 'lib', 'answer.ts'), 'export const answer = 43;\n');
     w.bundle('const answer = 43;');
-    keepBundle(w.id, w.config, w.outdir, `${w.outdir}.meta.json`);
     rmSync(w.outdir, { recursive: true });
-    expect(reuseBundle(w.id, w.config, w.outdir)).toBe(true);
+    expect(w.reuse()).toBe(true);
     expect(w.served()).toBe('const answer = 43;');
   });
 
