@@ -59,8 +59,9 @@ export default defineConfig({
       {
         test: {
           name: 'node',
-          // The end-to-end files mostly wait on their stacks and on chromium, so a file more than there are
-          // cores. `npm test` runs this project after the workers project (scripts/test.mjs).
+          // A file more than there are cores. These files keep every core busy (their stacks, bundling and
+          // chromium), so packing them otherwise gains nothing: two at a time took as long as three. `npm test`
+          // runs this project after the workers project (scripts/test.mjs).
           maxWorkers: Math.max(2, availableParallelism()) + 1,
           sequence: { groupOrder: 1 },
           include: ['test/node/**/*.test.ts'],
