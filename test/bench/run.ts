@@ -467,13 +467,12 @@ async function askedByGate(gate, usage, env) {
 /** The upstream asked by the worker between \`meter\` and \`settle\`, or after a \`meter\` that stored the charge. */
 async function askedByWorker(gate, usage, env, ctx, started) {
   const oneCall = env.MODE === 'one-call';
-  const cached = env.MODE === 'two-calls-cached';
+  const entry = env.MODE === 'two-calls-cached' ? 'https://cache.bench/' + usage.id : null;
   const held = await gate.meter(100, oneCall ? usage : null);
-  const entry = 'https://cache.bench/' + usage.id;
-  if (cached) await caches.default.match(entry);
+  if (entry) await caches.default.match(entry);
   const upstream = await fetch(env.UPSTREAM);
   const { data } = await upstream.json();
-  if (cached) ctx.waitUntil(caches.default.put(entry, new Response(JSON.stringify({ data }), { headers: { 'content-type': 'application/json', 'cache-control': 'max-age=86400' } })));
+  if (entry) ctx.waitUntil(caches.default.put(entry, new Response(JSON.stringify({ data }), { headers: { 'content-type': 'application/json', 'cache-control': 'max-age=86400' } })));
   const settled = oneCall ? held : await gate.settle(100, { ...usage, latencyMs: Date.now() - started });
   return { data, lease: settled.lease };
 }
