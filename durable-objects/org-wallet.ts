@@ -30,6 +30,12 @@ interface TermsRow extends Record<string, SqlStorageValue> {
   generation: number;
 }
 
+/** What a gate's message needs to know first: the account, the plan and the leases' running totals. */
+interface Figures extends AccountRow, TermsRow {
+  leased_subscription: number;
+  leased_purchased: number;
+}
+
 interface LeaseRow extends Record<string, SqlStorageValue> {
   workspace_id: string;
   subscription_units: number;
@@ -176,25 +182,30 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   sync(workspaceId: string, message: SyncMessage): SyncReply {
     return this.ctx.storage.transactionSync(() => {
       // First, so a period that ended has already voided the subscription units leased in it.
-      this.rollPeriod();
-      this.sql.exec('INSERT OR IGNORE INTO leases VALUES (?, 0, 0, 0, NULL)', workspaceId);
-      const lease = this.lease(workspaceId);
+      const figures = this.figures();
+      const lease = this.sql.exec<LeaseRow>('SELECT * FROM leases WHERE workspace_id = ?', workspaceId).toArray()[0] ?? this.newLease(workspaceId);
       if (message.seq <= lease.last_seq && lease.last_reply) return JSON.parse(lease.last_reply) as SyncReply;
 
-      const generation = this.generation();
+      const { generation } = figures;
       const held: Split = { subscriptionUnits: lease.subscription_units, purchasedUnits: lease.purchased_units };
-      this.applyCharges(message.charges, generation, held);
+      const account = this.applyCharges(message.charges, generation, held, figures);
       // Subscription units of an earlier generation are already gone from the lease (and the account).
       if (message.generation === generation) held.subscriptionUnits -= message.giveBack.subscriptionUnits;
       held.purchasedUnits -= message.giveBack.purchasedUnits;
-      this.setLease(workspaceId, held);
-      const granted = this.grant(held, message.needUnits, message.targetUnits);
-      if (granted > 0) this.setLease(workspaceId, held);
-      const unleased = unleasedTotal(this.unleased());
+      // What the other leases hold, then what no lease holds once this one is as the message left it.
+      const others: Split = { subscriptionUnits: figures.leased_subscription - lease.subscription_units, purchasedUnits: figures.leased_purchased - lease.purchased_units };
+      const unleasedNow = () => ({ subscriptionUnits: account.subscriptionUnits - others.subscriptionUnits - held.subscriptionUnits, purchasedUnits: account.purchasedUnits - others.purchasedUnits - held.purchasedUnits });
+      const granted = this.grant(held, message.needUnits, message.targetUnits, unleasedNow());
+      const unleased = unleasedTotal(unleasedNow());
       for (const [keyId, at] of message.keyUses) this.outbox.useKey(keyId, at);
       if (message.charges.length > 0 || message.keyUses.length > 0) this.alarmNoLaterThan(Date.now() + USAGE_FLUSH_MS);
 
-      const balance = this.balance();
+      const balance: Balance = {
+        ...account,
+        heldUnits: others.subscriptionUnits + others.purchasedUnits + held.subscriptionUnits + held.purchasedUnits,
+        allowanceUnits: figures.allowance_units,
+        periodEnd: figures.period_end,
+      };
       const reply: SyncReply = {
         seq: message.seq,
         lease: held,
@@ -204,9 +215,13 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         unleasedUnits: unleased,
         ...(granted === 0 && message.needUnits > unleased ? { holders: this.holdersBesides(workspaceId) } : {}),
         balance,
-        terms: this.terms(),
+        terms: termsOf(figures),
       };
-      this.sql.exec('UPDATE leases SET last_seq = ?, last_reply = ? WHERE workspace_id = ?', message.seq, JSON.stringify(reply), workspaceId);
+      // One write: the lease (the totals' triggers follow it) and the reply a resent message is answered with.
+      this.sql.exec(
+        'UPDATE leases SET subscription_units = ?, purchased_units = ?, last_seq = ?, last_reply = ? WHERE workspace_id = ?',
+        held.subscriptionUnits, held.purchasedUnits, message.seq, JSON.stringify(reply), workspaceId,
+      );
       return reply;
     });
   }
@@ -309,11 +324,10 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
    * and queued usage row. A charge already in the ledger (its unique index) is not spent again. The
    * account is written once per message, not once per charge.
    */
-  private applyCharges(charges: Charge[], generation: number, lease: Split): void {
-    if (charges.length === 0) return;
-    const account = this.account();
+  private applyCharges(charges: Charge[], generation: number, lease: Split, account: AccountRow): Split {
     let subscription = account.subscription_units;
     let purchased = account.purchased_units;
+    if (charges.length === 0) return { subscriptionUnits: subscription, purchasedUnits: purchased };
     const now = clock.now();
     this.creditWatch.beforeCharges(charges[0]!.usage.organizationId, subscription + purchased);
     for (const charge of charges) {
@@ -337,15 +351,15 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       lease.purchasedUnits -= charge.purchasedUnits;
     }
     this.sql.exec('UPDATE account SET subscription_units = ?, purchased_units = ?', subscription, purchased);
+    return { subscriptionUnits: subscription, purchasedUnits: purchased };
   }
 
   /**
    * Adds to a lease, subscription first: nothing when what no lease holds cannot cover `need`, else at
    * least `need` and at most `target` or a share of what is free, whichever is less.
    */
-  private grant(lease: Split, need: number, target: number): number {
+  private grant(lease: Split, need: number, target: number, free: Split): number {
     if (need <= 0) return 0;
-    const free = this.unleased();
     const available = unleasedTotal(free);
     if (available < need) return 0;
     const amount = Math.max(need, Math.min(target, Math.floor(available / LEASE_SHARE)));
@@ -353,13 +367,6 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     lease.subscriptionUnits += fromSubscription;
     lease.purchasedUnits += amount - fromSubscription;
     return amount;
-  }
-
-  /** What no lease holds, in each part. */
-  private unleased(): Split {
-    const account = this.account();
-    const leased = this.leased();
-    return { subscriptionUnits: account.subscription_units - leased.subscriptionUnits, purchasedUnits: account.purchased_units - leased.purchasedUnits };
   }
 
   /** The other leases that hold money, largest first: read only when a gate is short (a scan of the leases). */
@@ -425,15 +432,30 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return this.sql.exec<AccountRow>('SELECT subscription_units, purchased_units, allowance_units, period_end FROM account').one();
   }
 
-  private setLease(workspaceId: string, lease: Split): void {
-    this.sql.exec(
-      'UPDATE leases SET subscription_units = ?, purchased_units = ? WHERE workspace_id = ?',
-      lease.subscriptionUnits, lease.purchasedUnits, workspaceId,
-    );
+  /** A lease for a workspace the wallet has not heard from: empty, no message applied yet. */
+  private newLease(workspaceId: string): LeaseRow {
+    this.sql.exec('INSERT INTO leases VALUES (?, 0, 0, 0, NULL)', workspaceId);
+    return { workspace_id: workspaceId, subscription_units: 0, purchased_units: 0, last_seq: 0, last_reply: null };
   }
 
-  private lease(workspaceId: string): LeaseRow {
-    return this.sql.exec<LeaseRow>('SELECT * FROM leases WHERE workspace_id = ?', workspaceId).one();
+  /**
+   * The account, the plan and what all leases hold, in one read; a period that has ended is rolled first
+   * (which voids the subscription units leased in it).
+   */
+  private figures(): Figures {
+    const read = () =>
+      this.sql
+        .exec<Figures>(
+          `SELECT a.subscription_units, a.purchased_units, a.allowance_units, a.period_end,
+                  l.subscription_units AS leased_subscription, l.purchased_units AS leased_purchased,
+                  t.plan, t.rpm_override, t.plan_ends_at, t.version, t.generation
+             FROM account a, terms t, lease_totals l`,
+        )
+        .one();
+    const figures = read();
+    if (figures.period_end === null || clock.now() < figures.period_end) return figures;
+    this.rollPeriod();
+    return read();
   }
 
   /** Sets the alarm for the oldest queued row's flush. */

@@ -5,7 +5,7 @@ import { requestsPerMinute, SMALLEST_PLAN } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
 import { KeyBudgets } from './key-budgets';
 import type { KeyBudget, KeyLimit } from '../src/core/protocols/key-limits';
-import type { Admission, FreeAnswer, FreeAsk, MeterAnswer, MeterAsk, SettleAnswer, WorkspaceGateProtocol } from '../src/core/protocols/gate';
+import type { FreeAnswer, FreeAsk, MeterAnswer, MeterAsk, SettleAnswer, WorkspaceGateProtocol } from '../src/core/protocols/gate';
 import { LeaseBook } from './lease-book';
 import { LeaseDraws } from './lease-draws';
 import { type Balance, planInForce, type Terms } from '../src/core/protocols/lease';
@@ -57,6 +57,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private lastMeter = 0;
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
+  /** When (real time) the last report was begun: reports are at least REPORT_MS apart. */
+  private reportedAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -85,10 +87,14 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     await this.ctx.storage.put('revoked', [...this.revoked]);
   }
 
-  /** Whether a key may be served; a use of it is noted for `last_used_at`. */
-  verify(keyId: string): boolean {
+  /**
+   * Whether a key may be served; a use of it is noted for `last_used_at`. A metered call's use rides on the
+   * report its settling sends (`reportUse` false); any other use is reported within KEY_USE_REPORT_MS.
+   */
+  verify(keyId: string, reportUse = true): boolean {
     if (this.revoked.has(keyId)) return false;
-    this.noteUse(keyId);
+    this.book.noteKeyUse(keyId, clock.now());
+    if (reportUse) this.alarmNoLaterThan(Date.now() + KEY_USE_REPORT_MS);
     return true;
   }
 
@@ -131,7 +137,9 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
 
   /** Revocation, plan, window, the key's own monthly limit and money for one call, in that order; a 429 wins over a 402. */
   async meter(ask: MeterAsk): Promise<MeterAnswer> {
-    if (!this.verify(ask.keyId)) return { kind: 'revoked' };
+    // Every admitted call ends in a report (its settling, or its refusal's row) that carries the key's use
+    // and the window; only a call the window refuses leaves neither, so it arms the alarm itself.
+    if (!this.verify(ask.keyId, false)) return { kind: 'revoked' };
     this.book.bind(ask.usage);
     this.lastMeter = clock.now();
     // A gate that never heard from its wallet learns the plan before it applies one.
@@ -148,8 +156,11 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       this.refuse(ask.usage, 402, 'SUBSCRIPTION_REQUIRED');
       return { kind: 'no_plan' };
     }
-    const admission = this.admit(requestsPerMinute(plan, terms.rpmOverride));
-    if (!admission.allowed) return { kind: 'limited', admission };
+    const admission = this.window.admit(requestsPerMinute(plan, terms.rpmOverride), clock.now());
+    if (!admission.allowed) {
+      this.alarmNoLaterThan(Date.now() + KEY_USE_REPORT_MS);
+      return { kind: 'limited', admission };
+    }
 
     // The key's limit counts what its calls in flight hold: reserved here, before any await, so
     // concurrent calls cannot pass one limit together.
@@ -184,7 +195,9 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     const terms = this.book.terms;
     // Free calls need no plan: without one (or while the wallet has not answered), the smallest plan's window applies.
     const plan = (terms && planInForce(terms, clock.now())) ?? SMALLEST_PLAN;
-    const admission = this.admit(requestsPerMinute(plan, terms?.rpmOverride ?? null));
+    const admission = this.window.admit(requestsPerMinute(plan, terms?.rpmOverride ?? null), clock.now());
+    // A free call leaves no row to report: the alarm stores the window it counted in.
+    if (admission.allowed) this.alarmNoLaterThan(Date.now() + REPORT_MS);
     return admission.allowed ? { kind: 'admitted', admission } : { kind: 'limited', admission };
   }
 
@@ -286,13 +299,23 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   /** Gives back the money of calls that outlived their holds, reports finished calls, and returns an idle lease. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    this.window.save();
     for (const holdId of this.book.expireHolds(clock.now())) this.budgets.release(holdId);
     const idle = clock.now() - this.lastMeter >= IDLE_LEASE_MS;
+    await this.report(idle);
+  }
+
+  /**
+   * Stores the window and sends the wallet what it has not heard (charges, key uses, the free lease when
+   * `giveBackAll`), then sets the alarm for whatever is due next. A report the wallet does not take stays
+   * stored and is sent again on its schedule.
+   */
+  private async report(giveBackAll: boolean): Promise<void> {
+    this.window.save();
+    this.reportedAt = Date.now();
     const free = this.book.free(clock.now());
     try {
-      if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (idle && free.subscriptionUnits + free.purchasedUnits > 0))) {
-        await this.link.exchange(REPORT_ONLY, idle);
+      if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && free.subscriptionUnits + free.purchasedUnits > 0))) {
+        await this.link.exchange(REPORT_ONLY, giveBackAll);
       }
     } catch (error) {
       // An undelivered message was alerted where it failed, and its next attempt sets the alarm.
@@ -304,13 +327,6 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     this.scheduleAlarm();
   }
 
-  /** Counts a call in the window; a counted call has the alarm store the window within REPORT_MS. */
-  private admit(limit: number): Admission {
-    const admission = this.window.admit(limit, clock.now());
-    if (admission.allowed) this.alarmNoLaterThan(Date.now() + REPORT_MS);
-    return admission;
-  }
-
   /** A refused call's usage row, stored like any other. */
   private refuse(usage: UsageRow, status: number, errorCode: string): void {
     this.book.record({ ...usage, status, errorCode, costUnits: 0 });
@@ -318,17 +334,17 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   }
 
   /**
-   * Every use is noted (one map entry per key, the latest time wins), so `last_used_at` is exact. It rides
-   * on the next report; uses alone (`/v1/credits`, free calls) wait up to KEY_USE_REPORT_MS for one of their
-   * own, so such traffic costs the wallet one message a second, not one per REPORT_MS.
+   * A finished call's row (and the key use and window it carries) reaches the wallet within REPORT_MS. The
+   * first after a quiet spell goes at once, in the turn that stored it: a workspace called every few
+   * seconds then costs no alarm per call, only the message. Those that follow within REPORT_MS of a report
+   * wait for the alarm and go together, so a busy workspace sends one message per REPORT_MS.
    */
-  private noteUse(keyId: string): void {
-    this.book.noteKeyUse(keyId, clock.now());
-    this.alarmNoLaterThan(Date.now() + KEY_USE_REPORT_MS);
-  }
-
   private reportSoon(): void {
-    this.alarmNoLaterThan(Date.now() + REPORT_MS);
+    const delivery = this.book.delivery;
+    // A message the wallet has not taken goes first, when its next attempt is due.
+    if (delivery) this.alarmNoLaterThan(Date.now() + Math.max(0, delivery.retryAt - clock.now()));
+    else if (Date.now() - this.reportedAt >= REPORT_MS) void this.report(false);
+    else this.alarmNoLaterThan(Math.max(Date.now(), this.reportedAt + REPORT_MS));
   }
 
   /** The earliest of: a report due, a hold's expiry, the idle lease's return. */
