@@ -13,6 +13,12 @@ interface WatchRow extends Record<string, SqlStorageValue> {
  * has risen (a top-up, a new period). Kept in the wallet's own SQLite; read by its alarm, off every call's path.
  */
 export class CreditWatch {
+  /**
+   * Seen set (organization and starting balance) in a committed read: neither goes back to null, so
+   * `beforeCharges` has nothing left to do. Learned outside any message's transaction, which could roll back.
+   */
+  private started = false;
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS credit_watch (
@@ -31,6 +37,7 @@ export class CreditWatch {
    * and the first time, the balance those charges start from, so a fall in the very first batch counts.
    */
   beforeCharges(organizationId: string, availableUnits: number): void {
+    if (this.started) return;
     this.sql.exec(
       'UPDATE credit_watch SET organization_id = COALESCE(organization_id, ?), reported_units = COALESCE(reported_units, ?)',
       organizationId, availableUnits,
@@ -61,6 +68,8 @@ export class CreditWatch {
   }
 
   private row(): WatchRow {
-    return this.sql.exec<WatchRow>('SELECT organization_id, reported_units, exhausted, refused FROM credit_watch').one();
+    const row = this.sql.exec<WatchRow>('SELECT organization_id, reported_units, exhausted, refused FROM credit_watch').one();
+    this.started = row.organization_id !== null && row.reported_units !== null;
+    return row;
   }
 }

@@ -223,9 +223,10 @@ export class LeaseBook {
    * waiting list, so it is sent again, unchanged, should its reply be lost.
    */
   compose(needUnits: number, targetUnits: number, giveBackAll: boolean, now: number): SyncMessage {
-    const rows = this.sql.exec<{ id: string; doc: string }>('SELECT id, doc FROM charges LIMIT ?', CHARGES_PER_MESSAGE).toArray();
-    if (rows.length < CHARGES_PER_MESSAGE) this.sql.exec('DELETE FROM charges');
-    else for (const row of rows) this.sql.exec('DELETE FROM charges WHERE id = ?', row.id);
+    // Taken off the waiting list and read in one statement, oldest first.
+    const rows = this.sql
+      .exec<{ doc: string }>('DELETE FROM charges WHERE rowid IN (SELECT rowid FROM charges ORDER BY rowid LIMIT ?) RETURNING doc', CHARGES_PER_MESSAGE)
+      .toArray();
     this.unsent -= rows.length;
     const message: SyncMessage = {
       seq: this.state.seq + 1,
