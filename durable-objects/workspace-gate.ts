@@ -57,7 +57,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private lastMeter = 0;
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
-  /** When (real time) the last report was begun: reports are at least REPORT_MS apart. */
+  /** When (injectable clock) the last report was begun: reports are at least REPORT_MS apart. */
   private reportedAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -311,7 +311,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    */
   private async report(giveBackAll: boolean): Promise<void> {
     this.window.save();
-    this.reportedAt = Date.now();
+    this.reportedAt = clock.now();
     const free = this.book.free(clock.now());
     try {
       if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && free.subscriptionUnits + free.purchasedUnits > 0))) {
@@ -343,8 +343,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     const delivery = this.book.delivery;
     // A message the wallet has not taken goes first, when its next attempt is due.
     if (delivery) this.alarmNoLaterThan(Date.now() + Math.max(0, delivery.retryAt - clock.now()));
-    else if (Date.now() - this.reportedAt >= REPORT_MS) void this.report(false);
-    else this.alarmNoLaterThan(Math.max(Date.now(), this.reportedAt + REPORT_MS));
+    else if (clock.now() - this.reportedAt >= REPORT_MS) void this.report(false);
+    else this.alarmNoLaterThan(Date.now() + Math.max(0, this.reportedAt + REPORT_MS - clock.now()));
   }
 
   /** The earliest of: a report due, a hold's expiry, the idle lease's return. */

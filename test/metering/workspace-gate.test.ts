@@ -2,7 +2,7 @@ import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, wait
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VIEW_FRESH_MS } from '../../durable-objects/credit-view';
-import { IDLE_LEASE_MS, RECALL_IDLE_MS } from '../../durable-objects/workspace-gate';
+import { IDLE_LEASE_MS, RECALL_IDLE_MS, REPORT_MS } from '../../durable-objects/workspace-gate';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
@@ -284,6 +284,46 @@ describe('the workspace gate on the hot path', () => {
     // now, in which case there is none left to run here, so the lease is awaited rather than read once.
     await runDurableObjectAlarm(gateOf(env, account.workspaceId));
     expect(await eventually(held, (units) => units === 0)).toBe(0);
+  });
+
+  it("reports a quiet workspace's call to the wallet in the turn that stored it, and batches the calls that follow within REPORT_MS behind the alarm", async () => {
+    // Report pacing is on the injectable clock; the alarm's time is real time.
+    const start = Date.now();
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 100 });
+    const gate = gateOf(env, account.workspaceId);
+    const captures = () =>
+      runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n,
+      );
+    /** The gate's messages the wallet has applied (each carries the next sequence number). */
+    const messages = () =>
+      runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
+        state.storage.sql.exec<{ seq: number }>('SELECT last_seq AS seq FROM leases WHERE workspace_id = ?', account.workspaceId).one().seq,
+      );
+    /** Real milliseconds until the gate's alarm (Infinity when none is set). */
+    const alarmIn = () => runInDurableObject(gate, async (_, state) => ((await state.storage.getAlarm()) ?? Infinity) - Date.now());
+
+    // The workspace's first call has nothing before it: it is reported at once, and no report alarm is armed.
+    expect((await companyByDomain(account.key, 'first.example.com')).status).toBe(200);
+    expect(await alarmIn()).toBeGreaterThan(REPORT_MS);
+    expect(await eventually(captures, (n) => n === 1)).toBe(1);
+
+    // Calls within REPORT_MS of a report wait for the alarm and go together: ten calls one after another
+    // (at one instant of the injectable clock) take a message or a few (one per REPORT_MS of real time,
+    // when the alarm fires between them), not one each.
+    const messagesBefore = await messages();
+    for (let n = 0; n < 10; n++) expect((await companyByDomain(account.key, `busy${n}.example.com`)).status).toBe(200);
+    await runDurableObjectAlarm(gate);
+    expect(await eventually(captures, (n) => n === 11)).toBe(11);
+    expect((await messages()) - messagesBefore).toBeLessThanOrEqual(5);
+
+    // REPORT_MS after the last report, the workspace is quiet again: the next call goes at once.
+    now.mockReturnValue(start + REPORT_MS);
+    expect((await companyByDomain(account.key, 'quiet.example.com')).status).toBe(200);
+    expect(await alarmIn()).toBeGreaterThan(REPORT_MS);
+    expect(await eventually(captures, (n) => n === 12)).toBe(12);
   });
 
   it('follows a plan change from the very next call, in a gate that already knew the old plan', async () => {
