@@ -344,7 +344,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     // A message the wallet has not taken goes first, when its next attempt is due.
     if (delivery) this.alarmNoLaterThan(Date.now() + Math.max(0, delivery.retryAt - clock.now()));
     else if (clock.now() - this.reportedAt >= REPORT_MS) void this.report(false);
-    else this.alarmNoLaterThan(Date.now() + Math.max(0, this.reportedAt + REPORT_MS - clock.now()));
+    // Never further off than REPORT_MS, whatever the clock did since the last report.
+    else this.alarmNoLaterThan(Date.now() + Math.min(REPORT_MS, Math.max(0, this.reportedAt + REPORT_MS - clock.now())));
   }
 
   /** The earliest of: a report due, a hold's expiry, the idle lease's return. */
