@@ -312,9 +312,12 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private async report(giveBackAll: boolean): Promise<void> {
     this.window.save();
     this.reportedAt = clock.now();
-    const free = this.book.free(clock.now());
+    const givesBack = () => {
+      const free = this.book.free(clock.now());
+      return free.subscriptionUnits + free.purchasedUnits > 0;
+    };
     try {
-      if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && free.subscriptionUnits + free.purchasedUnits > 0))) {
+      if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && givesBack()))) {
         await this.link.exchange(REPORT_ONLY, giveBackAll);
       }
     } catch (error) {
@@ -342,7 +345,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private reportSoon(): void {
     const delivery = this.book.delivery;
     // A message the wallet has not taken goes first, when its next attempt is due.
-    if (delivery) this.alarmNoLaterThan(Date.now() + Math.max(0, delivery.retryAt - clock.now()));
+    if (delivery) this.alarmAtClock(delivery.retryAt);
     else if (clock.now() - this.reportedAt >= REPORT_MS) void this.report(false);
     // Never further off than REPORT_MS, whatever the clock did since the last report.
     else this.alarmNoLaterThan(Date.now() + Math.min(REPORT_MS, Math.max(0, this.reportedAt + REPORT_MS - clock.now())));
@@ -352,14 +355,19 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private scheduleAlarm(): void {
     const delivery = this.book.delivery;
     // Nothing reaches the wallet before the message it has not taken: no report or return is due before its next attempt.
-    if (delivery) this.alarmNoLaterThan(Date.now() + Math.max(0, delivery.retryAt - clock.now()));
+    if (delivery) this.alarmAtClock(delivery.retryAt);
     else {
       if (this.book.hasUnsent() || this.book.outgoing) this.alarmNoLaterThan(Date.now() + REPORT_MS);
       const free = this.book.free(clock.now());
-      if (free.subscriptionUnits + free.purchasedUnits > 0) this.alarmNoLaterThan(Date.now() + Math.max(0, this.lastMeter + IDLE_LEASE_MS - clock.now()));
+      if (free.subscriptionUnits + free.purchasedUnits > 0) this.alarmAtClock(this.lastMeter + IDLE_LEASE_MS);
     }
     const expiry = this.book.nextHoldExpiry();
-    if (expiry !== null) this.alarmNoLaterThan(Date.now() + Math.max(0, expiry - clock.now()));
+    if (expiry !== null) this.alarmAtClock(expiry);
+  }
+
+  /** Moves the alarm earlier, to when the injectable clock reads `at` (the alarm itself keeps real time). */
+  private alarmAtClock(at: number): void {
+    this.alarmNoLaterThan(Date.now() + Math.max(0, at - clock.now()));
   }
 
   /**
