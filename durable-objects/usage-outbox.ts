@@ -1,4 +1,4 @@
-import { insertUsageRows, type UsageRow } from '../src/core/usage';
+import { insertUsageRows, stampKeyUses, type UsageRow } from '../src/core/usage';
 
 /** How long a usage row may wait in the outbox, so rows of busy moments travel to D1 together. */
 export const USAGE_FLUSH_MS = 500;
@@ -62,14 +62,12 @@ export class UsageOutbox {
     for (;;) {
       const uses = this.sql.exec<{ key_id: string; used_at: number }>('SELECT key_id, used_at FROM key_use_outbox ORDER BY rowid LIMIT ?', BATCH).toArray();
       if (uses.length === 0) return;
-      await db.batch(
-        uses.map((use) => {
-          const at = new Date(use.used_at).toISOString();
-          return db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)').bind(at, use.key_id, at);
-        }),
+      await stampKeyUses(db, JSON.stringify(uses.map((use) => [use.key_id, new Date(use.used_at).toISOString()]))).run();
+      // A newer use that arrived during the write stays queued: only the uses just written leave.
+      this.sql.exec(
+        "DELETE FROM key_use_outbox WHERE (key_id, used_at) IN (SELECT value ->> '$[0]', value ->> '$[1]' FROM json_each(?))",
+        JSON.stringify(uses.map((use) => [use.key_id, use.used_at])),
       );
-      // A newer use that arrived during the write stays queued.
-      for (const use of uses) this.sql.exec('DELETE FROM key_use_outbox WHERE key_id = ? AND used_at = ?', use.key_id, use.used_at);
     }
   }
 }

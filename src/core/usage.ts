@@ -34,3 +34,18 @@ export function insertUsageRows(db: D1Database, rowsJson: string): D1PreparedSta
     )
     .bind(rowsJson);
 }
+
+/**
+ * Stamps many keys' `last_used_at` in one statement: `usesJson` is a JSON array of `[keyId, ISO time]`.
+ * A stamp never moves back: a key already stamped later keeps its time. With a thousand workspaces in
+ * rotation each batch names a hundred keys, so this is one statement a batch, not one a call.
+ */
+export function stampKeyUses(db: D1Database, usesJson: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE api_keys SET last_used_at = stamp.at
+         FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS at FROM json_each(?)) AS stamp
+        WHERE api_keys.id = stamp.id AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < stamp.at)`,
+    )
+    .bind(usesJson);
+}

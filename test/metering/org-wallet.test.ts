@@ -80,6 +80,27 @@ describe('OrgWallet', () => {
     expect(ledger.filter((entry) => entry.kind === 'capture')).toEqual([expect.objectContaining({ holdId: 'use_1', purchasedDelta: -40, purchasedAfter: 960 })]);
   });
 
+  it('stamps the key uses of its messages in D1 at its alarm: the latest use of each key, never one older than the stamp', async () => {
+    const [first, second, third] = [await provision(), await provision(), await provision()];
+    const stampOf = async (keyId: string) =>
+      (await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').bind(keyId).first<{ last_used_at: string | null }>())?.last_used_at;
+    const at = Date.parse('2026-11-24T09:00:00.000Z');
+    // A stamp already later than the use the message carries, as when another wallet's flush came first.
+    await env.DB.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').bind(new Date(at + 60_000).toISOString(), third.keyId).run();
+    const stub = freshWallet();
+    await stub.sync('ws_a', message(1, { keyUses: [[first.keyId, at], [second.keyId, at + 1_000], [third.keyId, at + 2_000]] }));
+    await stub.sync('ws_b', message(1, { keyUses: [[first.keyId, at + 3_000]] }));
+    await runInDurableObject(stub, (instance) => (instance as unknown as OrgWallet).alarm());
+    expect([await stampOf(first.keyId), await stampOf(second.keyId), await stampOf(third.keyId)]).toEqual([
+      '2026-11-24T09:00:03.000Z',
+      '2026-11-24T09:00:01.000Z',
+      '2026-11-24T09:01:00.000Z',
+    ]);
+    // Written, so gone from the outbox: a later alarm writes nothing again.
+    const queued = await runInDurableObject(stub, (_, state) => state.storage.sql.exec('SELECT key_id FROM key_use_outbox').toArray());
+    expect(queued).toEqual([]);
+  });
+
   it('takes back what a lease gives back, and refuses a message that would give back more than the lease', async () => {
     const stub = freshWallet();
     await stub.credit({ purchasedUnits: 1_000 });
