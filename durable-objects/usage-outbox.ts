@@ -64,10 +64,12 @@ export class UsageOutbox {
       if (uses.length === 0) return;
       await stampKeyUses(db, JSON.stringify(uses.map((use) => [use.key_id, new Date(use.used_at).toISOString()]))).run();
       // A newer use that arrived during the write stays queued: only the uses just written leave.
-      this.sql.exec(
-        "DELETE FROM key_use_outbox WHERE (key_id, used_at) IN (SELECT value ->> '$[0]', value ->> '$[1]' FROM json_each(?))",
+      const written = this.sql.exec(
+        "DELETE FROM key_use_outbox WHERE (key_id, used_at) IN (SELECT value ->> '$[0]', value ->> '$[1]' FROM json_each(?)) RETURNING key_id",
         JSON.stringify(uses.map((use) => [use.key_id, use.used_at])),
-      );
+      ).toArray().length;
+      // Every one was used again meanwhile (keys in constant use): the next alarm writes them, this one stops.
+      if (written === 0) return;
     }
   }
 }
