@@ -30,7 +30,7 @@ interface TermsRow extends Record<string, SqlStorageValue> {
   generation: number;
 }
 
-/** What a gate's message needs to know first: the account, the plan and the leases' running totals. */
+/** The account, the plan and the leases' running totals: what a gate's message and a summary read first. */
 interface Figures extends AccountRow, TermsRow {
   leased_subscription: number;
   leased_purchased: number;
@@ -246,24 +246,22 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
 
   /**
    * Balances and plan together: what `/v1/credits` shows, read by a gate whose own figures are older than
-   * VIEW_FRESH_MS. One statement reads account, leases and terms; only a period that has ended (rare)
-   * takes the longer way, which rolls it first.
+   * VIEW_FRESH_MS. One statement reads account, leases and terms (`figures`, which rolls a period that
+   * has ended first).
    */
   summary(workspaceId?: string): { balance: Balance; terms: Terms } {
     // A gate that reads the figures keeps them a moment: it is listed with the leaseholders, so a top-up tells it.
     if (workspaceId !== undefined) this.sql.exec('INSERT OR IGNORE INTO leases VALUES (?, 0, 0, 0, NULL)', workspaceId);
-    const row = this.sql
-      .exec<AccountRow & TermsRow & { held: number }>(
-        `SELECT a.subscription_units, a.purchased_units, a.allowance_units, a.period_end,
-                l.subscription_units + l.purchased_units AS held,
-                t.plan, t.rpm_override, t.plan_ends_at, t.version, t.generation
-           FROM account a, terms t, lease_totals l`,
-      )
-      .one();
-    if (row.period_end !== null && clock.now() >= row.period_end) return { balance: this.balance(), terms: this.terms() };
+    const figures = this.figures();
     return {
-      balance: { subscriptionUnits: row.subscription_units, purchasedUnits: row.purchased_units, heldUnits: row.held, allowanceUnits: row.allowance_units, periodEnd: row.period_end },
-      terms: termsOf(row),
+      balance: {
+        subscriptionUnits: figures.subscription_units,
+        purchasedUnits: figures.purchased_units,
+        heldUnits: figures.leased_subscription + figures.leased_purchased,
+        allowanceUnits: figures.allowance_units,
+        periodEnd: figures.period_end,
+      },
+      terms: termsOf(figures),
     };
   }
 
