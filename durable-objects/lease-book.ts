@@ -141,6 +141,12 @@ export class LeaseBook {
     return { subscriptionUnits: this.periodOver(now) ? 0 : Math.max(0, subscription), purchasedUnits: Math.max(0, purchased) };
   }
 
+  /** What a call may take now, both parts together. */
+  freeUnits(now: number): number {
+    const free = this.free(now);
+    return free.subscriptionUnits + free.purchasedUnits;
+  }
+
   periodOver(now: number): boolean {
     return this.state.periodEnd !== null && now >= this.state.periodEnd;
   }

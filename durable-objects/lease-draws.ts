@@ -49,9 +49,8 @@ export class LeaseDraws {
       let reply: SyncReply | undefined;
       try {
         reply = await this.link.exchange(() => {
-          const free = this.book.free(clock.now());
           const recent = this.setAside.current + this.setAside.previous;
-          return { need: Math.max(0, amount - free.subscriptionUnits - free.purchasedUnits), target: Math.max(amount * CALLS_PER_DRAW, recent) };
+          return { need: Math.max(0, amount - this.book.freeUnits(clock.now())), target: Math.max(amount * CALLS_PER_DRAW, recent) };
         }, false);
       } catch (error) {
         if (!(error instanceof Undelivered)) throw error;

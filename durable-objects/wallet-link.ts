@@ -61,8 +61,7 @@ export class WalletLink {
       let reply: SyncReply | undefined;
       if (this.book.outgoing) reply = await this.deliver(this.book.outgoing);
       const { need, target } = ask();
-      const free = this.book.free(clock.now());
-      const givesBack = giveBackAll && free.subscriptionUnits + free.purchasedUnits > 0;
+      const givesBack = giveBackAll && this.book.freeUnits(clock.now()) > 0;
       if (need > 0 || givesBack || this.book.hasUnsent() || this.book.neverSynced) {
         const message = this.book.compose(need, need > 0 ? Math.max(need, target) : 0, giveBackAll, clock.now());
         // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.

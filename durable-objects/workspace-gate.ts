@@ -272,8 +272,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    */
   async recall(): Promise<void> {
     const now = clock.now();
-    const free = this.book.free(now);
-    if (!this.book.owner || now - this.lastMeter < RECALL_IDLE_MS || free.subscriptionUnits + free.purchasedUnits <= 0) return;
+    if (!this.book.owner || now - this.lastMeter < RECALL_IDLE_MS || this.book.freeUnits(now) <= 0) return;
     await reached(this.link.exchange(REPORT_ONLY, true));
   }
 
@@ -312,12 +311,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private async report(giveBackAll: boolean): Promise<void> {
     this.window.save();
     this.reportedAt = clock.now();
-    const givesBack = () => {
-      const free = this.book.free(clock.now());
-      return free.subscriptionUnits + free.purchasedUnits > 0;
-    };
     try {
-      if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && givesBack()))) {
+      if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && this.book.freeUnits(clock.now()) > 0))) {
         await this.link.exchange(REPORT_ONLY, giveBackAll);
       }
     } catch (error) {
@@ -358,8 +353,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     if (delivery) this.alarmAtClock(delivery.retryAt);
     else {
       if (this.book.hasUnsent() || this.book.outgoing) this.alarmNoLaterThan(Date.now() + REPORT_MS);
-      const free = this.book.free(clock.now());
-      if (free.subscriptionUnits + free.purchasedUnits > 0) this.alarmAtClock(this.lastMeter + IDLE_LEASE_MS);
+      if (this.book.freeUnits(clock.now()) > 0) this.alarmAtClock(this.lastMeter + IDLE_LEASE_MS);
     }
     const expiry = this.book.nextHoldExpiry();
     if (expiry !== null) this.alarmAtClock(expiry);
