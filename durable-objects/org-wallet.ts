@@ -228,7 +228,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
 
   /** Queues a usage row for D1; it lands within USAGE_FLUSH_MS, batched with its neighbours. */
   recordUsage(usage: Charge['usage']): void {
-    this.outbox.add(usage);
+    this.outbox.add([usage]);
     this.alarmNoLaterThan(Date.now() + USAGE_FLUSH_MS);
   }
 
@@ -319,34 +319,47 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
 
   /**
    * Charges spend from the account and from the lease that earmarked them, each with its ledger capture
-   * and queued usage row. A charge already in the ledger (its unique index) is not spent again. The
-   * account is written once per message, not once per charge.
+   * and queued usage row. A charge already in the ledger (its unique index) is not spent again. A message
+   * costs the same few statements whatever its size: its usage rows queued in one, its captures written in
+   * one (those already there left out), the account written once.
    */
   private applyCharges(charges: Charge[], generation: number, lease: Split, account: AccountRow): Split {
     let subscription = account.subscription_units;
     let purchased = account.purchased_units;
     if (charges.length === 0) return { subscriptionUnits: subscription, purchasedUnits: purchased };
-    const now = clock.now();
     this.creditWatch.beforeCharges(charges[0]!.usage.organizationId, subscription + purchased);
+    this.outbox.add(charges.map((charge) => charge.usage));
+    if (charges.some((charge) => charge.usage.errorCode === 'INSUFFICIENT_CREDITS')) this.creditWatch.refusedForCredits();
+    // Every success has its capture, a free one too (a zero-row answer), so the ledger counts successes.
+    // One entry per call: a twin within the message counts once, as the unique index would have it.
+    const successes = new Map<string, [holdId: string, subscriptionUnits: number, purchasedUnits: number]>();
     for (const charge of charges) {
-      this.outbox.add(charge.usage);
-      if (charge.usage.errorCode === 'INSUFFICIENT_CREDITS') this.creditWatch.refusedForCredits();
-      // Every success has its capture, a free one too (a zero-row answer), so the ledger counts successes.
       if (charge.usage.status >= 400) continue;
       // Taken from an allowance that has since been replaced: that allowance expired, and with it this part.
-      const fromSubscription = charge.generation === generation ? charge.subscriptionUnits : 0;
-      // RETURNING, not rowsWritten: an insert the unique index ignores still counts a row written (the
-      // AUTOINCREMENT sequence's), and a charge sent again was spent again.
-      const written = this.sql.exec(
-        `INSERT OR IGNORE INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
-         VALUES (?, 'capture', ?, ?, ?, ?, ?) RETURNING seq`,
-        now, charge.id, -fromSubscription, -charge.purchasedUnits, subscription - fromSubscription, purchased - charge.purchasedUnits,
-      ).toArray().length;
-      if (written === 0) continue;
-      subscription -= fromSubscription;
-      purchased -= charge.purchasedUnits;
-      lease.subscriptionUnits -= fromSubscription;
-      lease.purchasedUnits -= charge.purchasedUnits;
+      successes.set(charge.id, [charge.id, charge.generation === generation ? charge.subscriptionUnits : 0, charge.purchasedUnits]);
+    }
+    if (successes.size > 0) {
+      // In the message's order, each capture with the balances after it; one already in the ledger (sent
+      // again) is left out before the running sums, so it is neither spent nor counted twice.
+      const written = this.sql
+        .exec<{ subscription: number; purchased: number }>(
+          `INSERT INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
+           SELECT ?, 'capture', charge.id, -charge.subscription, -charge.purchased,
+                  ? - SUM(charge.subscription) OVER spent, ? - SUM(charge.purchased) OVER spent
+             FROM (SELECT key AS n, value ->> '$[0]' AS id, value ->> '$[1]' AS subscription, value ->> '$[2]' AS purchased FROM json_each(?)) AS charge
+            WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE kind = 'capture' AND hold_id = charge.id)
+           WINDOW spent AS (ORDER BY charge.n ROWS UNBOUNDED PRECEDING)
+           ORDER BY charge.n
+           RETURNING -subscription_delta AS subscription, -purchased_delta AS purchased`,
+          clock.now(), subscription, purchased, JSON.stringify([...successes.values()]),
+        )
+        .toArray();
+      for (const capture of written) {
+        subscription -= capture.subscription;
+        purchased -= capture.purchased;
+        lease.subscriptionUnits -= capture.subscription;
+        lease.purchasedUnits -= capture.purchased;
+      }
     }
     this.sql.exec('UPDATE account SET subscription_units = ?, purchased_units = ?', subscription, purchased);
     return { subscriptionUnits: subscription, purchasedUnits: purchased };

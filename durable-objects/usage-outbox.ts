@@ -18,8 +18,10 @@ export class UsageOutbox {
     `);
   }
 
-  add(row: UsageRow): void {
-    this.sql.exec('INSERT OR IGNORE INTO usage_outbox (id, row, queued_at) VALUES (?, ?, ?)', row.id, JSON.stringify(row), Date.now());
+  /** Queues rows in one statement, in their order: a message's hundred rows cost one insert, not a hundred. */
+  add(rows: readonly UsageRow[]): void {
+    if (rows.length === 0) return;
+    this.sql.exec("INSERT OR IGNORE INTO usage_outbox (id, row, queued_at) SELECT value ->> '$.id', value, ? FROM json_each(?) ORDER BY key", Date.now(), JSON.stringify(rows));
   }
 
   useKey(keyId: string, at: number): void {

@@ -80,6 +80,29 @@ describe('OrgWallet', () => {
     expect(ledger.filter((entry) => entry.kind === 'capture')).toEqual([expect.objectContaining({ holdId: 'use_1', purchasedDelta: -40, purchasedAfter: 960 })]);
   });
 
+  it('applies a batch in order, spending a charge already captured by an earlier message, or twice in one, only once', async () => {
+    const stub = freshWallet();
+    await stub.credit({ subscriptionUnits: 30, purchasedUnits: 1_000 });
+    await stub.sync('ws_a', message(1, { needUnits: 300, targetUnits: 300 }));
+    await stub.sync('ws_a', message(2, { charges: [charge('batch_1', 10, 0)] }));
+    // batch_1 again (a retry that took over its call's id), batch_3 twice, one refusal: the new successes are batch_2 and batch_3.
+    const refused = { ...charge('batch_4', 0, 0), usage: { ...charge('batch_4', 0, 0).usage, status: 402, errorCode: 'INSUFFICIENT_CREDITS' } };
+    const applied = await stub.sync('ws_a', message(3, { charges: [charge('batch_1', 10, 0), charge('batch_2', 20, 5), refused, charge('batch_3', 0, 7), charge('batch_3', 0, 7)] }));
+    expect(applied.balance).toMatchObject({ subscriptionUnits: 0, purchasedUnits: 988 });
+    expect(applied.lease).toEqual({ subscriptionUnits: 0, purchasedUnits: 258 });
+    const { ledger } = await stub.statement();
+    const captures = ledger.filter((entry) => entry.kind === 'capture').reverse();
+    expect(captures.map(({ holdId, subscriptionDelta, purchasedDelta, subscriptionAfter, purchasedAfter }) => [holdId, subscriptionDelta, purchasedDelta, subscriptionAfter, purchasedAfter])).toEqual([
+      ['batch_1', -10, 0, 20, 1_000],
+      ['batch_2', -20, -5, 0, 995],
+      ['batch_3', 0, -7, 0, 988],
+    ]);
+    // Every row reaches D1 once, the refusal's too, in the order they came.
+    await runInDurableObject(stub, (instance) => (instance as unknown as OrgWallet).alarm());
+    const landed = await env.DB.prepare("SELECT id FROM usage WHERE id LIKE 'batch_%' ORDER BY rowid").all<{ id: string }>();
+    expect(landed.results.map((row) => row.id)).toEqual(['batch_1', 'batch_2', 'batch_4', 'batch_3']);
+  });
+
   it('stamps the key uses of its messages in D1 at its alarm: the latest use of each key, never one older than the stamp', async () => {
     const [first, second, third] = [await provision(), await provision(), await provision()];
     const stampOf = async (keyId: string) =>
