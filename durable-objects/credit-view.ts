@@ -23,6 +23,8 @@ export class CreditView {
   private figures: Balance | null;
   /** When the figures were read (clock time); 0: not since this object started, or told to forget. */
   private readAt = 0;
+  /** Figures were read that storage does not have yet (see `read`). */
+  private unstored = false;
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec('CREATE TABLE IF NOT EXISTS credit_view (id INTEGER PRIMARY KEY CHECK (id = 1), doc TEXT NOT NULL)');
@@ -30,10 +32,20 @@ export class CreditView {
     this.figures = stored ? (JSON.parse(stored.doc) as Balance) : null;
   }
 
-  /** The wallet's figures, as it answered just now. */
+  /**
+   * The wallet's figures, as it answered just now. Stored with the gate's next message or by its alarm
+   * (`persist`), like the acknowledgement they came with (`LeaseBook.acknowledge`): an object that restarts
+   * before then has the figures and the lease of the same earlier reply, and its next message brings both again.
+   */
   read(figures: Balance, now: number): void {
-    this.replace(figures);
+    this.figures = figures;
     this.readAt = now;
+    this.unstored = true;
+  }
+
+  /** Stores figures read since the last store. */
+  persist(): void {
+    if (this.unstored) this.save();
   }
 
   /** The wallet's figures as told with a plan change; the next read asks the wallet all the same. */
@@ -74,6 +86,7 @@ export class CreditView {
   }
 
   private save(): void {
+    this.unstored = false;
     this.sql.exec('INSERT OR REPLACE INTO credit_view (id, doc) VALUES (1, ?)', JSON.stringify(this.figures));
   }
 }

@@ -67,6 +67,8 @@ export class LeaseBook {
   private pending: Split = { ...ZERO };
   private unsent = 0;
   private readonly keyUses = new Map<string, number>();
+  /** A reply was applied that storage does not have yet (see `acknowledge`). */
+  private unstored = false;
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
@@ -253,6 +255,12 @@ export class LeaseBook {
   /**
    * Applies the wallet's reply: its lease is authoritative, and the message's charges are no longer
    * pending. Answers whether the reply is of the current allowance generation (its balance is then current too).
+   *
+   * Not stored here: the state goes to storage with its next write (the next message, a plan change) or
+   * at the alarm (`persist`). An object that restarts before then finds the message still outgoing, as if
+   * the reply had been lost, and sends it again; the wallet answers a message it has applied with the reply
+   * it stored, so nothing is applied twice. With a thousand workspaces in rotation every call is a message of
+   * its own, and storing each reply was a second commit per call.
    */
   acknowledge(message: SyncMessage, reply: SyncReply): boolean {
     if (reply.generation > this.state.generation) this.newGeneration(reply.generation);
@@ -264,8 +272,13 @@ export class LeaseBook {
     this.state.seq = reply.seq;
     this.state.outgoing = null;
     this.state.delivery = null;
-    this.save();
+    this.unstored = true;
     return current;
+  }
+
+  /** Stores an acknowledgement that no later write has stored yet (the alarm's, so a quiet gate does not send its last message again at every start). */
+  persist(): void {
+    if (this.unstored) this.save();
   }
 
   /** The wallet's plan read outside a message (`OrgWallet.summary`): adopted, and stored, when it is newer. */
@@ -321,6 +334,7 @@ export class LeaseBook {
   }
 
   private save(): void {
+    this.unstored = false;
     this.sql.exec('INSERT OR REPLACE INTO lease_state (id, doc) VALUES (1, ?)', JSON.stringify(this.state));
   }
 }

@@ -2,7 +2,9 @@ import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, wait
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VIEW_FRESH_MS } from '../../durable-objects/credit-view';
-import { IDLE_LEASE_MS, RECALL_IDLE_MS, REPORT_MS } from '../../durable-objects/workspace-gate';
+import { IDLE_LEASE_MS, RECALL_IDLE_MS, REPORT_MS, WorkspaceGate } from '../../durable-objects/workspace-gate';
+import type { UsageRow } from '../../src/core/usage';
+import { LeaseBook } from '../../durable-objects/lease-book';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
@@ -16,6 +18,7 @@ import { OPERATIONS } from '../../src/operations';
 import type { Operation } from '../../src/core/operation';
 import { bearer, call, companyByDomain, credit, eventually, json, ops, provision, tool, wallet, type Provisioned } from '../support/api';
 
+const CENT = 10_000;
 const companyByDomainOperation = OPERATIONS.find((operation) => operation.name === 'get-company-by-domain')!;
 
 afterEach(() => {
@@ -324,6 +327,39 @@ describe('the workspace gate on the hot path', () => {
     expect((await companyByDomain(account.key, 'quiet.example.com')).status).toBe(200);
     expect(await alarmIn()).toBeGreaterThan(REPORT_MS);
     expect(await eventually(captures, (n) => n === 12)).toBe(12);
+  });
+
+  it('restarts after a reply it had not stored: sends that message again, which the wallet applies once, and shows the right balance meanwhile', async () => {
+    const account = await provision();
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
+    await credit(account.organizationId, { purchasedCents: 100 });
+    const gate = gateOf(env, account.workspaceId);
+    const walletStub = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+    const captures = () => runInDurableObject(walletStub, (_, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n);
+
+    expect((await companyByDomain(account.key, 'before.example.com')).status).toBe(200);
+    expect(await eventually(captures, (n) => n === 1)).toBe(1);
+    await runInDurableObject(gate, async (_, state) => {
+      // The wallet took the report and the gate applied its reply, without a commit of its own for it: a
+      // restart now (a new object over the same storage) finds that message still outgoing.
+      expect(new LeaseBook(state.storage.sql).outgoing?.charges).toHaveLength(1);
+      const restarted = new WorkspaceGate(state, env as never);
+      const usage: UsageRow = {
+        id: `use_${'r'.repeat(24)}`, requestId: 'req_restart', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+        operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
+      };
+      expect((await restarted.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+      // Before anything is sent again: the figures and the lease of the same earlier reply, less both calls.
+      expect(await restarted.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).toMatchObject({ kind: 'captured', balance: { purchasedUnits: 98 * CENT } });
+      // The first report goes again and is answered from the wallet's stored reply; then the second call's.
+      await restarted.flush();
+      expect(new LeaseBook(state.storage.sql).outgoing).not.toBeNull();
+      // A quiet gate stores its last reply at its alarm, so a later start has nothing to send again.
+      await restarted.alarm();
+      expect(new LeaseBook(state.storage.sql).outgoing).toBeNull();
+    });
+    expect(await captures()).toBe(2);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
   it('follows a plan change from the very next call, in a gate that already knew the old plan', async () => {
