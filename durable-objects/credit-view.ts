@@ -1,4 +1,5 @@
 import type { Balance, Split } from '../src/core/protocols/lease';
+import type { StoredPart } from './lease-book';
 
 /**
  * How long `/v1/credits` answers from the wallet's figures this gate holds before reading them again: a
@@ -13,45 +14,52 @@ export const VIEW_FRESH_MS = 100;
  * and has not yet had acknowledged.
  * - The figures come only from the wallet: a reply to one of this gate's messages in the current
  *   allowance generation, its summary read in a turn of the gate's queue, or a plan change told by
- *   whoever made it. They are stored, so a call's `meta` shows them after a restart too.
+ *   whoever made it. They are stored with the gate's state (a StoredPart of its LeaseBook), in the same
+ *   write as the lease of the same reply, so a call's `meta` shows them after a restart too.
  * - They are fresh while read less than VIEW_FRESH_MS ago, in a period that has not ended. A top-up or a
  *   plan change makes them stale at once (`forget`), and so does a restart: when they were read is kept
  *   in memory only.
  * - What is shown never goes below zero in either part.
  */
-export class CreditView {
-  private figures: Balance | null;
+export class CreditView implements StoredPart {
+  readonly name = 'view';
+  private figures: Balance | null = null;
   /** When the figures were read (clock time); 0: not since this object started, or told to forget. */
   private readAt = 0;
-  /** Figures were read that storage does not have yet (see `read`). */
-  private unstored = false;
-
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec('CREATE TABLE IF NOT EXISTS credit_view (id INTEGER PRIMARY KEY CHECK (id = 1), doc TEXT NOT NULL)');
-    const stored = sql.exec<{ doc: string }>('SELECT doc FROM credit_view').toArray()[0];
-    this.figures = stored ? (JSON.parse(stored.doc) as Balance) : null;
-  }
+  /** Figures came that storage does not have yet. */
+  private changed = false;
 
   /**
-   * The wallet's figures, as it answered just now. Stored with the gate's next message or by its alarm
-   * (`persist`), like the acknowledgement they came with (`LeaseBook.acknowledge`): an object that restarts
-   * before then has the figures and the lease of the same earlier reply, and its next message brings both again.
+   * The figures as stored with the gate's state, or, from a gate that has not stored them there yet, as its
+   * own table kept them before.
    */
-  read(figures: Balance, now: number): void {
-    this.figures = figures;
-    this.readAt = now;
-    this.unstored = true;
+  restore(stored: Balance | null | undefined, sql: SqlStorage): void {
+    if (stored !== undefined) this.figures = stored;
+    else if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'credit_view'").toArray().length > 0) {
+      const row = sql.exec<{ doc: string }>('SELECT doc FROM credit_view').toArray()[0];
+      this.figures = row ? (JSON.parse(row.doc) as Balance) : null;
+    }
   }
 
-  /** Stores figures read since the last store. */
-  persist(): void {
-    if (this.unstored) this.save();
+  /** The wallet's figures, as it answered just now; stored with the gate's next write of its state. */
+  read(figures: Balance, now: number): void {
+    this.replace(figures);
+    this.readAt = now;
   }
 
   /** The wallet's figures as told with a plan change; the next read asks the wallet all the same. */
   replace(figures: Balance): void {
     this.figures = figures;
-    this.save();
+    this.changed = true;
+  }
+
+  get unsaved(): boolean {
+    return this.changed;
+  }
+
+  snapshot(): Balance | null {
+    this.changed = false;
+    return this.figures;
   }
 
   /** The wallet changed by other means than this gate's messages (a top-up, a plan change): read it again. */
@@ -83,10 +91,5 @@ export class CreditView {
   unspentUnits(pending: Split): number {
     const balance = this.balance(pending);
     return balance ? balance.subscriptionUnits + balance.purchasedUnits : 0;
-  }
-
-  private save(): void {
-    this.unstored = false;
-    this.sql.exec('INSERT OR REPLACE INTO credit_view (id, doc) VALUES (1, ?)', JSON.stringify(this.figures));
   }
 }

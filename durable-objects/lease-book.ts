@@ -36,6 +36,20 @@ interface State {
   terms: Terms | null;
 }
 
+/**
+ * Another part of the gate's state, stored in the same row as the lease's whenever that is stored: the
+ * request window and the wallet's figures. One row written a report rather than three (with a thousand
+ * workspaces in rotation, each call is a report).
+ */
+export interface StoredPart {
+  /** Its name in the stored row. */
+  readonly name: string;
+  /** Whether it changed since it was last stored. */
+  readonly unsaved: boolean;
+  /** What to store of it now (it is stored once this returns). */
+  snapshot(): unknown;
+}
+
 /** How many charges one message carries at most; the rest go in the next. */
 const CHARGES_PER_MESSAGE = 500;
 
@@ -55,9 +69,12 @@ const ZERO: Split = { subscriptionUnits: 0, purchasedUnits: 0 };
  * A workspace gate's side of its lease: what the wallet granted, what calls in flight hold, what
  * finished calls spent and the wallet has not yet acknowledged, and the message on its way. What a call
  * may take is derived, never stored: lease − unacknowledged charges − holds − what is being given back.
- * Charges, the message and the acknowledged lease are in the object's SQLite before the call that made
- * them is answered. Holds are in memory: an object that restarts forgets them, which gives their money
- * back to the lease, and a capture that finds its hold gone takes the money again (`WorkspaceGate.settle`).
+ * Charges and the message are in the object's SQLite before the call that made them is answered; the
+ * acknowledged lease goes with the next write of the state (an object that restarts before it sends the
+ * message again: `acknowledge`). The state is one row, which carries the gate's other parts too (the window,
+ * the wallet's figures: StoredPart). Holds are in memory: an object that restarts forgets them, which gives
+ * their money back to the lease, and a capture that finds its hold gone takes the money again
+ * (`WorkspaceGate.settle`).
  */
 export class LeaseBook {
   private state: State;
@@ -69,16 +86,24 @@ export class LeaseBook {
   private readonly keyUses = new Map<string, number>();
   /** A reply was applied that storage does not have yet (see `acknowledge`). */
   private unstored = false;
+  /** The parts as stored before this object started, by name. */
+  private readonly storedParts: Record<string, unknown>;
 
-  constructor(private readonly sql: SqlStorage) {
+  /** `parts` are stored with the lease state, in its row (see StoredPart). */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly parts: readonly StoredPart[] = [],
+  ) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS lease_state (id INTEGER PRIMARY KEY CHECK (id = 1), doc TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
     `);
     const stored = sql.exec<{ doc: string }>('SELECT doc FROM lease_state').toArray()[0];
-    this.state = stored
-      ? (JSON.parse(stored.doc) as State)
+    const { parts: storedParts = {}, ...state } = stored
+      ? (JSON.parse(stored.doc) as State & { parts?: Record<string, unknown> })
       : { organizationId: null, workspaceId: null, lease: { ...ZERO }, generation: 0, periodEnd: null, seq: 0, outgoing: null, delivery: null, terms: null };
+    this.state = state;
+    this.storedParts = storedParts;
     const waiting = sql.exec<{ doc: string }>('SELECT doc FROM charges').toArray().map((row) => JSON.parse(row.doc) as Charge);
     this.unsent = waiting.length;
     for (const charge of [...waiting, ...(this.state.outgoing?.charges ?? [])]) this.addTo(this.pending, charge, charge.generation);
@@ -276,9 +301,18 @@ export class LeaseBook {
     return current;
   }
 
-  /** Stores an acknowledgement that no later write has stored yet (the alarm's, so a quiet gate does not send its last message again at every start). */
+  /**
+   * Stores what no write has stored yet: an acknowledgement, a part that changed. The alarm's, so a quiet
+   * gate keeps its window and does not send its last message again when it starts; a report's message
+   * stores them with it.
+   */
   persist(): void {
-    if (this.unstored) this.save();
+    if (this.unstored || this.parts.some((part) => part.unsaved)) this.save();
+  }
+
+  /** What was stored for a part before this object started; undefined when nothing was (it was kept elsewhere then). */
+  storedPart(name: string): unknown {
+    return this.storedParts[name];
   }
 
   /** The wallet's plan read outside a message (`OrgWallet.summary`): adopted, and stored, when it is newer. */
@@ -335,6 +369,7 @@ export class LeaseBook {
 
   private save(): void {
     this.unstored = false;
-    this.sql.exec('INSERT OR REPLACE INTO lease_state (id, doc) VALUES (1, ?)', JSON.stringify(this.state));
+    const parts = Object.fromEntries(this.parts.map((part) => [part.name, part.snapshot()]));
+    this.sql.exec('INSERT OR REPLACE INTO lease_state (id, doc) VALUES (1, ?)', JSON.stringify({ ...this.state, parts }));
   }
 }

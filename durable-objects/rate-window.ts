@@ -1,8 +1,9 @@
 import type { Admission } from '../src/core/protocols/gate';
+import type { StoredPart } from './lease-book';
 
 export const WINDOW_MS = 60_000;
 
-/** Where the window is stored in the gate's storage, and what is stored there. */
+/** Where the window was stored before it went into the gate's state row, and what is stored. */
 export const WINDOW_KEY = 'window';
 export interface StoredWindow {
   start: number;
@@ -14,19 +15,18 @@ export interface StoredWindow {
  * instance agrees when one ends), shared by all the workspace's keys and by metered and free calls alike.
  * - A call is checked and counted in one synchronous step, with no `await` in between, so concurrent
  *   calls cannot take the same slot; a refused call is not counted, and a new window starts at zero.
- * - The count is decided in memory and stored by `save`, which the gate's alarm runs within its report
- *   interval of the call, not by each call (a storage write per call was 3 % of a metered call's CPU).
- *   Were the process killed before it, the window would forget at most that interval's requests: a
- *   limiter fails open, it does not stall calls.
+ * - The count is decided in memory and stored with the gate's state (a StoredPart of its LeaseBook) when
+ *   the gate reports, within its report interval of the call, not by each call (a storage write per call
+ *   was 3 % of a metered call's CPU). Were the process killed before it, the window would forget at most
+ *   that interval's requests: a limiter fails open, it does not stall calls.
  */
-export class RateWindow {
+export class RateWindow implements StoredPart {
+  readonly name = 'window';
   private window: StoredWindow = { start: 0, count: 0 };
   /** Calls were counted since the window was last stored. */
-  private unsaved = false;
+  private counted = false;
 
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  /** The window as stored before this object started; the gate reads it with its other keys, in one read. */
+  /** The window as stored before this object started. */
   restore(stored: StoredWindow | undefined): void {
     if (stored) this.window = stored;
   }
@@ -38,14 +38,16 @@ export class RateWindow {
     const resetAt = start + WINDOW_MS;
     if (this.window.count >= limit) return { allowed: false, limit, remaining: 0, resetAt };
     this.window.count += 1;
-    this.unsaved = true;
+    this.counted = true;
     return { allowed: true, limit, remaining: limit - this.window.count, resetAt };
   }
 
-  /** Stores the count, when calls were counted since it was last stored; the write needs no confirmation. */
-  save(): void {
-    if (!this.unsaved) return;
-    this.unsaved = false;
-    void this.storage.put(WINDOW_KEY, this.window, { allowUnconfirmed: true });
+  get unsaved(): boolean {
+    return this.counted;
+  }
+
+  snapshot(): StoredWindow {
+    this.counted = false;
+    return { ...this.window };
   }
 }

@@ -64,10 +64,8 @@ export class WalletLink {
       const givesBack = giveBackAll && this.book.freeUnits(clock.now()) > 0;
       if (need > 0 || givesBack || this.book.hasUnsent() || this.book.neverSynced) {
         const message = this.book.compose(need, need > 0 ? Math.max(need, target) : 0, giveBackAll, clock.now());
-        // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact; the
-        // figures of the last reply go in the same commit, so stored figures and stored lease agree.
+        // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.
         this.budgets.moveToSums(message.charges);
-        this.view.persist();
         reply = await this.deliver(message);
       }
       return reply;

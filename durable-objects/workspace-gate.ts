@@ -62,16 +62,19 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.window = new RateWindow(ctx.storage);
-    this.book = new LeaseBook(ctx.storage.sql);
+    // The window and the wallet's figures are stored in the lease state's row, with it.
+    this.window = new RateWindow();
+    this.view = new CreditView();
+    this.book = new LeaseBook(ctx.storage.sql, [this.window, this.view]);
+    this.view.restore(this.book.storedPart(this.view.name) as Balance | null | undefined, ctx.storage.sql);
     this.budgets = new KeyBudgets(ctx.storage.sql, (keyId) => this.book.waitingChargesOf(keyId));
-    this.view = new CreditView(ctx.storage.sql);
     this.link = new WalletLink(this.book, this.budgets, this.view, env.ORG_WALLET);
     this.draws = new LeaseDraws(this.book, this.view, this.link, (at) => this.alarmNoLaterThan(at), (workspaceIds) => this.recallFrom(workspaceIds));
-    // One read for both: an evicted object forgets neither the requests counted in this window nor a revocation.
+    // An evicted object forgets neither a revocation nor the requests counted in this window (kept under
+    // its own key by gates from before it went into the state row).
     void ctx.blockConcurrencyWhile(async () => {
       const stored = await ctx.storage.get<StoredWindow | string[]>([WINDOW_KEY, 'revoked']);
-      this.window.restore(stored.get(WINDOW_KEY) as StoredWindow | undefined);
+      this.window.restore((this.book.storedPart(this.window.name) ?? stored.get(WINDOW_KEY)) as StoredWindow | undefined);
       this.revoked = new Set((stored.get('revoked') as string[] | undefined) ?? []);
     });
     if (this.book.hasUnsent() || this.book.outgoing) this.alarmNoLaterThan(Date.now() + REPORT_MS);
@@ -291,7 +294,10 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
 
   /** A plan change, told by whoever changed it, so the very next call here follows it. */
   adoptTerms(terms: Terms, generation: number, balance: Balance): void {
-    if (this.book.adopt(terms, generation, balance.periodEnd)) this.view.replace(balance);
+    if (this.book.adopt(terms, generation, balance.periodEnd)) {
+      this.view.replace(balance);
+      this.book.persist();
+    }
     this.view.forget();
   }
 
@@ -303,18 +309,17 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     await this.report(idle);
     // The last reply, if no message has stored it since: a quiet gate that restarts does not send its last message again.
     this.book.persist();
-    this.view.persist();
   }
 
   /**
-   * Stores the window and sends the wallet what it has not heard (charges, key uses, the free lease when
-   * `giveBackAll`), then sets the alarm for whatever is due next. A report the wallet does not take stays
-   * stored and is sent again on its schedule.
+   * Sends the wallet what it has not heard (charges, key uses, the free lease when `giveBackAll`), then
+   * sets the alarm for whatever is due next. A report the wallet does not take stays stored and is sent
+   * again on its schedule.
    */
   private async report(giveBackAll: boolean): Promise<void> {
-    this.window.save();
     this.reportedAt = clock.now();
     try {
+      // The message stores the window with it; without one, the alarm stores it (`persist`).
       if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && this.book.freeUnits(clock.now()) > 0))) {
         await this.link.exchange(REPORT_ONLY, giveBackAll);
       }

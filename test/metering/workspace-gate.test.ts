@@ -362,6 +362,53 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it("keeps its window and the wallet's figures through a restart, stored in the lease's row, and reads them where older gates kept them", async () => {
+    vi.spyOn(clock, 'now').mockReturnValue(Date.parse('2026-11-25T10:00:10.000Z'));
+    const account = await provision();
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 6 });
+    await credit(account.organizationId, { purchasedCents: 100 });
+    for (const domain of ['one', 'two', 'three']) expect((await companyByDomain(account.key, `${domain}.example.com`)).status).toBe(200);
+    const gate = gateOf(env, account.workspaceId);
+    let n = 0;
+    const usage = (): UsageRow => ({
+      id: `use_${String(++n).padStart(24, '0')}`, requestId: 'req_restart', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+      operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
+    });
+    /** A new object over the same storage, once its constructor's read is done; it meters and settles one call. */
+    const callAfterRestart = async (state: DurableObjectState) => {
+      const restarted = new WorkspaceGate(state, env as never);
+      // Its constructor reads the window under blockConcurrencyWhile, which holds back events, not this direct call.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const ask = usage();
+      const metered = await restarted.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage: ask });
+      const settled = metered.kind === 'held' ? await restarted.settle(ask.id, CENT, { ...ask, status: 200, costUnits: CENT }) : undefined;
+      return { remaining: 'admission' in metered ? metered.admission.remaining : undefined, settled };
+    };
+
+    // The alarm reports the calls that came within REPORT_MS of the first, and stores the window with them.
+    await runDurableObjectAlarm(gate);
+    await runInDurableObject(gate, async (_, state) => {
+      // Three calls counted of six, and 97 cents after them: both come back from the one row.
+      expect(state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'credit_view'").toArray()).toEqual([]);
+      const after = await callAfterRestart(state);
+      expect(after.remaining).toBe(2);
+      expect(after.settled).toMatchObject({ kind: 'captured', balance: { purchasedUnits: 96 * CENT } });
+
+      // A gate stored before the window and the figures went into that row: its window under its own
+      // key, its figures in their own table. Its next call reads both from there.
+      const { doc } = state.storage.sql.exec<{ doc: string }>('SELECT doc FROM lease_state').one();
+      const { parts, ...older } = JSON.parse(doc) as { parts: { window: { start: number; count: number }; view: object } };
+      state.storage.sql.exec('UPDATE lease_state SET doc = ?', JSON.stringify(older));
+      await state.storage.put('window', { ...parts.window, count: 5 });
+      state.storage.sql.exec('CREATE TABLE credit_view (id INTEGER PRIMARY KEY CHECK (id = 1), doc TEXT NOT NULL)');
+      state.storage.sql.exec('INSERT INTO credit_view VALUES (1, ?)', JSON.stringify({ ...parts.view, purchasedUnits: 50 * CENT }));
+      const legacy = await callAfterRestart(state);
+      expect(legacy.remaining).toBe(0);
+      expect(legacy.settled).toMatchObject({ kind: 'captured' });
+      expect(legacy.settled?.kind === 'captured' && legacy.settled.balance?.purchasedUnits).toBeLessThan(50 * CENT);
+    });
+  });
+
   it('follows a plan change from the very next call, in a gate that already knew the old plan', async () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 10 });
