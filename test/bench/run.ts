@@ -27,7 +27,6 @@
  * not this machine's disk's. BENCH_ONLY (comma-separated words, e.g. `hostile,scrape`) runs only the rows
  * whose names contain one of them, to iterate on a few; the summary lines of rows not run are left out.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -41,6 +40,7 @@ import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
+import { cpuMs, median, workerdChildren } from './measure';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -208,14 +208,6 @@ const TURN_TAIL_MS = 700;
  */
 const OBJECT_IDLE_S = 10;
 
-/** The middle value (the mean of the two middle ones for an even count): one disturbed turn does not move it. */
-function median(values: number[]): number {
-  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 /** A row loaded in turns: its figures over all of them, and each turn's own. */
 interface TurnFigures extends Figures {
   turns: Array<{ requestsPerSecond: number; cpuMsPerRequest?: number }>;
@@ -279,29 +271,6 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
     });
   }
   return figures;
-}
-
-/** Process ids of the workerd processes this process started (Miniflare spawns them as children). */
-function workerdChildren(): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(process.pid), 'workerd'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** User plus system CPU time of `pids`, in ms, from /proc (fields 14 and 15 of stat). */
-function cpuMs(pids: number[]): number {
-  return pids.reduce((sum, pid) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return sum + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
-    } catch {
-      return sum;
-    }
-  }, 0);
 }
 
 function residentMb(pid: number): number {
