@@ -307,7 +307,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     for (const holdId of this.book.expireHolds(clock.now())) this.budgets.release(holdId);
     const idle = clock.now() - this.lastMeter >= IDLE_LEASE_MS;
     await this.report(idle);
-    // The last reply, if no message has stored it since: a quiet gate that restarts does not send its last message again.
+    // What no message has stored since (the last reply, the window's count): a quiet gate that restarts
+    // keeps its count and does not send its last message again.
     this.book.persist();
   }
 

@@ -1,7 +1,6 @@
+/** What the bench (`run.ts`) and its A/B (`ab.ts`) read of the machine: workerd's processes and their CPU, and the middle of a list. */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-
-/** What the bench and its A/B read of the machine: workerd's processes and their CPU, and the middle of a list. */
 
 /** Process ids of the workerd processes this process started (Miniflare spawns them as children). */
 export function workerdChildren(): number[] {
