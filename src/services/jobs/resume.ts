@@ -1,4 +1,5 @@
 import type { Env } from '../../core/config';
+import { release } from './submit';
 
 /**
  * Starts again the run of every data job that has not ended, for the local stack (`npm start` calls it
@@ -16,8 +17,10 @@ export async function resumeUnfinishedJobs(env: Env): Promise<{ resumed: string[
   const resumed: string[] = [];
   for (const { id } of rows.results) {
     const instance = await env.DATA_JOBS.get(id).catch(() => null);
-    if (instance) await instance.restart();
-    else await env.DATA_JOBS.create({ id, params: { jobId: id } });
+    if (instance) {
+      await instance.restart();
+      release(instance);
+    } else release(await env.DATA_JOBS.create({ id, params: { jobId: id } }));
     resumed.push(id);
   }
   return { resumed };

@@ -145,11 +145,19 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
   job.keyId = key.id;
   await insertJob(env.DB, job, submission.inputs);
-  await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } });
+  release(await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } }));
   return viewOf((await findJob(env.DB, job.id))!);
 }
 
 function cents(units: number): string {
   const value = centsFromUnits(units);
   return `${value} ${value === 1 ? 'cent' : 'cents'}`;
+}
+
+/**
+ * Lets go of a Workflow instance handle nothing here uses further: locally (Miniflare) it is an RPC result
+ * that holds its connection until it is disposed or collected, which workerd warns of.
+ */
+export function release(instance: WorkflowInstance): void {
+  (instance as Partial<Disposable>)[Symbol.dispose]?.();
 }
