@@ -377,8 +377,9 @@ describe('the workspace gate on the hot path', () => {
     /** A new object over the same storage, once its constructor's read is done; it meters and settles one call. */
     const callAfterRestart = async (state: DurableObjectState) => {
       const restarted = new WorkspaceGate(state, env as never);
-      // Its constructor reads the window under blockConcurrencyWhile, which holds back events, not this direct call.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Its constructor reads the window under blockConcurrencyWhile, which holds back events, not this direct
+      // call: a second one runs once the first is done.
+      await state.blockConcurrencyWhile(async () => {});
       const ask = usage();
       const metered = await restarted.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage: ask });
       const settled = metered.kind === 'held' ? await restarted.settle(ask.id, CENT, { ...ask, status: 200, costUnits: CENT }) : undefined;
