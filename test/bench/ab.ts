@@ -6,8 +6,8 @@
  * bench, or two rows of one run a minute apart, cannot show a change of a few percent. Here each round loads A
  * then B (B then A in the next round) with the same number of calls, and reads each stack's CPU after its
  * turn: whatever the machine does over the minutes falls on both alike. Each round's B/A is printed with the
- * median and the means, so a run shows how far its own rounds agree. Two runs of the same code (A/A) gave
- * means within 2 % of each other; changes of 5 % or more show in nine rounds of ten.
+ * median and the means, so a run shows how far its own rounds agree. Three runs of the same code (A/A) gave
+ * means within 2 % of each other; a change of 7 % showed in nine rounds of ten, one of 5 % in seven.
  *
  * A's checkout is a git worktree in a temporary directory (the ref's own code, this checkout's node_modules).
  * `--rotation` spreads the calls over 1,000 workspaces of one organization, each called once a round, in
