@@ -134,4 +134,6 @@ try {
   upstream.stop();
   cleanUp();
 }
+// A pipe takes stdout's writes asynchronously: the summary line is flushed before the stacks' handles are cut.
+await new Promise((resolve) => process.stdout.write('', resolve));
 process.exit(0);
