@@ -84,7 +84,7 @@ export class LeaseBook {
   private pending: Split = { ...ZERO };
   private unsent = 0;
   private readonly keyUses = new Map<string, number>();
-  /** A reply was applied that storage does not have yet (see `acknowledge`). */
+  /** A reply or a plan change was applied that storage does not have yet (see `acknowledge`, `adopt`). */
   private unstored = false;
   /** The parts as stored before this object started, by name. */
   private readonly storedParts: Record<string, unknown>;
@@ -160,7 +160,7 @@ export class LeaseBook {
   }
 
   /** What a call may take now, in each part. Subscription units of a period that has ended count as none. */
-  free(now: number): Split {
+  private free(now: number): Split {
     const giving = this.state.outgoing?.giveBack ?? ZERO;
     const subscriptionGiving = this.state.outgoing?.generation === this.state.generation ? giving.subscriptionUnits : 0;
     const subscription = this.state.lease.subscriptionUnits - this.pending.subscriptionUnits - this.held.subscriptionUnits - subscriptionGiving;
@@ -323,6 +323,7 @@ export class LeaseBook {
   /**
    * A plan change told by the wallet's caller: newer terms win, and a new generation voids subscription
    * units held. Answers whether the generation is new: the balance told with it is then the current one.
+   * Stored by the caller's `persist`, in one write with the figures told with it.
    */
   adopt(terms: Terms, generation: number, periodEnd: number | null): boolean {
     const newer = generation > this.state.generation;
@@ -332,7 +333,7 @@ export class LeaseBook {
       this.state.periodEnd = periodEnd;
     }
     this.adoptTerms(terms);
-    this.save();
+    this.unstored = true;
     return newer;
   }
 

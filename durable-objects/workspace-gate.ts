@@ -294,10 +294,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
 
   /** A plan change, told by whoever changed it, so the very next call here follows it. */
   adoptTerms(terms: Terms, generation: number, balance: Balance): void {
-    if (this.book.adopt(terms, generation, balance.periodEnd)) {
-      this.view.replace(balance);
-      this.book.persist();
-    }
+    if (this.book.adopt(terms, generation, balance.periodEnd)) this.view.replace(balance);
+    this.book.persist();
     this.view.forget();
   }
 
