@@ -12,7 +12,7 @@ import { claimIdempotencyKey, readIdempotencyKey, replayOf, type SentIdempotency
 import { newId } from '../core/ids';
 import { centsFromUnits } from '../core/money';
 import { plansPageUrl, subscriptionRequired } from './plan-caps';
-import { answerFromCache, type CacheEntryKey } from './response-cache';
+import { answerFromCache, lookUpAnswer } from './response-cache';
 import { detailsFromZod } from '../core/validation';
 import type { UsageRow } from '../core/usage';
 
@@ -131,6 +131,11 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
 
     const quote = call.connection ? call.connection.feeUnits : operation.price.quote(input);
     const timeLimit = timeLimitOf(operation, input);
+    // Begun before the gate is asked and read once it has held the money: deployed, two hops at once.
+    const lookup = lookUpAnswer(
+      { organizationId: principal.organizationId, operation: operationId(operation) + (call.connection ? `@${call.connection.id}` : ''), input: operation.cacheKeyOf?.(input) ?? input },
+      freshnessOf(operation, input),
+    );
     const metered = await gate.meter({
       keyId: principal.keyId,
       amountUnits: quote,
@@ -149,8 +154,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     held = true;
     holdId = metered.holdId;
 
-    const cacheKey: CacheEntryKey = { organizationId: principal.organizationId, operation: operationId(operation) + (call.connection ? `@${call.connection.id}` : ''), input: operation.cacheKeyOf?.(input) ?? input };
-    const { result, cached } = await answerFromCache(cacheKey, freshnessOf(operation, input), call.waitUntil, () =>
+    const { result, cached } = await answerFromCache(lookup, call.waitUntil, () =>
       withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env: call.connection?.env ?? env, signal, organizationId: principal.organizationId })),
     );
     const actual = call.connection ? quote : Math.min(quote, operation.price.settle(input, result));

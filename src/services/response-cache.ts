@@ -21,16 +21,37 @@ export interface CacheEntryKey {
 
 const STORED_AT = 'x-sluice-stored-at';
 
-/** The answer from the cache when it is there and fresh enough for this call, else from `compute` (then stored). */
+/** An answer looked up in the cache: its entry's address, and what was stored there if it is fresh enough for the call. */
+export interface CacheLookup {
+  url: string;
+  freshnessMs: number;
+  hit: ProviderResult | undefined;
+}
+
+/**
+ * Begins the lookup of a call that accepts a cached answer (freshness window over 0), or answers undefined.
+ * The pipeline begins it before the gate's `meter` and reads it after: deployed, the lookup and the gate are
+ * two hops, and they travel at once. A lookup never read (the gate refused the call) is dropped, its failure
+ * with it.
+ */
+export function lookUpAnswer(key: CacheEntryKey, freshnessMs: number): Promise<CacheLookup> | undefined {
+  if (freshnessMs <= 0) return undefined;
+  const lookup = (async () => {
+    const url = await cacheUrl(key);
+    return { url, freshnessMs, hit: await cachedAnswer(url, freshnessMs) };
+  })();
+  lookup.catch(() => undefined);
+  return lookup;
+}
+
+/** The answer of a lookup when it found one, else from `compute` (then stored, off the response path); no lookup, no cache. */
 export async function answerFromCache(
-  key: CacheEntryKey,
-  freshnessMs: number,
+  lookup: Promise<CacheLookup> | undefined,
   waitUntil: (promise: Promise<unknown>) => void,
   compute: () => Promise<ProviderResult>,
 ): Promise<{ result: ProviderResult; cached: boolean }> {
-  if (freshnessMs <= 0) return { result: await compute(), cached: false };
-  const url = await cacheUrl(key);
-  const hit = await cachedAnswer(url, freshnessMs);
+  if (!lookup) return { result: await compute(), cached: false };
+  const { url, freshnessMs, hit } = await lookup;
   if (hit) return { result: hit, cached: true };
   const result = await compute();
   waitUntil(

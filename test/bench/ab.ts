@@ -1,6 +1,8 @@
 /**
- * `npm run bench:ab -- <git ref> [--rotation] [--rounds N] [--calls N]`: the metered call's workerd CPU, the
- * code of a git ref (A) against the working tree (B), two stacks side by side on one machine, loaded in turns.
+ * `npm run bench:ab -- <git ref> [--rotation] [--latency] [--rounds N] [--calls N]`: the metered call's workerd
+ * CPU, the code of a git ref (A) against the working tree (B), two stacks side by side on one machine, loaded in
+ * turns. `--latency` compares the mean time a call takes at one connection instead (what a change in the hops a
+ * call waits for moves, where CPU may not).
  *
  * Why: on a shared machine the same code moves by a quarter from one minute to the next, so two runs of the
  * bench, or two rows of one run a minute apart, cannot show a change of a few percent. Here each round loads A
@@ -24,17 +26,17 @@ import { cpuMs, median, workerdChildren } from './measure';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { rotation: { type: 'boolean', default: false }, rounds: { type: 'string', default: '10' }, calls: { type: 'string', default: '1000' } },
+  options: { rotation: { type: 'boolean', default: false }, latency: { type: 'boolean', default: false }, rounds: { type: 'string', default: '10' }, calls: { type: 'string', default: '1000' } },
 });
 const ref = positionals[0];
 if (!ref) {
-  console.error('Usage: npm run bench:ab -- <git ref> [--rotation] [--rounds N] [--calls N]');
+  console.error('Usage: npm run bench:ab -- <git ref> [--rotation] [--latency] [--rounds N] [--calls N]');
   process.exit(2);
 }
 const ROUNDS = Number(values.rounds);
 const CALLS = Number(values.calls);
 const WORKSPACES = values.rotation ? 1_000 : 1;
-const CONNECTIONS = 20;
+const CONNECTIONS = values.latency ? 1 : 20;
 /** After a turn, the reports and the usage flush its calls caused still count for it. */
 const TAIL_MS = 700;
 const STATE_ROOT = process.env.BENCH_STATE_ROOT ?? '/dev/shm';
@@ -110,7 +112,7 @@ try {
   const sides = [await start(`A (${ref})`, checkoutA, 19_400, upstream.url), await start('B (working tree)', here, 19_410, upstream.url)] as const;
   // Every workspace's first call (its gate's first lease) before the rounds: they measure the steady state.
   for (const side of sides) await autocannon({ ...side.request, amount: Math.max(2_000, 2 * WORKSPACES) });
-  const cpu: [number[], number[]] = [[], []];
+  const perCall: [number[], number[]] = [[], []];
   for (let round = 0; round < ROUNDS; round++) {
     for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
       const side = sides[index]!;
@@ -118,16 +120,16 @@ try {
       const result = await autocannon({ ...side.request, amount: CALLS });
       await new Promise((resolve) => setTimeout(resolve, TAIL_MS));
       if (result.non2xx + result.errors > 0) console.log(`${side.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-      cpu[index]!.push((cpuMs(side.pids) - before) / result.requests.total);
+      perCall[index]!.push(values.latency ? result.latency.mean : (cpuMs(side.pids) - before) / result.requests.total);
     }
-    console.log(`round ${round + 1}: A ${cpu[0][round]!.toFixed(3)} ms, B ${cpu[1][round]!.toFixed(3)} ms a call, B/A ${(cpu[1][round]! / cpu[0][round]!).toFixed(3)}`);
+    console.log(`round ${round + 1}: A ${perCall[0][round]!.toFixed(3)} ms, B ${perCall[1][round]!.toFixed(3)} ms a call, B/A ${(perCall[1][round]! / perCall[0][round]!).toFixed(3)}`);
   }
   const mean = (list: number[]) => list.reduce((sum, value) => sum + value, 0) / list.length;
-  const ratios = cpu[0].map((a, round) => cpu[1][round]! / a);
+  const ratios = perCall[0].map((a, round) => perCall[1][round]! / a);
   console.log(
-    `\nworkerd CPU a metered call${values.rotation ? ', 1,000 workspaces in rotation' : ''}, ${ROUNDS} rounds of ${CALLS} calls each: ` +
-      `A ${mean(cpu[0]).toFixed(3)} ms (median ${median(cpu[0]).toFixed(3)}), B ${mean(cpu[1]).toFixed(3)} ms (median ${median(cpu[1]).toFixed(3)}); ` +
-      `B/A ${(mean(cpu[1]) / mean(cpu[0])).toFixed(3)} on the means, median round ${median(ratios).toFixed(3)}, B below A in ${ratios.filter((ratio) => ratio < 1).length} of ${ROUNDS} rounds`,
+    `\n${values.latency ? 'mean time of a metered call at one connection' : 'workerd CPU a metered call'}${values.rotation ? ', 1,000 workspaces in rotation' : ''}, ${ROUNDS} rounds of ${CALLS} calls each: ` +
+      `A ${mean(perCall[0]).toFixed(3)} ms (median ${median(perCall[0]).toFixed(3)}), B ${mean(perCall[1]).toFixed(3)} ms (median ${median(perCall[1]).toFixed(3)}); ` +
+      `B/A ${(mean(perCall[1]) / mean(perCall[0])).toFixed(3)} on the means, median round ${median(ratios).toFixed(3)}, B below A in ${ratios.filter((ratio) => ratio < 1).length} of ${ROUNDS} rounds`,
   );
   await Promise.all(sides.map((side) => side.stop()));
 } finally {

@@ -35,6 +35,19 @@ describe('the response cache', () => {
     await vi.waitFor(() => expect(put).toHaveBeenCalledTimes(1));
   });
 
+  it('serves no stored answer to a call the gate refuses: the lookup runs beside the gate, and only a held call reads it', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 1 });
+    const stores = watchCacheStores();
+    expect((await companyByDomain(account.key, 'counter.com')).status).toBe(200);
+    await stores.stored(1);
+    const match = vi.spyOn(caches.default, 'match');
+    const refused = await json(await companyByDomain(account.key, 'counter.com'));
+    expect(refused.error.code).toBe('INSUFFICIENT_CREDITS');
+    expect(refused.data).toBeUndefined();
+    expect(match).toHaveBeenCalledTimes(1);
+  });
+
   it('keeps one organization\u2019s answers from another', async () => {
     const first = await funded();
     const second = await funded();

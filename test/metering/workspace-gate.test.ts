@@ -101,6 +101,48 @@ describe('the workspace gate on the hot path', () => {
     }
   });
 
+  it('looks the response cache up while the gate meters: the lookup does not wait for the money to be held', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 100 });
+    expect((await companyByDomain(account.key, 'warm.example.com')).status).toBe(200);
+    const log: string[] = [];
+    let lookedUp!: () => void;
+    const lookup = new Promise<void>((resolve) => (lookedUp = resolve));
+    vi.spyOn(caches.default, 'match').mockImplementation(function (this: Cache, ...args: Parameters<Cache['match']>) {
+      log.push('cache.match');
+      lookedUp();
+      return Cache.prototype.match.apply(this, args);
+    });
+    const gates = env.WORKSPACE_GATE;
+    // A gate whose `meter` answers once the lookup has begun, or after a second when it never does.
+    const bindings = {
+      ...env,
+      WORKSPACE_GATE: {
+        idFromName: (name: string) => gates.idFromName(name),
+        get: (id: DurableObjectId) => {
+          const stub = gates.get(id);
+          return new Proxy(stub, {
+            get(target, property) {
+              if (property !== 'meter') return Reflect.get(target, property);
+              return async (ask: Parameters<WorkspaceGate['meter']>[0]) => {
+                log.push('gate.meter');
+                await Promise.race([lookup, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+                const answer = await target.meter(ask);
+                log.push('gate.meter answered');
+                return answer;
+              };
+            },
+          });
+        },
+      },
+    } as unknown as Env;
+    const { call: metered, context } = await callFor(account, bindings);
+    const outcome = await execute(companyByDomainOperation, { domain: 'overlap.example.com' }, 'query', metered);
+    await waitOnExecutionContext(context);
+    expect(outcome.meta.cached).toBe(false);
+    expect(log).toEqual(['gate.meter', 'cache.match', 'gate.meter answered']);
+  });
+
   it('keeps a 429 flood off the gate: once the window refused, this isolate refuses the workspace by itself until the minute ends', async () => {
     const windowStart = Date.UTC(2030, 0, 1, 12, 0, 0);
     const now = vi.spyOn(clock, 'now').mockReturnValue(windowStart + 15_000);
