@@ -3,7 +3,7 @@ import { HOLD_GRACE_MS, type Shortfall } from '../src/core/protocols/gate';
 import type { SyncReply } from '../src/core/protocols/lease';
 import type { CreditView } from './credit-view';
 import type { LeaseBook } from './lease-book';
-import { Undelivered, type WalletLink } from './wallet-link';
+import { type Need, Undelivered, type WalletLink } from './wallet-link';
 
 /**
  * A draw asks for enough for this many calls like the one that needed it, or for what this workspace
@@ -28,6 +28,8 @@ export const BUSY_RETRY_AFTER_S = 1;
 export class LeaseDraws {
   /** Units set aside in the current second and the one before, to size draws to the rate of spending. */
   private setAside = { bucket: 0, current: 0, previous: 0 };
+  /** What the last call held here set aside: a top-up is sized for calls like it. */
+  private lastAmount = 0;
 
   /**
    * `alarmNoLaterThan` is told when a hold taken here expires (real time), so its money goes back then;
@@ -49,8 +51,7 @@ export class LeaseDraws {
       let reply: SyncReply | undefined;
       try {
         reply = await this.link.exchange(() => {
-          const recent = this.setAside.current + this.setAside.previous;
-          return { need: Math.max(0, amount - this.book.freeUnits(clock.now())), target: Math.max(amount * CALLS_PER_DRAW, recent) };
+          return { need: Math.max(0, amount - this.book.freeUnits(clock.now())), target: this.drawSize(amount) };
         }, false);
       } catch (error) {
         if (!(error instanceof Undelivered)) throw error;
@@ -72,10 +73,27 @@ export class LeaseDraws {
     return { kind: 'busy', retryAfter: BUSY_RETRY_AFTER_S };
   }
 
+  /**
+   * The ask of a report the gate sends anyway (its calls' charges): once the free lease is under half of
+   * what a draw would ask, a top-up of that much. Its reply lands before the calls run the lease down, so a
+   * busy workspace's calls do not wait for the wallet; deployed, that wait is a hop to wherever the
+   * organization's wallet lives.
+   */
+  readonly topUp: Need = () => {
+    const size = this.drawSize(this.lastAmount);
+    return { need: 0, target: this.book.freeUnits(clock.now()) < size / 2 ? size : 0 };
+  };
+
+  /** Enough for CALLS_PER_DRAW calls of `amount`, or for what was set aside over the last second or two if that is more. */
+  private drawSize(amount: number): number {
+    return Math.max(amount * CALLS_PER_DRAW, this.setAside.current + this.setAside.previous);
+  }
+
   private takeFromLease(id: string, amount: number, ttlMs: number): boolean {
     const now = clock.now();
     if (!this.book.take(id, amount, now + ttlMs + HOLD_GRACE_MS, now)) return false;
     this.alarmNoLaterThan(Date.now() + ttlMs + HOLD_GRACE_MS);
+    this.lastAmount = amount;
     this.countSetAside(amount);
     return true;
   }

@@ -367,12 +367,14 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
 
   /**
    * Adds to a lease, subscription first: nothing when what no lease holds cannot cover `need`, else at
-   * least `need` and at most `target` or a share of what is free, whichever is less.
+   * least `need` and at most `target` or a share of what is free, whichever is less. A top-up (a target
+   * with no need) is granted whole from plenty and not at all otherwise: while money is short it stays
+   * where any workspace's call can draw it, as before top-ups.
    */
   private grant(lease: Split, need: number, target: number, free: Split): number {
-    if (need <= 0) return 0;
     const available = unleasedTotal(free);
     if (available < need) return 0;
+    if (need <= 0 && (target <= 0 || available < target * LEASE_SHARE)) return 0;
     const amount = Math.max(need, Math.min(target, Math.floor(available / LEASE_SHARE)));
     const fromSubscription = Math.min(amount, free.subscriptionUnits);
     lease.subscriptionUnits += fromSubscription;

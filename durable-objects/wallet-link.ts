@@ -26,7 +26,10 @@ export function reached(turn: Promise<unknown>): Promise<boolean> {
   );
 }
 
-/** What a turn asks the wallet for: the least needed now, and what the gate would like to hold. */
+/**
+ * What a turn asks the wallet for: the least needed now, and what the gate would like added to its lease. A
+ * target with no need (a report's top-up) is granted as far as the wallet can spare, never refused.
+ */
 export type Need = () => { need: number; target: number };
 
 /** A turn that only reports (charges, key uses, money given back) and asks for nothing. */
@@ -63,7 +66,7 @@ export class WalletLink {
       const { need, target } = ask();
       const givesBack = giveBackAll && this.book.freeUnits(clock.now()) > 0;
       if (need > 0 || givesBack || this.book.hasUnsent() || this.book.neverSynced) {
-        const message = this.book.compose(need, need > 0 ? Math.max(need, target) : 0, giveBackAll, clock.now());
+        const message = this.book.compose(need, giveBackAll ? 0 : Math.max(need, target), giveBackAll, clock.now());
         // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.
         this.budgets.moveToSums(message.charges);
         reply = await this.deliver(message);

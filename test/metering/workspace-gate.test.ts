@@ -5,6 +5,8 @@ import { VIEW_FRESH_MS } from '../../durable-objects/credit-view';
 import { IDLE_LEASE_MS, RECALL_IDLE_MS, REPORT_MS, WorkspaceGate } from '../../durable-objects/workspace-gate';
 import type { UsageRow } from '../../src/core/usage';
 import { LeaseBook } from '../../durable-objects/lease-book';
+import { OrgWallet } from '../../durable-objects/org-wallet';
+import type { SyncMessage } from '../../src/core/protocols/lease';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
@@ -329,6 +331,44 @@ describe('the workspace gate on the hot path', () => {
     // now, in which case there is none left to run here, so the lease is awaited rather than read once.
     await runDurableObjectAlarm(gateOf(env, account.workspaceId));
     expect(await eventually(held, (units) => units === 0)).toBe(0);
+  });
+
+  it("tops a busy workspace's lease up with the reports it sends anyway, so after its first call none waits for a draw; from plenty only", async () => {
+    // Each call REPORT_MS after the last on the injectable clock, so each is reported in the turn that settles it.
+    const start = Date.now();
+    const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 1_000 });
+    const sync = OrgWallet.prototype.sync;
+    const sent: Array<Pick<SyncMessage, 'needUnits' | 'targetUnits'>> = [];
+    vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
+      if (workspaceId === account.workspaceId) sent.push({ needUnits: message.needUnits, targetUnits: message.targetUnits });
+      return sync.call(this, workspaceId, message);
+    });
+    // A draw asks for 20 calls' worth: 45 calls run through more than two leases of it.
+    for (let n = 0; n < 45; n++) {
+      now.mockReturnValue(start + n * REPORT_MS);
+      expect((await companyByDomain(account.key, `busy${n}.example.com`)).status).toBe(200);
+    }
+    expect(sent.filter((message) => message.needUnits > 0)).toHaveLength(1);
+    expect(sent.filter((message) => message.needUnits === 0 && message.targetUnits > 0).length).toBeGreaterThan(0);
+    // All 45 calls' charges reached the wallet: 45 cents spent, whatever the leases hold.
+    expect(await eventually(async () => (await wallet(account.organizationId)).purchasedBalanceCents, (cents) => cents === 955)).toBe(955);
+
+    // With 50 cents, a top-up of 20 calls' worth would take more than a sibling's share: none is granted,
+    // the money stays where any workspace's call can draw it, and this workspace's calls draw as they need.
+    const short = await provision();
+    await credit(short.organizationId, { purchasedCents: 50 });
+    const drawsBefore = sent.length;
+    vi.mocked(OrgWallet.prototype.sync).mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
+      if (workspaceId === short.workspaceId) sent.push({ needUnits: message.needUnits, targetUnits: message.targetUnits });
+      return sync.call(this, workspaceId, message);
+    });
+    for (let n = 0; n < 25; n++) {
+      now.mockReturnValue(start + (45 + n) * REPORT_MS);
+      expect((await companyByDomain(short.key, `short${n}.example.com`)).status).toBe(200);
+    }
+    expect(sent.slice(drawsBefore).filter((message) => message.needUnits > 0).length).toBeGreaterThan(1);
   });
 
   it("reports a quiet workspace's call to the wallet in the turn that stored it, and batches the calls that follow within REPORT_MS behind the alarm", async () => {
