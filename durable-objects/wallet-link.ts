@@ -28,7 +28,7 @@ export function reached(turn: Promise<unknown>): Promise<boolean> {
 
 /**
  * What a turn asks the wallet for: the least needed now, and what the gate would like added to its lease. A
- * target with no need (a report's top-up) is granted as far as the wallet can spare, never refused.
+ * target with no need (a report's top-up) is granted whole from plenty or not at all (`OrgWallet.grant`).
  */
 export type Need = () => { need: number; target: number };
 
