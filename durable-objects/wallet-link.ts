@@ -66,6 +66,7 @@ export class WalletLink {
       const { need, target } = ask();
       const givesBack = giveBackAll && this.book.freeUnits(clock.now()) > 0;
       if (need > 0 || givesBack || this.book.hasUnsent() || this.book.neverSynced) {
+        // A message that gives the lease back asks for nothing: a report's top-up waits for the next call.
         const message = this.book.compose(need, giveBackAll ? 0 : Math.max(need, target), giveBackAll, clock.now());
         // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.
         this.budgets.moveToSums(message.charges);

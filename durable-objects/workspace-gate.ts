@@ -320,8 +320,9 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     try {
       // The message stores the window with it; without one, the alarm stores it (`persist`).
       if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && this.book.freeUnits(clock.now()) > 0))) {
-        // A lease running low is topped up by the report, not by a call that finds it short.
-        await this.link.exchange(giveBackAll ? REPORT_ONLY : this.draws.topUp, giveBackAll);
+        // A lease running low is topped up by the report, not by a call that finds it short (a message that
+        // gives the lease back asks for nothing: WalletLink).
+        await this.link.exchange(this.draws.topUp, giveBackAll);
       }
     } catch (error) {
       // An undelivered message was alerted where it failed, and its next attempt sets the alarm.

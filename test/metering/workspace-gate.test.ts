@@ -6,6 +6,7 @@ import { IDLE_LEASE_MS, RECALL_IDLE_MS, REPORT_MS, WorkspaceGate } from '../../d
 import type { UsageRow } from '../../src/core/usage';
 import { LeaseBook } from '../../durable-objects/lease-book';
 import { OrgWallet } from '../../durable-objects/org-wallet';
+import type { WalletLink } from '../../durable-objects/wallet-link';
 import type { SyncMessage } from '../../src/core/protocols/lease';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
@@ -27,8 +28,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A namespace whose stubs write each method called into `log`, as `<name>.<method>`. */
-function counted<T>(namespace: T, name: string, log: string[]): T {
+/** A namespace whose stubs pass each method call through `around`, with the method's name and the call itself. */
+function intercepted<T>(namespace: T, around: (method: string, call: () => unknown) => unknown): T {
   const inner = namespace as unknown as DurableObjectNamespace;
   return {
     idFromName: (value: string) => inner.idFromName(value),
@@ -38,14 +39,19 @@ function counted<T>(namespace: T, name: string, log: string[]): T {
         get(target, property) {
           const value = Reflect.get(target, property);
           if (typeof property !== 'string' || typeof value !== 'function') return value;
-          return (...args: unknown[]) => {
-            log.push(`${name}.${property}`);
-            return (target as unknown as Record<string, (...rest: unknown[]) => unknown>)[property]!(...args);
-          };
+          return (...args: unknown[]) => around(property, () => (target as unknown as Record<string, (...rest: unknown[]) => unknown>)[property]!(...args));
         },
       });
     },
   } as unknown as T;
+}
+
+/** A namespace whose stubs write each method called into `log`, as `<name>.<method>`. */
+function counted<T>(namespace: T, name: string, log: string[]): T {
+  return intercepted(namespace, (method, call) => {
+    log.push(`${name}.${method}`);
+    return call();
+  });
 }
 
 async function callFor(account: Provisioned, bindings: Env = env): Promise<{ call: Call; context: ExecutionContext }> {
@@ -115,29 +121,16 @@ describe('the workspace gate on the hot path', () => {
       lookedUp();
       return Cache.prototype.match.apply(this, args);
     });
-    const gates = env.WORKSPACE_GATE;
     // A gate whose `meter` answers once the lookup has begun, or after a second when it never does.
-    const bindings = {
-      ...env,
-      WORKSPACE_GATE: {
-        idFromName: (name: string) => gates.idFromName(name),
-        get: (id: DurableObjectId) => {
-          const stub = gates.get(id);
-          return new Proxy(stub, {
-            get(target, property) {
-              if (property !== 'meter') return Reflect.get(target, property);
-              return async (ask: Parameters<WorkspaceGate['meter']>[0]) => {
-                log.push('gate.meter');
-                await Promise.race([lookup, new Promise((resolve) => setTimeout(resolve, 1_000))]);
-                const answer = await target.meter(ask);
-                log.push('gate.meter answered');
-                return answer;
-              };
-            },
-          });
-        },
-      },
-    } as unknown as Env;
+    const gates = intercepted(env.WORKSPACE_GATE, async (method, call) => {
+      if (method !== 'meter') return call();
+      log.push('gate.meter');
+      await Promise.race([lookup, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+      const answer = await call();
+      log.push('gate.meter answered');
+      return answer;
+    });
+    const bindings = { ...env, WORKSPACE_GATE: gates } as Env;
     const { call: metered, context } = await callFor(account, bindings);
     const outcome = await execute(companyByDomainOperation, { domain: 'overlap.example.com' }, 'query', metered);
     await waitOnExecutionContext(context);
@@ -340,18 +333,19 @@ describe('the workspace gate on the hot path', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 1_000 });
     const sync = OrgWallet.prototype.sync;
-    const sent: Array<Pick<SyncMessage, 'needUnits' | 'targetUnits'>> = [];
+    const sent: Array<Pick<SyncMessage, 'needUnits' | 'targetUnits'> & { workspaceId: string }> = [];
     vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
-      if (workspaceId === account.workspaceId) sent.push({ needUnits: message.needUnits, targetUnits: message.targetUnits });
+      sent.push({ workspaceId, needUnits: message.needUnits, targetUnits: message.targetUnits });
       return sync.call(this, workspaceId, message);
     });
+    const messagesOf = (workspaceId: string) => sent.filter((message) => message.workspaceId === workspaceId);
     // A draw asks for 20 calls' worth: 45 calls run through more than two leases of it.
     for (let n = 0; n < 45; n++) {
       now.mockReturnValue(start + n * REPORT_MS);
       expect((await companyByDomain(account.key, `busy${n}.example.com`)).status).toBe(200);
     }
-    expect(sent.filter((message) => message.needUnits > 0)).toHaveLength(1);
-    expect(sent.filter((message) => message.needUnits === 0 && message.targetUnits > 0).length).toBeGreaterThan(0);
+    expect(messagesOf(account.workspaceId).filter((message) => message.needUnits > 0)).toHaveLength(1);
+    expect(messagesOf(account.workspaceId).filter((message) => message.needUnits === 0 && message.targetUnits > 0).length).toBeGreaterThan(0);
     // All 45 calls' charges reached the wallet: 45 cents spent, whatever the leases hold.
     expect(await eventually(async () => (await wallet(account.organizationId)).purchasedBalanceCents, (cents) => cents === 955)).toBe(955);
 
@@ -359,16 +353,33 @@ describe('the workspace gate on the hot path', () => {
     // the money stays where any workspace's call can draw it, and this workspace's calls draw as they need.
     const short = await provision();
     await credit(short.organizationId, { purchasedCents: 50 });
-    const drawsBefore = sent.length;
-    vi.mocked(OrgWallet.prototype.sync).mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
-      if (workspaceId === short.workspaceId) sent.push({ needUnits: message.needUnits, targetUnits: message.targetUnits });
-      return sync.call(this, workspaceId, message);
-    });
     for (let n = 0; n < 25; n++) {
       now.mockReturnValue(start + (45 + n) * REPORT_MS);
       expect((await companyByDomain(short.key, `short${n}.example.com`)).status).toBe(200);
     }
-    expect(sent.slice(drawsBefore).filter((message) => message.needUnits > 0).length).toBeGreaterThan(1);
+    expect(messagesOf(short.workspaceId).filter((message) => message.needUnits > 0).length).toBeGreaterThan(1);
+  });
+
+  it('asks for no top-up in a message that gives the lease back, whatever the turn asked for', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 1_000 });
+    expect((await companyByDomain(account.key, 'one.example.com')).status).toBe(200);
+    const sync = OrgWallet.prototype.sync;
+    const sent: SyncMessage[] = [];
+    vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
+      if (workspaceId === account.workspaceId) sent.push(message);
+      return sync.call(this, workspaceId, message);
+    });
+    const gate = gateOf(env, account.workspaceId);
+    await runInDurableObject(gate, (instance) => (instance as unknown as { link: WalletLink }).link.exchange(() => ({ need: 0, target: 50 * CENT }), true));
+    // The call's own report may go first, in the same turn of the queue.
+    const givingBack = sent.filter((message) => message.giveBack.purchasedUnits > 0);
+    expect(givingBack).toHaveLength(1);
+    expect(givingBack[0]!.targetUnits).toBe(0);
+    const held = await runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
+      state.storage.sql.exec<{ units: number }>('SELECT subscription_units + purchased_units AS units FROM leases WHERE workspace_id = ?', account.workspaceId).one().units,
+    );
+    expect(held).toBe(0);
   });
 
   it("reports a quiet workspace's call to the wallet in the turn that stored it, and batches the calls that follow within REPORT_MS behind the alarm", async () => {
