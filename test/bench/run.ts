@@ -194,10 +194,10 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
 }
 
 /**
- * Each row of `loadInTurns` gets TURNS turns of TURN_CALLS calls (BENCH_TURN_CALLS, default 500; longer turns
- * give a profiler more of each row) unless it says otherwise (the rotation's turn
+ * Each row of `loadInTurns` gets TURNS turns of TURN_CALLS calls unless it says otherwise (the rotation's turn
  * is one round of its 1,000 workspaces), and its CPU is still read TURN_TAIL_MS after each: the gate reports
- * within 100 ms, the wallet writes usage rows to D1 within 500 ms.
+ * within 100 ms, the wallet writes usage rows to D1 within 500 ms. BENCH_TURN_CALLS (default 500) lengthens
+ * the turns, so a profiler gets more of each row.
  */
 const TURNS = 4;
 const TURN_CALLS = Number(process.env.BENCH_TURN_CALLS ?? 500);
