@@ -54,6 +54,17 @@ function counted<T>(namespace: T, name: string, log: string[]): T {
   });
 }
 
+/** Every message the wallet's `sync` is sent from now on, with the workspace that sent it; each is still applied. */
+function watchSyncs(): Array<{ workspaceId: string; message: SyncMessage }> {
+  const sync = OrgWallet.prototype.sync;
+  const sent: Array<{ workspaceId: string; message: SyncMessage }> = [];
+  vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
+    sent.push({ workspaceId, message });
+    return sync.call(this, workspaceId, message);
+  });
+  return sent;
+}
+
 async function callFor(account: Provisioned, bindings: Env = env): Promise<{ call: Call; context: ExecutionContext }> {
   const principal = await findPrincipal(env.DB, await hashKey(account.key));
   const context = createExecutionContext();
@@ -332,13 +343,8 @@ describe('the workspace gate on the hot path', () => {
     const now = vi.spyOn(clock, 'now').mockReturnValue(start);
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 1_000 });
-    const sync = OrgWallet.prototype.sync;
-    const sent: Array<Pick<SyncMessage, 'needUnits' | 'targetUnits'> & { workspaceId: string }> = [];
-    vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
-      sent.push({ workspaceId, needUnits: message.needUnits, targetUnits: message.targetUnits });
-      return sync.call(this, workspaceId, message);
-    });
-    const messagesOf = (workspaceId: string) => sent.filter((message) => message.workspaceId === workspaceId);
+    const sent = watchSyncs();
+    const messagesOf = (workspaceId: string) => sent.filter((sync) => sync.workspaceId === workspaceId).map((sync) => sync.message);
     // A draw asks for 20 calls' worth: 45 calls run through more than two leases of it.
     for (let n = 0; n < 45; n++) {
       now.mockReturnValue(start + n * REPORT_MS);
@@ -364,16 +370,11 @@ describe('the workspace gate on the hot path', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 1_000 });
     expect((await companyByDomain(account.key, 'one.example.com')).status).toBe(200);
-    const sync = OrgWallet.prototype.sync;
-    const sent: SyncMessage[] = [];
-    vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(function (this: OrgWallet, workspaceId: string, message: SyncMessage) {
-      if (workspaceId === account.workspaceId) sent.push(message);
-      return sync.call(this, workspaceId, message);
-    });
+    const sent = watchSyncs();
     const gate = gateOf(env, account.workspaceId);
     await runInDurableObject(gate, (instance) => (instance as unknown as { link: WalletLink }).link.exchange(() => ({ need: 0, target: 50 * CENT }), true));
     // The call's own report may go first, in the same turn of the queue.
-    const givingBack = sent.filter((message) => message.giveBack.purchasedUnits > 0);
+    const givingBack = sent.filter((sync) => sync.workspaceId === account.workspaceId && sync.message.giveBack.purchasedUnits > 0).map((sync) => sync.message);
     expect(givingBack).toHaveLength(1);
     expect(givingBack[0]!.targetUnits).toBe(0);
     const held = await runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
