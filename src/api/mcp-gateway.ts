@@ -26,7 +26,7 @@ const BY_TOOL_NAME = new Map<string, Operation>(OPERATIONS.map((operation) => [m
  */
 export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProtocol {
   authenticate(token: string): Promise<McpAuthentication> {
-    return authenticateMcpBearer(this.env, token);
+    return authenticateMcpBearer(this.env, token, (promise) => this.ctx.waitUntil(promise));
   }
 
   /** `toolMeta` is the call's `_meta`, where an idempotency key travels (MCP has no per-call headers). */
@@ -38,7 +38,7 @@ export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProto
     const { connection: connectionId, ...toolInput } = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
     let through: Awaited<ReturnType<typeof connectionUse>> | undefined;
     try {
-      await ensureServing(this.env.DB, operation.platform);
+      await ensureServing(this.env.DB, operation.platform, (promise) => this.ctx.waitUntil(promise));
       if (connectionId !== undefined) {
         if (typeof connectionId !== 'string') throw ApiError.validation([{ field: 'connection', location: 'body', message: 'A connection id (con_...), as GET /v1/connections lists.' }]);
         through = await connectionUse(this.env, principal.workspaceId, connectionId, operation);

@@ -97,13 +97,13 @@ async function serve(c: McpContext) {
     );
   }
   const request = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, ...(body ? { body } : {}) });
-  return serveMcp(request, c.env, principal, await toolsetOf(c.env.DB, resource, principal, server), c.get('requestId'));
+  return serveMcp(request, c.env, principal, await toolsetOf(c, resource, principal, server), c.get('requestId'));
 }
 
 /** The tools a resource serves this caller: a facet's, a custom server's, or at /mcp the workspace's default server (else every tool). */
-async function toolsetOf(db: D1Database, resource: McpResource, principal: KeyPrincipal, server: Awaited<ReturnType<typeof findServer>>): Promise<Toolset> {
+async function toolsetOf(c: McpContext, resource: McpResource, principal: KeyPrincipal, server: Awaited<ReturnType<typeof findServer>>): Promise<Toolset> {
   if (resource.kind === 'facet') return { name: `sluice-${resource.facet}`, tools: toolsOf(resource.facet) };
-  const chosen = server ?? (await servedDefault(db, principal.workspaceId));
+  const chosen = server ?? (await servedDefault(c.env.DB, principal.workspaceId, (promise) => c.executionCtx.waitUntil(promise)));
   return chosen ? { name: chosen.name, tools: toolsOfServer(chosen) } : { name: 'sluice', tools: DATA_TOOLS };
 }
 

@@ -81,7 +81,7 @@ function keyAuthentication(refusalOf: Refusal, checkedByHandler: (method: string
     if (key === '') throw refuse('Empty API key. Send "Authorization: Bearer <key>".');
     if (!KEY_PATTERN.test(key)) throw refuse('Malformed API key. Keys look like sluice_live_ followed by 32 hex characters.');
 
-    const principal = await resolvePrincipal(c.env, key);
+    const principal = await resolvePrincipal(c.env, key, (promise) => c.executionCtx.waitUntil(promise));
     if (!principal) throw refuse('Unknown API key.');
     if (principal.revoked) throw refuse(REVOKED);
     if (principal.expiresAt && Date.parse(principal.expiresAt) <= clock.now()) throw refuse(`This key expired at ${principal.expiresAt}. Mint a new sandbox key in the dashboard.`);
@@ -112,9 +112,9 @@ export function revokedKeyError(env: Env): ApiError {
  * The MCP endpoint's bearer: a workspace MCP token (scope `workspace_mcp`). A REST API key is refused
  * here as a workspace MCP bearer is refused on REST. Answers a description for `WWW-Authenticate`.
  */
-export async function authenticateMcpBearer(env: Env, token: string): Promise<McpAuthentication> {
+export async function authenticateMcpBearer(env: Env, token: string, waitUntil: (promise: Promise<unknown>) => void): Promise<McpAuthentication> {
   if (!KEY_PATTERN.test(token)) return { ok: false, description: 'Malformed bearer token' };
-  const principal = await resolvePrincipal(env, token);
+  const principal = await resolvePrincipal(env, token, waitUntil);
   if (!principal) return { ok: false, description: 'Unknown bearer token' };
   if (principal.revoked) return { ok: false, description: 'This bearer token has been revoked' };
   if (principal.scope === 'workspace') {

@@ -1,4 +1,5 @@
 import { clock } from '../core/clock';
+import { ReadBehind } from '../core/read-behind';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
 import { type CatalogTool, DATA_TOOLS } from '../operations/tools';
@@ -60,21 +61,15 @@ export async function defaultServer(db: D1Database, workspaceId: string): Promis
 }
 
 /**
- * The workspace's default server as /mcp serves it, remembered by this isolate for 30 seconds: every MCP
- * request asks, and a database read per request was the ceiling of the MCP bench. A new default (or none)
- * reaches /mcp within the 30 seconds; it only changes which tools are listed, never who may call.
+ * The workspace's default server as /mcp serves it, remembered by this isolate: every MCP request asks, and a
+ * database read per request was the ceiling of the MCP bench. After 30 seconds it is read again beside the
+ * request that finds it that old, which is served what was remembered, so a new default (or none) reaches /mcp
+ * a read after the 30 seconds; it only changes which tools are listed, never who may call.
  */
-const REMEMBER_MS = 30_000;
-const rememberedDefaults = new Map<string, { server: CustomServer | undefined; until: number }>();
+const defaults = new ReadBehind<CustomServer | undefined>({ name: "a workspace's default MCP server", freshMs: 30_000, usableMs: 10 * 60_000, maxEntries: 10_000 });
 
-export async function servedDefault(db: D1Database, workspaceId: string): Promise<CustomServer | undefined> {
-  const now = clock.now();
-  const entry = rememberedDefaults.get(workspaceId);
-  if (entry && now < entry.until) return entry.server;
-  const server = await defaultServer(db, workspaceId);
-  if (rememberedDefaults.size >= 10_000) rememberedDefaults.clear();
-  rememberedDefaults.set(workspaceId, { server, until: now + REMEMBER_MS });
-  return server;
+export function servedDefault(db: D1Database, workspaceId: string, waitUntil: (promise: Promise<unknown>) => void): Promise<CustomServer | undefined> {
+  return defaults.get(workspaceId, () => defaultServer(db, workspaceId), waitUntil);
 }
 
 export async function createServer(db: D1Database, input: { workspaceId: string; name: string; tools: string[] }): Promise<CustomServer> {

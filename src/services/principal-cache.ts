@@ -2,29 +2,26 @@ import { findPrincipal } from './accounts';
 import type { KeyPrincipal } from '../core/records';
 import type { Env } from '../core/config';
 import { hashKey } from '../core/keys';
+import { ReadBehind } from '../core/read-behind';
 
 /**
- * Who a key is (its workspace, organization and scope), remembered by this isolate for 30 seconds by
- * the key itself, so a busy key costs neither a database read nor a SHA-256 per request. The memory
- * answers "who", never "still valid": every request with a workspace key is checked by its workspace's
- * gate, which learns of a revocation before the revocation is answered. Unknown and revoked keys are
- * never remembered. The plan is not part of it: the gate has it from the wallet.
+ * Who a key is (its workspace, organization and scope), remembered by this isolate by the key itself, so a
+ * busy key costs neither a database read nor a SHA-256 per request. The memory answers "who", never "still
+ * valid": every request with a workspace key is checked by its workspace's gate, which learns of a revocation
+ * before the revocation is answered. Unknown and revoked keys are never remembered. The plan is not part of
+ * it: the gate has it from the wallet. After 30 seconds a key's principal is read again beside the call that
+ * finds it that old, which goes on with what was remembered; only a key's first call in an isolate, or its
+ * first after ten minutes unread, waits for D1 (a key's limit, the one field that changes, reaches its gate
+ * directly when it is set: accounts.ts, `setKeyLimit`).
  */
-const REMEMBER_MS = 30_000;
-const MAX_REMEMBERED = 10_000;
-const remembered = new Map<string, { principal: KeyPrincipal; until: number }>();
+const principals = new ReadBehind<KeyPrincipal | null>({
+  name: "a key's principal",
+  freshMs: 30_000,
+  usableMs: 10 * 60_000,
+  maxEntries: 10_000,
+  keeps: (principal) => principal !== null && !principal.revoked,
+});
 
-export async function resolvePrincipal(env: Env, key: string): Promise<KeyPrincipal | null> {
-  const now = Date.now();
-  const entry = remembered.get(key);
-  if (entry && now < entry.until) return entry.principal;
-
-  const principal = await findPrincipal(env.DB, await hashKey(key));
-  if (principal && !principal.revoked) {
-    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
-    remembered.set(key, { principal, until: now + REMEMBER_MS });
-  } else {
-    remembered.delete(key);
-  }
-  return principal;
+export function resolvePrincipal(env: Env, key: string, waitUntil: (promise: Promise<unknown>) => void): Promise<KeyPrincipal | null> {
+  return principals.get(key, async () => findPrincipal(env.DB, await hashKey(key)), waitUntil);
 }

@@ -14,7 +14,7 @@ export const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
  */
 export async function mcp(path: string, init: RequestInit = {}): Promise<Response> {
   const context = createExecutionContext();
-  const api = { authenticate: (token: string) => authenticateMcpBearer(env, token) };
+  const api = { authenticate: (token: string) => authenticateMcpBearer(env, token, (promise) => context.waitUntil(promise)) };
   const response = await mcpApp.fetch(new Request(`${MCP_ORIGIN}${path}`, init), { ...env, API: api }, context);
   await waitOnExecutionContext(context);
   return response;

@@ -7,8 +7,8 @@ import { authenticateMcpBearer } from '../../src/services/auth';
 /** The mcp worker with its service binding answered by the api worker's own McpGateway, in this isolate. */
 export async function mcpCall(token: string, name: string, args: unknown) {
   const gateway = new McpGateway(createExecutionContext(), env);
-  const api = { authenticate: (bearerToken: string) => authenticateMcpBearer(env, bearerToken), callWorkspaceTool: gateway.callWorkspaceTool.bind(gateway) };
   const context = createExecutionContext();
+  const api = { authenticate: (bearerToken: string) => authenticateMcpBearer(env, bearerToken, (promise) => context.waitUntil(promise)), callWorkspaceTool: gateway.callWorkspaceTool.bind(gateway) };
   const response = await mcpApp.fetch(
     new Request(`${new URL(env.MCP_URL).origin}/mcp`, {
       method: 'POST',

@@ -75,7 +75,7 @@ export async function handle(
   surface: Pick<Call, 'admit' | 'instead' | 'connection'> = {},
   read: unknown = undefined,
 ) {
-  await ensureServing(c.env.DB, operation.platform);
+  await ensureServing(c.env.DB, operation.platform, (promise) => c.executionCtx.waitUntil(promise));
   const isQuery = operation.method === 'GET';
   const input = read ?? (await inputOf(c, operation));
   const outcome = await execute(operation, input, isQuery ? 'query' : 'body', {

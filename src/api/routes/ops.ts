@@ -194,7 +194,7 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     return c.json(success({ agents, allowance }), 200);
   });
   app.openapi(routes.listPlatforms, async (c) => {
-    const disabled = await disabledPlatforms(c.env.DB);
+    const disabled = await disabledPlatforms(c.env.DB, (promise) => c.executionCtx.waitUntil(promise));
     return c.json(success({ platforms: CATALOG.map((platform) => ({ slug: platform.slug, serving: !disabled.has(platform.slug) })) }), 200);
   });
   app.openapi(routes.switchPlatform, async (c) => {
