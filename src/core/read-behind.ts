@@ -21,8 +21,8 @@ const REREAD_AFTER_MS = 2_000;
  * past `freshMs` still answers the call, and that call reads it again beside itself (through `waitUntil`), one
  * read per value at a time. A call waits for D1 only for a value this isolate has not read, or has not read for
  * `usableMs`. What the memory answers must be safe to answer that late: a key's principal (who it is; its gate
- * says on every call whether it is still valid), the operator's switches (a switch reaches other isolates a read
- * later than before, a few milliseconds).
+ * says on every call whether it is still valid), the operator's switches and a workspace's default MCP server
+ * (a change reaches other isolates a read later than before, a few milliseconds).
  *
  * The read beside a call belongs to that call's request and no other call waits on it: in workerd a request's I/O
  * is cancelled when the request ends, so a call waiting on another's read could wait for nothing.

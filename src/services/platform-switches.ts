@@ -5,9 +5,9 @@ import { ApiError } from '../core/errors';
 /**
  * The operator's switch per source slug (`ops platform disable|enable --slug S`), kept in D1. Each isolate
  * remembers the switched-off set, so the switch costs one small read per isolate every few seconds instead of
- * one per call, and no call waits for it once the isolate has read it: the call that finds it older than
- * FRESH_MS reads it again beside itself. A switch made through this isolate applies at once, others from the
- * read after FRESH_MS.
+ * one per call, and no call waits for it once the isolate has read it: the call that finds it older than 5
+ * seconds reads it again beside itself. A switch made through this isolate applies at once, others from the
+ * read after those 5 seconds.
  */
 const switches = new ReadBehind<Set<string>>({ name: "the operator's switches", freshMs: 5_000, usableMs: 60_000, maxEntries: 1 });
 /** How long a caller is told to wait: the operator's switch is a deliberate, usually longer, pause. */
