@@ -45,6 +45,14 @@ function background() {
 const unreachable = () => Promise.reject(new Error('this call should not have read'));
 const memory = () => new ReadBehind<string | null>({ name: 'a test value', freshMs: 30_000, usableMs: 600_000, maxEntries: 3, keeps: (value) => value !== null });
 
+/** A memory that has read `value` for 'k' once, now, and the waitUntil its calls hand their reads to. */
+async function readOnce(value: string) {
+  const values = memory();
+  const jobs = background();
+  await values.get('k', async () => value, jobs.waitUntil);
+  return { values, jobs };
+}
+
 describe('a value read behind the calls that use it', () => {
   it('answers from memory within its fresh time, without reading', async () => {
     const values = memory();
@@ -56,9 +64,7 @@ describe('a value read behind the calls that use it', () => {
   });
 
   it('answers a value past its fresh time at once, reads it again beside the call, and answers what that read found next', async () => {
-    const values = memory();
-    const jobs = background();
-    await values.get('k', async () => 'first', jobs.waitUntil);
+    const { values, jobs } = await readOnce('first');
     now += 31_000;
     const reread = pendingRead<string>();
     // The read is still pending: the call is answered anyway.
@@ -70,9 +76,7 @@ describe('a value read behind the calls that use it', () => {
   });
 
   it('reads a value again once at a time, however many calls find it old', async () => {
-    const values = memory();
-    const jobs = background();
-    await values.get('k', async () => 'first', jobs.waitUntil);
+    const { values, jobs } = await readOnce('first');
     now += 31_000;
     const reread = pendingRead<string>();
     for (let call = 0; call < 5; call++) expect(await values.get('k', reread.read, jobs.waitUntil)).toBe('first');
@@ -82,9 +86,7 @@ describe('a value read behind the calls that use it', () => {
   });
 
   it('forgets a value the read beside a call no longer finds, so the next call waits for its own read', async () => {
-    const values = memory();
-    const jobs = background();
-    await values.get('k', async () => 'key', jobs.waitUntil);
+    const { values, jobs } = await readOnce('key');
     now += 31_000;
     // Read again and found revoked (or gone): not kept.
     expect(await values.get('k', async () => null, jobs.waitUntil)).toBe('key');
@@ -97,9 +99,7 @@ describe('a value read behind the calls that use it', () => {
   });
 
   it('makes a call wait for D1 when its value has not been read for the usable time', async () => {
-    const values = memory();
-    const jobs = background();
-    await values.get('k', async () => 'first', jobs.waitUntil);
+    const { values, jobs } = await readOnce('first');
     now += 600_000;
     const read = pendingRead<string>();
     let answered: string | null | undefined;
@@ -113,9 +113,7 @@ describe('a value read behind the calls that use it', () => {
   });
 
   it('keeps answering the old value when the read beside a call fails, and tries again a little later', async () => {
-    const values = memory();
-    const jobs = background();
-    await values.get('k', async () => 'first', jobs.waitUntil);
+    const { values, jobs } = await readOnce('first');
     now += 31_000;
     const failing = pendingRead<string>();
     expect(await values.get('k', failing.read, jobs.waitUntil)).toBe('first');
@@ -131,9 +129,7 @@ describe('a value read behind the calls that use it', () => {
   });
 
   it('does not put back what it was told to forget while a read was under way', async () => {
-    const values = memory();
-    const jobs = background();
-    await values.get('k', async () => 'before the switch', jobs.waitUntil);
+    const { values, jobs } = await readOnce('before the switch');
     now += 31_000;
     const reread = pendingRead<string>();
     await values.get('k', reread.read, jobs.waitUntil);

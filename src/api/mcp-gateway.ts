@@ -25,8 +25,11 @@ const BY_TOOL_NAME = new Map<string, Operation>(OPERATIONS.map((operation) => [m
  * Not reachable from the internet: only a worker bound to it can call it.
  */
 export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProtocol {
+  /** Work that goes on after this call has answered: reads behind the call, the cache's store. */
+  readonly #waitUntil = (promise: Promise<unknown>) => this.ctx.waitUntil(promise);
+
   authenticate(token: string): Promise<McpAuthentication> {
-    return authenticateMcpBearer(this.env, token, (promise) => this.ctx.waitUntil(promise));
+    return authenticateMcpBearer(this.env, token, this.#waitUntil);
   }
 
   /** `toolMeta` is the call's `_meta`, where an idempotency key travels (MCP has no per-call headers). */
@@ -38,7 +41,7 @@ export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProto
     const { connection: connectionId, ...toolInput } = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
     let through: Awaited<ReturnType<typeof connectionUse>> | undefined;
     try {
-      await ensureServing(this.env.DB, operation.platform, (promise) => this.ctx.waitUntil(promise));
+      await ensureServing(this.env.DB, operation.platform, this.#waitUntil);
       if (connectionId !== undefined) {
         if (typeof connectionId !== 'string') throw ApiError.validation([{ field: 'connection', location: 'body', message: 'A connection id (con_...), as GET /v1/connections lists.' }]);
         through = await connectionUse(this.env, principal.workspaceId, connectionId, operation);
@@ -47,7 +50,7 @@ export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProto
         env: this.env,
         principal,
         requestId,
-        waitUntil: (promise) => this.ctx.waitUntil(promise),
+        waitUntil: this.#waitUntil,
         idempotencyKey: idempotencyKeyFromMcpMeta(toolMeta),
         ...(through ? { connection: through.use } : {}),
       }).catch(async (error: unknown) => {

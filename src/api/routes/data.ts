@@ -75,14 +75,15 @@ export async function handle(
   surface: Pick<Call, 'admit' | 'instead' | 'connection'> = {},
   read: unknown = undefined,
 ) {
-  await ensureServing(c.env.DB, operation.platform, (promise) => c.executionCtx.waitUntil(promise));
+  const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+  await ensureServing(c.env.DB, operation.platform, waitUntil);
   const isQuery = operation.method === 'GET';
   const input = read ?? (await inputOf(c, operation));
   const outcome = await execute(operation, input, isQuery ? 'query' : 'body', {
     env: c.env,
     principal: c.get('principal'),
     requestId: c.get('requestId'),
-    waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+    waitUntil,
     signal: c.req.raw.signal,
     idempotencyKey: idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)),
     ...surface,
