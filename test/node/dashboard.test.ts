@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, layoutProblems, screenshot, watchedPage, type WatchedPage } from './support/browser';
@@ -41,6 +41,13 @@ afterAll(async () => {
   await browser?.close();
   if (home) rmSync(home, { recursive: true, force: true });
 });
+
+/** Closes the dialog that shows a secret once; the page reloads itself on close, so this waits for that load. */
+async function closeSecretDialog(page: Page) {
+  const reloaded = page.waitForEvent('load');
+  await page.locator('#secret-dialog').getByRole('button', { name: 'Done' }).click();
+  await reloaded;
+}
 
 function credits(apiKey: string) {
   return fetch(`${apiUrl}/v1/credits`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -105,7 +112,7 @@ describe('the dashboard in chromium', () => {
     await dialog.getByRole('button', { name: 'Copy' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
     await screenshot(page, 'key-created');
-    await dialog.getByRole('button', { name: 'Done' }).click();
+    await closeSecretDialog(page);
     await expect.poll(() => page.locator('tr', { hasText: 'browser test' }).getByText('Active').isVisible()).toBe(true);
 
     const response = await credits(key);
@@ -191,7 +198,7 @@ describe('the dashboard in chromium', () => {
     await expect.poll(() => page.locator('#secret-dialog').isVisible()).toBe(true);
     const token = (await page.locator('#secret-value').textContent())!;
     expect(token).toMatch(KEY);
-    await page.locator('#secret-dialog').getByRole('button', { name: 'Done' }).click();
+    await closeSecretDialog(page);
     await expect.poll(() => page.locator('tr', { hasText: 'Claude Code' }).getByText('Active').isVisible()).toBe(true);
     await screenshot(page, 'mcp');
 
@@ -275,7 +282,7 @@ describe('the dashboard in chromium', () => {
     await expect.poll(() => page.locator('#secret-dialog').isVisible()).toBe(true);
     const acceptUrl = (await page.locator('#secret-value').textContent())!;
     expect(acceptUrl).toMatch(new RegExp(`^${appUrl}/invitations/[0-9a-f]{64}$`));
-    await page.locator('#secret-dialog').getByRole('button', { name: 'Done' }).click();
+    await closeSecretDialog(page);
     await expect.poll(() => page.locator('tr', { hasText: invitee }).getByText('pending').isVisible()).toBe(true);
     await screenshot(page, 'members');
     // Locally the email lands in the development outbox.
@@ -354,7 +361,7 @@ describe("a key's monthly spend limit in chromium", () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     await expect.poll(() => page.locator('#secret-dialog').isVisible()).toBe(true);
     const limitedKey = (await page.locator('#secret-value').textContent())!;
-    await page.locator('#secret-dialog').getByRole('button', { name: 'Done' }).click();
+    await closeSecretDialog(page);
 
     const company = () => fetch(`${apiUrl}/v1/data/linkedin/get-company-by-domain?domain=example.com`, { headers: { authorization: `Bearer ${limitedKey}` } });
     expect((await company()).status).toBe(200);
@@ -406,7 +413,7 @@ describe('the Webhooks page in chromium', () => {
     const dialog = page.locator('#secret-dialog');
     await expect.poll(() => dialog.isVisible()).toBe(true);
     expect(await page.locator('#secret-value').textContent()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    await dialog.getByRole('button', { name: 'Done' }).click();
+    await closeSecretDialog(page);
     const card = page.locator('section', { has: page.getByRole('heading', { name: url }) });
     await expect.poll(() => card.isVisible()).toBe(true);
     expect(await card.textContent()).toContain('credits.low below $5.00');
@@ -499,7 +506,7 @@ describe('the Agents page in chromium (issue 12)', () => {
     await dialog.getByRole('button', { name: 'Copy' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(agentKey);
     await screenshot(page, 'agent-deployed');
-    await dialog.getByRole('button', { name: 'Done' }).click();
+    await closeSecretDialog(page);
     const row = page.locator('tr', { hasText: 'lead researcher' });
     await expect.poll(() => row.getByText('Deployed').isVisible()).toBe(true);
     // Shown once: the page holds only its hint.
