@@ -752,6 +752,9 @@ async function main() {
     const oneCallRow = await load('bare worker and object: one call, charge stored before the upstream', bare.oneCall, { cpuOf: workerdBefore });
     const gateFetchRow = await load('bare worker and object: one call, the object asks the upstream and stores the charge', bare.gateFetch, { cpuOf: workerdBefore });
     const readRow = await load('bare worker and object: one call answering a balance', bare.read, { cpuOf: workerdBefore });
+    // The browser's rows come first on the stack: their memory line is workerd's plus chromium's, and the rows
+    // after them leave a thousand gates and their keys in workerd (1,000 MB and more by the end of a full run).
+    const renderLines = await renderRows(api, { ...auth, 'content-type': 'application/json' }, renderSite.url, stackWorkerd, () => stack.browser?.browserPids() ?? []);
     const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: stackWorkerd });
     const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: stackWorkerd });
     // The rows of issue 30's two ratios in turns: the product's work over the skeleton, then the rotation over
@@ -794,7 +797,6 @@ async function main() {
     const runaways = runs(RUNAWAY_ROW) ? runDatabaseRunaways(api, { authorization: `Bearer ${attackerKey.key}`, 'content-type': 'application/json' }) : undefined;
     const healthRunawayRow = await load(RUNAWAY_ROW, `${api}/health`);
     const runawayStatuses = (await runaways?.stop()) ?? {};
-    const renderLines = await renderRows(api, { ...auth, 'content-type': 'application/json' }, renderSite.url, stackWorkerd, () => stack.browser?.browserPids() ?? []);
     const upstreamRow = await load('fake upstream alone', `${upstream.url}/get-company-by-domain?domain=stripe.com`);
     const usageRows: Partial<Record<keyof typeof USAGE_ROWS, Figures>> = {};
     for (const [size, count] of [['small', 1_000], ['large', 100_000]] as const) {
