@@ -10,7 +10,7 @@ const countryCode = z.string().regex(/^[A-Za-z]{2}$/, 'An ISO 3166-1 alpha-2 cou
 
 const location = z
   .strictObject({
-    country: countryCode.openapi({ example: 'US' }),
+    country: countryCode.optional().openapi({ description: 'Where the page is fetched from; Firecrawl takes US when absent.', example: 'US' }),
     languages: z.array(z.string().min(1)).min(1).optional().openapi({ description: 'Preferred languages in order, as in Accept-Language.', example: ['en-US'] }),
   })
   .openapi({ description: 'Where the page is fetched from: a proxy in that country, with its languages and time zone.' });

@@ -58,6 +58,8 @@ function scrapeBody(input: ScrapeInput) {
     parsers: input.parsers,
     proxy: input.proxy,
     location: locationOf(input.location),
+    actions: input.actions,
+    blockAds: input.blockAds,
   };
 }
 
@@ -103,7 +105,7 @@ function mapBody(input: MapInput) {
 }
 
 function locationOf(location: ScrapeInput['location']) {
-  return location && { country: location.country.toUpperCase(), languages: location.languages };
+  return location && { country: location.country?.toUpperCase(), languages: location.languages };
 }
 
 /** One call: every outcome but a `success: true` answer leaves as a classified ApiError. */

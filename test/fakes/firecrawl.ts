@@ -129,6 +129,16 @@ function scrape(body: Body) {
     proxyUsed: body.proxy === 'enhanced' ? 'stealth' : 'basic',
     scrapeId: crypto.randomUUID(),
   };
+  const actions = body.actions as { type: string; script?: string }[] | undefined;
+  if (actions?.length) {
+    // Firecrawl's captures of the actions, in their order: a screenshot's URL, a scrape's page, a script's return value.
+    content.actions = {
+      screenshots: actions.filter((action) => action.type === 'screenshot').map((_, index) => `https://storage.firecrawl.fake/screenshots/action-${index}.png`),
+      scrapes: actions.filter((action) => action.type === 'scrape').map(() => ({ url: body.url, html: page.html })),
+      javascriptReturns: actions.filter((action) => action.type === 'executeJavascript').map((action) => ({ type: 'string', value: `ran ${action.script?.length ?? 0} characters` })),
+      pdfs: [],
+    };
+  }
   return { success: true, data: { ...content, metadata } };
 }
 

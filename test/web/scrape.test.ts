@@ -65,6 +65,7 @@ describe('POST /scrape', () => {
       mobile: false,
       timeout: 60_000,
       proxy: 'auto',
+      blockAds: true,
     });
   });
 
@@ -84,9 +85,37 @@ describe('POST /scrape', () => {
       parsers: [{ type: 'pdf', mode: 'ocr', maxPages: 5 }],
       proxy: 'basic',
       location: { country: 'de', languages: ['de-DE', 'en'] },
+      actions: [
+        { type: 'wait', selector: '#price' },
+        { type: 'click', selector: 'button.more', all: true },
+        { type: 'write', text: 'anvils' },
+        { type: 'press', key: 'Enter' },
+        { type: 'scroll', direction: 'down' },
+        { type: 'screenshot', fullPage: true },
+        { type: 'scrape' },
+        { type: 'executeJavascript', script: 'document.title' },
+      ],
+      blockAds: false,
     };
-    expect((await tool(account.key, '/scrape', request)).status).toBe(200);
+    const response = await tool(account.key, '/scrape', request);
+    expect(response.status).toBe(200);
     expect((await lastReceivedBy('/v2/scrape', url))?.body).toEqual({ ...request, location: { country: 'DE', languages: ['de-DE', 'en'] } });
+    // Firecrawl's captures of the actions are answered where the built-in provider puts its own.
+    const [page] = (await json(response)).data.result;
+    expect(page.actions).toEqual({
+      screenshots: ['https://storage.firecrawl.fake/screenshots/action-0.png'],
+      scrapes: [{ url, html: expect.stringContaining('Acme Anvils') }],
+      javascriptReturns: [{ type: 'string', value: 'ran 14 characters' }],
+      pdfs: [],
+    });
+  });
+
+  it('takes a location with languages and no country, and Firecrawl chooses its own', async () => {
+    const account = await funded(10, 'payg');
+    const url = pageUrl();
+    expect((await tool(account.key, '/scrape', { url, location: { languages: ['fr-FR'] } })).status).toBe(200);
+    expect((await lastReceivedBy('/v2/scrape', url))?.body).toMatchObject({ location: { languages: ['fr-FR'] } });
+    expect(((await lastReceivedBy('/v2/scrape', url))?.body as { location: object }).location).not.toHaveProperty('country');
   });
 
   it('tracks changes without markdown in formats: Firecrawl is asked for the Markdown it compares, and the answer has only what was asked', async () => {

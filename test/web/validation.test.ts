@@ -34,7 +34,6 @@ const SCRAPE: Refusal[] = [
   ['an unknown PDF parser mode', { url, parsers: [{ type: 'pdf', mode: 'slow' }] }, ['parsers[0]'], /^mode: Invalid option/],
   ['an unknown proxy', { url, proxy: 'stealth' }, ['proxy']],
   ['a three-letter location country', { url, location: { country: 'USA' } }, ['location.country']],
-  ['a location without country', { url, location: { languages: ['en-US'] } }, ['location.country']],
   ['location languages that are not an array', { url, location: { country: 'US', languages: 'en-US' } }, ['location.languages']],
   ['an unknown location field', { url, location: { country: 'US', city: 'Denver' } }, ['location.city']],
   ['an unknown field', { url, crawlDepth: 2 }, ['crawlDepth']],
