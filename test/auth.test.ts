@@ -44,6 +44,10 @@ describe('REST authentication', () => {
     );
   });
 
+  it.each(['/v1/platforms', '/v1/platforms/linkedin', '/v1/plans', '/v1/no-such-route'])('refuses an x-api-key header on %s too, which answers without a credential', async (path) => {
+    await expectUnauthorized(await call(path, { headers: { 'x-api-key': account.key } }), /x-api-key/);
+  });
+
   it.each([
     ['a Basic scheme', (key: string) => `Basic ${btoa(`${key}:`)}`],
     ['the bare key', (key: string) => key],

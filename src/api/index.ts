@@ -24,7 +24,10 @@ import type { Env } from '../core/config';
 import { pruneUsage } from '../services/usage-retention';
 import { announceDailyUsage } from '../services/webhooks/daily-usage';
 
-/** `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. */
+/**
+ * `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. An
+ * `x-api-key` header is refused on these too (rule 1: "401 on every request"), so the mistake shows on a first try.
+ */
 const PUBLIC_V1 = /^\/v1\/(platforms|plans)(\/|$)/;
 /** Routes under /v1 that check an optional key themselves. */
 const OWN_AUTHENTICATION = new Set([REGISTER_PATH]);
@@ -35,7 +38,10 @@ const CHECKED_BY_HANDLER = new Set(['GET /v1/credits', ...OPERATIONS.flatMap((op
 export function buildApiApp() {
   const app = createApp({ maxBodyBytes: jobsBodyLimit });
   const authenticate = requireApiKey((method, path) => CHECKED_BY_HANDLER.has(`${method} ${path}`) || DATABASE_PATHS.test(path));
-  app.use('/v1/*', (c, next) => (PUBLIC_V1.test(c.req.path) || OWN_AUTHENTICATION.has(c.req.path) ? next() : authenticate(c, next)));
+  app.use('/v1/*', (c, next) => {
+    const open = OWN_AUTHENTICATION.has(c.req.path) || (PUBLIC_V1.test(c.req.path) && c.req.header('x-api-key') === undefined);
+    return open ? next() : authenticate(c, next);
+  });
 
   registerRoot(app);
   registerHealth(app);
