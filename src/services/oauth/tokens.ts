@@ -29,7 +29,8 @@ const grantColumns = (table: string) =>
    ${table}.code_challenge AS codeChallenge, ${table}.code_expires_at AS codeExpiresAt, ${table}.expires_at AS expiresAt, ${table}.revoked_at AS revokedAt`;
 
 export async function exchangeToken(db: D1Database, form: URLSearchParams): Promise<Record<string, unknown>> {
-  const grantType = form.get('grant_type');
+  // A request without a grant type misses a required parameter (RFC 6749 section 5.2): invalid_request, not unsupported.
+  const grantType = required(form, 'grant_type');
   if (grantType === 'authorization_code') return exchangeCode(db, form);
   if (grantType === 'refresh_token') return refresh(db, form);
   throw new OAuthError('unsupported_grant_type', 'Grant types: authorization_code and refresh_token.');
