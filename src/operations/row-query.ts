@@ -27,7 +27,7 @@ const triple = z
 export const filters = z
   .array(z.union([triple, z.enum(['and', 'or'])]))
   .min(1)
-  .max(15)
+  .max(15, 'At most 8 conditions (15 entries with "and" / "or" between them), the upstream\'s limit.')
   .superRefine((items, context) => {
     items.forEach((item, index) => {
       const wantsTriple = index % 2 === 0;
@@ -50,7 +50,7 @@ export const filters = z
 export const orderBy = z
   .array(z.string().regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*,(asc|desc)$/, 'Each entry is <field>,<asc|desc>.'))
   .min(1)
-  .max(3)
+  .max(3, "At most 3 sort rules, the upstream's limit.")
   .openapi({ description: 'Up to 3 sort rules, each <field>,<asc|desc>.', example: ['keyword_info.search_volume,desc'] });
 
 export const locationCode = z.number().int().min(1).default(2840).openapi({ description: 'Geo target code; 2840 is the United States.' });

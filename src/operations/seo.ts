@@ -127,7 +127,7 @@ const BacklinkGapInput = z
     order_by: z
       .array(z.string().regex(targetOrderRule, 'Each entry is <target index>.<field>,<asc|desc>, e.g. 1.rank,desc.'))
       .min(1)
-      .max(3)
+      .max(3, "At most 3 sort rules, the upstream's limit.")
       .optional()
       .openapi({ description: 'Up to 3 sort rules, each <target index>.<field>,<asc|desc>; the index is 1-based within targets. Default: 1.rank,desc.', example: ['1.rank,desc'] }),
   })
