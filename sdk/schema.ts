@@ -9560,8 +9560,11 @@ export interface operations {
                     proxy?: "basic" | "enhanced" | "auto";
                     /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
                     location?: {
-                        /** @example US */
-                        country: string;
+                        /**
+                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
+                         * @example US
+                         */
+                        country?: string;
                         /**
                          * @description Preferred languages in order, as in Accept-Language.
                          * @example [
@@ -10343,8 +10346,11 @@ export interface operations {
                     timeout?: number;
                     /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
                     location?: {
-                        /** @example US */
-                        country: string;
+                        /**
+                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
+                         * @example US
+                         */
+                        country?: string;
                         /**
                          * @description Preferred languages in order, as in Accept-Language.
                          * @example [
@@ -18362,8 +18368,11 @@ export interface operations {
                     proxy?: "basic" | "enhanced" | "auto";
                     /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
                     location?: {
-                        /** @example US */
-                        country: string;
+                        /**
+                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
+                         * @example US
+                         */
+                        country?: string;
                         /**
                          * @description Preferred languages in order, as in Accept-Language.
                          * @example [
@@ -19099,8 +19108,11 @@ export interface operations {
                     timeout?: number;
                     /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
                     location?: {
-                        /** @example US */
-                        country: string;
+                        /**
+                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
+                         * @example US
+                         */
+                        country?: string;
                         /**
                          * @description Preferred languages in order, as in Accept-Language.
                          * @example [

@@ -10,7 +10,7 @@ const countryCode = z.string().regex(/^[A-Za-z]{2}$/, 'An ISO 3166-1 alpha-2 cou
 
 const location = z
   .strictObject({
-    country: countryCode.optional().openapi({ description: 'Where the page is fetched from; Firecrawl takes US when absent.', example: 'US' }),
+    country: countryCode.optional().openapi({ description: 'The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).', example: 'US' }),
     languages: z.array(z.string().min(1)).min(1).optional().openapi({ description: 'Preferred languages in order, as in Accept-Language.', example: ['en-US'] }),
   })
   .openapi({ description: 'Where the page is fetched from: a proxy in that country, with its languages and time zone.' });
