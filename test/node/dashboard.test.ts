@@ -332,8 +332,11 @@ describe('the dashboard in chromium', () => {
       }
     }
     expect(problems).toEqual([]);
+    // A ?next= that a browser's URL parser turns into another origin (the tab is dropped: //evil.example) is not followed.
+    await page.goto(`${workspacePath}/keys?next=%2F%09%2Fevil.example`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/signin$/);
+    expect(new URL(page.url()).origin).toBe(appUrl);
     await page.goto(`${workspacePath}/keys`);
     expect(new URL(page.url()).pathname).toBe('/signin');
   });

@@ -13,6 +13,8 @@
  *   <select data-navigate>                                           goes to the chosen option's value
  */
 
+import { safeNextPath } from '../auth/next-path';
+
 /** What the API refused, with the fields it named. */
 class ApiFailure extends Error {
   constructor(
@@ -88,10 +90,9 @@ function then(action: string | undefined, answer: unknown, source: HTMLElement):
   (answers.get(action) as AnswerHandler<unknown> | undefined)?.(answer, source);
 }
 
-/** Where to go after signing in: only a path of this site, never another origin. */
+/** The page's own ?next=, when it is a path of this site: the server's rule for sign-in, so `/<tab>/evil.example` cannot leave. */
 function safeNext(): string | null {
-  const next = new URL(location.href).searchParams.get('next');
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : null;
+  return safeNextPath(new URL(location.href).searchParams.get('next'));
 }
 
 function showSecret(data: BuiltInAnswers['secret'], source: HTMLElement): void {
