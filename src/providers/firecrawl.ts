@@ -1,6 +1,8 @@
 import type { Env } from '../core/config';
 import type { ProviderContext, ProviderResult } from '../core/operation';
 import type { MapInput, ScrapeInput, SearchInput } from '../core/web-inputs';
+import { assertPublicName, parseTarget } from './builtin-web/safe-fetch';
+import { builtinWebSettings } from './builtin-web/settings';
 import { normalizeUpstream } from './normalize';
 
 /**
@@ -23,6 +25,7 @@ interface FirecrawlAnswer {
 }
 
 export async function firecrawlScrape(input: ScrapeInput, context: ProviderContext): Promise<ProviderResult> {
+  refusePrivateOnItsFace(input.url, context.env);
   const answer = await post('v2/scrape', scrapeBody(input), context);
   const page = objectOr(answer.data, 'a page') as Record<string, unknown>;
   if (markdownOnlyForTracking(input.formats)) delete page.markdown;
@@ -39,9 +42,20 @@ export async function firecrawlSearch(input: SearchInput, context: ProviderConte
 }
 
 export async function firecrawlMap(input: MapInput, context: ProviderContext): Promise<ProviderResult> {
+  refusePrivateOnItsFace(input.url, context.env);
   const answer = await post('v2/map', mapBody(input), context);
   if (!Array.isArray(answer.links)) throw normalizeUpstream.failed(PROVIDER, 'answered without links');
   return { data: { result: [{ links: answer.links }] } };
+}
+
+/**
+ * Firecrawl fetches the page, not us, so our DNS check cannot speak for its network; what is private on its
+ * face (an internal address, localhost, a metadata service) is refused as the built-in provider refuses it,
+ * whichever provider serves the call. A self-hosted Firecrawl must keep its own egress off private networks
+ * (decisions.md, "Firecrawl gets the same options").
+ */
+function refusePrivateOnItsFace(url: string, env: Env): void {
+  assertPublicName(parseTarget(url), builtinWebSettings(env));
 }
 
 function scrapeBody(input: ScrapeInput) {

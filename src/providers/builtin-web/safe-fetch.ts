@@ -84,26 +84,12 @@ export class SafeFetcher {
 
   /** Throws 400 VALIDATION_ERROR on `field` unless the URL is a public http(s) target (or an allowed private one). */
   async assertPublic(url: URL, field = 'url', redirectedFrom?: string): Promise<void> {
-    const { allowedPrivateHosts, allowanceSetting } = this.context.settings;
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refusal(field, url, `not an http(s) URL (${url.protocol.replace(/:$/, '')})`, redirectedFrom);
-    if (url.username || url.password) throw refusal(field, url, 'a URL with a user name or password, which is never fetched', redirectedFrom);
-    if (allowedPrivateHosts.has(hostPortOf(url))) return;
-    // A private address may be one the operator means to reach (a local test site): say how to allow it.
-    const refuse = (reason: string) => refusal(field, url, reason, redirectedFrom, `${allowanceSetting} (exact host:port pairs; set by the operator of this installation)`);
-
-    const hostname = url.hostname.replace(/\.$/, '');
-    if (isIpLiteral(hostname)) {
-      const reason = nonPublicAddressReason(hostname);
-      if (reason) throw refuse(reason);
-      return;
-    }
-    const nameReason = privateNameReason(hostname);
-    if (nameReason) throw refuse(nameReason);
-
+    const hostname = assertPublicName(url, this.context.settings, field, redirectedFrom);
+    if (hostname === null) return;
     const addresses = await this.resolve(hostname);
     for (const address of addresses) {
       const reason = nonPublicAddressReason(address);
-      if (reason) throw refuse(`a name that resolves to ${address}, ${reason}`);
+      if (reason) throw refusal(field, url, `a name that resolves to ${address}, ${reason}`, redirectedFrom, allowanceOf(this.context.settings));
     }
   }
 
@@ -231,6 +217,27 @@ export class SafeFetcher {
       { highWaterMark: 0 },
     );
   }
+}
+
+/**
+ * What `assertPublic` checks without DNS: an http(s) URL with no credentials, not an address or a name that is
+ * private on its face (an IP literal outside the public ranges, localhost, a metadata service, an internal
+ * suffix). Answers the name still to resolve, or null when nothing is left to check (an IP literal, or a
+ * host the operator allowed). Also what a URL handed to a vendor that fetches it (Firecrawl) must pass.
+ */
+export function assertPublicName(url: URL, settings: Pick<BuiltinWebSettings, 'allowedPrivateHosts' | 'allowanceSetting'>, field = 'url', redirectedFrom?: string): string | null {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refusal(field, url, `not an http(s) URL (${url.protocol.replace(/:$/, '')})`, redirectedFrom);
+  if (url.username || url.password) throw refusal(field, url, 'a URL with a user name or password, which is never fetched', redirectedFrom);
+  if (settings.allowedPrivateHosts.has(hostPortOf(url))) return null;
+  const hostname = url.hostname.replace(/\.$/, '');
+  const reason = isIpLiteral(hostname) ? nonPublicAddressReason(hostname) : privateNameReason(hostname);
+  // A private address may be one the operator means to reach (a local test site): say how to allow it.
+  if (reason) throw refusal(field, url, reason, redirectedFrom, allowanceOf(settings));
+  return isIpLiteral(hostname) ? null : hostname;
+}
+
+function allowanceOf(settings: Pick<BuiltinWebSettings, 'allowanceSetting'>): string {
+  return `${settings.allowanceSetting} (exact host:port pairs; set by the operator of this installation)`;
 }
 
 /** Parses what the caller sent; a string that is not an absolute URL is refused on its field. */
