@@ -1,6 +1,8 @@
 import { nowIso } from '../core/clock';
 import { type Organization, planInForceSql, type Workspace } from '../core/records';
 import { ApiError } from '../core/errors';
+import type { Env } from '../core/config';
+import { revokeKey } from '../services/accounts';
 
 export const ROLES = ['owner', 'admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
@@ -181,4 +183,21 @@ async function writeIfAllowed(db: D1Database, organizationId: string, actorId: s
       ? db.prepare(`DELETE FROM memberships WHERE organization_id = ?1 AND user_id = ?2 AND ${ALLOWED}`).bind(organizationId, userId, actorId, null)
       : db.prepare(`UPDATE memberships SET role = ?4 WHERE organization_id = ?1 AND user_id = ?2 AND ${ALLOWED}`).bind(organizationId, userId, actorId, change.role);
   return (await statement.run()).meta.changes === 1;
+}
+
+/**
+ * What a person made for their own use in the organization's workspaces ends with their membership, as their
+ * OAuth grants do: MCP tokens (an MCP client of theirs) and sandbox keys (their dry runs). Each is revoked
+ * through its workspace's gate first, so the very next call with it is refused. The workspace API keys they
+ * made run the organization's programs and keep working; the remove button's confirmation says so.
+ */
+export async function revokePersonalCredentials(env: Env, organizationId: string, userId: string): Promise<string[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT k.id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE w.organization_id = ? AND k.created_by = ? AND k.revoked_at IS NULL AND k.scope IN ('workspace_mcp', 'workspace_dryrun')`,
+  )
+    .bind(organizationId, userId)
+    .all<{ id: string }>();
+  for (const { id } of results) await revokeKey(env, id);
+  return results.map(({ id }) => id);
 }

@@ -7,7 +7,7 @@ import { termsOf } from '../../services/plan-caps';
 import type { DashboardEnv } from '../context';
 import { sendEmail } from '../email';
 import { acceptInvitation, invite, listInvitations, occupiedSeats, revokeInvitation } from '../invitations';
-import { changeMember, listMembers, organizationAccess, requireManager, ROLES } from '../members';
+import { changeMember, listMembers, organizationAccess, requireManager, revokePersonalCredentials, ROLES } from '../members';
 import { jsonBody, organizationIdParam } from './schemas';
 
 const Member = z.object({ userId: z.string(), email: z.string(), name: z.string(), role: z.enum(ROLES), joinedAt: z.string() }).openapi('Member');
@@ -86,9 +86,13 @@ const routes = {
     path: '/api/organizations/{organizationId}/members/{userId}',
     tags: ['Members'],
     summary: 'Remove a member (owners and admins), or leave (anyone, their own user id); the last owner stays',
+    description: "The MCP tokens and sandbox keys the person made in the organization's workspaces are revoked with the membership (`revokedKeyIds`); the workspace API keys they made keep working until revoked.",
     operationId: 'removeMember',
     request: { params: userIdParam },
-    responses: { 200: jsonContent(successEnvelope(z.object({ removed: z.literal(true) })), 'Removed.'), ...errorResponses(400, 401, 403, 404, 409) },
+    responses: {
+      200: jsonContent(successEnvelope(z.object({ removed: z.literal(true), revokedKeyIds: z.array(z.string()) })), 'Removed.'),
+      ...errorResponses(400, 401, 403, 404, 409),
+    },
   }),
   accept: createRoute({
     method: 'post',
@@ -158,8 +162,10 @@ export function registerMembers(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.remove, async (c) => {
     const { organizationId, userId } = c.req.valid('param');
-    await changeMember(c.env.DB, await access(c, organizationId), c.get('session').user.id, userId, 'remove');
-    return c.json(success({ removed: true as const }), 200);
+    const organization = await access(c, organizationId);
+    await changeMember(c.env.DB, organization, c.get('session').user.id, userId, 'remove');
+    const revokedKeyIds = await revokePersonalCredentials(c.env, organization.organization.id, userId);
+    return c.json(success({ removed: true as const, revokedKeyIds }), 200);
   });
 
   app.openapi(routes.accept, async (c) => {

@@ -84,7 +84,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
                   <td>{formatDate(member.joinedAt)}</td>
                   <td class="actions">
                     {manager && member.userId !== user.id ? (
-                      <ConfirmButton api={`/api/organizations/${organizationId}/members/${member.userId}`} method="DELETE" confirm={`Remove ${member.name} from ${access.organization.name}? They lose access at once; their keys keep working until revoked.`} confirmLabel="Remove member">Remove</ConfirmButton>
+                      <ConfirmButton api={`/api/organizations/${organizationId}/members/${member.userId}`} method="DELETE" confirm={`Remove ${member.name} from ${access.organization.name}? They lose access at once, and so do the MCP tokens and sandbox keys they made; the API keys they made keep working until revoked.`} confirmLabel="Remove member">Remove</ConfirmButton>
                     ) : null}
                   </td>
                 </tr>
