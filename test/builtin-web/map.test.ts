@@ -159,6 +159,49 @@ describe('map of other sites', () => {
     await expect(map({ url: 'https://nowhere.example.com/' })).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 502 });
   });
 
+  it('reads the sitemaps robots.txt lists one at a time, never several files in memory together', async () => {
+    const site = web();
+    const P = 'https://plain.example.com';
+    const listed = Array.from({ length: 6 }, (_, index) => `${P}/sitemaps/part-${index}.xml`);
+    site.setResponse(`${P}/robots.txt`, () => new Response(listed.map((url) => `Sitemap: ${url}`).join('\n'), { headers: { 'content-type': 'text/plain' } }));
+    let open = 0;
+    let mostOpen = 0;
+    listed.forEach((url, index) =>
+      site.setResponse(url, () => {
+        open += 1;
+        mostOpen = Math.max(mostOpen, open);
+        // The body arrives 20 ms later, so files read together would be open together.
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            controller.enqueue(new TextEncoder().encode(`<urlset><url><loc>${P}/page-${index}</loc></url></urlset>`));
+            controller.close();
+            open -= 1;
+          },
+        });
+        return new Response(body, { headers: { 'content-type': 'application/xml' } });
+      }),
+    );
+    const { links } = await map({ url: `${P}/`, sitemap: 'only' }, site);
+    expect(links.map((link) => link.url)).toEqual(listed.map((_, index) => `${P}/page-${index}`));
+    expect(mostOpen).toBe(1);
+  });
+
+  it('reads the first 10 MB of a sitemap that inflates past them, and lists the URLs found there', async () => {
+    const site = web();
+    const P = 'https://plain.example.com';
+    // 10,000 URLs of 1,100 bytes each (11 MB inflated): fewer than the 100,000 a map lists, so only the bound cuts them.
+    const padding = ' '.repeat(1_050);
+    const xml = `<urlset>${Array.from({ length: 10_000 }, (_, index) => `<url><loc>${P}/p${index}</loc>${padding}</url>`).join('')}</urlset>`;
+    const gzipped = new Uint8Array(await new Response(new Blob([xml]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer());
+    site.setResponse(`${P}/sitemap.xml`, () => new Response(gzipped, { headers: { 'content-type': 'application/gzip' } }));
+    const { links } = await map({ url: `${P}/`, sitemap: 'only', limit: 100_000 }, site);
+    const urls = new Set(links.map((link) => link.url));
+    expect(urls.has(`${P}/p0`)).toBe(true);
+    expect(urls.has(`${P}/p9000`)).toBe(true);
+    expect(urls.has(`${P}/p9999`)).toBe(false);
+  });
+
   it('stops discovering at its time limit and answers what it found', async () => {
     const started = Date.now();
     const { links } = await map({ url: 'https://news.example.com/slow', timeout: 1000, sitemap: 'skip' });
@@ -175,6 +218,14 @@ describe('the parts', () => {
       ),
     ).toEqual({ pages: ['https://a.example/x'], sitemaps: [] });
     expect(parseSitemap('<sitemapindex><sitemap><loc>https://a.example/s1.xml</loc></sitemap></sitemapindex>')).toEqual({ pages: [], sitemaps: ['https://a.example/s1.xml'] });
+  });
+
+  it('reads a location in CDATA or with entities, and an unclosed location as nothing', () => {
+    expect(
+      parseSitemap(
+        '<urlset><url><loc><![CDATA[https://a.example/x?a=1&b=2]]></loc></url><url><loc>https://a.example/y?a=1&amp;b=&#50;</loc></url><url><loc>https://a.example/z</url></urlset>',
+      ),
+    ).toEqual({ pages: ['https://a.example/x?a=1&b=2', 'https://a.example/y?a=1&b=2'], sitemaps: [] });
   });
 
   it('ranks whole URL words above parts of words above titles, and keeps every link', () => {

@@ -1,6 +1,4 @@
-import { DOMParser } from 'linkedom';
-import { readAtMost } from '../../core/bounded-read';
-import { elements, type DomDocument } from './dom';
+import { readHead } from '../../core/bounded-read';
 import type { SafeFetcher } from './safe-fetch';
 
 export interface SitemapLimits {
@@ -10,8 +8,12 @@ export interface SitemapLimits {
   maxUrls: number;
 }
 
-/** The sitemap protocol caps a file at 50 MB uncompressed. */
-const MAX_SITEMAP_BYTES = 50 * 1024 * 1024;
+/**
+ * What is read of one sitemap, after gunzip: about 100,000 URLs, more than sitemaps hold in practice. The
+ * protocol allows 50 MB; past this bound the rest of the file is left unread, so one /map call holds one
+ * sitemap's 10 MB and its URLs at a time, whatever robots.txt lists (a shared isolate has 128 MB).
+ */
+const MAX_SITEMAP_BYTES = 10 * 1024 * 1024;
 /** An index of indexes of indexes is as deep as anyone nests them. */
 const MAX_DEPTH = 3;
 
@@ -28,10 +30,12 @@ export async function sitemapPages(sources: string[], fetcher: SafeFetcher, head
     const batch = level.filter(({ url }) => !seen.has(url)).slice(0, limits.maxFiles - filesRead);
     batch.forEach(({ url }) => seen.add(url));
     filesRead += batch.length;
-    const read = await Promise.all(batch.map(async ({ url, depth }) => ({ depth, entries: await readSitemap(url, fetcher, headers) })));
     level = [];
-    for (const { depth, entries } of read) {
-      pages.push(...entries.pages);
+    // One at a time: fifty sitemaps read at once would hold fifty files in memory together.
+    for (const { url, depth } of batch) {
+      if (pages.length >= limits.maxUrls || fetcher.signal.aborted) break;
+      const entries = await readSitemap(url, fetcher, headers);
+      pages.push(...entries.pages.slice(0, limits.maxUrls - pages.length));
       if (depth < MAX_DEPTH) level.push(...entries.sitemaps.map((url) => ({ url, depth: depth + 1 })));
     }
   }
@@ -46,31 +50,64 @@ interface SitemapEntries {
 async function readSitemap(url: string, fetcher: SafeFetcher, headers: Record<string, string>): Promise<SitemapEntries> {
   const none = { pages: [], sitemaps: [] };
   try {
-    const resource = await fetcher.fetch(url, { headers: { ...headers, accept: 'application/xml,text/xml,text/plain,*/*;q=0.5' } });
-    if (resource.status < 200 || resource.status >= 300) return none;
-    const text = await textOf(resource.body);
-    return text === undefined ? none : parseSitemap(text);
+    // The transfer's own bound sits above what is read of it: a plain sitemap is cut at MAX_SITEMAP_BYTES below.
+    const resource = await fetcher.open(url, { headers: { ...headers, accept: 'application/xml,text/xml,text/plain,*/*;q=0.5' }, maxBytes: 2 * MAX_SITEMAP_BYTES });
+    if (resource.status < 200 || resource.status >= 300) {
+      await resource.body.cancel();
+      return none;
+    }
+    return parseSitemap(await textOf(resource.body));
   } catch {
     return none;
   }
 }
 
-/** Sitemap XML (a urlset or a sitemapindex) or the protocol's plain-text form, one URL a line. */
+/**
+ * A `<url>` or `<sitemap>` opening tag (not `<urlset>` or `<sitemapindex>`), or a `<loc>` with its text. Tags
+ * of other namespaces (`<image:loc>`) do not match. A `<loc>`'s text holds no `<` but a CDATA section's, so no
+ * part of the pattern can run past the next `<`: one pass, linear in the file.
+ */
+const SITEMAP_TOKENS = /<(url|sitemap)(?=[\s>/])[^>]*>|<loc(?:\s[^>]*)?>((?:[^<]|<!\[CDATA\[(?:[^\]]|\](?!\]>))*\]\]>)*)<\/loc\s*>/g;
+
+/**
+ * Sitemap XML (a urlset or a sitemapindex) or the protocol's plain-text form, one URL a line. Read by a scan
+ * of its tokens rather than a DOM: a sitemap's DOM is many times its text, and the text is all that is needed.
+ */
 export function parseSitemap(text: string): SitemapEntries {
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('<')) {
     return { pages: trimmed.split(/\r?\n/).map((line) => line.trim()).filter(isHttpUrl), sitemaps: [] };
   }
-  const document = new DOMParser().parseFromString(trimmed, 'text/xml') as unknown as DomDocument;
-  const locations = (selector: string) => elements(document.querySelectorAll(selector)).map((loc) => (loc.textContent ?? '').trim()).filter(isHttpUrl);
-  return { pages: locations('url > loc'), sitemaps: locations('sitemap > loc') };
+  const entries: SitemapEntries = { pages: [], sitemaps: [] };
+  let within: 'url' | 'sitemap' | undefined;
+  for (const [, tag, location] of trimmed.matchAll(SITEMAP_TOKENS)) {
+    if (tag !== undefined) within = tag as 'url' | 'sitemap';
+    else if (within !== undefined) {
+      const url = xmlText(location ?? '').trim();
+      if (isHttpUrl(url)) (within === 'url' ? entries.pages : entries.sitemaps).push(url);
+    }
+  }
+  return entries;
 }
 
-/** The body as text, gunzipped when it is gzip (a .xml.gz file is served as bytes, not content-encoded). */
-async function textOf(body: Uint8Array): Promise<string | undefined> {
-  if (body[0] !== 0x1f || body[1] !== 0x8b) return new TextDecoder().decode(body);
-  const unzipped = await readAtMost(new Blob([body]).stream().pipeThrough(new DecompressionStream('gzip')), MAX_SITEMAP_BYTES).catch(() => undefined);
-  return unzipped && new TextDecoder().decode(unzipped);
+/** A text node's value: CDATA sections as they are, the five named entities and numeric references decoded. */
+function xmlText(raw: string): string {
+  return raw.replace(/<!\[CDATA\[([\s\S]*?)\]\]>|&(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);/g, (_, cdata: string | undefined, entity: string | undefined) => {
+    if (cdata !== undefined) return cdata;
+    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+    if (entity! in named) return named[entity!]!;
+    const code = entity!.startsWith('#x') ? Number.parseInt(entity!.slice(2), 16) : Number(entity!.slice(1));
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
+  });
+}
+
+/** The body as text, gunzipped when it is gzip (a .xml.gz file is served as bytes, not content-encoded), cut at MAX_SITEMAP_BYTES. */
+async function textOf(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const { head: magic, body } = await readHead(stream, 2);
+  const plain = magic[0] === 0x1f && magic[1] === 0x8b ? body.pipeThrough(new DecompressionStream('gzip')) : body;
+  const { head, body: rest } = await readHead(plain, MAX_SITEMAP_BYTES);
+  await rest.cancel().catch(() => undefined);
+  return new TextDecoder().decode(head);
 }
 
 function isHttpUrl(text: string): boolean {
