@@ -57,6 +57,17 @@ describe('submitting a data job', () => {
     expect(rows!.n).toBe(0);
   });
 
+  it("refuses a key with a monthly spend limit with 403, nothing queued, since the job's items would not follow the limit; the same key without one submits", async () => {
+    const account = await funded(1_000, 'payg');
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 20 })).status).toBe(200);
+    const refused = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('monthly spend limit of 20 cents') });
+    expect((await json(await jobRequest(account.key, ''))).data.jobs).toEqual([]);
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: null })).status).toBe(200);
+    expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] })).status).toBe(202);
+  });
+
   it('reads bodies past 1 MB on this route only; lists jobs with a cursor; another workspace\'s job is 404; agnt is a source of the catalog', async () => {
     const account = await funded(100);
     const big = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }], name: 'x'.repeat(150), pad: 'y'.repeat(1_200_000) });
