@@ -3583,6 +3583,7 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             data?: unknown;
+            /** @description A failure's reason; on a success, why it carries no data (ANSWER_TOO_LARGE: an answer over 1 MB, charged, is not kept by a job). */
             error?: {
                 code: string;
                 message: string;

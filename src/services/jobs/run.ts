@@ -205,9 +205,10 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer):
     // The plan's runtime hours are used up: the job waits, saying so, until an upgrade or the month's end.
     return { kind: 'pause', status: 'running', reason: error.message, ms: HOURS_RECHECK_MS };
   }
-  if (error.code === 'CONFLICT') {
+  if (error.code === 'CONFLICT' && error.retryAfter !== undefined) {
     // Money held by calls in flight, or this item's own first call still running (soon again) or lost (when
-    // its claim lapses): again after retryAfter, not counted as an attempt.
+    // its claim lapses): again after retryAfter, not counted as an attempt. A CONFLICT with no time to wait
+    // (its first call's answer was too large to keep) is the item's end: retried, it would never change.
     return { kind: 'written', write: { idx, status: 'pending', attempts: attempts - 1, retryAt: now + (error.retryAfter ?? 1) * 1000 } };
   }
   if (isTransient(error) && attempts <= RETRY_BACKOFF_MS.length) {

@@ -33,7 +33,10 @@ export const JobItem = z
     input: z.record(z.string(), z.unknown()),
     status: z.enum(ITEM_STATUSES),
     data: z.unknown().optional(),
-    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    error: z
+      .object({ code: z.string(), message: z.string() })
+      .optional()
+      .openapi({ description: "A failure's reason; on a success, why it carries no data (ANSWER_TOO_LARGE: an answer over 1 MB, charged, is not kept by a job)." }),
     costCents: z.number(),
   })
   .openapi('DataJobItem');

@@ -180,12 +180,27 @@ export type ItemWrite =
   | { idx: number; status: 'failed'; code: string; message: string; attempts: number }
   | { idx: number; status: 'pending'; attempts: number; retryAt: number };
 
+/**
+ * The most of one item's answer a job keeps, as JSON: the bound of an answer kept for replays. D1 refuses a
+ * value of 2 MB, and the slice's whole batch with it, which the Workflow would retry without end.
+ */
+export const MAX_ITEM_DATA_BYTES = 1_048_576;
+
 /** A statement that writes one item's outcome; an item already decided is left as it is. */
 export function itemWrite(db: D1Database, jobId: string, write: ItemWrite): D1PreparedStatement {
   if (write.status === 'succeeded') {
+    const data = JSON.stringify(write.data ?? null);
+    const bytes = new TextEncoder().encode(data).byteLength;
+    // Succeeded and charged all the same: the row says so, and where to get the answer.
+    const tooLarge =
+      bytes > MAX_ITEM_DATA_BYTES
+        ? `The answer (${bytes} bytes) is larger than a job keeps (${MAX_ITEM_DATA_BYTES} bytes); the call succeeded and was charged. Make it directly to receive the answer.`
+        : null;
     return db
-      .prepare("UPDATE data_job_items SET status = 'succeeded', data = ?3, cost_units = ?4, attempts = ?5 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'")
-      .bind(jobId, write.idx, JSON.stringify(write.data ?? null), write.costUnits, write.attempts);
+      .prepare(
+        "UPDATE data_job_items SET status = 'succeeded', data = ?3, cost_units = ?4, attempts = ?5, error_code = ?6, error_message = ?7 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'",
+      )
+      .bind(jobId, write.idx, tooLarge ? 'null' : data, write.costUnits, write.attempts, tooLarge ? 'ANSWER_TOO_LARGE' : null, tooLarge);
   }
   if (write.status === 'failed') {
     return db
@@ -259,7 +274,8 @@ export function itemRowOf(row: StoredItem): ItemRow {
     input: JSON.parse(row.input),
     status: row.status,
     ...(row.status === 'succeeded' ? { data: JSON.parse(row.data ?? 'null') } : {}),
-    ...(row.status === 'failed' ? { error: { code: row.error_code ?? 'INTERNAL_ERROR', message: row.error_message ?? '' } } : {}),
+    // A failure's reason, or why a success carries no data (its answer was too large to keep).
+    ...(row.status === 'failed' || row.error_code !== null ? { error: { code: row.error_code ?? 'INTERNAL_ERROR', message: row.error_message ?? '' } } : {}),
     costCents: centsFromUnits(row.cost_units),
   };
 }
