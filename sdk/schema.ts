@@ -9503,11 +9503,11 @@ export interface operations {
                     formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                         /** @enum {string} */
                         type: "json";
-                        /** @description JSON Schema of the object to extract. */
+                        /** @description JSON Schema of the object to extract (type "object"). */
                         schema?: {
                             [key: string]: unknown;
                         };
-                        /** @description What to extract, in words. */
+                        /** @description What to extract, in words (at most 10,000 characters). */
                         prompt?: string;
                     } | {
                         /** @enum {string} */
@@ -9988,11 +9988,11 @@ export interface operations {
                         formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                             /** @enum {string} */
                             type: "json";
-                            /** @description JSON Schema of the object to extract. */
+                            /** @description JSON Schema of the object to extract (type "object"). */
                             schema?: {
                                 [key: string]: unknown;
                             };
-                            /** @description What to extract, in words. */
+                            /** @description What to extract, in words (at most 10,000 characters). */
                             prompt?: string;
                         } | {
                             /** @enum {string} */
@@ -18311,11 +18311,11 @@ export interface operations {
                     formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                         /** @enum {string} */
                         type: "json";
-                        /** @description JSON Schema of the object to extract. */
+                        /** @description JSON Schema of the object to extract (type "object"). */
                         schema?: {
                             [key: string]: unknown;
                         };
-                        /** @description What to extract, in words. */
+                        /** @description What to extract, in words (at most 10,000 characters). */
                         prompt?: string;
                     } | {
                         /** @enum {string} */
@@ -18773,11 +18773,11 @@ export interface operations {
                         formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                             /** @enum {string} */
                             type: "json";
-                            /** @description JSON Schema of the object to extract. */
+                            /** @description JSON Schema of the object to extract (type "object"). */
                             schema?: {
                                 [key: string]: unknown;
                             };
-                            /** @description What to extract, in words. */
+                            /** @description What to extract, in words (at most 10,000 characters). */
                             prompt?: string;
                         } | {
                             /** @enum {string} */

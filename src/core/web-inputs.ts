@@ -34,8 +34,13 @@ export const FORMAT_PRESETS = ['markdown', 'summary', 'html', 'rawHtml', 'links'
 const formatObject = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('json'),
-    schema: z.record(z.string(), z.unknown()).optional().openapi({ description: 'JSON Schema of the object to extract.' }),
-    prompt: z.string().min(1).optional().openapi({ description: 'What to extract, in words.' }),
+    // An extraction answers one object: a schema of anything else would have the model run and its answer refused.
+    schema: z
+      .record(z.string(), z.unknown())
+      .refine((schema) => schema.type === undefined || schema.type === 'object', { message: 'The schema of a json format describes an object: its type is "object".', path: ['type'] })
+      .optional()
+      .openapi({ description: 'JSON Schema of the object to extract (type "object").' }),
+    prompt: z.string().min(1).max(10_000).optional().openapi({ description: 'What to extract, in words (at most 10,000 characters).' }),
   }),
   z.strictObject({
     type: z.literal('screenshot'),
