@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { clock } from './clock';
 import { ApiError } from './errors';
 
@@ -20,7 +21,23 @@ export interface ThrottleRule {
  * client's word and is ignored: all such requests share one bucket, which no header moves them out of.
  */
 export function clientAddress(request: Request): string {
-  return (request.cf ? request.headers.get('cf-connecting-ip') : null) ?? 'unattributed';
+  const address = request.cf ? request.headers.get('cf-connecting-ip') : null;
+  return address ? networkOf(address) : UNATTRIBUTED;
+}
+
+/** The bucket of requests that did not come through the edge (workerd on a direct socket, a test). */
+export const UNATTRIBUTED = 'unattributed';
+
+/**
+ * An IPv6 client counts as its /64, the block a single subscriber is given (RFC 6177): one home or phone can
+ * use any of its 2^64 addresses, so counting each address would count nothing. IPv4 counts as itself.
+ */
+function networkOf(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${parts.join(':')}::/64`;
 }
 
 /** Counts one attempt, in one upsert (atomic in SQLite, so concurrent attempts cannot both slip under the limit); answers the seconds to wait when it is one too many. */

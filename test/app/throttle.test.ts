@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { APP_ORIGIN, dashboard } from '../support/dashboard';
+import { APP_ORIGIN, dashboard, signUp } from '../support/dashboard';
 
 /** A sign-in as a client sends it; `cf` is what only Cloudflare's edge adds. */
 function signIn(email: string, clientIp: string, cf?: { colo: string }) {
@@ -29,5 +29,30 @@ describe('whom sign-in throttling counts against', () => {
     for (let attempt = 0; attempt < 30; attempt++) expect((await signIn(`edge${attempt}@example.com`, '198.18.9.1', { colo: 'AMS' })).status).toBe(401);
     expect((await signIn('edge30@example.com', '198.18.9.1', { colo: 'AMS' })).status).toBe(429);
     expect((await signIn('edge31@example.com', '198.18.9.2', { colo: 'AMS' })).status).toBe(401);
+  });
+});
+
+describe('free trials per client address', () => {
+  /** A trial started by a newcomer, as Cloudflare's edge forwards their browser's request from `clientIp`. */
+  async function trialFrom(clientIp: string): Promise<Response> {
+    const person = await signUp();
+    return person.request('POST', `/api/organizations/${person.organizationId}/trial`, undefined, { headers: { 'cf-connecting-ip': clientIp }, cf: { colo: 'AMS' } });
+  }
+
+  it('starts three a day from one address, then answers 429 with Retry-After; another address starts its own', async () => {
+    const address = `203.0.113.${Math.floor(Math.random() * 250) + 1}`;
+    for (let trial = 0; trial < 3; trial++) expect((await trialFrom(address)).status).toBe(201);
+    const refused = await trialFrom(address);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(23 * 3600);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('free trials started from this address');
+    expect((await trialFrom('203.0.113.251')).status).toBe(201);
+  });
+
+  it('counts an IPv6 client as its /64: other addresses of the same block share its three', async () => {
+    const block = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:1`;
+    for (const host of ['::1', '::2', '::abcd:3']) expect((await trialFrom(`${block}${host}`)).status).toBe(201);
+    expect((await trialFrom(`${block}::ffff:4`)).status).toBe(429);
+    expect((await trialFrom(`${block.replace(/:1$/, ':2')}::1`)).status).toBe(201);
   });
 });

@@ -40,13 +40,15 @@ export class Person {
     return this.account.organization.id;
   }
 
-  request(method: string, path: string, body?: unknown, options: { headers?: Record<string, string>; bindings?: Record<string, unknown> } = {}): Promise<Response> {
+  /** `cf`: sent as Cloudflare's edge forwards a request (only then is its cf-connecting-ip believed). */
+  request(method: string, path: string, body?: unknown, options: { headers?: Record<string, string>; bindings?: Record<string, unknown>; cf?: { colo: string } } = {}): Promise<Response> {
     return dashboard(
       path,
       {
         method,
         headers: { cookie: `sluice_session=${this.cookie}`, origin: APP_ORIGIN, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(options.cf ? { cf: options.cf } : {}),
       },
       options.bindings,
     );

@@ -9,6 +9,8 @@ import { balanceInCents, settledStatement } from '../../services/wallet';
 import { PLANS } from '../../core/plans';
 import type { DashboardEnv } from '../context';
 import { startTrial } from '../trial';
+import { clientAddress, countAttempt, UNATTRIBUTED } from '../../core/throttle';
+import { TRIALS_PER_IP } from '../auth/throttle';
 import { organizationAccess, requireManager } from '../members';
 import { jsonBody, NameBody, organizationIdParam, Workspace } from './schemas';
 
@@ -27,6 +29,7 @@ const routes = {
     path: '/api/organizations/{organizationId}/trial',
     tags: ['Organizations'],
     summary: 'Start the free trial (owners and admins): the Toolkit plan and its allowance for 14 days, once per organization',
+    description: 'At most three trials a day are started from one client address (an IPv6 client counts as its /64): 429 with Retry-After past that.',
     operationId: 'startTrial',
     request: { params: organizationIdParam },
     responses: {
@@ -34,7 +37,7 @@ const routes = {
         successEnvelope(z.object({ plan: z.enum(PLANS), startedAt: z.string(), endsAt: z.string(), allowanceCents: z.number() }).openapi('Trial')),
         'The trial started; metered calls work from the next request.',
       ),
-      ...errorResponses(400, 401, 403, 404, 409),
+      ...errorResponses(400, 401, 403, 404, 409, 429),
     },
   }),
   credits: createRoute({
@@ -59,6 +62,9 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.trial, async (c) => {
     const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
     requireManager(access, 'start the free trial');
+    // Deployed, every request has its address from the edge; without one (locally) there is no client to count.
+    const address = clientAddress(c.req.raw);
+    if (address !== UNATTRIBUTED) await countAttempt(c.env.DB, `trial-ip:${address}`, TRIALS_PER_IP);
     return c.json(success(await startTrial(c.env, access.organization.id)), 201);
   });
 

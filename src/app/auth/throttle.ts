@@ -6,3 +6,5 @@ export const SIGN_IN_PER_EMAIL: ThrottleRule = { limit: 5, windowMs: 15 * 60_000
 export const SIGN_IN_PER_IP: ThrottleRule = { limit: 30, windowMs: 15 * 60_000, what: 'sign-in attempts from this address' };
 /** Accounts made per client address. */
 export const SIGN_UP_PER_IP: ThrottleRule = { limit: 20, windowMs: 60 * 60_000, what: 'sign-ups from this address' };
+/** Free trials started per client address: the trial's money is real vendor calls, and an account costs only an address to make. */
+export const TRIALS_PER_IP: ThrottleRule = { limit: 3, windowMs: 24 * 60 * 60_000, what: 'free trials started from this address' };
