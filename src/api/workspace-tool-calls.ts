@@ -14,8 +14,12 @@ import { ApiError } from '../core/errors';
 /** What each workspace tool does once its arguments are valid: the very functions of its REST twin. */
 export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: WorkspaceToolName, input: unknown): Promise<unknown> {
   switch (name) {
-    case 'sluice_onboarding':
-      return recordOnboarding(env.DB, publicUrls(env), argumentsOf(name, input), { surface: 'mcp', workspaceId: principal.workspaceId, organizationId: principal.organizationId });
+    case 'sluice_onboarding': {
+      // Free, but each call is a row in D1: it counts in the workspace's window as every free call does.
+      const intent = argumentsOf(name, input);
+      await admitFreeCall(env, principal);
+      return recordOnboarding(env.DB, publicUrls(env), intent, { surface: 'mcp', workspaceId: principal.workspaceId, organizationId: principal.organizationId });
+    }
     case 'sluice_db_list':
       argumentsOf(name, input);
       await admitFreeCall(env, principal);

@@ -58,6 +58,17 @@ describe('POST /v1/register (deprecated, removed on 2026-12-31)', () => {
     expect(wrong.headers.get('Sunset')).toBe('Thu, 31 Dec 2026 00:00:00 GMT');
   });
 
+  it("counts a keyed registration in its workspace's window: the 61st of a pay-as-you-go minute is 429 and records nothing", async () => {
+    at(DEPRECATIONS.register.sunsetAt - DAY + 20_000);
+    const account = await provision({ plan: 'payg' });
+    const keyed = () => register(INTENT, { authorization: `Bearer ${account.key}` });
+    for (let used = 0; used < 60; used++) expect((await keyed()).status).toBe(201);
+    const refused = await keyed();
+    expect(refused.status).toBe(429);
+    expect((await json(refused)).error.code).toBe('RATE_LIMITED');
+    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM onboarding_intents WHERE workspace_id = ?').bind(account.workspaceId).first('n')).toBe(60);
+  });
+
   it('lets one address register anonymously 20 times an hour, then 429 with Retry-After; other methods do not count', async () => {
     at(DEPRECATIONS.register.sunsetAt - DAY);
     const from = { 'content-type': 'application/json', 'cf-connecting-ip': '198.51.100.77' };

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
 import { mcpCall } from './in-isolate';
-import { ops, provision } from '../support/api';
+import { bearer, call, ops, provision } from '../support/api';
 import { query } from '../databases/requests';
 import { toolErrorOf } from './tool-error';
 
@@ -18,6 +19,23 @@ describe('the workspace tools over MCP', () => {
     const refused = await mcpCall(token, 'sluice_onboarding', { useCase: 'x' });
     expect(refused.isError).toBe(true);
     expect(toolErrorOf(refused)).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'agentName', location: 'body', message: 'Required.' }] });
+  });
+
+  it('counts each sluice_onboarding call in the workspace window, as every free call: once a minute of REST calls used it, the tool is refused and records nothing', async () => {
+    const account = await provision({ plan: 'payg' });
+    const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    const minute = Date.UTC(2031, 0, 1, 12, 0, 20);
+    vi.spyOn(clock, 'now').mockReturnValue(minute);
+    try {
+      const free = () => call('/v1/connections/vendors', bearer(account.key));
+      for (let used = 0; used < 60; used++) expect((await free()).status).toBe(200);
+      const before = await env.DB.prepare('SELECT COUNT(*) AS n FROM onboarding_intents WHERE workspace_id = ?').bind(account.workspaceId).first('n');
+      const refused = await mcpCall(token, 'sluice_onboarding', { agentName: 'Cursor', useCase: 'One more.', sources: ['leads'] });
+      expect(toolErrorOf(refused)).toMatchObject({ code: 'RATE_LIMITED' });
+      expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM onboarding_intents WHERE workspace_id = ?').bind(account.workspaceId).first('n')).toBe(before);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it('creates, lists and queries a database with the sluice_db tools, in the same window and isolation as REST', async () => {

@@ -7,6 +7,7 @@ import { deprecationHeaders, DEPRECATIONS, isSunset } from '../../core/deprecati
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { OnboardingIntent, OnboardingRecord, recordOnboarding } from '../../services/onboarding';
+import { admitFreeCall } from '../../services/pipeline';
 import { clientAddress, countAttempt, type ThrottleRule } from '../../core/throttle';
 import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
@@ -88,6 +89,9 @@ export function registerRegister(app: OpenAPIHono<AppEnv>, authenticate: Middlew
 
   app.openapi(route, async (c) => {
     const principal = c.get('principal') as AppEnv['Variables']['principal'] | undefined;
+    // A key's registrations count in its workspace's window (an anonymous one in the address's hourly allowance).
+    const headers = principal ? await admitFreeCall(c.env, principal) : {};
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
     const record = await recordOnboarding(c.env.DB, publicUrls(c.env), c.req.valid('json'), {
       surface: 'register',
       workspaceId: principal?.workspaceId ?? null,
