@@ -209,7 +209,7 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer):
     // Money held by calls in flight, or this item's own first call still running (soon again) or lost (when
     // its claim lapses): again after retryAfter, not counted as an attempt. A CONFLICT with no time to wait
     // (its first call's answer was too large to keep) is the item's end: retried, it would never change.
-    return { kind: 'written', write: { idx, status: 'pending', attempts: attempts - 1, retryAt: now + (error.retryAfter ?? 1) * 1000 } };
+    return { kind: 'written', write: { idx, status: 'pending', attempts: attempts - 1, retryAt: now + error.retryAfter * 1000 } };
   }
   if (isTransient(error) && attempts <= RETRY_BACKOFF_MS.length) {
     return { kind: 'written', write: { idx, status: 'pending', attempts, retryAt: now + RETRY_BACKOFF_MS[attempts - 1]! } };

@@ -157,7 +157,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
  */
 async function refuseLimitedKey(env: Env, keyId: string): Promise<void> {
   const row = await env.DB.prepare('SELECT monthly_limit_units AS limitUnits FROM api_keys WHERE id = ?').bind(keyId).first<{ limitUnits: number | null }>();
-  if (row?.limitUnits === null || row?.limitUnits === undefined) return;
+  if (typeof row?.limitUnits !== 'number') return;
   throw ApiError.forbidden(
     `This key has a monthly spend limit of ${cents(row.limitUnits)}, which a data job's items cannot follow: they run as the job's own key. Start the job with a key without a limit, or from the dashboard; nothing was queued.`,
   );
