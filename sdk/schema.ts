@@ -773,7 +773,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a data job: one operation over 1 to 10,000 inputs, run in the background
-         * @description Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; nothing is queued when it is refused. A key with a monthly spend limit is refused with 403 (the items run as the job's own key, which the limit cannot follow). Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; the job paces itself to the workspace's window and leaves a fifth of it to other calls. Bodies up to 10 MB. `connectionId` runs every item through one of the workspace's connections (its own vendor credentials, the plan's fee per success instead of the price; the quote uses the fee). `into` writes each success as a row of a workspace database table, created if missing (columns job_id, item_index, input, data as JSON text, written_at), so the results can be queried with SQL.
+         * @description Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; nothing is queued when it is refused. A key with a monthly spend limit is refused with 403 (the items run as the job's own key, which the limit cannot follow); a job that would take the items waiting in the workspace past 100,000 with 409. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; the job paces itself to the workspace's window and leaves a fifth of it to other calls. Bodies up to 10 MB. `connectionId` runs every item through one of the workspace's connections (its own vendor credentials, the plan's fee per success instead of the price; the quote uses the fee). `into` writes each success as a row of a workspace database table, created if missing (columns job_id, item_index, input, data as JSON text, written_at), so the results can be queried with SQL.
          */
         post: operations["submitDataJob"];
         delete?: never;
@@ -17703,6 +17703,25 @@ export interface operations {
                      *       "error": {
                      *         "code": "PROVIDER_NOT_FOUND",
                      *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
                      *       }
                      *     }
                      */

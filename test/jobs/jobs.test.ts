@@ -68,6 +68,25 @@ describe('submitting a data job', () => {
     expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] })).status).toBe(202);
   });
 
+  it('refuses a job that would take the items waiting in the workspace past 100,000 with 409, nothing queued; once one ends, it submits', async () => {
+    const account = await funded(1_000, 'payg');
+    // A job of the workspace with 99,999 items still to run, written as a submission would leave it.
+    const waiting = `job_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    await env.DB.prepare(
+      `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, connection_id, into_database_id, into_table, created_at)
+       VALUES (?, ?, ?, ?, NULL, 'running', 99999, 0, NULL, NULL, NULL, NULL, NULL, ?)`,
+    )
+      .bind(waiting, account.organizationId, account.workspaceId, COMPANY, new Date().toISOString())
+      .run();
+    const refused = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }, { domain: 'b.com' }] });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('99999 items still to run') });
+    expect((await json(await jobRequest(account.key, ''))).data.jobs.map((job: { id: string }) => job.id)).toEqual([waiting]);
+    expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] })).status).toBe(202);
+    await env.DB.prepare("UPDATE data_jobs SET status = 'cancelled' WHERE id = ?").bind(waiting).run();
+    expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'b.com' }, { domain: 'c.com' }] })).status).toBe(202);
+  });
+
   it('reads bodies past 1 MB on this route only; lists jobs with a cursor; another workspace\'s job is 404; agnt is a source of the catalog', async () => {
     const account = await funded(100);
     const big = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }], name: 'x'.repeat(150), pad: 'y'.repeat(1_200_000) });

@@ -297,3 +297,12 @@ export async function resultsPage(db: D1Database, jobId: string, query: { cursor
   const page = items.slice(0, query.limit);
   return { items: page, nextCursor: items.length > query.limit ? String(page.at(-1)!.index) : null };
 }
+
+/** Items of a workspace's jobs not yet ended that are still to run: what is queued in D1 on its behalf now. */
+export async function unfinishedItems(db: D1Database, workspaceId: string): Promise<number> {
+  const row = await db
+    .prepare(`SELECT COALESCE(SUM(items - succeeded - failed), 0) AS n FROM data_jobs WHERE workspace_id = ? AND status NOT IN (${ENDED_STATUSES.map(() => '?').join(', ')})`)
+    .bind(workspaceId, ...ENDED_STATUSES)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}

@@ -13,7 +13,7 @@ import { walletOf } from '../wallet';
 import { revokedKeyError } from '../auth';
 import { plansPageUrl, subscriptionRequired } from '../plan-caps';
 import { operationOfJob } from './operations';
-import { insertJob, type JobRecord, type JobView, viewOf, findJob } from './store';
+import { insertJob, type JobRecord, type JobView, viewOf, findJob, unfinishedItems } from './store';
 import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
 
@@ -113,6 +113,13 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     );
   }
 
+  const waiting = await unfinishedItems(env.DB, principal.workspaceId);
+  if (waiting + submission.inputs.length > MAX_UNFINISHED_ITEMS) {
+    throw ApiError.conflict(
+      `This workspace's jobs have ${waiting} items still to run, and at most ${MAX_UNFINISHED_ITEMS} wait at once; this job's ${submission.inputs.length} would pass that. Wait for them to finish, or cancel a job; nothing was queued.`,
+    );
+  }
+
   // Last of the checks, as it makes the table: a refusal above leaves the database as it was.
   if (submission.into) await prepareInto(env, principal.workspaceId, submission.into);
 
@@ -149,6 +156,12 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   release(await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } }));
   return viewOf((await findJob(env.DB, job.id))!);
 }
+
+/**
+ * Items a workspace's unfinished jobs may hold at once: ten full jobs. Each waits in D1 with its input until it
+ * runs, at the pace of the workspace's window; without a bound, submissions could queue more than runs.
+ */
+export const MAX_UNFINISHED_ITEMS = 100_000;
 
 /**
  * A key with a monthly spend limit does not start jobs: the items run as the job's own key, which its limit
