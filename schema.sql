@@ -340,7 +340,7 @@ CREATE TABLE data_jobs (
   created_at       TEXT NOT NULL,
   started_at       TEXT,
   finished_at      TEXT
-, connection_id TEXT, into_database_id TEXT, into_table TEXT);
+, connection_id TEXT, into_database_id TEXT, into_table TEXT, results_pruned_at TEXT);
 
 CREATE INDEX data_jobs_by_workspace ON data_jobs (workspace_id, created_at, id);
 
@@ -400,3 +400,7 @@ BEGIN
     calls = calls + excluded.calls, succeeded = succeeded + excluded.succeeded, cost_units = cost_units + excluded.cost_units,
     sandbox_calls = sandbox_calls + excluded.sandbox_calls;
 END;
+
+CREATE INDEX data_jobs_results_to_prune ON data_jobs (finished_at) WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL;
+
+CREATE INDEX scrape_snapshots_by_age ON scrape_snapshots (scraped_at);

@@ -828,7 +828,7 @@ export interface paths {
         };
         /**
          * A data job's results, per item, in input order
-         * @description JSON (paged with `cursor`) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), both streamed whole, page by page, so a 10,000-item download never sits in memory at once.
+         * @description JSON (paged with `cursor`) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), both streamed whole, page by page, so a 10,000-item download never sits in memory at once. Kept 30 days after the job ends (`resultsKeptUntil`); after that 404, the job itself, its counts and spend remaining.
          */
         get: operations["getDataJobResults"];
         put?: never;
@@ -3524,6 +3524,10 @@ export interface components {
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
+            /** @description The items (inputs and answers) are deleted after this, 30 days after the job ended; null while it runs. */
+            resultsKeptUntil: string | null;
+            /** @description Its items are gone: the results answer 404; the counts and spend remain. */
+            resultsDeleted: boolean;
         };
         JobSubmission: {
             /**
@@ -17426,7 +17430,9 @@ export interface operations {
                      *             "resumesAt": null,
                      *             "createdAt": "2026-11-24T09:00:00.000Z",
                      *             "startedAt": "2026-11-24T09:00:01.000Z",
-                     *             "finishedAt": null
+                     *             "finishedAt": null,
+                     *             "resultsKeptUntil": null,
+                     *             "resultsDeleted": false
                      *           }
                      *         ],
                      *         "nextCursor": null
@@ -17601,7 +17607,9 @@ export interface operations {
                      *         "resumesAt": null,
                      *         "createdAt": "2026-11-24T09:00:00.000Z",
                      *         "startedAt": null,
-                     *         "finishedAt": null
+                     *         "finishedAt": null,
+                     *         "resultsKeptUntil": null,
+                     *         "resultsDeleted": false
                      *       }
                      *     }
                      */
@@ -17809,7 +17817,9 @@ export interface operations {
                      *         "resumesAt": null,
                      *         "createdAt": "2026-11-24T09:00:00.000Z",
                      *         "startedAt": "2026-11-24T09:00:01.000Z",
-                     *         "finishedAt": null
+                     *         "finishedAt": null,
+                     *         "resultsKeptUntil": null,
+                     *         "resultsDeleted": false
                      *       }
                      *     }
                      */
@@ -17980,7 +17990,9 @@ export interface operations {
                      *         "resumesAt": null,
                      *         "createdAt": "2026-11-24T09:00:00.000Z",
                      *         "startedAt": "2026-11-24T09:00:01.000Z",
-                     *         "finishedAt": null
+                     *         "finishedAt": null,
+                     *         "resultsKeptUntil": null,
+                     *         "resultsDeleted": false
                      *       }
                      *     }
                      */

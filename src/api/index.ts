@@ -22,6 +22,8 @@ import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
 import { pruneUsage } from '../services/usage-retention';
+import { pruneJobResults } from '../services/jobs/store';
+import { pruneSnapshots } from '../providers/builtin-web/change-tracking';
 import { announceDailyUsage } from '../services/webhooks/daily-usage';
 
 /**
@@ -78,5 +80,5 @@ const app = buildApiApp();
 export default {
   fetch: app.fetch,
   /** The cron of wrangler.toml: usage.daily to the endpoints that want it, and usage rows past their retention pruned. */
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB)])),
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env.DB), pruneSnapshots(env.DB)])),
 } satisfies ExportedHandler<Env>;

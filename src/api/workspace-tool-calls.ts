@@ -7,7 +7,7 @@ import { admitFreeCall } from '../services/pipeline';
 import { validationErrorFromZod } from '../core/validation';
 import { listEndpointsWithDeliveries } from '../services/webhooks/endpoints';
 import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../services/workspace-tools';
-import { findWorkspaceJob, resultsPage, viewOf } from '../services/jobs/store';
+import { assertResultsKept, findWorkspaceJob, resultsPage, viewOf } from '../services/jobs/store';
 import { submitJob } from '../services/jobs/submit';
 import { ApiError } from '../core/errors';
 
@@ -47,7 +47,9 @@ export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: 
     case 'sluice_jobs_results': {
       const { jobId, ...query } = argumentsOf(name, input);
       await admitFreeCall(env, principal);
-      return resultsPage(env.DB, (await workspaceJob(env, principal, jobId)).id, query);
+      const job = await workspaceJob(env, principal, jobId);
+      assertResultsKept(job);
+      return resultsPage(env.DB, job.id, query);
     }
     case 'sluice_webhook_endpoints_list': {
       argumentsOf(name, input);

@@ -5,44 +5,12 @@ import { createKey } from '../../src/services/accounts';
 import { claimIdempotencyKey } from '../../src/services/idempotency';
 import { operationOfJob } from '../../src/services/jobs/operations';
 import { runSlice } from '../../src/services/jobs/run';
-import { insertJob, itemPage, itemWrite, type JobRecord, MAX_ITEM_DATA_BYTES, recount } from '../../src/services/jobs/store';
+import { itemPage, itemWrite, MAX_ITEM_DATA_BYTES, recount } from '../../src/services/jobs/store';
 import { unitsFromCents } from '../../src/core/money';
-import { funded, provision } from '../support/api';
+import { funded } from '../support/api';
+import { storedJob } from './support';
 
 const PAGE = unitsFromCents(0.1);
-
-/** A job row of its own with `items` pending items, written straight to D1: what a slice's writes land on. */
-async function storedJob(items: number, options: { operation?: string; inputs?: unknown[]; account?: { organizationId: string; workspaceId: string } } = {}): Promise<JobRecord> {
-  const account = options.account ?? (await provision());
-  const job: JobRecord = {
-    id: `job_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`,
-    organizationId: account.organizationId,
-    workspaceId: account.workspaceId,
-    operation: options.operation ?? 'web/scrape',
-    name: null,
-    status: 'running',
-    reason: null,
-    items,
-    succeeded: 0,
-    failed: 0,
-    spentUnits: 0,
-    quotedUnits: 0,
-    maxCostUnits: null,
-    keyId: null,
-    connectionId: null,
-    intoDatabaseId: null,
-    intoTable: null,
-    windowResetAt: 0,
-    windowLimit: 0,
-    windowRemaining: 0,
-    resumeAt: 0,
-    createdAt: new Date().toISOString(),
-    startedAt: null,
-    finishedAt: null,
-  };
-  await insertJob(env.DB, job, options.inputs ?? Array.from({ length: items }, (_, index) => ({ url: `https://example.com/${index}` })));
-  return job;
-}
 
 describe("an item whose answer is larger than a job keeps", () => {
   it('is written as succeeded and charged, with no data and a note saying so, in the same batch as a small one (D1 would refuse the whole batch)', async () => {

@@ -2,8 +2,8 @@ import { introspectWorkflow } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { clock } from '../../src/core/clock';
 import { decryptKey } from '../../src/core/keys';
-import { call, json } from '../support/api';
-import { findJob, type JobView, viewOf } from '../../src/services/jobs/store';
+import { call, json, provision } from '../support/api';
+import { findJob, insertJob, type JobRecord, type JobView, viewOf } from '../../src/services/jobs/store';
 
 export const JOBS = '/v1/data/agnt/jobs';
 
@@ -87,3 +87,38 @@ export async function ndjsonResults(key: string, id: string): Promise<any[]> {
   const text = await response.text();
   return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
 }
+
+/** A job row of its own with `items` pending items, written straight to D1: what a slice's writes land on. */
+export async function storedJob(items: number, options: { operation?: string; inputs?: unknown[]; account?: { organizationId: string; workspaceId: string } } = {}): Promise<JobRecord> {
+  const account = options.account ?? (await provision());
+  const job: JobRecord = {
+    id: `job_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`,
+    organizationId: account.organizationId,
+    workspaceId: account.workspaceId,
+    operation: options.operation ?? 'web/scrape',
+    name: null,
+    status: 'running',
+    reason: null,
+    items,
+    succeeded: 0,
+    failed: 0,
+    spentUnits: 0,
+    quotedUnits: 0,
+    maxCostUnits: null,
+    keyId: null,
+    connectionId: null,
+    intoDatabaseId: null,
+    intoTable: null,
+    windowResetAt: 0,
+    windowLimit: 0,
+    windowRemaining: 0,
+    resumeAt: 0,
+    createdAt: new Date().toISOString(),
+    startedAt: null,
+    finishedAt: null,
+    resultsPrunedAt: null,
+  };
+  await insertJob(env.DB, job, options.inputs ?? Array.from({ length: items }, (_, index) => ({ url: `https://example.com/${index}` })));
+  return job;
+}
+

@@ -10,7 +10,7 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { validationErrorFromZod } from '../../core/validation';
 import { admitFreeCall } from '../../services/pipeline';
 import { cancelJob } from '../../services/jobs/cancel';
-import { findWorkspaceJob, listJobs, resultsPage, viewOf } from '../../services/jobs/store';
+import { assertResultsKept, findWorkspaceJob, listJobs, resultsPage, viewOf } from '../../services/jobs/store';
 import { streamItems } from '../../services/jobs/download';
 import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob } from '../../services/jobs/submit';
 
@@ -45,6 +45,8 @@ const EXAMPLE_JOB = {
   createdAt: '2026-11-24T09:00:00.000Z',
   startedAt: '2026-11-24T09:00:01.000Z',
   finishedAt: null,
+  resultsKeptUntil: null,
+  resultsDeleted: false,
 };
 
 const JobId = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'job_5f1c2a9b7d3e4f6a8b0c1d2e' }) });
@@ -118,7 +120,8 @@ const resultsRoute = createRoute({
   summary: "A data job's results, per item, in input order",
   description:
     'JSON (paged with `cursor`) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), ' +
-    'both streamed whole, page by page, so a 10,000-item download never sits in memory at once.',
+    'both streamed whole, page by page, so a 10,000-item download never sits in memory at once. ' +
+    'Kept 30 days after the job ends (`resultsKeptUntil`); after that 404, the job itself, its counts and spend remaining.',
   operationId: 'getDataJobResults',
   request: { params: JobId, query: ResultsQuery },
   responses: {
@@ -190,6 +193,7 @@ export function registerJobs(app: OpenAPIHono<AppEnv>) {
   app.openapi(resultsRoute, (async (c: Context<AppEnv>) => {
     const headers = await admitted(c);
     const job = await jobOf(c, c.req.param('id')!);
+    assertResultsKept(job);
     const parsed = ResultsQuery.safeParse(c.req.query());
     if (!parsed.success) throw validationErrorFromZod(parsed.error, 'query');
     const query = parsed.data;

@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors';
 import { cancelJob } from '../../services/jobs/cancel';
 import { streamItems } from '../../services/jobs/download';
 import { Job } from '../../services/jobs/schemas';
-import { findWorkspaceJob, listJobs, viewOf } from '../../services/jobs/store';
+import { assertResultsKept, findWorkspaceJob, listJobs, viewOf } from '../../services/jobs/store';
 import { JobSubmission, submitJob } from '../../services/jobs/submit';
 import type { DashboardEnv } from '../context';
 import { workspaceAccess } from '../members';
@@ -91,6 +91,7 @@ export function registerJobs(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.results, (async (c: Parameters<typeof access>[0] & { req: { valid(target: 'param'): { workspaceId: string; jobId: string } } }) => {
     const job = await jobOf(c, c.req.valid('param'));
+    assertResultsKept(job);
     return new Response(streamItems(c.env.DB, job.id, null, 'csv'), {
       status: 200,
       headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${job.id}.csv"`, 'Cache-Control': 'no-store' },

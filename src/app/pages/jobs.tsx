@@ -77,9 +77,13 @@ const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
       </td>
       <td class="num">
         <div class="actions">
-          <a class="button secondary small" href={`${base}/${job.id}/results.csv`} download={`${job.id}.csv`} aria-label={`Download the results of ${job.name ?? job.id} as CSV`}>
-            CSV
-          </a>
+          {job.resultsDeleted ? (
+            <span class="muted small" title={`Results are kept 30 days after a job ends`}>Results deleted</span>
+          ) : (
+            <a class="button secondary small" href={`${base}/${job.id}/results.csv`} download={`${job.id}.csv`} aria-label={`Download the results of ${job.name ?? job.id} as CSV`}>
+              CSV
+            </a>
+          )}
           {isEnded(job.status) ? null : (
             <ConfirmButton api={`${base}/${job.id}/cancel`} confirm="Cancel this job? Items not started are never run nor charged." confirmLabel="Cancel job" ariaLabel={`Cancel ${job.name ?? job.id}`}>
               Cancel

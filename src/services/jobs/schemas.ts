@@ -23,6 +23,8 @@ export const Job = z
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),
+    resultsKeptUntil: z.string().nullable().openapi({ description: 'The items (inputs and answers) are deleted after this, 30 days after the job ended; null while it runs.' }),
+    resultsDeleted: z.boolean().openapi({ description: 'Its items are gone: the results answer 404; the counts and spend remain.' }),
   })
   .openapi('DataJob');
 

@@ -1,3 +1,5 @@
+import { clock } from '../../core/clock';
+import { ApiError } from '../../core/errors';
 import { centsFromUnits } from '../../core/money';
 import { ENDED_STATUSES, type ItemStatus, type JobStatus } from '../../core/protocols/job';
 
@@ -29,6 +31,8 @@ export interface JobRecord {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** When its items went, JOB_RESULTS_KEPT_DAYS after it ended; null while they are kept. */
+  resultsPrunedAt: string | null;
 }
 
 /** What the API answers about a job. */
@@ -50,13 +54,17 @@ export interface JobView {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** When its items are deleted (JOB_RESULTS_KEPT_DAYS after it ended); null while it runs. */
+  resultsKeptUntil: string | null;
+  resultsDeleted: boolean;
 }
 
 const COLUMNS = `id, organization_id AS organizationId, workspace_id AS workspaceId, operation, name, status, reason, items,
   succeeded, failed, spent_units AS spentUnits, quoted_units AS quotedUnits, max_cost_units AS maxCostUnits, key_id AS keyId,
   connection_id AS connectionId, into_database_id AS intoDatabaseId, into_table AS intoTable,
   window_reset_at AS windowResetAt, window_limit AS windowLimit, window_remaining AS windowRemaining,
-  resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt`;
+  resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt,
+  results_pruned_at AS resultsPrunedAt`;
 
 export function viewOf(job: JobRecord): JobView {
   return {
@@ -76,6 +84,8 @@ export function viewOf(job: JobRecord): JobView {
     createdAt: job.createdAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    resultsKeptUntil: job.finishedAt === null ? null : new Date(Date.parse(job.finishedAt) + JOB_RESULTS_KEPT_DAYS * 86_400_000).toISOString(),
+    resultsDeleted: job.resultsPrunedAt !== null,
   };
 }
 
@@ -305,4 +315,47 @@ export async function unfinishedItems(db: D1Database, workspaceId: string): Prom
     .bind(workspaceId, ...ENDED_STATUSES)
     .first<{ n: number }>();
   return row?.n ?? 0;
+}
+
+/** How long a job's items (inputs and answers) are kept after it ends. */
+export const JOB_RESULTS_KEPT_DAYS = 30;
+
+/** Refuses to page or stream the results of a job whose items are gone, saying when and why. */
+export function assertResultsKept(job: JobRecord): void {
+  if (job.resultsPrunedAt === null) return;
+  throw ApiError.notFound(
+    `The results of job ${job.id} were kept ${JOB_RESULTS_KEPT_DAYS} days after it ended (${job.finishedAt?.slice(0, 10)}) and are gone since ${job.resultsPrunedAt.slice(0, 10)}; its counts and spend remain.`,
+  );
+}
+
+/** Rows one statement deletes at most, and statements one daily run sends at most (the rest waits a day). */
+const DELETE_CHUNK = 5_000;
+const STATEMENTS_PER_RUN = 2_000;
+
+/**
+ * Deletes the items of jobs that ended more than JOB_RESULTS_KEPT_DAYS ago, a job at a time in chunks, then
+ * marks the job. Run by the daily cron. Answers how many jobs and items went.
+ */
+export async function pruneJobResults(db: D1Database, now: number = clock.now()): Promise<{ jobs: number; items: number }> {
+  const before = new Date(now - JOB_RESULTS_KEPT_DAYS * 86_400_000).toISOString();
+  const ended = await db
+    .prepare('SELECT id FROM data_jobs WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL AND finished_at < ? ORDER BY finished_at LIMIT ?')
+    .bind(before, STATEMENTS_PER_RUN)
+    .all<{ id: string }>();
+  let jobs = 0;
+  let items = 0;
+  let statements = 0;
+  for (const { id } of ended.results) {
+    for (;;) {
+      if (statements >= STATEMENTS_PER_RUN) return { jobs, items };
+      statements += 1;
+      const deleted = (await db.prepare('DELETE FROM data_job_items WHERE rowid IN (SELECT rowid FROM data_job_items WHERE job_id = ? LIMIT ?)').bind(id, DELETE_CHUNK).run()).meta.changes;
+      items += deleted;
+      if (deleted < DELETE_CHUNK) break;
+    }
+    statements += 1;
+    await db.prepare('UPDATE data_jobs SET results_pruned_at = ? WHERE id = ?').bind(new Date(now).toISOString(), id).run();
+    jobs += 1;
+  }
+  return { jobs, items };
 }
