@@ -1,4 +1,5 @@
 import { clock } from '../core/clock';
+import { PruningBudget } from '../core/pruning';
 
 /**
  * How long D1 keeps each call's usage row (and the hourly totals): 13 calendar months, so a year can be
@@ -8,10 +9,6 @@ import { clock } from '../core/clock';
  */
 export const USAGE_ROWS_KEPT_MONTHS = 13;
 
-/** Rows one statement deletes at most, so a daily run never holds D1 in one long write. */
-const DELETE_CHUNK = 5_000;
-/** Statements one run sends at most; what is left waits for the next day's run. */
-const STATEMENTS_PER_RUN = 2_000;
 
 /** The first instant whose rows are still kept at `now`: the start of the UTC day 13 months back. */
 export function usageRowsKeptSince(now: number = clock.now()): number {
@@ -27,23 +24,16 @@ export function usageRowsKeptSince(now: number = clock.now()): number {
 export async function pruneUsage(db: D1Database, now: number = clock.now()): Promise<{ rows: number; hours: number }> {
   const since = new Date(usageRowsKeptSince(now)).toISOString();
   const workspaces = (await db.prepare('SELECT id FROM workspaces').all<{ id: string }>()).results.map((row) => row.id);
+  const budget = new PruningBudget();
   let rows = 0;
   let hours = 0;
-  let statements = 0;
   for (const workspaceId of workspaces) {
-    for (;;) {
-      if (statements >= STATEMENTS_PER_RUN) return { rows, hours };
-      statements += 1;
-      const deleted = (
-        await db
-          .prepare('DELETE FROM usage WHERE rowid IN (SELECT rowid FROM usage WHERE workspace_id = ? AND created_at < ? LIMIT ?)')
-          .bind(workspaceId, since, DELETE_CHUNK)
-          .run()
-      ).meta.changes;
-      rows += deleted;
-      if (deleted < DELETE_CHUNK) break;
-    }
-    statements += 1;
+    const usage = await budget.drain((limit) =>
+      db.prepare('DELETE FROM usage WHERE rowid IN (SELECT rowid FROM usage WHERE workspace_id = ? AND created_at < ? LIMIT ?)').bind(workspaceId, since, limit),
+    );
+    rows += usage.deleted;
+    if (!usage.done) return { rows, hours };
+    budget.count();
     hours += (await db.prepare('DELETE FROM usage_hourly WHERE workspace_id = ? AND hour < ?').bind(workspaceId, since.slice(0, 13)).run()).meta.changes;
   }
   return { rows, hours };

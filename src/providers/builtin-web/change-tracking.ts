@@ -1,4 +1,5 @@
 import { clock } from '../../core/clock';
+import { PruningBudget } from '../../core/pruning';
 import { sha256Hex } from '../../core/digest';
 import { gitDiff, sectionChanges, type GitDiff, type SectionChanges } from './diffs';
 
@@ -73,15 +74,8 @@ export const SNAPSHOTS_KEPT_DAYS = 90;
 /** Deletes snapshots not refreshed for SNAPSHOTS_KEPT_DAYS, in chunks through their age index. Run by the daily cron. */
 export async function pruneSnapshots(db: D1Database, now: number = clock.now()): Promise<number> {
   const before = new Date(now - SNAPSHOTS_KEPT_DAYS * 86_400_000).toISOString();
-  let deleted = 0;
-  for (let statements = 0; statements < SNAPSHOT_STATEMENTS_PER_RUN; statements++) {
-    const changes = (await db.prepare('DELETE FROM scrape_snapshots WHERE rowid IN (SELECT rowid FROM scrape_snapshots WHERE scraped_at < ? LIMIT ?)').bind(before, SNAPSHOT_DELETE_CHUNK).run()).meta.changes;
-    deleted += changes;
-    if (changes < SNAPSHOT_DELETE_CHUNK) break;
-  }
-  return deleted;
+  const drained = await new PruningBudget().drain((limit) =>
+    db.prepare('DELETE FROM scrape_snapshots WHERE rowid IN (SELECT rowid FROM scrape_snapshots WHERE scraped_at < ? LIMIT ?)').bind(before, limit),
+  );
+  return drained.deleted;
 }
-
-/** Rows one statement deletes at most, and statements one daily run sends at most (the rest waits a day). */
-const SNAPSHOT_DELETE_CHUNK = 5_000;
-const SNAPSHOT_STATEMENTS_PER_RUN = 2_000;

@@ -1,4 +1,6 @@
 import { clock } from '../../core/clock';
+import { PruningBudget, STATEMENTS_PER_RUN } from '../../core/pruning';
+import { MAX_KEPT_ANSWER_BYTES } from '../idempotency';
 import { ApiError } from '../../core/errors';
 import { centsFromUnits } from '../../core/money';
 import { ENDED_STATUSES, type ItemStatus, type JobStatus } from '../../core/protocols/job';
@@ -194,7 +196,7 @@ export type ItemWrite =
  * The most of one item's answer a job keeps, as JSON: the bound of an answer kept for replays. D1 refuses a
  * value of 2 MB, and the slice's whole batch with it, which the Workflow would retry without end.
  */
-export const MAX_ITEM_DATA_BYTES = 1_048_576;
+export const MAX_ITEM_DATA_BYTES = MAX_KEPT_ANSWER_BYTES;
 
 /** A statement that writes one item's outcome; an item already decided is left as it is. */
 export function itemWrite(db: D1Database, jobId: string, write: ItemWrite): D1PreparedStatement {
@@ -328,10 +330,6 @@ export function assertResultsKept(job: JobRecord): void {
   );
 }
 
-/** Rows one statement deletes at most, and statements one daily run sends at most (the rest waits a day). */
-const DELETE_CHUNK = 5_000;
-const STATEMENTS_PER_RUN = 2_000;
-
 /**
  * Deletes the items of jobs that ended more than JOB_RESULTS_KEPT_DAYS ago, a job at a time in chunks, then
  * marks the job. Run by the daily cron. Answers how many jobs and items went.
@@ -342,18 +340,14 @@ export async function pruneJobResults(db: D1Database, now: number = clock.now())
     .prepare('SELECT id FROM data_jobs WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL AND finished_at < ? ORDER BY finished_at LIMIT ?')
     .bind(before, STATEMENTS_PER_RUN)
     .all<{ id: string }>();
+  const budget = new PruningBudget();
   let jobs = 0;
   let items = 0;
-  let statements = 0;
   for (const { id } of ended.results) {
-    for (;;) {
-      if (statements >= STATEMENTS_PER_RUN) return { jobs, items };
-      statements += 1;
-      const deleted = (await db.prepare('DELETE FROM data_job_items WHERE rowid IN (SELECT rowid FROM data_job_items WHERE job_id = ? LIMIT ?)').bind(id, DELETE_CHUNK).run()).meta.changes;
-      items += deleted;
-      if (deleted < DELETE_CHUNK) break;
-    }
-    statements += 1;
+    const drained = await budget.drain((limit) => db.prepare('DELETE FROM data_job_items WHERE rowid IN (SELECT rowid FROM data_job_items WHERE job_id = ? LIMIT ?)').bind(id, limit));
+    items += drained.deleted;
+    if (!drained.done) return { jobs, items };
+    budget.count();
     await db.prepare('UPDATE data_jobs SET results_pruned_at = ? WHERE id = ?').bind(new Date(now).toISOString(), id).run();
     jobs += 1;
   }

@@ -1,0 +1,29 @@
+/** Rows one statement deletes at most, so a daily run never holds D1 in one long write. */
+export const DELETE_CHUNK = 5_000;
+/** Statements one daily run sends at most; what is left waits for the next day's run. */
+export const STATEMENTS_PER_RUN = 2_000;
+
+/**
+ * The statements one daily pruning run may still send (usage rows, job items, scrape snapshots each have a
+ * run of their own). `drain` repeats a deleting statement, given the chunk to bind as its LIMIT, until a run
+ * of it deletes less than a chunk (`done`) or the budget is spent.
+ */
+export class PruningBudget {
+  #left = STATEMENTS_PER_RUN;
+
+  async drain(statement: (limit: number) => D1PreparedStatement): Promise<{ deleted: number; done: boolean }> {
+    let deleted = 0;
+    while (this.#left > 0) {
+      this.#left -= 1;
+      const changes = (await statement(DELETE_CHUNK).run()).meta.changes;
+      deleted += changes;
+      if (changes < DELETE_CHUNK) return { deleted, done: true };
+    }
+    return { deleted, done: false };
+  }
+
+  /** Counts a statement sent outside `drain` (one that follows a drained table: hourly totals, a job's mark). */
+  count(): void {
+    this.#left -= 1;
+  }
+}
