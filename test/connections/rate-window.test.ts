@@ -1,10 +1,10 @@
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exampleOf } from '../../src/api/examples';
 import { dataPathsOf } from '../../src/api/routes/data';
-import { clock } from '../../src/core/clock';
 import { CONNECTABLE_VENDORS } from '../../src/services/connections-vendors';
-import { call, companyByDomain, credit, json, provision, wallet } from '../support/api';
+import { bearer, call, companyByDomain, credit, json, provision, wallet } from '../support/api';
+import { holdClockInOneMinute } from '../support/held-minute';
 
 const SETTINGS = env as unknown as Record<string, string>;
 /** Spec "Request rate": pay as you go allows 60 requests a minute. */
@@ -15,25 +15,10 @@ const hunterOperation = hunter.operations.find((operation) => operation.method =
 /** The credentials the fakes accept: this installation's own settings for the vendor. */
 const hunterCredentials = Object.fromEntries(hunter.fields.map((field) => [field.name, SETTINGS[field.setting]!]));
 
-// A held clock mid-minute, so no test straddles two windows; `nextMinute` moves it on.
-const windowStart = Date.UTC(2030, 0, 1, 12, 0, 0);
-let now: ReturnType<typeof vi.spyOn>;
-
-beforeEach(() => {
-  now = vi.spyOn(clock, 'now').mockReturnValue(windowStart + 30_000);
-  for (const level of ['log', 'info', 'warn'] as const) vi.spyOn(console, level).mockImplementation(() => undefined);
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const held = holdClockInOneMinute(30_000);
 
 function send(method: string, path: string, key: string, body?: unknown): Promise<Response> {
-  return call(path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+  return call(path, bearer(key, { method, body }));
 }
 
 function vendors(key: string): Promise<Response> {
@@ -86,7 +71,7 @@ describe("/v1/connections/* in the workspace's request window", () => {
     for (const [method, path, body] of attempts) await expectRateLimited(await send(method, path, account.key, body), `${method} ${path}`);
 
     // The next minute: the refused create stored nothing, the refused delete removed nothing, nothing was charged.
-    now.mockReturnValue(windowStart + 60_000);
+    held.moveTo(60_000);
     const listed = await send('GET', '/v1/connections', account.key);
     expect(listed.status).toBe(200);
     expect(listed.headers.get('ratelimit-remaining')).toBe(String(PAYG_CEILING - 1));

@@ -1,21 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clock } from '../../src/core/clock';
+import { describe, expect, it } from 'vitest';
 import { bearer, call, companyByDomain, credit, json, provision } from '../support/api';
+import { holdClockInOneMinute } from '../support/held-minute';
 
 /** Spec "Request rate": pay as you go allows 60 requests a minute. */
 const PAYG_CEILING = 60;
 
-// A held clock mid-minute, so the calls cannot straddle two windows.
-const windowStart = Date.UTC(2030, 0, 1, 12, 0, 0);
-
-beforeEach(() => {
-  vi.spyOn(clock, 'now').mockReturnValue(windowStart + 10_000);
-  for (const level of ['log', 'info', 'warn'] as const) vi.spyOn(console, level).mockImplementation(() => undefined);
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+holdClockInOneMinute(10_000);
 
 function credits(key: string): Promise<Response> {
   return call('/v1/credits', bearer(key));

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clock } from '../../src/core/clock';
+import { describe, expect, it } from 'vitest';
 import { PLAN_TABLE, PLANS } from '../../src/core/plans';
 import { bearer, call, companyByDomain, credit, json, provision } from '../support/api';
+import { holdClockInOneMinute } from '../support/held-minute';
 
 /** The spec's "Request rate" table, by each plan's name as the spec writes it. */
 const SPEC_REQUESTS_PER_MINUTE: Record<string, number> = {
@@ -13,18 +13,8 @@ const SPEC_REQUESTS_PER_MINUTE: Record<string, number> = {
   Business: 600,
 };
 
-// A held clock mid-minute: a window of 600 calls cannot straddle two minutes on a slow machine.
-const windowStart = Date.UTC(2030, 0, 1, 12, 0, 0);
-
-beforeEach(() => {
-  vi.spyOn(clock, 'now').mockReturnValue(windowStart + 20_000);
-  // A log line per request, two thousand of them, would only slow the runner down.
-  for (const level of ['log', 'info', 'warn'] as const) vi.spyOn(console, level).mockImplementation(() => undefined);
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+// Mid-minute: a window of 600 calls cannot straddle two minutes on a slow machine.
+holdClockInOneMinute(20_000);
 
 /** A call that costs nothing and counts in the workspace's window: the cheap way to use up slots of it. */
 function freeCall(key: string): Promise<Response> {

@@ -44,8 +44,14 @@ export async function provision(options: { plan?: Plan | null; scope?: KeyScope 
   return { organizationId: organization.body.data.id, workspaceId: workspace.body.data.id, keyId: key.body.data.id, key: key.body.data.key };
 }
 
-export function bearer(key: string): RequestInit {
-  return { headers: { authorization: `Bearer ${key}` } };
+/** A request carrying `key` as its bearer; with `body`, sent as JSON; `headers` added to it (an Origin, say). */
+export function bearer(key: string, request: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): RequestInit {
+  const { method, body, headers = {} } = request;
+  return {
+    ...(method === undefined ? {} : { method }),
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  };
 }
 
 /** Credits the organization's wallet through the operator API. */

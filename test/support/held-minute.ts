@@ -1,0 +1,22 @@
+import { afterEach, beforeEach, type MockInstance, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
+
+/** The minute the rate-window tests hold the injectable clock in, far from the real time other files use. */
+export const HELD_MINUTE = Date.UTC(2030, 0, 1, 12, 0, 0);
+
+/**
+ * Holds the injectable clock `intoMinuteMs` into HELD_MINUTE for every test of the file, so a test's calls
+ * cannot straddle two rate windows on a slow machine, and silences the log line a request writes (a minute's
+ * worth of calls would only slow the runner). `moveTo` sets the clock elsewhere, from the minute's start.
+ */
+export function holdClockInOneMinute(intoMinuteMs: number): { moveTo(msFromMinuteStart: number): void } {
+  let now: MockInstance<() => number>;
+  beforeEach(() => {
+    now = vi.spyOn(clock, 'now').mockReturnValue(HELD_MINUTE + intoMinuteMs);
+    for (const level of ['log', 'info', 'warn'] as const) vi.spyOn(console, level).mockImplementation(() => undefined);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  return { moveTo: (msFromMinuteStart) => void now.mockReturnValue(HELD_MINUTE + msFromMinuteStart) };
+}
