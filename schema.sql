@@ -357,7 +357,7 @@ CREATE TABLE data_job_items (
   data             TEXT,
   error_code       TEXT,
   error_message    TEXT,
-  cost_units       INTEGER NOT NULL DEFAULT 0,
+  cost_units       INTEGER NOT NULL DEFAULT 0, data_key TEXT,
   PRIMARY KEY (job_id, idx)
 );
 

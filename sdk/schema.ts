@@ -828,7 +828,7 @@ export interface paths {
         };
         /**
          * A data job's results, per item, in input order
-         * @description JSON (paged with `cursor`) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), both streamed whole, page by page, so a 10,000-item download never sits in memory at once. Kept 30 days after the job ends (`resultsKeptUntil`); after that 404, the job itself, its counts and spend remaining.
+         * @description JSON (paged with `cursor`; a page holds up to `limit` items and at most 8 MB of answers, at least one item, and says where to go on) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), both streamed whole, page by page, so a 10,000-item download never sits in memory at once. Kept 30 days after the job ends (`resultsKeptUntil`); after that 404, the job itself, its counts and spend remaining.
          */
         get: operations["getDataJobResults"];
         put?: never;

@@ -80,5 +80,5 @@ const app = buildApiApp();
 export default {
   fetch: app.fetch,
   /** The cron of wrangler.toml: usage.daily to the endpoints that want it, and usage rows past their retention pruned. */
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env.DB), pruneSnapshots(env.DB)])),
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env)])),
 } satisfies ExportedHandler<Env>;

@@ -49,7 +49,7 @@ export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: 
       await admitFreeCall(env, principal);
       const job = await workspaceJob(env, principal, jobId);
       assertResultsKept(job);
-      return resultsPage(env.DB, job.id, query);
+      return resultsPage(env, job.id, query);
     }
     case 'sluice_webhook_endpoints_list': {
       argumentsOf(name, input);

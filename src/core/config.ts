@@ -82,6 +82,8 @@ export type Env = Partial<Record<SettingName, string>> &
     WORKSPACE_DATABASE: DurableObjectNamespace<WorkspaceDatabaseProtocol>;
     /** The Workflow that runs data jobs (the `agnt` source), one instance per job, its id the job's. */
     DATA_JOBS: Workflow<DataJobParams>;
+    /** Large answers D1 only indexes: data jobs' item answers over INLINE_DATA_BYTES, change-tracking snapshots. */
+    RESULTS: R2Bucket;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

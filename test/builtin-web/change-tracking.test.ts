@@ -1,5 +1,8 @@
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
+import { sha256Hex } from '../../src/core/digest';
+import { trackChanges } from '../../src/providers/builtin-web/change-tracking';
 import { gitDiff, sectionChanges } from '../../src/providers/builtin-web/diffs';
 import type { ScrapeFormat } from '../../src/providers/builtin-web/inputs';
 import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
@@ -86,6 +89,48 @@ describe('changeTracking compares with the previous scrape of the same URL by th
     expect((await tracked(site, organizationId)).changeTracking).toMatchObject({ changeStatus: 'removed', previousScrapeAt: expect.any(String) });
     site.setPage(TRACKED, pricesPage('12 EUR', '9 EUR'));
     expect((await tracked(site, organizationId)).changeTracking.changeStatus).toBe('same');
+  });
+});
+
+describe("a snapshot's text is kept in R2, its hash in D1", () => {
+  const snapshot = (organizationId: string, markdown: string) => ({ organizationId, url: TRACKED, markdown, statusCode: 200 });
+  const row = (organizationId: string) =>
+    env.DB.prepare('SELECT content_hash, markdown FROM scrape_snapshots WHERE organization_id = ? AND url = ?').bind(organizationId, TRACKED).first<{ content_hash: string; markdown: string | null }>();
+  const texts = async (organizationId: string) => {
+    const listed = await env.RESULTS.list({ prefix: `snapshots/${organizationId}/` });
+    return Promise.all(listed.objects.map(async (object) => (await env.RESULTS.get(object.key))!.text()));
+  };
+
+  it('stores no page text in D1, and diffs against the text in R2', async () => {
+    const organizationId = `org_${crypto.randomUUID()}`;
+    await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 12 EUR'), ['git-diff']);
+    expect(await row(organizationId)).toEqual({ content_hash: await sha256Hex('# Prices\n\nAdult: 12 EUR'), markdown: null });
+    expect(await texts(organizationId)).toEqual(['# Prices\n\nAdult: 12 EUR']);
+    const changed = await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 14 EUR'), ['git-diff']);
+    expect(changed.diff?.text).toContain('-Adult: 12 EUR\n+Adult: 14 EUR');
+    expect(await texts(organizationId)).toEqual(['# Prices\n\nAdult: 14 EUR']);
+  });
+
+  it('compares with a text kept in its D1 row from before, then moves it to R2', async () => {
+    const organizationId = `org_${crypto.randomUUID()}`;
+    const old = '# Prices\n\nAdult: 10 EUR';
+    await env.DB.prepare('INSERT INTO scrape_snapshots (organization_id, url, content_hash, markdown, scraped_at) VALUES (?, ?, ?, ?, ?)')
+      .bind(organizationId, TRACKED, await sha256Hex(old), old, '2026-01-01T00:00:00.000Z')
+      .run();
+    // Unchanged: the text leaves D1 for R2 all the same.
+    expect((await trackChanges(env, snapshot(organizationId, old), ['git-diff'])).changeStatus).toBe('same');
+    expect(await row(organizationId)).toMatchObject({ markdown: null });
+    const changed = await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 11 EUR'), ['git-diff']);
+    expect(changed.diff?.text).toContain('-Adult: 10 EUR\n+Adult: 11 EUR');
+  });
+
+  it('gives the status without a diff when the text in R2 is not the one its row names (two scrapes at once)', async () => {
+    const organizationId = `org_${crypto.randomUUID()}`;
+    await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 12 EUR'), []);
+    const [listed] = (await env.RESULTS.list({ prefix: `snapshots/${organizationId}/` })).objects;
+    await env.RESULTS.put(listed!.key, '# Prices\n\nAdult: 99 EUR');
+    const changed = await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 14 EUR'), ['git-diff', 'json']);
+    expect(changed).toEqual({ previousScrapeAt: expect.any(String), changeStatus: 'changed', visibility: 'visible' });
   });
 });
 

@@ -1,14 +1,15 @@
 import { env } from 'cloudflare:workers';
+import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { timeLimitOf } from '../../src/core/operation';
 import { createKey } from '../../src/services/accounts';
 import { claimIdempotencyKey } from '../../src/services/idempotency';
 import { operationOfJob } from '../../src/services/jobs/operations';
 import { runSlice } from '../../src/services/jobs/run';
-import { itemPage, itemWrite, MAX_ITEM_DATA_BYTES, recount } from '../../src/services/jobs/store';
+import { INLINE_DATA_BYTES, itemWrites, MAX_ITEM_DATA_BYTES, PAGE_ANSWER_BYTES, recount, resultsPage } from '../../src/services/jobs/store';
 import { unitsFromCents } from '../../src/core/money';
-import { funded } from '../support/api';
-import { storedJob } from './support';
+import { funded, json, provision } from '../support/api';
+import { jobRequest, storedJob } from './support';
 
 const PAGE = unitsFromCents(0.1);
 
@@ -18,11 +19,13 @@ describe("an item whose answer is larger than a job keeps", () => {
     const large = { result: [{ rawHtml: 'x'.repeat(MAX_ITEM_DATA_BYTES + 1) }] };
     const small = { result: [{ markdown: '# Kept' }] };
     await env.DB.batch([
-      itemWrite(env.DB, job.id, { idx: 0, status: 'succeeded', data: large, costUnits: PAGE, attempts: 1 }),
-      itemWrite(env.DB, job.id, { idx: 1, status: 'succeeded', data: small, costUnits: PAGE, attempts: 1 }),
+      ...(await itemWrites(env, job.id, [
+        { idx: 0, status: 'succeeded', data: large, costUnits: PAGE, attempts: 1 },
+        { idx: 1, status: 'succeeded', data: small, costUnits: PAGE, attempts: 1 },
+      ])),
       recount(env.DB, job.id),
     ]);
-    const [first, second] = await itemPage(env.DB, job.id, -1, 10, null);
+    const [first, second] = (await resultsPage(env, job.id, { limit: 10 })).items;
     expect(first).toEqual({
       index: 0,
       input: { url: 'https://example.com/0' },
@@ -52,7 +55,48 @@ describe('an item whose first call was charged but whose answer was too large to
     await claim.keep({ data: { blob: 'x'.repeat(MAX_ITEM_DATA_BYTES + 1) }, meta: { costCents: 1, purchasedBalanceCents: 0, subscriptionRemainingCents: 0, cached: false, latencyMs: 1 } });
 
     await runSlice(env, job.id);
-    const [item] = await itemPage(env.DB, job.id, -1, 10, null);
+    const [item] = (await resultsPage(env, job.id, { limit: 10 })).items;
     expect(item).toMatchObject({ index: 0, status: 'failed', error: { code: 'CONFLICT', message: expect.stringContaining('too large to keep') } });
+  });
+});
+
+describe(`an answer over ${INLINE_DATA_BYTES} bytes`, () => {
+  /** Writes each answer as item `idx` of the job, succeeded, as a slice does. */
+  const written = async (jobId: string, answers: unknown[]) =>
+    env.DB.batch([...(await itemWrites(env, jobId, answers.map((data, idx) => ({ idx, status: 'succeeded' as const, data, costUnits: PAGE, attempts: 1 })))), recount(env.DB, jobId)]);
+
+  it('is kept in R2 and only its key in D1, and comes back whole in the JSON page, the NDJSON and the CSV', async () => {
+    const account = await provision();
+    const job = await storedJob(2, { account });
+    const large = { result: [{ markdown: `# Large\n${'word '.repeat(INLINE_DATA_BYTES)}` }] };
+    const small = { result: [{ markdown: '# Small' }] };
+    await written(job.id, [large, small]);
+
+    const rows = await env.DB.prepare('SELECT idx, data, data_key FROM data_job_items WHERE job_id = ? ORDER BY idx').bind(job.id).all<{ idx: number; data: string | null; data_key: string | null }>();
+    expect(rows.results[0]).toMatchObject({ data: null, data_key: expect.stringMatching(new RegExp(`^jobs/${job.id}/0-`)) });
+    expect(rows.results[1]).toMatchObject({ data: JSON.stringify(small), data_key: null });
+    expect(JSON.parse(await (await env.RESULTS.get(rows.results[0]!.data_key!))!.text())).toEqual(large);
+
+    const page = await json(await jobRequest(account.key, `/${job.id}/results`));
+    expect(page.data.items.map((item: { data: unknown }) => item.data)).toEqual([large, small]);
+    const ndjson = await (await jobRequest(account.key, `/${job.id}/results`, { headers: { accept: 'application/x-ndjson' } })).text();
+    expect(ndjson.trim().split('\n').map((line) => JSON.parse(line).data)).toEqual([large, small]);
+    const csv = await (await jobRequest(account.key, `/${job.id}/results`, { headers: { accept: 'text/csv' } })).text();
+    const [, ...lines] = Papa.parse<string[]>(csv.trim()).data;
+    expect(lines.map((line) => JSON.parse(line.at(-1)!))).toEqual([large, small]);
+  });
+
+  it(`fills a JSON page with at most ${PAGE_ANSWER_BYTES} bytes of answers, and the next page goes on from there`, async () => {
+    const job = await storedJob(10);
+    // Ten answers of about a megabyte: a page of 1,000 items could otherwise hold a gigabyte.
+    const answers = Array.from({ length: 10 }, (_, idx) => ({ idx, blob: 'x'.repeat(MAX_ITEM_DATA_BYTES - 100) }));
+    await written(job.id, answers);
+    const first = await resultsPage(env, job.id, { limit: 1000 });
+    const fit = Math.floor(PAGE_ANSWER_BYTES / JSON.stringify(answers[0]).length);
+    expect(first.items.map((item) => item.index)).toEqual([...Array(fit).keys()]);
+    expect(first.nextCursor).toBe(String(fit - 1));
+    const second = await resultsPage(env, job.id, { limit: 1000, cursor: first.nextCursor! });
+    expect(second.items.map((item) => (item.data as { idx: number }).idx)).toEqual([...Array(10).keys()].slice(fit));
+    expect(second.nextCursor).toBeNull();
   });
 });

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { pruneSnapshots, SNAPSHOTS_KEPT_DAYS } from '../../src/providers/builtin-web/change-tracking';
-import { itemPage, JOB_RESULTS_KEPT_DAYS, pruneJobResults } from '../../src/services/jobs/store';
+import { clock } from '../../src/core/clock';
+import { pruneSnapshots, SNAPSHOTS_KEPT_DAYS, trackChanges } from '../../src/providers/builtin-web/change-tracking';
+import { INLINE_DATA_BYTES, itemWrites, JOB_RESULTS_KEPT_DAYS, pruneJobResults, resultsPage } from '../../src/services/jobs/store';
 import { json, provision } from '../support/api';
 import { jobRequest, storedJob } from './support';
 
@@ -16,6 +17,8 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
     const ended = async (daysAgo: number | null) => {
       const job = await storedJob(3, { account });
       const finishedAt = daysAgo === null ? null : new Date(NOW - daysAgo * DAY).toISOString();
+      // Its first item's answer is large enough to be kept in R2.
+      await env.DB.batch(await itemWrites(env, job.id, [{ idx: 0, status: 'succeeded', data: { blob: 'x'.repeat(INLINE_DATA_BYTES) }, costUnits: 1, attempts: 1 }]));
       await env.DB.prepare('UPDATE data_jobs SET status = ?, finished_at = ? WHERE id = ?').bind(daysAgo === null ? 'running' : 'succeeded', finishedAt, job.id).run();
       return job.id;
     };
@@ -23,13 +26,19 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
     const recent = await ended(JOB_RESULTS_KEPT_DAYS - 1);
     const running = await ended(null);
 
-    const pruned = await pruneJobResults(env.DB, NOW);
+    const answers = async (jobId: string) => (await env.RESULTS.list({ prefix: `jobs/${jobId}/` })).objects.length;
+    expect(await answers(old)).toBe(1);
+
+    const pruned = await pruneJobResults(env, NOW);
     expect(pruned).toEqual({ jobs: 1, items: 3 });
-    expect(await itemPage(env.DB, old, -1, 10, null)).toEqual([]);
-    expect(await itemPage(env.DB, recent, -1, 10, null)).toHaveLength(3);
-    expect(await itemPage(env.DB, running, -1, 10, null)).toHaveLength(3);
+    expect((await resultsPage(env, old, { limit: 10 })).items).toEqual([]);
+    expect(await answers(old)).toBe(0);
+    for (const kept of [recent, running]) {
+      expect((await resultsPage(env, kept, { limit: 10 })).items).toHaveLength(3);
+      expect(await answers(kept)).toBe(1);
+    }
     // A second run finds nothing more to do.
-    expect(await pruneJobResults(env.DB, NOW)).toEqual({ jobs: 0, items: 0 });
+    expect(await pruneJobResults(env, NOW)).toEqual({ jobs: 0, items: 0 });
 
     const gone = await jobRequest(account.key, `/${old}/results`);
     expect(gone.status).toBe(404);
@@ -45,16 +54,24 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
 });
 
 describe(`a change-tracking snapshot is kept ${SNAPSHOTS_KEPT_DAYS} days after its URL was last scraped`, () => {
-  it('deletes the snapshots not refreshed for longer, and keeps the rest', async () => {
+  it('deletes the snapshots not refreshed for longer, their texts in R2 with them, and keeps the rest', async () => {
     const organizationId = `org_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
-    const snapshot = (url: string, daysAgo: number) =>
-      env.DB.prepare('INSERT INTO scrape_snapshots (organization_id, url, content_hash, markdown, scraped_at) VALUES (?, ?, ?, ?, ?)')
-        .bind(organizationId, url, 'hash', '# Page', new Date(NOW - daysAgo * DAY).toISOString())
-        .run();
-    await snapshot('https://example.com/stale', SNAPSHOTS_KEPT_DAYS + 1);
-    await snapshot('https://example.com/fresh', SNAPSHOTS_KEPT_DAYS - 1);
-    expect(await pruneSnapshots(env.DB, NOW)).toBe(1);
+    const snapshot = async (url: string, daysAgo: number) => {
+      clock.now = () => NOW - daysAgo * DAY;
+      await trackChanges(env, { organizationId, url, markdown: `# ${url}`, statusCode: 200 }, []);
+    };
+    const realNow = clock.now;
+    try {
+      await snapshot('https://example.com/stale', SNAPSHOTS_KEPT_DAYS + 1);
+      await snapshot('https://example.com/fresh', SNAPSHOTS_KEPT_DAYS - 1);
+    } finally {
+      clock.now = realNow;
+    }
+    const texts = async () => (await env.RESULTS.list({ prefix: `snapshots/${organizationId}/` })).objects.length;
+    expect(await texts()).toBe(2);
+    expect(await pruneSnapshots(env, NOW)).toBe(1);
     const left = await env.DB.prepare('SELECT url FROM scrape_snapshots WHERE organization_id = ?').bind(organizationId).all<{ url: string }>();
     expect(left.results.map((row) => row.url)).toEqual(['https://example.com/fresh']);
+    expect(await texts()).toBe(1);
   });
 });

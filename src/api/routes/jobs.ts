@@ -119,7 +119,7 @@ const resultsRoute = createRoute({
   tags: TAGS,
   summary: "A data job's results, per item, in input order",
   description:
-    'JSON (paged with `cursor`) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), ' +
+    'JSON (paged with `cursor`; a page holds up to `limit` items and at most 8 MB of answers, at least one item, and says where to go on) by default; with `Accept: application/x-ndjson` one JSON object per line, with `Accept: text/csv` a CSV (index, status, costCents, error code and message, input and data as JSON), ' +
     'both streamed whole, page by page, so a 10,000-item download never sits in memory at once. ' +
     'Kept 30 days after the job ends (`resultsKeptUntil`); after that 404, the job itself, its counts and spend remaining.',
   operationId: 'getDataJobResults',
@@ -199,8 +199,8 @@ export function registerJobs(app: OpenAPIHono<AppEnv>) {
     const query = parsed.data;
     const accept = c.req.header('accept') ?? '';
     const format = accept.includes('application/x-ndjson') ? 'ndjson' : accept.includes('text/csv') ? 'csv' : 'json';
-    if (format === 'json') return c.json(success(await resultsPage(c.env.DB, job.id, query)), 200, headers);
-    const stream = streamItems(c.env.DB, job.id, query.status ?? null, format);
+    if (format === 'json') return c.json(success(await resultsPage(c.env, job.id, query)), 200, headers);
+    const stream = streamItems(c.env, job.id, query.status ?? null, format);
     const type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson';
     const disposition: Record<string, string> = format === 'csv' ? { 'Content-Disposition': `attachment; filename="${job.id}.csv"` } : {};
     return new Response(stream, { status: 200, headers: { ...headers, ...disposition, 'Content-Type': type, 'Cache-Control': 'no-store' } });

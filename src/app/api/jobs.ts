@@ -92,7 +92,7 @@ export function registerJobs(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.results, (async (c: Parameters<typeof access>[0] & { req: { valid(target: 'param'): { workspaceId: string; jobId: string } } }) => {
     const job = await jobOf(c, c.req.valid('param'));
     assertResultsKept(job);
-    return new Response(streamItems(c.env.DB, job.id, null, 'csv'), {
+    return new Response(streamItems(c.env, job.id, null, 'csv'), {
       status: 200,
       headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${job.id}.csv"`, 'Cache-Control': 'no-store' },
     });

@@ -101,7 +101,7 @@ async function scrapePage(
   let changeTracking: ChangeTracking | undefined;
   if (tracking) {
     const snapshot = { organizationId: context.organizationId!, url: resource.requestedUrl, markdown: markdown ?? '', statusCode: resource.status };
-    changeTracking = await trackChanges(context.env.DB, snapshot, tracking.modes);
+    changeTracking = await trackChanges(context.env, snapshot, tracking.modes);
   }
   warnings.push(...contentWarnings);
   const summary = model && has('summary') ? await model.summarize(markdown ?? '') : undefined;

@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
-import { itemPage, type ItemRow } from './store';
+import { itemRows, readItem, type ItemRow, type ItemStores, type StoredItem } from './store';
 
-/** Rows read from D1 per page of a streamed download. */
+/** Item rows read from D1 per page of a streamed download. */
 const STREAM_PAGE = 100;
 
 export const CSV_COLUMNS = ['index', 'status', 'costCents', 'errorCode', 'errorMessage', 'input', 'data'] as const;
@@ -11,28 +11,30 @@ function csvRowOf(item: ItemRow): unknown[] {
 }
 
 /**
- * Every item of the job as NDJSON or CSV, read from D1 a page at a time as the client reads: pull-based,
- * so at most one page is in memory whatever the job's size.
+ * Every item of the job as NDJSON or CSV, pulled as the client reads: one item (and its answer, read from R2
+ * when kept there) per pull, the rows read from D1 a page at a time, so memory holds a page of rows and one
+ * answer whatever the job's size.
  */
-export function streamItems(db: D1Database, jobId: string, status: ItemRow['status'] | null, format: 'ndjson' | 'csv'): ReadableStream<Uint8Array> {
+export function streamItems({ DB: db, RESULTS: results }: ItemStores, jobId: string, status: ItemRow['status'] | null, format: 'ndjson' | 'csv'): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
+  let page: StoredItem[] = [];
   let after = -1;
-  let first = true;
+  let more = true;
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        if (format === 'csv') controller.enqueue(encoder.encode(Papa.unparse([[...CSV_COLUMNS]], { newline: '\r\n' }) + '\r\n'));
+      },
       async pull(controller) {
-        const items = await itemPage(db, jobId, after, STREAM_PAGE, status);
-        let text = '';
-        if (format === 'csv') {
-          if (first) text += Papa.unparse([[...CSV_COLUMNS]], { newline: '\r\n' }) + '\r\n';
-          if (items.length > 0) text += Papa.unparse(items.map(csvRowOf), { newline: '\r\n' }) + '\r\n';
-        } else {
-          for (const item of items) text += `${JSON.stringify(item)}\n`;
+        if (page.length === 0 && more) {
+          page = await itemRows(db, jobId, after, STREAM_PAGE, status);
+          more = page.length === STREAM_PAGE;
+          after = page.at(-1)?.idx ?? after;
         }
-        first = false;
-        if (text) controller.enqueue(encoder.encode(text));
-        if (items.length < STREAM_PAGE) controller.close();
-        else after = items.at(-1)!.index;
+        const row = page.shift();
+        if (!row) return controller.close();
+        const item = await readItem(results, jobId, row);
+        controller.enqueue(encoder.encode(format === 'csv' ? Papa.unparse([csvRowOf(item)], { newline: '\r\n' }) + '\r\n' : `${JSON.stringify(item)}\n`));
       },
     },
     { highWaterMark: 0 },

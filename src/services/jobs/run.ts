@@ -8,7 +8,7 @@ import type { SliceOutcome } from '../../core/protocols/job';
 import type { KeyPrincipal } from '../../core/records';
 import { gateOf } from '../gate';
 import { execute } from '../pipeline';
-import { findJob, isEnded, itemWrite, type ItemWrite, type JobRecord, pendingItems, recount, saveWindow, setResumeAt, setStatus } from './store';
+import { findJob, isEnded, itemWrites, type ItemWrite, type JobRecord, pendingItems, recount, saveWindow, setResumeAt, setStatus } from './store';
 import { operationOfJob } from './operations';
 import { Pacer } from './pacer';
 import { announceJobEnd } from './events';
@@ -129,7 +129,7 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
         : next < ready.length
           ? { kind: 'wait', ms: pacer.msToReset(at), why: WINDOW_WAIT }
           : { kind: 'more' };
-  const statements = writes.map((write) => itemWrite(env.DB, jobId, write));
+  const statements = await itemWrites(env, jobId, writes);
   statements.push(recount(env.DB, jobId), saveWindow(env.DB, jobId, pacer.window), setResumeAt(env.DB, jobId, outcome.kind === 'wait' ? at + outcome.ms : 0));
   const reason = sinkFailure ?? (outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null);
   statements.push(setStatus(env.DB, jobId, pause?.status ?? 'running', reason, nowIso()));

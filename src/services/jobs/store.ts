@@ -192,14 +192,40 @@ export type ItemWrite =
   | { idx: number; status: 'failed'; code: string; message: string; attempts: number }
   | { idx: number; status: 'pending'; attempts: number; retryAt: number };
 
+/** Where a job's items and their answers are kept: D1 for the rows, R2 for answers over INLINE_DATA_BYTES. */
+export interface ItemStores {
+  DB: D1Database;
+  RESULTS: R2Bucket;
+}
+
 /**
- * The most of one item's answer a job keeps, as JSON: the bound of an answer kept for replays. D1 refuses a
- * value of 2 MB, and the slice's whole batch with it, which the Workflow would retry without end.
+ * The most of one item's answer a job keeps, as JSON: the bound of an answer kept for replays, so a job keeps
+ * no more of one call than a repeated request would get back.
  */
 export const MAX_ITEM_DATA_BYTES = MAX_KEPT_ANSWER_BYTES;
 
-/** A statement that writes one item's outcome; an item already decided is left as it is. */
-export function itemWrite(db: D1Database, jobId: string, write: ItemWrite): D1PreparedStatement {
+/**
+ * The largest answer kept inline in its D1 row. A larger one goes to R2 and the row keeps its key, so D1 holds
+ * a bounded few kilobytes an item however large the answers (a job of scrapes would otherwise fill the shared
+ * database: D1 ends at 10 GB).
+ */
+export const INLINE_DATA_BYTES = 2_048;
+
+/** The R2 keys of a job's answers begin with this; the job's results are deleted by it. */
+export function answersPrefix(jobId: string): string {
+  return `jobs/${jobId}/`;
+}
+
+/**
+ * The statements that write a slice's outcomes, an item already decided left as it is. Answers over
+ * INLINE_DATA_BYTES are stored in R2 first, each under a key of its own: a slice run twice leaves the first
+ * run's object unreferenced rather than overwrite a decided item's answer (the job's prefix deletes both).
+ */
+export async function itemWrites(stores: ItemStores, jobId: string, writes: readonly ItemWrite[]): Promise<D1PreparedStatement[]> {
+  return Promise.all(writes.map((write) => itemWrite(stores, jobId, write)));
+}
+
+async function itemWrite({ DB: db, RESULTS: results }: ItemStores, jobId: string, write: ItemWrite): Promise<D1PreparedStatement> {
   if (write.status === 'succeeded') {
     const data = JSON.stringify(write.data ?? null);
     const bytes = new TextEncoder().encode(data).byteLength;
@@ -208,11 +234,16 @@ export function itemWrite(db: D1Database, jobId: string, write: ItemWrite): D1Pr
       bytes > MAX_ITEM_DATA_BYTES
         ? `The answer (${bytes} bytes) is larger than a job keeps (${MAX_ITEM_DATA_BYTES} bytes); the call succeeded and was charged. Make it directly to receive the answer.`
         : null;
+    let key: string | null = null;
+    if (!tooLarge && bytes > INLINE_DATA_BYTES) {
+      key = `${answersPrefix(jobId)}${write.idx}-${crypto.randomUUID()}.json`;
+      await results.put(key, data, { httpMetadata: { contentType: 'application/json' } });
+    }
     return db
       .prepare(
-        "UPDATE data_job_items SET status = 'succeeded', data = ?3, cost_units = ?4, attempts = ?5, error_code = ?6, error_message = ?7 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'",
+        "UPDATE data_job_items SET status = 'succeeded', data = ?3, data_key = ?8, cost_units = ?4, attempts = ?5, error_code = ?6, error_message = ?7 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'",
       )
-      .bind(jobId, write.idx, tooLarge ? 'null' : data, write.costUnits, write.attempts, tooLarge ? 'ANSWER_TOO_LARGE' : null, tooLarge);
+      .bind(jobId, write.idx, tooLarge ? 'null' : key ? null : data, write.costUnits, write.attempts, tooLarge ? 'ANSWER_TOO_LARGE' : null, tooLarge, key);
   }
   if (write.status === 'failed') {
     return db
@@ -270,44 +301,81 @@ export interface ItemRow {
   costCents: number;
 }
 
-interface StoredItem {
+/** An item's row as D1 keeps it. */
+export interface StoredItem {
   idx: number;
   input: string;
   status: ItemStatus;
   data: string | null;
+  data_key: string | null;
   error_code: string | null;
   error_message: string | null;
   cost_units: number;
 }
 
-export function itemRowOf(row: StoredItem): ItemRow {
+/** An item as the results show it, given its answer's JSON (inline, or read from R2). */
+function itemOf(row: StoredItem, data: string | null): ItemRow {
   return {
     index: row.idx,
     input: JSON.parse(row.input),
     status: row.status,
-    ...(row.status === 'succeeded' ? { data: JSON.parse(row.data ?? 'null') } : {}),
+    ...(row.status === 'succeeded' ? { data: JSON.parse(data ?? 'null') } : {}),
     // A failure's reason, or why a success carries no data (its answer was too large to keep).
     ...(row.status === 'failed' || row.error_code !== null ? { error: { code: row.error_code ?? 'INTERNAL_ERROR', message: row.error_message ?? '' } } : {}),
     costCents: centsFromUnits(row.cost_units),
   };
 }
 
-/** One page of a job's items after index `after`, in input order, optionally of one status. */
-export async function itemPage(db: D1Database, jobId: string, after: number, limit: number, status: ItemStatus | null): Promise<ItemRow[]> {
+/** A page of a job's item rows after index `after`, in input order, optionally of one status; answers kept in R2 not yet read. */
+export async function itemRows(db: D1Database, jobId: string, after: number, limit: number, status: ItemStatus | null): Promise<StoredItem[]> {
   const only = status ? 'AND status = ?4' : '';
   const statement = db.prepare(
-    `SELECT idx, input, status, data, error_code, error_message, cost_units FROM data_job_items WHERE job_id = ?1 AND idx > ?2 ${only} ORDER BY idx LIMIT ?3`,
+    `SELECT idx, input, status, data, data_key, error_code, error_message, cost_units FROM data_job_items WHERE job_id = ?1 AND idx > ?2 ${only} ORDER BY idx LIMIT ?3`,
   );
-  const rows = await (status ? statement.bind(jobId, after, limit, status) : statement.bind(jobId, after, limit)).all<StoredItem>();
-  return rows.results.map(itemRowOf);
+  return (await (status ? statement.bind(jobId, after, limit, status) : statement.bind(jobId, after, limit)).all<StoredItem>()).results;
 }
 
+/** The R2 object of a row's answer; gone only when the job's results were deleted while they were read. */
+async function storedAnswer(results: R2Bucket, jobId: string, idx: number, key: string): Promise<R2ObjectBody> {
+  const object = await results.get(key);
+  if (!object) throw ApiError.notFound(`The answer of item ${idx} of job ${jobId} is no longer kept: the job's results were deleted.`);
+  return object;
+}
+
+/** One item with its answer, whichever store keeps it. */
+export async function readItem(results: R2Bucket, jobId: string, row: StoredItem): Promise<ItemRow> {
+  return itemOf(row, row.data_key === null ? row.data : await (await storedAnswer(results, jobId, row.idx, row.data_key)).text());
+}
+
+/**
+ * The most answer bytes one JSON page carries (at least one item, whatever its size): a page of 1,000 items of
+ * 1 MB each would not fit an isolate. A page cut short by it has a nextCursor like any other.
+ */
+export const PAGE_ANSWER_BYTES = 8 * 1_048_576;
+
 /** One page of results after `cursor` (the last page's last index), as JSON answers it. */
-export async function resultsPage(db: D1Database, jobId: string, query: { cursor?: string | undefined; limit: number; status?: ItemStatus | undefined }): Promise<{ items: ItemRow[]; nextCursor: string | null }> {
+export async function resultsPage(
+  { DB: db, RESULTS: results }: ItemStores,
+  jobId: string,
+  query: { cursor?: string | undefined; limit: number; status?: ItemStatus | undefined },
+): Promise<{ items: ItemRow[]; nextCursor: string | null }> {
   const after = query.cursor === undefined ? -1 : Number(query.cursor);
-  const items = await itemPage(db, jobId, after, query.limit + 1, query.status ?? null);
-  const page = items.slice(0, query.limit);
-  return { items: page, nextCursor: items.length > query.limit ? String(page.at(-1)!.index) : null };
+  const rows = await itemRows(db, jobId, after, query.limit + 1, query.status ?? null);
+  const asked = rows.slice(0, query.limit);
+  // The page's answers in R2 are asked for together; each is read only if the page has room for it.
+  const objects = await Promise.all(asked.map((row) => (row.data_key === null ? null : storedAnswer(results, jobId, row.idx, row.data_key))));
+  const items: ItemRow[] = [];
+  let bytes = 0;
+  for (const [index, row] of asked.entries()) {
+    const object = objects[index] ?? null;
+    bytes += object ? object.size : (row.data?.length ?? 0);
+    if (items.length > 0 && bytes > PAGE_ANSWER_BYTES) break;
+    items.push(itemOf(row, object ? await object.text() : row.data));
+  }
+  // The bodies of answers left for the next page are not read.
+  for (const object of objects.slice(items.length)) await object?.body.cancel();
+  const more = items.length < asked.length || rows.length > query.limit;
+  return { items, nextCursor: more ? String(items.at(-1)!.index) : null };
 }
 
 /** Items of a workspace's jobs not yet ended that are still to run: what is queued in D1 on its behalf now. */
@@ -331,10 +399,12 @@ export function assertResultsKept(job: JobRecord): void {
 }
 
 /**
- * Deletes the items of jobs that ended more than JOB_RESULTS_KEPT_DAYS ago, a job at a time in chunks, then
- * marks the job. Run by the daily cron. Answers how many jobs and items went.
+ * Deletes the items of jobs that ended more than JOB_RESULTS_KEPT_DAYS ago, a job at a time: its answers in R2
+ * first, then its rows in chunks, then the mark. A run stopped half-way leaves the job unmarked, and the next
+ * run deletes what is left. Run by the daily cron. Answers how many jobs and items went.
  */
-export async function pruneJobResults(db: D1Database, now: number = clock.now()): Promise<{ jobs: number; items: number }> {
+export async function pruneJobResults(stores: ItemStores, now: number = clock.now()): Promise<{ jobs: number; items: number }> {
+  const { DB: db } = stores;
   const before = new Date(now - JOB_RESULTS_KEPT_DAYS * 86_400_000).toISOString();
   const ended = await db
     .prepare('SELECT id FROM data_jobs WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL AND finished_at < ? ORDER BY finished_at LIMIT ?')
@@ -344,6 +414,7 @@ export async function pruneJobResults(db: D1Database, now: number = clock.now())
   let jobs = 0;
   let items = 0;
   for (const { id } of ended.results) {
+    if (!(await budget.drainBucket(stores.RESULTS, answersPrefix(id)))) return { jobs, items };
     const drained = await budget.drain((limit) => db.prepare('DELETE FROM data_job_items WHERE rowid IN (SELECT rowid FROM data_job_items WHERE job_id = ? LIMIT ?)').bind(id, limit));
     items += drained.deleted;
     if (!drained.done) return { jobs, items };
