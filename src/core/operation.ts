@@ -17,6 +17,8 @@ export interface ProviderContext {
   signal: AbortSignal;
   /** The organization the call is billed to (change tracking compares within it). */
   organizationId: string;
+  /** The workspace it is made in: a page it renders takes one of the workspace's render slots. */
+  workspaceId?: string;
 }
 
 export type ProviderCall<Input> = (input: Input, context: ProviderContext) => Promise<ProviderResult>;

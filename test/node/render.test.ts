@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opsClient } from '../../scripts/lib/ops-client';
+import { RENDERS_AT_ONCE } from '../../src/providers/builtin-web/render-share';
 import { FARES_TEXT, HOSTILE_RENDERS, privateTargets, SPA_TEXT, TALL_PAGE_HEIGHT } from './support/render-site';
 import { type SharedStack, sharedStack } from './support/shared-stack';
 
@@ -139,7 +140,7 @@ describe('the page is hostile content', () => {
     expect(answer.ms).toBeLessThan(timeout + 5_000);
   });
 
-  it('renders 5 pages asked at once, at most 4 at a time in as many browser sessions, the fifth queued', async () => {
+  it(`renders 5 pages asked at once by one workspace, at most ${RENDERS_AT_ONCE} at a time in as many browser sessions, the others queued`, async () => {
     let most = 0;
     let watching = true;
     const watcher = (async () => {
@@ -152,9 +153,9 @@ describe('the page is hostile content', () => {
     const answers = await Promise.all(Array.from({ length: 5 }, (_, index) => scrape({ url: `${site}/spa?at-once=${index}` }))).finally(() => (watching = false));
     await watcher;
     for (const answer of answers) expect(page(answer).markdown, JSON.stringify(page(answer).warning)).toContain(SPA_TEXT);
-    // Sessions in use at once: more than one (they do run side by side), never more than the isolate's bound.
+    // Sessions in use at once: more than one (they do run side by side), never more than the workspace's bound.
     expect(most).toBeGreaterThan(1);
-    expect(most).toBeLessThanOrEqual(4);
+    expect(most).toBeLessThanOrEqual(RENDERS_AT_ONCE);
   });
 
   it('still renders after the hostile pages (their browsers were closed, not reused)', async () => {

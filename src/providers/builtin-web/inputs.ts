@@ -58,6 +58,8 @@ export interface BuiltinWebContext {
   signal: AbortSignal;
   /** Whose previous scrapes change tracking compares with. */
   organizationId?: string;
+  /** Whose render slots a rendered page takes (render-slots.ts); none are taken without it. */
+  workspaceId?: string;
   /** Defaults to the platform's fetch; tests hand in their fake web. */
   fetch?: Fetcher;
   /** Defaults to the Browser Rendering binding's renderer when the worker has one; tests hand in theirs. */

@@ -11,6 +11,7 @@ import type { BuiltinWebContext, ScrapeFormat, ScrapeInput } from './inputs';
 import { checkSelectors } from './page';
 import { browserAsks, checkActions, looksScriptBuilt } from './render-policy';
 import { BrowserBindingRenderer } from './renderer';
+import { sharedFairly } from './workspace-renders';
 import { parseTarget, SafeFetcher, type OpenedResource } from './safe-fetch';
 import { pageRequestHeaders } from './headers';
 import { languageModelOf } from './language-model';
@@ -142,12 +143,15 @@ function refuseWhatNeedsAnotherProvider(input: ScrapeInput, formats: readonly Sc
   if (input.proxy === 'enhanced') throw normalizeUpstream.unavailable('An anti-bot proxy for proxy: enhanced', missing);
 }
 
-/** The context's renderer (tests hand in theirs), else the Browser Rendering binding's when the worker has one. */
+/**
+ * The context's renderer (tests hand in theirs), else the Browser Rendering binding's when the worker has one;
+ * a call made in a workspace renders within its slots (workspace-renders.ts).
+ */
 export function rendererOf(context: BuiltinWebContext): Renderer | undefined {
-  if (context.renderer) return context.renderer;
   // Browser Rendering (wrangler.toml [browser]); locally the stack binds it to scripts/browser-service.ts.
   const binding = (context.env as { BROWSER?: Fetcher }).BROWSER;
-  return binding ? new BrowserBindingRenderer(binding) : undefined;
+  const renderer = context.renderer ?? (binding ? new BrowserBindingRenderer(binding) : undefined);
+  return renderer && context.workspaceId ? sharedFairly(renderer, context.env.WORKSPACE_GATE, context.workspaceId) : renderer;
 }
 
 function renderOptions(input: ScrapeInput, settings: BuiltinWebSettings, fetcher: SafeFetcher, signal: AbortSignal): RenderOptions {
