@@ -852,7 +852,7 @@ export interface paths {
          * Scrape one page
          * @description Fetches one URL (rendered in a browser when its scripts build it, or when a screenshot, actions, waitFor or mobile are asked for) and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.
          *
-         *     Cost: 0.1 cents per request (one page; plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction), plus 0.4 cents with proxy enhanced); only successful calls are charged. MCP tool: `data_web_scrape`. Also served at `/v1/data/web/scrape`: same input, price and rate window.
+         *     Cost: 0.1 cents per request (one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, 10 unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); quoted at the most, charged on what the page was); only successful calls are charged. MCP tool: `data_web_scrape`. Also served at `/v1/data/web/scrape`: same input, price and rate window.
          */
         post: operations["data_web_scrape"];
         delete?: never;
@@ -3996,7 +3996,7 @@ export interface operations {
                      *                 "price": {
                      *                   "cents": 0.1,
                      *                   "per": "request",
-                     *                   "note": "one page; plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction), plus 0.4 cents with proxy enhanced"
+                     *                   "note": "one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, 10 unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); quoted at the most, charged on what the page was"
                      *                 }
                      *               },
                      *               {
@@ -9549,7 +9549,7 @@ export interface operations {
                      * @default 60000
                      */
                     timeout?: number;
-                    /** @description PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. */
+                    /** @description PDF parsing: ["pdf"] (the default), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. A PDF is read to maxPages (10 unless given), each page past the first billed as a page. */
                     parsers?: ("pdf" | {
                         /** @enum {string} */
                         type: "pdf";
@@ -9558,7 +9558,7 @@ export interface operations {
                         maxPages?: number;
                     })[];
                     /**
-                     * @description auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.
+                     * @description auto escalates to the enhanced proxy only when the basic one is refused, and costs as enhanced when it does; enhanced forces heavy anti-bot handling and costs more.
                      * @default auto
                      * @enum {string}
                      */
@@ -18384,7 +18384,7 @@ export interface operations {
                      * @default 60000
                      */
                     timeout?: number;
-                    /** @description PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. */
+                    /** @description PDF parsing: ["pdf"] (the default), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. A PDF is read to maxPages (10 unless given), each page past the first billed as a page. */
                     parsers?: ("pdf" | {
                         /** @enum {string} */
                         type: "pdf";
@@ -18393,7 +18393,7 @@ export interface operations {
                         maxPages?: number;
                     })[];
                     /**
-                     * @description auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.
+                     * @description auto escalates to the enhanced proxy only when the basic one is refused, and costs as enhanced when it does; enhanced forces heavy anti-bot handling and costs more.
                      * @default auto
                      * @enum {string}
                      */

@@ -95,6 +95,21 @@ const evenBesideOtherFaults = { when: (payload: { value: unknown }) => typeof pa
 /** Longest wait a search or a map may ask for; the spec gives only a minimum, and no worker call usefully waits longer. */
 const MAX_TIMEOUT_MS = 300_000;
 
+/**
+ * The most pages of a PDF a scrape reads when its pdf parser names no maxPages. Each page past the first is
+ * billed as a page (Firecrawl bills it so), and a call's quote holds the most it can cost, so a PDF's pages
+ * are bounded by default: a scrape of an unknown URL holds ten pages' worth, not ten thousand.
+ */
+export const DEFAULT_PDF_PAGES = 10;
+
+/** The most pages of a PDF a scrape with these parsers reads, or null when they leave PDF parsing out (the file as base64). */
+export function pdfPagesOf(parsers: readonly ('pdf' | { type: 'pdf'; maxPages?: number | undefined })[] | undefined): number | null {
+  if (parsers === undefined) return DEFAULT_PDF_PAGES;
+  const pdf = parsers.find((parser) => parser === 'pdf' || parser.type === 'pdf');
+  if (pdf === undefined) return null;
+  return (typeof pdf === 'object' ? pdf.maxPages : undefined) ?? DEFAULT_PDF_PAGES;
+}
+
 export const scrapeInput = z
   .strictObject({
     url: httpUrl.openapi({ description: 'The publicly reachable page to fetch.' }),
@@ -117,8 +132,13 @@ export const scrapeInput = z
         ),
       )
       .optional()
-      .openapi({ description: 'PDF parsing: ["pdf"] (the default upstream), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64.' }),
-    proxy: z.enum(['basic', 'enhanced', 'auto']).default('auto').openapi({ description: 'auto escalates only on failure; enhanced forces heavy anti-bot handling and costs more.' }),
+      .openapi({
+        description: `PDF parsing: ["pdf"] (the default), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. A PDF is read to maxPages (${DEFAULT_PDF_PAGES} unless given), each page past the first billed as a page.`,
+      }),
+    proxy: z
+      .enum(['basic', 'enhanced', 'auto'])
+      .default('auto')
+      .openapi({ description: 'auto escalates to the enhanced proxy only when the basic one is refused, and costs as enhanced when it does; enhanced forces heavy anti-bot handling and costs more.' }),
     location: location.optional(),
     actions: z
       .array(action)

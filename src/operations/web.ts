@@ -5,13 +5,15 @@ import { mapWithBuiltin, scrapeWithBuiltin } from '../providers/builtin-web';
 import { firecrawlMap, firecrawlScrape, firecrawlSearch } from '../providers/firecrawl';
 import { perRequest } from './pricing';
 import { defineOperation, type Operation, type Price, type ProviderResult } from '../core/operation';
-import { type Format, mapInput, scrapeInput, type ScrapeInput, searchInput, type SearchInput } from '../core/web-inputs';
+import { DEFAULT_PDF_PAGES, type Format, mapInput, pdfPagesOf, scrapeInput, type ScrapeInput, searchInput, type SearchInput } from '../core/web-inputs';
 
 /** Web tools: /scrape, /search, /map (spec "Web endpoints"). */
 
 
-// Prices follow Firecrawl's credits at 0.1 cent each: a page is 1 credit, LLM extraction 4 more; 10 search results 2.
+// Prices follow Firecrawl's credits at 0.1 cent each: a page is 1 credit, a PDF's pages past the first 1 each,
+// LLM extraction 4 more, the enhanced proxy 4 more; 10 search results 2.
 const SCRAPED_PAGE = unitsFromCents(0.1);
+const PDF_PAGE = unitsFromCents(0.1);
 const EXTRACTION = unitsFromCents(0.4);
 const ENHANCED_PROXY = unitsFromCents(0.4);
 const SEARCH_RESULTS_PAGE = unitsFromCents(0.2);
@@ -21,15 +23,32 @@ function extracts(entries: Format[]): boolean {
   return entries.some((entry) => typeof entry === 'object' && (entry.type === 'json' || (entry.type === 'changeTracking' && entry.modes?.includes('json') === true)));
 }
 
-function scrapedPageUnits(entries: Format[], proxy?: ScrapeInput['proxy']): number {
-  return SCRAPED_PAGE + (extracts(entries) ? EXTRACTION : 0) + (proxy === 'enhanced' ? ENHANCED_PROXY : 0);
+function scrapedPageUnits(entries: Format[], enhancedProxy = false): number {
+  return SCRAPED_PAGE + (extracts(entries) ? EXTRACTION : 0) + (enhancedProxy ? ENHANCED_PROXY : 0);
+}
+
+/** What the page answered of itself: a PDF's pages read, and the proxy Firecrawl used ("stealth" is its enhanced one). */
+function pageMetadataOf(result: ProviderResult): { numPages?: unknown; proxyUsed?: unknown } {
+  const page = (result.data as { result?: { metadata?: unknown }[] } | null)?.result?.[0];
+  const metadata = page?.metadata;
+  return typeof metadata === 'object' && metadata !== null ? metadata : {};
 }
 
 const scrapePrice: Price<ScrapeInput> = {
-  display: { cents: 0.1, per: 'request', note: 'one page; plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction), plus 0.4 cents with proxy enhanced' },
-  quote: (input) => scrapedPageUnits(input.formats, input.proxy),
-  // The built-in provider runs no language model: its json-mode change tracking is a diff, not an extraction.
-  settle: (input, result) => scrapedPageUnits(result.servedBy === 'builtin' ? withoutExtraction(input.formats) : input.formats, input.proxy),
+  display: {
+    cents: 0.1,
+    per: 'request',
+    note: `one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, ${DEFAULT_PDF_PAGES} unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); quoted at the most, charged on what the page was`,
+  },
+  // The most: every page the PDF bound allows, and the enhanced proxy unless basic was asked for.
+  quote: (input) => scrapedPageUnits(input.formats, input.proxy !== 'basic') + Math.max(0, (pdfPagesOf(input.parsers) ?? 1) - 1) * PDF_PAGE,
+  settle: (input, result) => {
+    const { numPages, proxyUsed } = pageMetadataOf(result);
+    const pages = typeof numPages === 'number' && numPages > 1 ? Math.min(numPages, pdfPagesOf(input.parsers) ?? 1) : 1;
+    // The built-in provider runs no language model: its json-mode change tracking is a diff, not an extraction.
+    const formats = result.servedBy === 'builtin' ? withoutExtraction(input.formats) : input.formats;
+    return scrapedPageUnits(formats, input.proxy === 'enhanced' || (input.proxy === 'auto' && proxyUsed === 'stealth')) + (pages - 1) * PDF_PAGE;
+  },
 };
 
 function withoutExtraction(entries: Format[]): Format[] {

@@ -1,6 +1,6 @@
 import type { Env } from '../core/config';
 import type { ProviderContext, ProviderResult } from '../core/operation';
-import type { MapInput, ScrapeInput, SearchInput } from '../core/web-inputs';
+import { pdfPagesOf, type MapInput, type ScrapeInput, type SearchInput } from '../core/web-inputs';
 import { assertPublicName, parseTarget } from './builtin-web/safe-fetch';
 import { builtinWebSettings } from './builtin-web/settings';
 import { normalizeUpstream } from './normalize';
@@ -69,7 +69,7 @@ function scrapeBody(input: ScrapeInput) {
     waitFor: input.waitFor,
     mobile: input.mobile,
     timeout: input.timeout,
-    parsers: input.parsers,
+    parsers: upstreamParsers(input.parsers),
     proxy: input.proxy,
     location: locationOf(input.location),
     actions: input.actions,
@@ -78,6 +78,17 @@ function scrapeBody(input: ScrapeInput) {
 }
 
 type Formats = ScrapeInput['formats'];
+
+/**
+ * The PDF parser with its page bound always named: Firecrawl reads every page unless told, billing each past
+ * the first, and the call's quote holds only up to the bound (pdfPagesOf). Without PDF parsing, none.
+ */
+function upstreamParsers(parsers: ScrapeInput['parsers']) {
+  const maxPages = pdfPagesOf(parsers);
+  if (maxPages === null) return [];
+  const pdf = parsers?.find((parser) => typeof parser === 'object');
+  return [{ type: 'pdf' as const, ...(pdf?.mode ? { mode: pdf.mode } : {}), maxPages }];
+}
 
 /** Change tracking alone: Firecrawl compares Markdown, so it is asked for, and left out of the answer. */
 function markdownOnlyForTracking(formats: Formats): boolean {
@@ -100,7 +111,14 @@ function searchBody(input: SearchInput) {
     includeDomains: input.includeDomains,
     excludeDomains: input.excludeDomains,
     timeout: input.timeout,
-    scrapeOptions: input.scrapeOptions && { formats: upstreamFormats(input.scrapeOptions.formats), onlyMainContent: input.scrapeOptions.onlyMainContent },
+    // Each result is charged as one page: a PDF's first page only, and no escalation to the enhanced proxy
+    // (Firecrawl bills each result's extra pages and its escalation; a result it cannot fetch is not scraped, not charged).
+    scrapeOptions: input.scrapeOptions && {
+      formats: upstreamFormats(input.scrapeOptions.formats),
+      onlyMainContent: input.scrapeOptions.onlyMainContent,
+      parsers: [{ type: 'pdf', maxPages: 1 }],
+      proxy: 'basic',
+    },
   };
 }
 

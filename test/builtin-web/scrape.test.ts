@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { ScrapeInput } from '../../src/providers/builtin-web/inputs';
 import { acceptLanguage } from '../../src/providers/builtin-web/headers';
 import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
+import { centsFromUnits } from '../../src/core/money';
+import { scrapeInput } from '../../src/core/web-inputs';
+import { webOperations } from '../../src/operations/web';
 import { signal, web, webEnv } from './support';
 
 type Page = {
@@ -182,7 +185,7 @@ describe('what the target answers', () => {
     const page = await scrape({ url: 'https://news.example.com/report.pdf', formats: ['markdown', 'links'] });
     expect(page.markdown).toBe('Quarterly Harbour Report\nCargo volumes rose 12 percent in the third quarter.\n\nPage two: dredging of the east channel is complete.');
     expect(page.links).toEqual([]);
-    expect(page.metadata).toMatchObject({ title: 'Quarterly Harbour Report', numPages: 2, contentType: 'application/pdf', statusCode: 200 });
+    expect(page.metadata).toMatchObject({ title: 'Quarterly Harbour Report', numPages: 2, totalPages: 2, contentType: 'application/pdf', statusCode: 200 });
   }, 30_000); // The first PDF of an isolate starts pdf.js.
 
   it('recognises a PDF by its bytes when the server calls it octet-stream, and honours maxPages', async () => {
@@ -190,6 +193,17 @@ describe('what the target answers', () => {
     expect(page.markdown).toBe('Quarterly Harbour Report\nCargo volumes rose 12 percent in the third quarter.');
     expect(page.warning).toContain('Only the first 1 of 2 pages');
   });
+
+  it("is charged per page read, as Firecrawl's PDFs are: numPages is the pages read, totalPages the document's", async () => {
+    const price = webOperations.find((operation) => operation.name === 'scrape')!.price;
+    const charged = async (input: ScrapeInput & { url: string }) => {
+      const parsed = scrapeInput.parse(input);
+      return centsFromUnits(price.settle(parsed, { ...(await scrapeWithBuiltin(input, { env: webEnv(), signal: signal(), fetch: web().fetch })), servedBy: 'builtin' }));
+    };
+    expect(await charged({ url: 'https://news.example.com/report.pdf' })).toBe(0.2);
+    expect(await charged({ url: 'https://news.example.com/report.pdf', parsers: [{ type: 'pdf', maxPages: 1 }] })).toBe(0.1);
+    expect((await scrape({ url: 'https://news.example.com/report.pdf', parsers: [{ type: 'pdf', maxPages: 1 }] })).metadata).toMatchObject({ numPages: 1, totalPages: 2 });
+  }, 30_000);
 
   it('refuses a PDF with 422 PROVIDER_ERROR when parsers leaves PDF parsing out', async () => {
     await expect(scrape({ url: 'https://news.example.com/report.pdf', parsers: [] })).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 422, message: expect.stringContaining('parsers') });

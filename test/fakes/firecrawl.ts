@@ -9,7 +9,10 @@ export const FAKE_FIRECRAWL = { key: 'fc-fake-key', baseUrl: 'https://firecrawl.
  * The subject of a call (the `url` of a scrape or map, the `query` of a search) chooses the outcome: one
  * containing `fail-400`, `fail-402`, `fail-408`, `fail-429`, `fail-500`, `success-false`, `not-json` or
  * `network` provokes that class of answer; `no-results` makes a search or map find nothing; `slow` answers
- * 2 s late.
+ * 2 s late. A scrape of a URL with `pdf-<n>-pages` is a PDF of n pages, read up to its pdf parser's maxPages
+ * (`metadata.numPages` the pages read, `totalPages` the document's; none with `parsers: []`, the file as
+ * base64); one with `anti-bot` is refused by the basic proxy, so `proxy: "auto"` escalates to the enhanced one
+ * (`metadata.proxyUsed: "stealth"`) and `proxy: "basic"` fails as Firecrawl does.
  *
  * It records what it received, and tells it over its own HTTP surface, so tests in workerd can read it:
  * `GET https://firecrawl.fake/__last?path=/v2/scrape&subject=<url or query>` answers
@@ -48,7 +51,7 @@ export async function firecrawlUpstream(request: Request): Promise<Response> {
   if (request.headers.get('authorization') !== `Bearer ${FAKE_FIRECRAWL.key}`) {
     return Response.json({ success: false, error: 'Unauthorized: Invalid token' }, { status: 401 });
   }
-  const failure = failureFor(subject);
+  const failure = failureFor(subject) ?? (subject.includes('anti-bot') && body.proxy === 'basic' ? FAILURES['success-false'] : undefined);
   if (failure) return failure();
   if (subject.includes('slow')) await new Promise((resolve) => setTimeout(resolve, 2_000));
 
@@ -122,13 +125,21 @@ function scrape(body: Body) {
   if (formats.includes('json')) content.json = { company: 'Acme Anvils', founded: 1949 };
   if (formats.includes('screenshot')) content.screenshot = 'https://storage.firecrawl.fake/screenshots/acme.png';
   if (formats.includes('changeTracking')) content.changeTracking = { previousScrapeAt: null, changeStatus: 'new', visibility: 'visible' };
-  const metadata = {
+  const url = String(body.url);
+  const escalated = body.proxy === 'enhanced' || (body.proxy === 'auto' && url.includes('anti-bot'));
+  const metadata: Record<string, unknown> = {
     ...page.metadata,
     sourceURL: body.url,
     url: body.url,
-    proxyUsed: body.proxy === 'enhanced' ? 'stealth' : 'basic',
+    proxyUsed: escalated ? 'stealth' : 'basic',
     scrapeId: crypto.randomUUID(),
   };
+  const pdfPages = Number(/pdf-(\d+)-pages/.exec(url)?.[1] ?? 0);
+  const parser = (body.parsers as { type: string; maxPages?: number }[] | undefined)?.find((entry) => entry.type === 'pdf');
+  if (pdfPages > 0) {
+    metadata.contentType = 'application/pdf';
+    if (parser) Object.assign(metadata, { numPages: Math.min(pdfPages, parser.maxPages ?? pdfPages), totalPages: pdfPages });
+  }
   const actions = body.actions as { type: string; script?: string }[] | undefined;
   if (actions?.length) {
     // Firecrawl's captures of the actions, in their order: a screenshot's URL, a scrape's page, a script's return value.

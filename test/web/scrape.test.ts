@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { freshnessOf } from '../../src/core/operation';
+import { DEFAULT_PDF_PAGES } from '../../src/core/web-inputs';
 import { webOperations } from '../../src/operations/web';
 import { FAKE_FIRECRAWL, lastReceivedBy } from '../fakes/firecrawl';
 import { funded, json, tool, wallet } from '../support/api';
@@ -64,6 +65,8 @@ describe('POST /scrape', () => {
       waitFor: 0,
       mobile: false,
       timeout: 60_000,
+      // Firecrawl reads every page of a PDF unless told: the bound the quote holds is always named.
+      parsers: [{ type: 'pdf', maxPages: DEFAULT_PDF_PAGES }],
       proxy: 'auto',
       blockAds: true,
     });
@@ -130,7 +133,7 @@ describe('POST /scrape', () => {
     expect((await lastReceivedBy('/v2/scrape', url))?.body).toMatchObject({ formats: ['html', { type: 'changeTracking' }, 'markdown'] });
   });
 
-  describe('price: a page is 0.1 cents; LLM extraction and the enhanced proxy cost 0.4 cents more each', () => {
+  describe("price: a page is 0.1 cents, a PDF's further pages 0.1 each; LLM extraction and the enhanced proxy cost 0.4 cents more each", () => {
     it.each([
       ['markdown only', { formats: ['markdown'] }, 0.1],
       ['every non-extracting format', { formats: ['markdown', 'summary', 'html', 'rawHtml', 'links', 'images', { type: 'screenshot' }] }, 0.1],
@@ -140,11 +143,35 @@ describe('POST /scrape', () => {
       ['proxy enhanced', { proxy: 'enhanced' }, 0.5],
       ['proxy basic', { proxy: 'basic' }, 0.1],
       ['a json format through the enhanced proxy', { formats: [{ type: 'json', prompt: 'Company name' }], proxy: 'enhanced' }, 0.9],
-    ])('%s costs %s cents', async (_, options, cents) => {
+      ['proxy auto on a page the basic proxy is refused by (Firecrawl escalates)', { proxy: 'auto' }, 0.5, 'anti-bot'],
+      [`a PDF of 25 pages, read to the default ${DEFAULT_PDF_PAGES}`, {}, 0.1 * DEFAULT_PDF_PAGES, 'pdf-25-pages'],
+      ['a PDF of 25 pages with maxPages 3', { parsers: [{ type: 'pdf', maxPages: 3 }] }, 0.3, 'pdf-25-pages'],
+      ['a PDF of 2 pages with maxPages 50', { parsers: [{ type: 'pdf', maxPages: 50 }] }, 0.2, 'pdf-2-pages'],
+      ['a PDF as a file (parsers [])', { parsers: [] }, 0.1, 'pdf-25-pages'],
+    ])('%s costs %s cents', async (_, options, cents, page = '') => {
       const account = await funded(10, 'payg');
-      const body = await json(await tool(account.key, '/scrape', { url: pageUrl(), ...options }));
+      const body = await json(await tool(account.key, '/scrape', { url: `${pageUrl()}${page}`, ...options }));
       expect(body.meta.costCents).toBe(cents);
       expect((await wallet(account.organizationId)).purchasedBalanceCents).toBeCloseTo(10 - cents, 10);
+    });
+
+    it.each([
+      [`a default scrape: ${DEFAULT_PDF_PAGES} PDF pages and the enhanced proxy`, {}, 0.1 * DEFAULT_PDF_PAGES + 0.4],
+      ['a PDF of at most 100 pages through the basic proxy', { parsers: [{ type: 'pdf', maxPages: 100 }], proxy: 'basic' }, 10],
+    ])('holds the most the call can cost before asking, %s: %s cents', async (_, options, cents) => {
+      const account = await funded(Math.ceil(cents) - 1, 'payg');
+      const response = await tool(account.key, '/scrape', { url: pageUrl(), ...options });
+      expect(response.status).toBe(402);
+      expect((await json(response)).error.message).toContain(`needs ${Number(cents.toFixed(2))} cents`);
+      // The least it can cost asks no more than a page.
+      expect((await tool(account.key, '/scrape', { url: pageUrl(), parsers: [], proxy: 'basic' })).status).toBe(200);
+    });
+
+    it('fails a page the basic proxy is refused by when proxy basic was asked for, uncharged', async () => {
+      const account = await funded(10, 'payg');
+      const response = await tool(account.key, '/scrape', { url: `${pageUrl()}anti-bot`, proxy: 'basic' });
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(10);
     });
   });
 

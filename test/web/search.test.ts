@@ -68,7 +68,8 @@ describe('POST /search', () => {
     expect((await lastReceivedBy('/v2/search', asked))?.body).toEqual({
       ...request,
       country: 'DE',
-      scrapeOptions: { formats: ['markdown', 'links'], onlyMainContent: true },
+      // Each result is charged as one page: its PDF's first page only, and no escalation to the enhanced proxy.
+      scrapeOptions: { formats: ['markdown', 'links'], onlyMainContent: true, parsers: [{ type: 'pdf', maxPages: 1 }], proxy: 'basic' },
     });
   });
 

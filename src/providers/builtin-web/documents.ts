@@ -6,6 +6,7 @@ import { toMarkdown } from './markdown';
 import { collectImages, collectLinks, parsePage, readMetadata, selectContent, type HtmlPage as ParsedPage, type PageMetadata } from './page';
 import { PageBudget, measureHtml, type HtmlPage, type MeasuredHtml } from './page-bounds';
 import { readPdf } from './pdf';
+import { DEFAULT_PDF_PAGES, pdfPagesOf } from '../../core/web-inputs';
 import type { OpenedResource } from './safe-fetch';
 
 /** Which content a scrape has to produce. */
@@ -24,7 +25,7 @@ export interface PageContent {
   rawHtml?: string;
   links?: string[];
   images?: string[];
-  metadata: PageMetadata & { numPages?: number };
+  metadata: PageMetadata & { numPages?: number; totalPages?: number };
   warnings: string[];
 }
 
@@ -121,17 +122,21 @@ async function pdfContent(url: string, body: Uint8Array, input: ScrapeInput, wan
   if (!pdfParser) {
     throw normalizeUpstream.rejected(PROVIDER, `${url} is a PDF and parsers leaves PDF parsing out; the built-in provider does not return files as base64`);
   }
-  const options: { mode?: string; maxPages?: number } = typeof pdfParser === 'object' ? pdfParser : {};
-  const pdf = await readPdf(body, options.maxPages);
+  const options: { mode?: string } = typeof pdfParser === 'object' ? pdfParser : {};
+  const pdf = await readPdf(body, pdfPagesOf(parsers) ?? undefined);
   const warnings: string[] = [];
   if (options.mode === 'ocr') warnings.push('There is no OCR in the built-in provider: only the text layer of the PDF was read.');
-  if (pdf.pagesRead < pdf.totalPages) warnings.push(`Only the first ${pdf.pagesRead} of ${pdf.totalPages} pages were read (maxPages).`);
+  if (pdf.pagesRead < pdf.totalPages) {
+    const cap = typeof pdfParser === 'object' && pdfParser.maxPages !== undefined ? 'maxPages' : `maxPages, ${DEFAULT_PDF_PAGES} unless parsers names more ([{type: "pdf", maxPages}])`;
+    warnings.push(`Only the first ${pdf.pagesRead} of ${pdf.totalPages} pages were read (${cap}).`);
+  }
   if (wanted.html || wanted.rawHtml) warnings.push('html and rawHtml do not apply to a PDF; its text is in markdown.');
   return {
     ...(wanted.markdown ? { markdown: pdf.markdown } : {}),
     ...(wanted.links ? { links: [] } : {}),
     ...(wanted.images ? { images: [] } : {}),
-    metadata: { ...(pdf.title ? { title: pdf.title } : {}), numPages: pdf.totalPages },
+    // Firecrawl's fields: numPages is the pages read (and billed), totalPages the document's.
+    metadata: { ...(pdf.title ? { title: pdf.title } : {}), numPages: pdf.pagesRead, totalPages: pdf.totalPages },
     warnings,
   };
 }
