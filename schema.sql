@@ -74,7 +74,7 @@ CREATE TABLE users (
   name           TEXT NOT NULL,
   password_hash  TEXT NOT NULL,
   created_at     TEXT NOT NULL
-);
+, email_verified_at TEXT);
 
 CREATE UNIQUE INDEX users_by_email ON users (email);
 
@@ -404,3 +404,12 @@ END;
 CREATE INDEX data_jobs_results_to_prune ON data_jobs (finished_at) WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL;
 
 CREATE INDEX scrape_snapshots_by_age ON scrape_snapshots (scraped_at);
+
+CREATE TABLE email_verifications (
+  token_hash  TEXT PRIMARY KEY,
+  user_id     TEXT NOT NULL REFERENCES users (id),
+  email       TEXT NOT NULL,
+  expires_at  TEXT NOT NULL
+);
+
+CREATE INDEX email_verifications_by_user ON email_verifications (user_id);

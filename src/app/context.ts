@@ -5,6 +5,8 @@ export interface SessionUser {
   email: string;
   name: string;
   createdAt: string;
+  /** When they confirmed their email address by the link sent to it, or null: the free trial waits for it. */
+  emailVerifiedAt: string | null;
 }
 
 export interface Session {

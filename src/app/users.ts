@@ -20,7 +20,7 @@ export async function signUp(db: D1Database, input: { email: string; password: s
   const existing = await db.prepare('SELECT id FROM users WHERE email = ?').bind(input.email).first();
   if (existing) throw ApiError.conflict('An account with this email address already exists. Sign in instead.');
   const createdAt = new Date().toISOString();
-  const user: SessionUser = { id: newId('usr'), email: input.email, name: input.name, createdAt };
+  const user: SessionUser = { id: newId('usr'), email: input.email, name: input.name, createdAt, emailVerifiedAt: null };
   const organization = newOrganization({ name: `${input.name}'s organization` });
   const workspace = newWorkspace({ organizationId: organization.id, name: 'Default' });
   try {
@@ -40,7 +40,7 @@ export async function signUp(db: D1Database, input: { email: string; password: s
 
 export function findUserByEmail(db: D1Database, email: string) {
   return db
-    .prepare('SELECT id, email, name, created_at AS createdAt, password_hash AS passwordHash FROM users WHERE email = ?')
+    .prepare('SELECT id, email, name, created_at AS createdAt, email_verified_at AS emailVerifiedAt, password_hash AS passwordHash FROM users WHERE email = ?')
     .bind(email)
     .first<SessionUser & { passwordHash: string }>();
 }

@@ -62,7 +62,7 @@ export const SETTINGS = {
   STRIPE_SECRET_KEY: 'Secret: Stripe secret key; with STRIPE_WEBHOOK_SECRET it turns on paying for plans and top-ups in the dashboard.',
   STRIPE_WEBHOOK_SECRET: 'Secret: signing secret (whsec_...) of the Stripe webhook endpoint <APP_URL>/api/billing/stripe-webhook.',
   STRIPE_BASE_URL: 'Stripe API base URL; default https://api.stripe.com.',
-  RESEND_API_KEY: 'Secret: Resend API key; when set, the dashboard sends invitation emails through Resend.',
+  RESEND_API_KEY: 'Secret: Resend API key; when set, the dashboard sends its emails (invitations, the email confirmation the free trial waits for) through Resend.',
   RESEND_BASE_URL: 'Resend API base URL; default https://api.resend.com.',
   EMAIL_FROM: 'Sender of the dashboard\'s emails, e.g. "Sluice <no-reply@example.com>".',
   DEV_OUTBOX: 'Set to 1 to keep the emails the dashboard would send in D1 and show them at <APP_URL>/dev/outbox (npm start sets it; never on a public deployment).',

@@ -4,7 +4,7 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, layoutProblems, screenshot, watchedPage, type WatchedPage } from './support/browser';
+import { launchChromium, layoutProblems, openConfirmationLink, screenshot, watchedPage, type WatchedPage } from './support/browser';
 import { strictLintProblems } from './support/openapi-lint';
 import { ROOT, tempDir } from './support/processes';
 import { type SharedStack, sharedStack } from './support/shared-stack';
@@ -81,8 +81,20 @@ describe('the dashboard in chromium', () => {
     await screenshot(page, 'keys-empty');
   });
 
-  it('starts the free trial, creates a key, copies it, and the key works on REST', async () => {
+  it('confirms the email address by the link sent at sign-up, starts the free trial, creates a key, copies it, and the key works on REST', async () => {
     const { page } = tab;
+    // The trial waits for the address to be confirmed: the page says where the link went, and sends a new one.
+    await expect.poll(() => page.getByText('Confirm your email address first').isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Start free trial' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Send a new link' }).click();
+    await expect.poll(() => page.getByText('A new link for grace@example.com is in the development outbox').isVisible()).toBe(true);
+    await screenshot(page, 'keys-confirm-email');
+    const confirmed = await openConfirmationLink(context, appUrl, 'grace@example.com');
+    expect(await confirmed.getByRole('heading', { name: 'Email address confirmed' }).isVisible()).toBe(true);
+    await screenshot(confirmed, 'email-confirmed');
+    await confirmed.close();
+    await page.reload();
+
     // No operator anywhere: the newcomer starts the organization's free trial from the page.
     const organizationId = (await (await page.request.get('/api/me')).json()).data.organizations[0].id;
     await page.getByRole('button', { name: 'Start free trial' }).click();
@@ -352,10 +364,13 @@ describe("a key's monthly spend limit in chromium", () => {
     const { page, problems } = await watchedPage(own);
     await page.goto('/signup');
     await page.getByLabel('Your name').fill('Ada Lovelace');
-    await page.getByLabel('Email').fill(`ada-${Date.now()}@example.com`);
+    const ada = `ada-${Date.now()}@example.com`;
+    await page.getByLabel('Email').fill(ada);
     await page.getByLabel('Password').fill('a long enough passphrase');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+    await (await openConfirmationLink(own, appUrl, ada)).close();
+    await page.reload();
     await page.getByRole('button', { name: 'Start free trial' }).click();
     await expect.poll(() => page.getByText('Free trial', { exact: true }).isVisible()).toBe(true);
 
@@ -438,11 +453,10 @@ describe('the databases page in chromium (issue 15)', () => {
   it('creates a database, runs SQL with parameters in the query box, and shows the rows as text', async () => {
     const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
     const { page, problems } = await watchedPage(own);
-    const signedUp = await page.request.post('/api/auth/sign-up', {
-      headers: { origin: appUrl },
-      data: { email: `databases-${Date.now()}@example.com`, password: 'a long enough passphrase', name: 'Edgar Codd' },
-    });
+    const codd = `databases-${Date.now()}@example.com`;
+    const signedUp = await page.request.post('/api/auth/sign-up', { headers: { origin: appUrl }, data: { email: codd, password: 'a long enough passphrase', name: 'Edgar Codd' } });
     expect(signedUp.status()).toBe(201);
+    await (await openConfirmationLink(own, appUrl, codd)).close();
     const { workspace, organization } = (await signedUp.json()).data;
     expect((await page.request.post(`/api/organizations/${organization.id}/trial`, { headers: { origin: appUrl } })).status()).toBe(201);
 
@@ -484,11 +498,10 @@ describe('the Agents page in chromium (issue 12)', () => {
     const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
     await own.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: appUrl });
     const { page, problems } = await watchedPage(own);
-    const signedUp = await page.request.post('/api/auth/sign-up', {
-      headers: { origin: appUrl },
-      data: { email: `agents-${Date.now()}@example.com`, password: 'a long enough passphrase', name: 'Alan Turing' },
-    });
+    const turing = `agents-${Date.now()}@example.com`;
+    const signedUp = await page.request.post('/api/auth/sign-up', { headers: { origin: appUrl }, data: { email: turing, password: 'a long enough passphrase', name: 'Alan Turing' } });
     expect(signedUp.status()).toBe(201);
+    await (await openConfirmationLink(own, appUrl, turing)).close();
     const { workspace, organization } = (await signedUp.json()).data;
 
     // Without a plan the page says deploying needs one, and offers the trial.

@@ -8,7 +8,7 @@ import * as oauth from 'oauth4webapi';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
-import { launchChromium, screenshot, watchedPage, type WatchedPage } from './support/browser';
+import { launchChromium, openConfirmationLink, screenshot, watchedPage, type WatchedPage } from './support/browser';
 import { type SharedStack, sharedStack } from './support/shared-stack';
 
 /**
@@ -226,6 +226,10 @@ describe('a strict OAuth client (oauth4webapi) against npm start', () => {
     await screenshot(page, 'oauth-consent-no-plan-phone');
     await page.setViewportSize({ width: 1100, height: 800 });
     await screenshot(page, 'oauth-consent-no-plan');
+    // The trial waits for the address to be confirmed: the link from the sign-up's email, opened beside it.
+    expect(await page.getByText('Confirm your email address first').isVisible()).toBe(true);
+    await (await openConfirmationLink(context, stack.urls.app!, 'hopper@example.com')).close();
+    await page.reload();
     await page.getByRole('button', { name: 'Start free trial' }).click();
     await expect.poll(() => notice.count()).toBe(0);
     await page.getByRole('button', { name: 'Allow' }).click();

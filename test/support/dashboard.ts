@@ -60,18 +60,41 @@ export class Person {
   }
 }
 
-/** A new account through the real sign-up route, from an address of its own so sign-up throttling stays out of the way. */
-export async function signUp(overrides: Partial<{ email: string; password: string; name: string }> = {}): Promise<Person> {
+/**
+ * A new account through the real sign-up route, from an address of its own so sign-up throttling stays out of
+ * the way. Its email address is confirmed as a person would, by opening the link the sign-up sent (kept in the
+ * development outbox), unless `confirmed` is false.
+ */
+export async function signUp(overrides: Partial<{ email: string; password: string; name: string }> = {}, { confirmed = true } = {}): Promise<Person> {
   people += 1;
   const body = { email: `person${people}-${crypto.randomUUID().slice(0, 8)}@example.com`, password: 'a long enough passphrase', name: `Person ${people}`, ...overrides };
-  const response = await dashboard('/api/auth/sign-up', {
-    method: 'POST',
-    headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': `198.51.100.${people % 250}` },
-    body: JSON.stringify(body),
-    // As Cloudflare's edge forwards it: only then is the address believed, and each person gets their own.
-    cf: { colo: 'AMS' },
-  });
+  const response = await dashboard(
+    '/api/auth/sign-up',
+    {
+      method: 'POST',
+      headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': `198.51.100.${people % 250}` },
+      body: JSON.stringify(body),
+      // As Cloudflare's edge forwards it: only then is the address believed, and each person gets their own.
+      cf: { colo: 'AMS' },
+    },
+    { DEV_OUTBOX: '1' },
+  );
   if (response.status !== 201) throw new Error(`sign-up failed: ${response.status} ${await response.text()}`);
   const account = ((await response.json()) as { data: Person['account'] }).data;
+  if (confirmed) {
+    const link = new URL(await confirmationLink(body.email));
+    const opened = await dashboard(link.pathname + link.search);
+    if (opened.status !== 200) throw new Error(`the confirmation link answered ${opened.status}`);
+  }
   return new Person(sessionCookie(response)!, account);
+}
+
+/** The link of the last confirmation email sent to `email`, from the development outbox. */
+export async function confirmationLink(email: string): Promise<string> {
+  const message = await env.DB.prepare("SELECT body FROM email_outbox WHERE recipient = ? AND subject LIKE 'Confirm your email%' ORDER BY created_at DESC, rowid DESC LIMIT 1")
+    .bind(email)
+    .first<{ body: string }>();
+  const link = message && /https?:\/\/\S+\/verify-email\?token=[0-9a-f]+/.exec(message.body)?.[0];
+  if (!link) throw new Error(`no confirmation email to ${email} in the outbox`);
+  return link;
 }

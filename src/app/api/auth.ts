@@ -9,7 +9,8 @@ import { assertNotThrottled, clearAttempts, clientAddress, countAttempt } from '
 import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throttle';
 import type { DashboardEnv } from '../context';
 import { findUserByEmail, signUp, updatePasswordHash } from '../users';
-import { jsonBody, Organization, SignInBody, SignUpBody, User, Workspace } from './schemas';
+import { sendVerification } from '../email-verification';
+import { jsonBody, Organization, SignInBody, SignUpBody, User, VerificationSent, Workspace } from './schemas';
 
 const routes = {
   signUp: createRoute({
@@ -21,7 +22,10 @@ const routes = {
     security: [],
     request: { body: jsonBody(SignUpBody) },
     responses: {
-      201: jsonContent(successEnvelope(z.object({ user: User, organization: Organization, workspace: Workspace })), 'Signed up and signed in; the session cookie is set.'),
+      201: jsonContent(
+        successEnvelope(z.object({ user: User, organization: Organization, workspace: Workspace, verification: VerificationSent })),
+        'Signed up and signed in; the session cookie is set, and a link to confirm the email address was sent (the free trial waits for it).',
+      ),
       ...errorResponses(400, 403, 409, 429),
     },
   }),
@@ -52,7 +56,9 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     await countAttempt(c.env.DB, `signup-ip:${clientAddress(c.req.raw)}`, SIGN_UP_PER_IP);
     const account = await signUp(c.env.DB, input, c.env.KEY_ENCRYPTION_KEY);
     await startSession(c, account.user.id);
-    return c.json(success(account), 201);
+    // The free trial waits for the address to be confirmed: the link goes out with the account.
+    const verification = await sendVerification(c.env, account.user);
+    return c.json(success({ ...account, verification }), 201);
   });
 
   app.openapi(routes.signIn, async (c) => {

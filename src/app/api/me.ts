@@ -4,20 +4,39 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { success } from '../../core/envelope';
 import type { DashboardEnv } from '../context';
 import { membershipsOf } from '../members';
-import { Membership, User } from './schemas';
+import { ApiError } from '../../core/errors';
+import { sendVerification } from '../email-verification';
+import { Membership, User, VerificationSent } from './schemas';
 
-const route = createRoute({
-  method: 'get',
-  path: '/api/me',
-  tags: ['Session'],
-  summary: 'The signed-in user, the organizations they belong to (with their role) and their workspaces',
-  operationId: 'getMe',
-  responses: { 200: jsonContent(successEnvelope(z.object({ user: User, organizations: z.array(Membership) })), 'Who is signed in.'), ...errorResponses(401) },
-});
+const routes = {
+  me: createRoute({
+    method: 'get',
+    path: '/api/me',
+    tags: ['Session'],
+    summary: 'The signed-in user, the organizations they belong to (with their role) and their workspaces',
+    operationId: 'getMe',
+    responses: { 200: jsonContent(successEnvelope(z.object({ user: User, organizations: z.array(Membership) })), 'Who is signed in.'), ...errorResponses(401) },
+  }),
+  sendVerification: createRoute({
+    method: 'post',
+    path: '/api/me/email-verification',
+    tags: ['Session'],
+    summary: 'Send a new link that confirms the email address (the free trial waits for it)',
+    description: 'Replaces the link sent before. At most five an hour (429 with Retry-After past that); 409 when the address is confirmed already.',
+    operationId: 'sendEmailVerification',
+    responses: { 200: jsonContent(successEnvelope(VerificationSent), 'The link was sent, or kept in the development outbox.'), ...errorResponses(401, 403, 409, 429) },
+  }),
+};
 
 export function registerMe(app: OpenAPIHono<DashboardEnv>) {
-  app.openapi(route, async (c) => {
+  app.openapi(routes.me, async (c) => {
     const { user } = c.get('session');
     return c.json(success({ user, organizations: await membershipsOf(c.env.DB, user.id) }), 200);
+  });
+
+  app.openapi(routes.sendVerification, async (c) => {
+    const { user } = c.get('session');
+    if (user.emailVerifiedAt) throw ApiError.conflict(`${user.email} is confirmed already (${user.emailVerifiedAt.slice(0, 10)}).`);
+    return c.json(success(await sendVerification(c.env, user)), 200);
   });
 }

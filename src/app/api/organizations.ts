@@ -8,6 +8,7 @@ import { success } from '../../core/envelope';
 import { balanceInCents, settledStatement } from '../../services/wallet';
 import { PLANS } from '../../core/plans';
 import type { DashboardEnv } from '../context';
+import { requireVerifiedEmail } from '../email-verification';
 import { startTrial } from '../trial';
 import { clientAddress, countAttempt, UNATTRIBUTED } from '../../core/throttle';
 import { TRIALS_PER_IP } from '../auth/throttle';
@@ -29,7 +30,8 @@ const routes = {
     path: '/api/organizations/{organizationId}/trial',
     tags: ['Organizations'],
     summary: 'Start the free trial (owners and admins): the Toolkit plan and its allowance for 14 days, once per organization',
-    description: 'At most three trials a day are started from one client address (an IPv6 client counts as its /64): 429 with Retry-After past that.',
+    description:
+      'The person starting it must have confirmed their email address by the link sent at sign-up (403 otherwise; POST /api/me/email-verification sends a new one). At most three trials a day are started from one client address (an IPv6 client counts as its /64): 429 with Retry-After past that.',
     operationId: 'startTrial',
     request: { params: organizationIdParam },
     responses: {
@@ -62,6 +64,7 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.trial, async (c) => {
     const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
     requireManager(access, 'start the free trial');
+    requireVerifiedEmail(c.get('session').user, 'start the free trial');
     // Deployed, every request has its address from the edge; without one (locally) there is no client to count.
     const address = clientAddress(c.req.raw);
     if (address !== UNATTRIBUTED) await countAttempt(c.env.DB, `trial-ip:${address}`, TRIALS_PER_IP);

@@ -3,7 +3,22 @@ import { humanName } from '../../core/human-name';
 import { PLANS } from '../../core/plans';
 import { ROLES } from '../members';
 
-export const User = z.object({ id: z.string(), email: z.string(), name: z.string(), createdAt: z.string() }).openapi('User');
+export const User = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    createdAt: z.string(),
+    emailVerifiedAt: z.string().nullable().openapi({ description: 'When the email address was confirmed by the link sent to it; null: not yet, and the free trial waits for it.' }),
+  })
+  .openapi('User');
+
+export const VerificationSent = z
+  .object({
+    sentTo: z.string(),
+    emailed: z.enum(['provider', 'outbox', 'nowhere']).openapi({ description: 'Where the confirmation email went: the email provider, the development outbox (/dev/outbox), or nowhere (no provider configured, or it failed: send it again).' }),
+  })
+  .openapi('VerificationSent');
 
 export const Workspace = z.object({ id: z.string(), organizationId: z.string(), name: z.string(), createdAt: z.string() }).openapi('Workspace');
 

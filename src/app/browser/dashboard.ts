@@ -3,7 +3,7 @@
  * into the one script the worker serves at /assets/app.<fingerprint>.js (scripts/dashboard-script.mjs).
  * Pages are rendered on the server; this only sends their forms and buttons to the JSON API under /api and
  * shows what comes back:
- *   <form data-api="/api/..." data-then="reload|go:/path|secret|redirect|oauth-redirect|<a page's answer>">
+ *   <form data-api="/api/..." data-then="reload|go:/path|secret|redirect|oauth-redirect|verification-sent|<a page's answer>">
  *     submits the fields as JSON (the pressed submit button's name and value included; inputs marked
  *     data-list are sent as arrays, inputs marked data-number as numbers and data-json as the JSON value
  *     typed in, both left out when empty; redirect goes to the answer's https url, oauth-redirect to its
@@ -73,6 +73,7 @@ interface BuiltInAnswers {
   secret: Record<string, string>;
   redirect: { url?: unknown };
   'oauth-redirect': { redirectTo: string };
+  'verification-sent': { sentTo: string; emailed: 'provider' | 'outbox' | 'nowhere' };
 }
 
 function then(action: string | undefined, answer: unknown, source: HTMLElement): void {
@@ -85,6 +86,7 @@ function then(action: string | undefined, answer: unknown, source: HTMLElement):
     if (typeof url === 'string' && url.startsWith('https://')) location.assign(url);
     return;
   }
+  if (action === 'verification-sent') return showVerificationSent(answer as BuiltInAnswers['verification-sent'], source);
   // Back to the OAuth client that asked, at the redirect URI the authorization server validated.
   if (action === 'oauth-redirect') return location.assign((answer as BuiltInAnswers['oauth-redirect']).redirectTo);
   (answers.get(action) as AnswerHandler<unknown> | undefined)?.(answer, source);
@@ -93,6 +95,19 @@ function then(action: string | undefined, answer: unknown, source: HTMLElement):
 /** The page's own ?next=, when it is a path of this site: the server's rule for sign-in, so `/<tab>/evil.example` cannot leave. */
 function safeNext(): string | null {
   return safeNextPath(new URL(location.href).searchParams.get('next'));
+}
+
+/** A new confirmation link went out: the button that sent it says where, in its place. */
+function showVerificationSent({ sentTo, emailed }: BuiltInAnswers['verification-sent'], source: HTMLElement): void {
+  const said = document.createElement('span');
+  said.setAttribute('role', 'status');
+  said.textContent =
+    emailed === 'provider'
+      ? `A new link is on its way to ${sentTo}.`
+      : emailed === 'outbox'
+        ? `A new link for ${sentTo} is in the development outbox (/dev/outbox).`
+        : `The link could not be emailed: this installation has no email provider (RESEND_API_KEY), or it failed. Try again later.`;
+  source.replaceWith(said);
 }
 
 function showSecret(data: BuiltInAnswers['secret'], source: HTMLElement): void {

@@ -8,6 +8,7 @@ import { Stat } from './usage';
 import { agentAllowance, listAgents } from '../../services/agents';
 import { trialState } from '../trial';
 import { type WorkspaceProps, workspacePage } from './page';
+import { TrialStart } from './trial-start';
 
 export interface AgentsPageProps extends WorkspaceProps {
   agents: Agent[];
@@ -111,7 +112,7 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
 };
 
 /** Deploying needs a plan or the free trial (402 DEPLOY_GATE_FAILED otherwise): said before anyone tries. */
-const DeployGateNotice: FC<AgentsPageProps> = ({ access, trial }) => {
+const DeployGateNotice: FC<AgentsPageProps> = ({ access, trial, user }) => {
   if (access.organization.plan) return null;
   return (
     <div class="notice warn" role="status">
@@ -119,9 +120,7 @@ const DeployGateNotice: FC<AgentsPageProps> = ({ access, trial }) => {
       {trial.available && canManage(access.role) ? (
         <>
           Start the free trial: the {PLAN_TABLE[TRIAL.plan].name} plan, {PLAN_TABLE[TRIAL.plan].caps.agents} agents and {PLAN_TABLE[TRIAL.plan].caps.runtimeHours} runtime hours a month, for {TRIAL.days} days.{' '}
-          <button type="button" class="small" data-api={`/api/organizations/${access.organization.id}/trial`} data-then="reload">
-            Start free trial
-          </button>
+          <TrialStart organizationId={access.organization.id} user={user} small />
         </>
       ) : (
         <>

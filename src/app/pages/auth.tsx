@@ -2,7 +2,7 @@ import type { Child, FC } from 'hono/jsx';
 import { safeNextPath } from '../auth/next-path';
 import { readSession } from '../auth/sessions';
 import { type ConsentRequest, consentRequestAt } from './consent';
-import { Document, Field, Logo } from './layout';
+import { CardPage, Field } from './layout';
 import { sitePage } from './page';
 
 interface AuthPageProps {
@@ -16,21 +16,14 @@ function withNext(path: string, next: string | null): string {
 }
 
 const AuthShell: FC<{ title: string; lede: string; children: Child; foot: Child }> = ({ title, lede, children, foot }) => (
-  <Document title={title}>
-    <main class="auth">
-      <div class="auth-card">
-        <a class="brand" href="/">
-          <Logo /> Sluice
-        </a>
-        <div class="card">
-          <h1>{title}</h1>
-          <p class="lede">{lede}</p>
-          {children}
-        </div>
-        <p class="auth-foot">{foot}</p>
-      </div>
-    </main>
-  </Document>
+  <CardPage title={title}>
+    <div class="card">
+      <h1>{title}</h1>
+      <p class="lede">{lede}</p>
+      {children}
+    </div>
+    <p class="auth-foot">{foot}</p>
+  </CardPage>
 );
 
 const Connecting: FC<{ request: ConsentRequest | undefined; action: string }> = ({ request, action }) =>

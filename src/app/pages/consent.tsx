@@ -7,8 +7,10 @@ import { readSession } from '../auth/sessions';
 import type { DashboardEnv } from '../context';
 import { canManage, type MembershipSummary, membershipsOf } from '../members';
 import { TRIAL, trialState } from '../trial';
-import { Document, formatCents, Logo } from './layout';
+import { CardPage, Document, formatCents } from './layout';
 import { NO_STORE, sitePage } from './page';
+import { TrialStart } from './trial-start';
+import type { SessionUser } from '../context';
 
 const CONSENT_PATH = '/oauth/consent';
 
@@ -44,7 +46,7 @@ type WorkspaceChoice = MembershipSummary['workspaces'][number] & { organizationN
 /** An organization on offer here without a plan: the client could connect, but every tool call would answer 402. */
 type Unplanned = MembershipSummary & { workspaceId: string; trialAvailable: boolean };
 
-const NoPlanNotice: FC<{ organization: Unplanned; named: boolean }> = ({ organization, named }) => {
+const NoPlanNotice: FC<{ organization: Unplanned; named: boolean; user: SessionUser }> = ({ organization, named, user }) => {
   const trial = PLAN_TABLE[TRIAL.plan];
   const canStart = organization.trialAvailable && canManage(organization.role);
   return (
@@ -64,95 +66,85 @@ const NoPlanNotice: FC<{ organization: Unplanned; named: boolean }> = ({ organiz
         </>
       )}{' '}
       You can allow now, but until it has a plan every tool call answers 402 <code>SUBSCRIPTION_REQUIRED</code>.{' '}
-      {canStart ? (
-        <button type="button" class="small" data-api={`/api/organizations/${organization.id}/trial`} data-then="reload">
-          Start free trial
-        </button>
-      ) : null}
+      {canStart ? <TrialStart organizationId={organization.id} user={user} small /> : null}
     </div>
   );
 };
 
-const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspaces: WorkspaceChoice[]; unplanned: Unplanned[]; email: string }> = ({
+const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspaces: WorkspaceChoice[]; unplanned: Unplanned[]; user: SessionUser }> = ({
   pending,
   handle,
   workspaces,
   unplanned,
-  email,
+  user,
 }) => {
   const { client } = pending;
+  const { email } = user;
   const single = workspaces.length === 1 ? workspaces[0] : undefined;
   const oneOrganization = new Set(workspaces.map((workspace) => workspace.organizationId)).size === 1;
   return (
-    <Document title={`Connect ${client.name}`}>
-      <main class="auth">
-        <div class="auth-card">
-          <a class="brand" href="/">
-            <Logo /> Sluice
-          </a>
-          <div class="card">
-            <h1>Connect {client.name}?</h1>
-            <p class="lede">
-              {client.fromDocument ? (
-                <>
-                  Published by <strong>{new URL(client.id).host}</strong>.
-                </>
-              ) : (
-                <>This app registered itself: its name is not verified.</>
-              )}{' '}
-              It asks to use Sluice's MCP tools as you ({email}); its calls are billed to the workspace's organization.
+    <CardPage title={`Connect ${client.name}`}>
+      <div class="card">
+        <h1>Connect {client.name}?</h1>
+        <p class="lede">
+          {client.fromDocument ? (
+            <>
+              Published by <strong>{new URL(client.id).host}</strong>.
+            </>
+          ) : (
+            <>This app registered itself: its name is not verified.</>
+          )}{' '}
+          It asks to use Sluice's MCP tools as you ({email}); its calls are billed to the workspace's organization.
+        </p>
+        <dl class="facts">
+          <dt>Access goes to</dt>
+          <dd>
+            <code>{pending.redirectHost}</code>
+          </dd>
+          <dt>MCP endpoint</dt>
+          <dd>
+            <code>{pending.resource}</code>
+          </dd>
+        </dl>
+        {pending.redirectIsLocal ? (
+          <p class="notice warn small">This sends access to a program on your computer. Continue only if you just started connecting from it.</p>
+        ) : null}
+        {workspaces.length === 0 ? (
+          <p class="notice warn">You are not a member of the workspace this MCP server belongs to, so you cannot connect it.</p>
+        ) : null}
+        {unplanned.map((organization) => (
+          <NoPlanNotice organization={organization} named={!oneOrganization} user={user} />
+        ))}
+        <form class="stack" data-api="/api/oauth/consent" data-then="oauth-redirect">
+          <input type="hidden" name="request" value={handle} />
+          {single ? (
+            <p class="small">
+              Workspace: <strong>{single.name}</strong> <span class="muted">({single.organizationName})</span>
+              <input type="hidden" name="workspaceId" value={single.id} />
             </p>
-            <dl class="facts">
-              <dt>Access goes to</dt>
-              <dd>
-                <code>{pending.redirectHost}</code>
-              </dd>
-              <dt>MCP endpoint</dt>
-              <dd>
-                <code>{pending.resource}</code>
-              </dd>
-            </dl>
-            {pending.redirectIsLocal ? (
-              <p class="notice warn small">This sends access to a program on your computer. Continue only if you just started connecting from it.</p>
-            ) : null}
-            {workspaces.length === 0 ? (
-              <p class="notice warn">You are not a member of the workspace this MCP server belongs to, so you cannot connect it.</p>
-            ) : null}
-            {unplanned.map((organization) => (
-              <NoPlanNotice organization={organization} named={!oneOrganization} />
-            ))}
-            <form class="stack" data-api="/api/oauth/consent" data-then="oauth-redirect">
-              <input type="hidden" name="request" value={handle} />
-              {single ? (
-                <p class="small">
-                  Workspace: <strong>{single.name}</strong> <span class="muted">({single.organizationName})</span>
-                  <input type="hidden" name="workspaceId" value={single.id} />
-                </p>
-              ) : workspaces.length > 1 ? (
-                <div class="field">
-                  <label for="field-workspaceId">Workspace it acts for</label>
-                  <select id="field-workspaceId" name="workspaceId">
-                    {workspaces.map((workspace) => (
-                      <option value={workspace.id}>{`${workspace.name} (${workspace.organizationName}${workspace.hasPlan ? '' : ', no plan'})`}</option>
-                    ))}
-                  </select>
-                  <span class="field-error" data-field-error="workspaceId"></span>
-                </div>
-              ) : null}
-              <p class="form-error" role="alert"></p>
-              <div class="buttons">
-                <button type="submit" name="decision" value="deny" class="secondary">
-                  Deny
-                </button>
-                <button type="submit" name="decision" value="allow" disabled={workspaces.length === 0}>
-                  Allow
-                </button>
-              </div>
-            </form>
+          ) : workspaces.length > 1 ? (
+            <div class="field">
+              <label for="field-workspaceId">Workspace it acts for</label>
+              <select id="field-workspaceId" name="workspaceId">
+                {workspaces.map((workspace) => (
+                  <option value={workspace.id}>{`${workspace.name} (${workspace.organizationName}${workspace.hasPlan ? '' : ', no plan'})`}</option>
+                ))}
+              </select>
+              <span class="field-error" data-field-error="workspaceId"></span>
+            </div>
+          ) : null}
+          <p class="form-error" role="alert"></p>
+          <div class="buttons">
+            <button type="submit" name="decision" value="deny" class="secondary">
+              Deny
+            </button>
+            <button type="submit" name="decision" value="allow" disabled={workspaces.length === 0}>
+              Allow
+            </button>
           </div>
-        </div>
-      </main>
-    </Document>
+        </form>
+      </div>
+    </CardPage>
   );
 };
 
@@ -183,7 +175,7 @@ export const consentPage = sitePage({
           trialAvailable: (await trialState(c.env.DB, organization.id)).available,
         })),
     );
-    return { pending, handle, workspaces: allowed, unplanned, email: session.user.email };
+    return { pending, handle, workspaces: allowed, unplanned, user: session.user };
   },
   view: ConsentPage,
 });

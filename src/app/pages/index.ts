@@ -13,6 +13,7 @@ import { plansPage } from './plans';
 import { serversPage } from './servers';
 import { settingsPage } from './settings';
 import { usagePage } from './usage';
+import { verifyEmailPage } from './verify-email';
 import { vendorConnectionsPage } from './vendor-connections';
 import { webhooksPage } from './webhooks';
 
@@ -39,4 +40,5 @@ export const PAGES: readonly Page[] = [
   consentPage,
   invitationPage,
   outboxPage,
+  verifyEmailPage,
 ];

@@ -3,56 +3,49 @@ import type { SessionUser } from '../context';
 import { readSession } from '../auth/sessions';
 import { outbox, type OutboxMessage } from '../email';
 import { type Invitation, invitationByToken } from '../invitations';
-import { Document, formatDate, Logo } from './layout';
+import { CardPage, Document, formatDate } from './layout';
 import { notFound } from './not-found';
 import { sitePage } from './page';
 
 export const InvitationPage: FC<{ invitation: (Invitation & { organizationName: string }) | null; user: SessionUser | null; path: string }> = ({ invitation, user, path }) => (
-  <Document title="Invitation">
-    <main class="auth">
-      <div class="auth-card">
-        <a class="brand" href="/">
-          <Logo /> Sluice
-        </a>
-        <div class="card stack">
-          {!invitation ? (
+  <CardPage title="Invitation">
+    <div class="card stack">
+      {!invitation ? (
+        <>
+          <h1>No such invitation</h1>
+          <p class="lede">This link does not lead to an invitation. Ask the person who invited you for a new one.</p>
+        </>
+      ) : invitation.status !== 'pending' ? (
+        <>
+          <h1>Invitation {invitation.status}</h1>
+          <p class="lede">This invitation to {invitation.organizationName} was {invitation.status} and cannot be used again. Ask for a new one.</p>
+        </>
+      ) : (
+        <>
+          <h1>Join {invitation.organizationName}</h1>
+          <p class="lede">
+            You are invited as <strong>{invitation.role}</strong>. The invitation is for <strong>{invitation.email}</strong> and works until {formatDate(invitation.expiresAt)}.
+          </p>
+          {user ? (
             <>
-              <h1>No such invitation</h1>
-              <p class="lede">This link does not lead to an invitation. Ask the person who invited you for a new one.</p>
-            </>
-          ) : invitation.status !== 'pending' ? (
-            <>
-              <h1>Invitation {invitation.status}</h1>
-              <p class="lede">This invitation to {invitation.organizationName} was {invitation.status} and cannot be used again. Ask for a new one.</p>
+              <p class="small muted">Signed in as {user.email}.</p>
+              <p class="form-error" id="page-status" role="alert"></p>
+              <button type="button" data-api={`/api/invitations${path.slice('/invitations'.length)}/accept`} data-then="go:/">
+                Accept invitation
+              </button>
             </>
           ) : (
-            <>
-              <h1>Join {invitation.organizationName}</h1>
-              <p class="lede">
-                You are invited as <strong>{invitation.role}</strong>. The invitation is for <strong>{invitation.email}</strong> and works until {formatDate(invitation.expiresAt)}.
-              </p>
-              {user ? (
-                <>
-                  <p class="small muted">Signed in as {user.email}.</p>
-                  <p class="form-error" id="page-status" role="alert"></p>
-                  <button type="button" data-api={`/api/invitations${path.slice('/invitations'.length)}/accept`} data-then="go:/">
-                    Accept invitation
-                  </button>
-                </>
-              ) : (
-                <p>
-                  <a class="button" href={`/signup?next=${encodeURIComponent(path)}`}>
-                    Create an account
-                  </a>{' '}
-                  or <a href={`/signin?next=${encodeURIComponent(path)}`}>sign in</a> as {invitation.email}.
-                </p>
-              )}
-            </>
+            <p>
+              <a class="button" href={`/signup?next=${encodeURIComponent(path)}`}>
+                Create an account
+              </a>{' '}
+              or <a href={`/signin?next=${encodeURIComponent(path)}`}>sign in</a> as {invitation.email}.
+            </p>
           )}
-        </div>
-      </div>
-    </main>
-  </Document>
+        </>
+      )}
+    </div>
+  </CardPage>
 );
 
 /** Development only (DEV_OUTBOX=1): what the dashboard would have emailed, newest first. */

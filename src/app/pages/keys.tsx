@@ -8,6 +8,7 @@ import { ApiForm, Field, formatCents, PageHead, TableHead } from './layout';
 import { listKeysWithSpend } from '../../services/key-spend';
 import { trialState } from '../trial';
 import { type WorkspaceProps, workspacePage } from './page';
+import { TrialStart } from './trial-start';
 import { listSandboxKeys, type SandboxKey } from '../../services/sandbox-keys';
 import { SandboxKeysSection } from './sandbox-keys';
 
@@ -42,7 +43,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
   return (
     <>
       <PageHead title="API keys" lede={<>Keys authenticate REST calls for the workspace <strong>{access.workspace.name}</strong>. Spend is billed to {access.organization.name}.</>} />
-      <PlanNotice access={access} trial={trial} />
+      <PlanNotice access={access} user={user} trial={trial} />
       {!called ? (
         <section class="card notice info" aria-labelledby="start-title">
           <h2 id="start-title">Get started in a minute</h2>
@@ -84,7 +85,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
 };
 
 /** Said on the pages that matter of an organization without a plan: calls will be refused, and the way out. */
-export const PlanNotice: FC<{ access: KeysPageProps['access']; trial: { available: boolean; endsAt: string | null } }> = ({ access, trial }) => {
+export const PlanNotice: FC<{ access: KeysPageProps['access']; user: KeysPageProps['user']; trial: { available: boolean; endsAt: string | null } }> = ({ access, user, trial }) => {
   if (access.organization.plan) {
     return trial.endsAt ? (
       <div class="notice info" role="status">
@@ -98,9 +99,7 @@ export const PlanNotice: FC<{ access: KeysPageProps['access']; trial: { availabl
       {trial.available && canManage(access.role) ? (
         <>
           Start the free trial: the {PLAN_TABLE[TRIAL.plan].name} plan with {formatCents(PLAN_TABLE[TRIAL.plan].allowanceCents)} of credit for {TRIAL.days} days, once per organization.{' '}
-          <button type="button" class="small" data-api={`/api/organizations/${access.organization.id}/trial`} data-then="reload">
-            Start free trial
-          </button>
+          <TrialStart organizationId={access.organization.id} user={user} small />
         </>
       ) : (
         <>

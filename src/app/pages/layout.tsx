@@ -27,6 +27,20 @@ export const Logo: FC = () => (
   </svg>
 );
 
+/** A page outside the shell (sign-in, consent, an invitation, an email's link): the brand above its card. */
+export const CardPage: FC<{ title: string; children: Child }> = ({ title, children }) => (
+  <Document title={title}>
+    <main class="auth">
+      <div class="auth-card">
+        <a class="brand" href="/">
+          <Logo /> Sluice
+        </a>
+        {children}
+      </div>
+    </main>
+  </Document>
+);
+
 const Icon: FC<{ path: string }> = ({ path }) => (
   <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">
     <path d={path} />

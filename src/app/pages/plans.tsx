@@ -6,6 +6,7 @@ import { termsOf } from '../../services/plan-caps';
 import { stripeOf } from '../billing';
 import { TRIAL, trialState } from '../trial';
 import { type WorkspaceProps, workspacePage } from './page';
+import { TrialStart } from './trial-start';
 
 export interface PlansPageProps extends WorkspaceProps {
   caps: Caps | null;
@@ -37,7 +38,7 @@ function capitalized(text: string): string {
  * The free trial, where every "no plan" refusal sends people (SUBSCRIPTION_REQUIRED names this page): the
  * button for owners and admins, who they are for everyone else, and its end date while it runs.
  */
-const TrialOffer: FC<PlansPageProps> = ({ access, trial }) => {
+const TrialOffer: FC<PlansPageProps> = ({ access, trial, user }) => {
   const plan = PLAN_TABLE[TRIAL.plan];
   if (access.organization.plan) {
     return trial.endsAt ? (
@@ -60,9 +61,7 @@ const TrialOffer: FC<PlansPageProps> = ({ access, trial }) => {
         The {plan.name} plan with {formatCents(plan.allowanceCents)} of credit for {TRIAL.days} days, once per organization. No card needed.
       </p>
       {canManage(access.role) ? (
-        <button type="button" data-api={`/api/organizations/${access.organization.id}/trial`} data-then="reload">
-          Start free trial
-        </button>
+        <TrialStart organizationId={access.organization.id} user={user} />
       ) : (
         <p class="muted small">Owners and admins of {access.organization.name} can start it.</p>
       )}

@@ -65,7 +65,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
   return (
     <>
       <PageHead title="Usage & credits" lede={<>Calls of the workspace <strong>{access.workspace.name}</strong> over the last 30 days. Only successful calls are charged.</>} />
-      <PlanNotice access={access} trial={props.trial} />
+      <PlanNotice access={access} user={props.user} trial={props.trial} />
       <div class="grid" aria-label={`Credits of ${access.organization.name}`}>
         <Stat label="Available" value={formatCents(credits.availableCents)} />
         <Stat label="Purchased balance" value={formatCents(credits.purchasedBalanceCents)} />

@@ -81,3 +81,17 @@ export function layoutProblems(page: Page): Promise<string[]> {
     });
   });
 }
+
+/**
+ * Opens the newest confirmation link the stack's development outbox holds for `email` in a tab of its own, as
+ * its recipient would from their inbox, and answers that tab on the page it led to (closed by the caller).
+ */
+export async function openConfirmationLink(context: BrowserContext, appUrl: string, email: string): Promise<Page> {
+  const inbox = await context.newPage();
+  await inbox.goto(new URL('/dev/outbox', appUrl).href);
+  const message = inbox.locator(`[data-message-to="${email}"]`, { hasText: 'Confirm your email address' }).first();
+  const link = /https?:\/\/\S+\/verify-email\?token=[0-9a-f]+/.exec((await message.locator('pre').textContent()) ?? '')?.[0];
+  if (!link) throw new Error(`no confirmation link for ${email} in the development outbox`);
+  await inbox.goto(link);
+  return inbox;
+}

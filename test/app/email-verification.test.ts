@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { clock } from '../../src/core/clock';
+import { VERIFICATION_LIFETIME_MS, VERIFICATIONS_PER_USER } from '../../src/app/email-verification';
+import { APP_ORIGIN, confirmationLink, dashboard, type Person, signUp } from '../support/dashboard';
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+const startTrial = (person: Person) => person.json('POST', `/api/organizations/${person.organizationId}/trial`);
+/** Opens a confirmation link as its recipient's browser would: no session needed. */
+const open = async (link: string) => {
+  const url = new URL(link);
+  const response = await dashboard(url.pathname + url.search);
+  return { status: response.status, html: await response.text() };
+};
+const resend = (person: Person) => person.json('POST', '/api/me/email-verification', undefined, { bindings: { DEV_OUTBOX: '1' } });
+
+describe('the free trial waits for a confirmed email address', () => {
+  it('refuses the trial with 403 naming the address until the link sent at sign-up is opened, then starts it', async () => {
+    const person = await signUp({}, { confirmed: false });
+    const email = person.account.user.email;
+    expect((await person.json('GET', '/api/me')).body.data.user).toMatchObject({ email, emailVerifiedAt: null });
+
+    const refused = await startTrial(person);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain(`open the link we sent to ${email}`);
+
+    const opened = await open(await confirmationLink(email));
+    expect(opened.status).toBe(200);
+    expect(opened.html).toContain('Email address confirmed');
+    expect((await person.json('GET', '/api/me')).body.data.user.emailVerifiedAt).toEqual(expect.any(String));
+    expect((await startTrial(person)).status).toBe(201);
+  });
+
+  it('says at sign-up where the link went: the development outbox here, nowhere without an email provider', async () => {
+    const signUpAs = (bindings: Record<string, unknown>) =>
+      dashboard('/api/auth/sign-up', { method: 'POST', headers: { origin: APP_ORIGIN, 'content-type': 'application/json' }, body: JSON.stringify(newcomer()) }, bindings);
+    expect(((await (await signUpAs({ DEV_OUTBOX: '1' })).json()) as any).data.verification).toMatchObject({ emailed: 'outbox' });
+    expect(((await (await signUpAs({})).json()) as any).data.verification).toMatchObject({ emailed: 'nowhere' });
+  });
+
+  it('confirms once: the link is spent, and a link past its day confirms nothing', async () => {
+    const person = await signUp({}, { confirmed: false });
+    const link = await confirmationLink(person.account.user.email);
+    expect((await open(link)).status).toBe(200);
+    const again = await open(link);
+    expect(again.status).toBe(404);
+    expect(again.html).toContain('was used already, has expired');
+
+    const late = await signUp({}, { confirmed: false });
+    const lateLink = await confirmationLink(late.account.user.email);
+    clock.now = () => realNow() + VERIFICATION_LIFETIME_MS + 1_000;
+    expect((await open(lateLink)).status).toBe(404);
+    clock.now = realNow;
+    expect((await startTrial(late)).status).toBe(403);
+  });
+
+  it('sends a new link that replaces the old one, at most five an hour, and none once confirmed', async () => {
+    const person = await signUp({}, { confirmed: false });
+    const first = await confirmationLink(person.account.user.email);
+    const sent = await resend(person);
+    expect(sent.status).toBe(200);
+    expect(sent.body.data).toEqual({ sentTo: person.account.user.email, emailed: 'outbox' });
+    const second = await confirmationLink(person.account.user.email);
+    expect(second).not.toBe(first);
+    expect((await open(first)).status).toBe(404);
+
+    // The sign-up's link and this one: three more, then the hour is full.
+    for (let more = 2; more < VERIFICATIONS_PER_USER.limit; more++) expect((await resend(person)).status).toBe(200);
+    const throttled = await resend(person);
+    expect(throttled.status).toBe(429);
+
+    expect((await open(await confirmationLink(person.account.user.email))).status).toBe(200);
+    expect((await resend(person)).status).toBe(409);
+  });
+
+  it('shows the Plans page the way to the trial: the link to open and a button for a new one until confirmed, then the Start button', async () => {
+    const person = await signUp({}, { confirmed: false });
+    const page = async () => (await person.request('GET', `/w/${person.workspaceId}/plans`)).text();
+    const before = await page();
+    expect(before).toContain('Confirm your email address first');
+    expect(before).toContain('data-api="/api/me/email-verification"');
+    expect(before).not.toContain(`data-api="/api/organizations/${person.organizationId}/trial"`);
+    await open(await confirmationLink(person.account.user.email));
+    const after = await page();
+    expect(after).not.toContain('Confirm your email address first');
+    expect(after).toContain(`data-api="/api/organizations/${person.organizationId}/trial"`);
+  });
+});
+
+let newcomers = 0;
+function newcomer() {
+  newcomers += 1;
+  return { email: `newcomer${newcomers}-${crypto.randomUUID().slice(0, 8)}@example.com`, password: 'a long enough passphrase', name: `Newcomer ${newcomers}` };
+}
+
