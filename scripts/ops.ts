@@ -138,6 +138,11 @@ const COMMANDS: Record<string, CommandSpec<OpsClient>> = {
     flags: { id: required(KEY_ID) },
     run: (client, f) => client.call('POST', `/ops/v1/keys/${path(f.id!)}/revoke`),
   },
+  'user confirm-email': {
+    summary: "Confirm a person's email address (an installation without email cannot send the link the free trial waits for).",
+    flags: { email: required(text('EMAIL')) },
+    run: (client, f) => client.call('POST', '/ops/v1/users/confirm-email', { email: f.email }),
+  },
   'platform list': {
     summary: 'List the sources and whether each is serving.',
     flags: {},

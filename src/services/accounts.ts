@@ -1,4 +1,4 @@
-import { nowIso } from '../core/clock';
+import { clock, nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { gateOf } from './gate';
@@ -208,4 +208,17 @@ export async function findPrincipal(db: D1Database, keyHash: string): Promise<Ke
   if (!row) return null;
   const { limitUnits, limitVersion, ...principal } = row;
   return { ...principal, revoked: row.revoked === 1, monthlyLimit: { limitUnits, version: limitVersion } };
+}
+
+/**
+ * Confirms a person's email address by the operator's word, for an installation that sends no email (the free
+ * trial waits for a confirmed address). An address confirmed already keeps its first time.
+ */
+export async function confirmEmailByOperator(db: D1Database, email: string): Promise<{ userId: string; email: string; emailVerifiedAt: string }> {
+  const row = await db
+    .prepare('UPDATE users SET email_verified_at = COALESCE(email_verified_at, ?) WHERE email = ? RETURNING id AS userId, email, email_verified_at AS emailVerifiedAt')
+    .bind(new Date(clock.now()).toISOString(), email)
+    .first<{ userId: string; email: string; emailVerifiedAt: string }>();
+  if (!row) throw ApiError.notFound(`No account has the email address ${email}.`);
+  return row;
 }

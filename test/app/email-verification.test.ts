@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { VERIFICATION_LIFETIME_MS, VERIFICATIONS_PER_USER } from '../../src/app/email-verification';
+import { ops } from '../support/api';
 import { APP_ORIGIN, confirmationLink, dashboard, type Person, signUp } from '../support/dashboard';
 
 const realNow = clock.now;
@@ -96,3 +97,15 @@ function newcomer() {
   return { email: `newcomer${newcomers}-${crypto.randomUUID().slice(0, 8)}@example.com`, password: 'a long enough passphrase', name: `Newcomer ${newcomers}` };
 }
 
+
+describe('an operator confirms an address by hand (an installation that sends no email)', () => {
+  it('confirms the account of that address, answers 404 for an unknown one, and the trial then starts', async () => {
+    const person = await signUp({}, { confirmed: false });
+    const confirmed = await ops('POST', '/users/confirm-email', { email: person.account.user.email.toUpperCase() });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.data).toMatchObject({ userId: person.account.user.id, emailVerifiedAt: expect.any(String) });
+    expect((await startTrial(person)).status).toBe(201);
+    expect((await ops('POST', '/users/confirm-email', { email: 'nobody-here@example.com' })).status).toBe(404);
+    expect((await ops('POST', '/users/confirm-email', { email: 'not an address' })).status).toBe(400);
+  });
+});

@@ -98,6 +98,9 @@ describe('npm run deploy', () => {
       'd1 list',
       'd1 create sluice',
       'd1 list',
+      // The bucket of large answers (data jobs, change tracking), bound by api and app.
+      'r2 bucket list',
+      'r2 bucket create',
       'secret list',
       'secret list',
       'secret list',
@@ -112,6 +115,8 @@ describe('npm run deploy', () => {
     // The real id in every rendered config; the committed config keeps its placeholder.
     const [database] = box.account().d1;
     for (const call of deploys) expect(call.config!.d1_databases[0]!.database_id).toBe(database!.uuid);
+    expect(calls.find((call) => commandOf(call) === 'r2 bucket create')!.argv).toContain('sluice-results');
+    for (const call of deploys.filter((deploy) => deploy.config!.name !== 'sluice-mcp')) expect(call.config!.r2_buckets).toEqual([{ binding: 'RESULTS', bucket_name: 'sluice-results' }]);
     expect(committedApiConfig()).toBe(before);
     expect(readdirSync(join(box.paths.out, 'production')).sort()).toEqual(['api', 'app', 'mcp']);
 

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { agentAllowance, listAgents } from '../../services/agents';
-import { createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../services/accounts';
+import { confirmEmailByOperator, createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../services/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { humanName } from '../../core/human-name';
@@ -142,6 +142,14 @@ const routes = {
     request: { params: z.object({ slug: z.string().min(1).max(50), switch: z.enum(['disable', 'enable']) }) },
     responses: { 200: anyJson },
   }),
+  /** An installation that sends no email: the operator confirms an address they know to be the person's (the free trial waits for it). */
+  confirmEmail: createRoute({
+    method: 'post',
+    path: '/ops/v1/users/confirm-email',
+    hide: true,
+    request: { body: { content: { 'application/json': { schema: z.strictObject({ email: z.string().trim().toLowerCase().email().max(254) }) } }, required: true } },
+    responses: { 200: anyJson },
+  }),
   /** npm start, once workerd is up: data jobs a stopped or killed workerd left unfinished run again (Miniflare does not resume them). */
   resumeJobs: createRoute({ method: 'post', path: '/ops/v1/jobs/resume', hide: true, responses: { 200: anyJson } }),
 };
@@ -202,4 +210,5 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     return c.json(success(await setPlatformDisabled(c.env.DB, knownSlug(slug), change === 'disable')), 200);
   });
   app.openapi(routes.resumeJobs, async (c) => c.json(success(await resumeUnfinishedJobs(c.env)), 200));
+  app.openapi(routes.confirmEmail, async (c) => c.json(success(await confirmEmailByOperator(c.env.DB, c.req.valid('json').email)), 200));
 }
