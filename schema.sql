@@ -9,7 +9,7 @@ CREATE TABLE organizations (
   -- A contract's custom requests-per-minute ceiling; NULL means the plan's figure.
   rpm_override  INTEGER CHECK (rpm_override > 0),
   created_at    TEXT NOT NULL
-, cap_overrides TEXT, trial_started_at TEXT, trial_ends_at TEXT, stripe_subscription_id TEXT);
+, cap_overrides TEXT, trial_started_at TEXT, trial_ends_at TEXT, stripe_subscription_id TEXT, trial_inbox TEXT);
 
 CREATE TABLE workspaces (
   id               TEXT PRIMARY KEY,
@@ -357,7 +357,7 @@ CREATE TABLE data_job_items (
   data             TEXT,
   error_code       TEXT,
   error_message    TEXT,
-  cost_units       INTEGER NOT NULL DEFAULT 0, data_key TEXT,
+  cost_units       INTEGER NOT NULL DEFAULT 0, data_key TEXT, data_bytes INTEGER,
   PRIMARY KEY (job_id, idx)
 );
 
@@ -413,3 +413,5 @@ CREATE TABLE email_verifications (
 );
 
 CREATE INDEX email_verifications_by_user ON email_verifications (user_id);
+
+CREATE UNIQUE INDEX organizations_by_trial_inbox ON organizations (trial_inbox) WHERE trial_inbox IS NOT NULL;

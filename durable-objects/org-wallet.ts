@@ -8,6 +8,7 @@ import { CreditWatch } from './credit-watch';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
 import type { LedgerEntry, OrgWalletProtocol, WalletConfiguration } from '../src/core/protocols/wallet';
 import { LEDGER_DETAIL_MS, LedgerSummaries } from './ledger-summaries';
+import { RenderSlots } from './render-slots';
 import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
 
 
@@ -64,6 +65,8 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   private readonly outbox: UsageOutbox;
   private readonly summaries: LedgerSummaries;
   private readonly creditWatch: CreditWatch;
+  /** The pages the organization renders at once in a browser, across all its workspaces and isolates. */
+  private readonly renders = new RenderSlots();
   /** When the alarm is set for, or null when this instance has set none. */
   private alarmAt: number | null = null;
 
@@ -285,6 +288,16 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   /** Workspaces with a lease, so an exact statement can ask their gates to report first. */
   leaseholders(): string[] {
     return this.sql.exec<{ id: string }>('SELECT workspace_id AS id FROM leases').toArray().map((row) => row.id);
+  }
+
+  /** Takes one of the organization's `limit` render slots for at most `ttlMs`: false while all are taken. */
+  takeRenderSlot(id: string, ttlMs: number, limit: number): boolean {
+    return this.renders.take(id, ttlMs, limit);
+  }
+
+  /** A render ended: its slot is free for the organization's next. */
+  freeRenderSlot(id: string): void {
+    this.renders.free(id);
   }
 
   /** Sends queued usage rows and key uses to D1, folds old captures into day rows, and announces how the balance moved. */

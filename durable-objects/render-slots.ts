@@ -1,11 +1,11 @@
 import { clock } from '../src/core/clock';
 
 /**
- * The renders a workspace has in flight, across every isolate that serves it. Browser Rendering's browsers
- * are the account's, shared by every organization, and an isolate bounds only its own renders: without this,
- * one workspace's burst of script-built pages, or of hostile ones that each hold a browser for their whole
- * bound, could take every browser there is. Kept in memory: a gate that restarts forgets its slots, and
- * renders then in flight end within their own bound anyway.
+ * The renders an organization has in flight, across its workspaces and every isolate that serves them, kept
+ * by its wallet. Browser Rendering's browsers are the account's, shared by every organization, and an isolate
+ * bounds only its own renders: without this, one organization's burst of script-built pages, or of hostile
+ * ones that each hold a browser for their whole bound, could take every browser there is. Kept in memory: a
+ * wallet that restarts forgets its slots, and renders then in flight end within their own bound anyway.
  */
 export class RenderSlots {
   /** Slot id → when (injectable clock) it is free again if its render never says it ended. */

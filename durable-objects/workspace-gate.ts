@@ -12,7 +12,6 @@ import { type Balance, planInForce, type Terms } from '../src/core/protocols/lea
 import type { OrgWalletProtocol } from '../src/core/protocols/wallet';
 import { CreditView } from './credit-view';
 import { RateWindow, WINDOW_KEY, type StoredWindow } from './rate-window';
-import { RenderSlots } from './render-slots';
 import { reached, REPORT_ONLY, Undelivered, WalletLink } from './wallet-link';
 
 /** A gate reads the database, like every object, and reaches its organization's wallet and its siblings' gates. */
@@ -41,7 +40,6 @@ export const RECALL_IDLE_MS = 1_000;
  *   each call (LeaseDraws) within its key's monthly limit (KeyBudgets);
  * - the wallet's figures for `/v1/credits` and each call's `meta` (CreditView);
  * - the line to the wallet, which hears from the gate in batches, one message at a time (WalletLink);
- * - the pages the workspace renders at once in a browser (RenderSlots);
  * - when the alarm runs: reports, expired holds, an idle lease's return.
  * A call costs two messages to this object, `meter` before the upstream call and `settle` after it. The
  * window, key-limit and lease checks each run with no `await` between check and write, so concurrent
@@ -55,7 +53,6 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private readonly view: CreditView;
   private readonly link: WalletLink;
   private readonly draws: LeaseDraws;
-  private readonly renders = new RenderSlots();
   /** When a call last asked for money here (injectable clock): a lease unused for IDLE_LEASE_MS goes back. */
   private lastMeter = 0;
   /** When the alarm is set for, or null when this instance has set none. */
@@ -293,16 +290,6 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
           .catch((error: unknown) => console.error(JSON.stringify({ level: 'warn', note: 'lease recall failed', workspaceId, error: String(error) }))),
       ),
     );
-  }
-
-  /** Takes one of the workspace's `limit` render slots for at most `ttlMs`: false while all are taken. */
-  takeRenderSlot(id: string, ttlMs: number, limit: number): boolean {
-    return this.renders.take(id, ttlMs, limit);
-  }
-
-  /** A render ended: its slot is free for the workspace's next. */
-  freeRenderSlot(id: string): void {
-    this.renders.free(id);
   }
 
   /** A plan change, told by whoever changed it, so the very next call here follows it. */

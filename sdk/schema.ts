@@ -852,7 +852,7 @@ export interface paths {
          * Scrape one page
          * @description Fetches one URL (rendered in a browser when its scripts build it, or when a screenshot, actions, waitFor or mobile are asked for) and answers its content in the requested formats (Markdown by default; HTML, raw HTML, links, images, a summary, a screenshot, JSON extraction, change tracking) with the page metadata, at `result[0]`. An identical scrape within `maxAge` is answered from cache.
          *
-         *     Cost: 0.1 cents per request (one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, 10 unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); quoted at the most, charged on what the page was); only successful calls are charged. MCP tool: `data_web_scrape`. Also served at `/v1/data/web/scrape`: same input, price and rate window.
+         *     Cost: 0.1 cents per request (one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, 10 unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); plus 2.9 cents for an x.com or twitter.com page through Firecrawl (its X postprocessing); quoted at the most, charged on what the page was); only successful calls are charged. MCP tool: `data_web_scrape`. Also served at `/v1/data/web/scrape`: same input, price and rate window.
          */
         post: operations["data_web_scrape"];
         delete?: never;
@@ -3378,7 +3378,7 @@ export interface components {
              * @enum {boolean}
              */
             sandbox?: true;
-            /** @description On a sandbox call: what the same call would cost live, in cents. */
+            /** @description On a sandbox call: the most the same call would cost live (its quote, held before it runs; charged on what it returns), in cents. */
             quotedCents?: number;
             /** @description On a call through a connection: the connection whose vendor account served it; costCents is the plan's platform fee. */
             connectionId?: string;
@@ -3996,7 +3996,7 @@ export interface operations {
                      *                 "price": {
                      *                   "cents": 0.1,
                      *                   "per": "request",
-                     *                   "note": "one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, 10 unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); quoted at the most, charged on what the page was"
+                     *                   "note": "one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, 10 unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); plus 2.9 cents for an x.com or twitter.com page through Firecrawl (its X postprocessing); quoted at the most, charged on what the page was"
                      *                 }
                      *               },
                      *               {
@@ -9977,7 +9977,7 @@ export interface operations {
                     excludeDomains?: string[];
                     /** @default 60000 */
                     timeout?: number;
-                    /** @description When present, every result is also scraped, and billed as a scraped page. */
+                    /** @description When present, every result is also scraped, and billed as a scraped page (a PDF result's first page; the basic proxy, so a site that refuses it answers its refusal page). */
                     scrapeOptions?: {
                         /**
                          * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
@@ -18789,7 +18789,7 @@ export interface operations {
                     excludeDomains?: string[];
                     /** @default 60000 */
                     timeout?: number;
-                    /** @description When present, every result is also scraped, and billed as a scraped page. */
+                    /** @description When present, every result is also scraped, and billed as a scraped page (a PDF result's first page; the basic proxy, so a site that refuses it answers its refusal page). */
                     scrapeOptions?: {
                         /**
                          * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).

@@ -40,7 +40,8 @@ export async function sendVerification(env: Env, user: SessionUser): Promise<Ver
   const delivery = await sendEmail(env, {
     to: user.email,
     subject: 'Confirm your email address for Sluice',
-    text: `Hello ${user.name},\n\nConfirm that ${user.email} is yours to start your organization's free trial on Sluice:\n\n${link}\n\nThe link works for 24 hours. If you did not sign up for Sluice, ignore this email.`,
+    // Nothing the person typed but the address: a sign-up must not send anyone words of the signer's choosing.
+    text: `Hello,\n\nConfirm that ${user.email} is yours to start your organization's free trial on Sluice:\n\n${link}\n\nThe link works for 24 hours. If you did not sign up for Sluice, ignore this email.`,
   }).catch((error: unknown) => {
     console.error(JSON.stringify({ level: 'error', note: 'confirmation email not sent', userId: user.id, error: String(error) }));
     return { sent: 'nowhere' as const };

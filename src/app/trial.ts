@@ -21,7 +21,7 @@ export interface Trial {
  * once start one trial; a second attempt, however long after (the trial over, a plan bought since), is
  * 409 TRIAL_ALREADY_USED. An organization already on a plan has nothing to try (409 CONFLICT).
  */
-export async function startTrial(env: Env, organizationId: string): Promise<Trial> {
+export async function startTrial(env: Env, organizationId: string, startedBy: { email: string }): Promise<Trial> {
   const row = await env.DB.prepare('SELECT trial_started_at AS startedAt FROM organizations WHERE id = ?').bind(organizationId).first<{ startedAt: string | null }>();
   if (!row) throw ApiError.notFound(`No organization ${organizationId}.`);
   if (row.startedAt) throw trialUsed(row.startedAt);
@@ -31,13 +31,32 @@ export async function startTrial(env: Env, organizationId: string): Promise<Tria
   const startedAt = nowIso();
   const endsAtMs = clock.now() + TRIAL.days * 24 * 60 * 60 * 1000;
   const endsAt = new Date(endsAtMs).toISOString();
-  const claimed = await env.DB.prepare('UPDATE organizations SET trial_started_at = ?, trial_ends_at = ?, plan = ? WHERE id = ? AND trial_started_at IS NULL')
-    .bind(startedAt, endsAt, TRIAL.plan, organizationId)
-    .run();
+  const inbox = inboxOf(startedBy.email);
+  const claimed = await env.DB.prepare('UPDATE organizations SET trial_started_at = ?, trial_ends_at = ?, plan = ?, trial_inbox = ? WHERE id = ? AND trial_started_at IS NULL')
+    .bind(startedAt, endsAt, TRIAL.plan, inbox, organizationId)
+    .run()
+    .catch((error: unknown) => {
+      if (/UNIQUE constraint failed: organizations\.trial_inbox/.test(String(error))) {
+        throw new ApiError('TRIAL_ALREADY_USED', `A free trial was started already with ${startedBy.email}, or an address that reaches the same inbox: one trial an inbox. Subscribe to a plan to continue.`);
+      }
+      throw error;
+    });
   if (claimed.meta.changes !== 1) throw trialUsed(startedAt);
   // The gates end the trial by themselves at the very call after endsAt.
   await configureWallet(env, { id: organizationId, plan: TRIAL.plan, rpmOverride: organization.rpmOverride }, endsAtMs);
   return { plan: TRIAL.plan, startedAt, endsAt, allowanceCents: PLAN_TABLE[TRIAL.plan].allowanceCents };
+}
+
+/**
+ * The inbox an address reaches, as far as its form says: lowercased, a `+tag` dropped (most providers deliver
+ * `name+anything@` to `name@`), and for Gmail the dots dropped too (googlemail.com is gmail.com). A catch-all
+ * domain still reaches one inbox through many addresses; this does not know which domains are.
+ */
+export function inboxOf(email: string): string {
+  const at = email.lastIndexOf('@');
+  const domain = email.slice(at + 1).toLowerCase().replace(/^googlemail\.com$/, 'gmail.com');
+  const local = email.slice(0, at).toLowerCase().split('+')[0]!;
+  return `${domain === 'gmail.com' ? local.replaceAll('.', '') : local}@${domain}`;
 }
 
 function trialUsed(startedAt: string): ApiError {

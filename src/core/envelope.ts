@@ -17,7 +17,7 @@ export const Meta = z
     sandbox: z.literal(true).optional().openapi({
       description: "Present on a sandbox key's call (scope workspace_dryrun, /runtime/*): `data` is the operation's documented example, no vendor was called and nothing was charged.",
     }),
-    quotedCents: z.number().optional().openapi({ description: 'On a sandbox call: what the same call would cost live, in cents.' }),
+    quotedCents: z.number().optional().openapi({ description: 'On a sandbox call: the most the same call would cost live (its quote, held before it runs; charged on what it returns), in cents.' }),
     connectionId: z.string().optional().openapi({ description: "On a call through a connection: the connection whose vendor account served it; costCents is the plan's platform fee." }),
   })
   .openapi('Meta', { example: { costCents: 1, purchasedBalanceCents: 499, subscriptionRemainingCents: 0, cached: false, latencyMs: 212 } });

@@ -15,10 +15,8 @@ export interface ProviderContext {
   env: Env;
   /** Aborted when the operation's time limit passes or the client goes away. */
   signal: AbortSignal;
-  /** The organization the call is billed to (change tracking compares within it). */
+  /** The organization the call is billed to (change tracking compares within it; a page it renders takes one of its render slots). */
   organizationId: string;
-  /** The workspace it is made in: a page it renders takes one of the workspace's render slots. */
-  workspaceId?: string;
 }
 
 export type ProviderCall<Input> = (input: Input, context: ProviderContext) => Promise<ProviderResult>;

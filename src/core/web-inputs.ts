@@ -173,7 +173,7 @@ export const searchInput = z
     scrapeOptions: z
       .strictObject({ formats: formats.default(['markdown']), onlyMainContent: z.boolean().default(true) })
       .optional()
-      .openapi({ description: 'When present, every result is also scraped, and billed as a scraped page.' }),
+      .openapi({ description: "When present, every result is also scraped, and billed as a scraped page (a PDF result's first page; the basic proxy, so a site that refuses it answers its refusal page)." }),
   })
   .superRefine((input, context) => {
     if (input.includeDomains && input.excludeDomains) {

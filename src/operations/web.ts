@@ -17,6 +17,14 @@ const PDF_PAGE = unitsFromCents(0.1);
 const EXTRACTION = unitsFromCents(0.4);
 const ENHANCED_PROXY = unitsFromCents(0.4);
 const SEARCH_RESULTS_PAGE = unitsFromCents(0.2);
+/** Firecrawl's scrape of an X (Twitter) page runs its X postprocessor: 29 credits more. */
+const X_PAGE = unitsFromCents(2.9);
+
+/** Whether a URL is an X (Twitter) page, which Firecrawl bills through its X postprocessor. */
+function isXPage(url: string): boolean {
+  const host = new URL(url).hostname.toLowerCase();
+  return ['x.com', 'twitter.com'].some((domain) => host === domain || host.endsWith(`.${domain}`));
+}
 
 /** A json format, or change tracking in json mode, runs an LLM over the page. */
 function extracts(entries: Format[]): boolean {
@@ -38,16 +46,18 @@ const scrapePrice: Price<ScrapeInput> = {
   display: {
     cents: 0.1,
     per: 'request',
-    note: `one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, ${DEFAULT_PDF_PAGES} unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); quoted at the most, charged on what the page was`,
+    note: `one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, ${DEFAULT_PDF_PAGES} unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); plus 2.9 cents for an x.com or twitter.com page through Firecrawl (its X postprocessing); quoted at the most, charged on what the page was`,
   },
-  // The most: every page the PDF bound allows, and the enhanced proxy unless basic was asked for.
-  quote: (input) => scrapedPageUnits(input.formats, input.proxy !== 'basic') + Math.max(0, (pdfPagesOf(input.parsers) ?? 1) - 1) * PDF_PAGE,
+  // The most: every page the PDF bound allows, the enhanced proxy unless basic was asked for, an X page's postprocessing.
+  quote: (input) =>
+    scrapedPageUnits(input.formats, input.proxy !== 'basic') + Math.max(0, (pdfPagesOf(input.parsers) ?? 1) - 1) * PDF_PAGE + (isXPage(input.url) ? X_PAGE : 0),
   settle: (input, result) => {
     const { numPages, proxyUsed } = pageMetadataOf(result);
     const pages = typeof numPages === 'number' && numPages > 1 ? Math.min(numPages, pdfPagesOf(input.parsers) ?? 1) : 1;
     // The built-in provider runs no language model: its json-mode change tracking is a diff, not an extraction.
     const formats = result.servedBy === 'builtin' ? withoutExtraction(input.formats) : input.formats;
-    return scrapedPageUnits(formats, input.proxy === 'enhanced' || (input.proxy === 'auto' && proxyUsed === 'stealth')) + (pages - 1) * PDF_PAGE;
+    const xPage = result.servedBy !== 'builtin' && isXPage(input.url) ? X_PAGE : 0;
+    return scrapedPageUnits(formats, input.proxy === 'enhanced' || (input.proxy === 'auto' && proxyUsed === 'stealth')) + (pages - 1) * PDF_PAGE + xPage;
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Env } from '../core/config';
 import type { ProviderContext, ProviderResult } from '../core/operation';
-import { pdfPagesOf, type MapInput, type ScrapeInput, type SearchInput } from '../core/web-inputs';
+import { DEFAULT_PDF_PAGES, pdfPagesOf, type MapInput, type ScrapeInput, type SearchInput } from '../core/web-inputs';
 import { assertPublicName, parseTarget } from './builtin-web/safe-fetch';
 import { builtinWebSettings } from './builtin-web/settings';
 import { normalizeUpstream } from './normalize';
@@ -29,6 +29,7 @@ export async function firecrawlScrape(input: ScrapeInput, context: ProviderConte
   const answer = await post('v2/scrape', scrapeBody(input), context);
   const page = objectOr(answer.data, 'a page') as Record<string, unknown>;
   if (markdownOnlyForTracking(input.formats)) delete page.markdown;
+  warnOfUnreadPages(page, input.parsers);
   return { data: { result: [page] } };
 }
 
@@ -78,6 +79,16 @@ function scrapeBody(input: ScrapeInput) {
 }
 
 type Formats = ScrapeInput['formats'];
+
+/** A PDF read only to its bound says so, as the built-in provider's does: the caller may ask for more pages. */
+function warnOfUnreadPages(page: Record<string, unknown>, parsers: ScrapeInput['parsers']): void {
+  const { numPages, totalPages } = (page.metadata ?? {}) as { numPages?: unknown; totalPages?: unknown };
+  if (typeof numPages !== 'number' || typeof totalPages !== 'number' || totalPages <= numPages) return;
+  const named = parsers?.some((parser) => typeof parser === 'object' && parser.maxPages !== undefined);
+  const cap = named ? 'maxPages' : `maxPages, ${DEFAULT_PDF_PAGES} unless parsers names more ([{type: "pdf", maxPages}])`;
+  const said = `Only the first ${numPages} of ${totalPages} pages were read (${cap}).`;
+  page.warning = typeof page.warning === 'string' && page.warning ? `${page.warning} ${said}` : said;
+}
 
 /**
  * The PDF parser with its page bound always named: Firecrawl reads every page unless told, billing each past

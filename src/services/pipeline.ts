@@ -155,7 +155,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     holdId = metered.holdId;
 
     const { result, cached } = await answerFromCache(lookup, call.waitUntil, () =>
-      withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env: call.connection?.env ?? env, signal, organizationId: principal.organizationId, workspaceId: principal.workspaceId })),
+      withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env: call.connection?.env ?? env, signal, organizationId: principal.organizationId })),
     );
     const actual = call.connection ? quote : Math.min(quote, operation.price.settle(input, result));
     // Awaited: the charge and its usage row are in the gate's storage before the answer leaves.

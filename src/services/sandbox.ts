@@ -9,7 +9,7 @@ import { admitFreeCall, type Call } from './pipeline';
 /**
  * A sandbox key's call on /runtime/data (issue 33), run by the pipeline once the input is valid: counted in
  * the workspace's window like a live call, answered with the operation's documented example (the one the
- * OpenAPI shows) with `meta.sandbox` and what the live call would cost. No vendor is called and the wallet is
+ * OpenAPI shows) with `meta.sandbox` and the most the live call would cost (its quote). No vendor is called and the wallet is
  * never asked, so it needs neither a plan nor credit; the balances in `meta` are not read and say 0. Its
  * usage row, at cost 0, is marked sandbox.
  */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { VERIFICATION_LIFETIME_MS, VERIFICATIONS_PER_USER } from '../../src/app/email-verification';
+import { inboxOf } from '../../src/app/trial';
 import { ops } from '../support/api';
 import { APP_ORIGIN, confirmationLink, dashboard, type Person, signUp } from '../support/dashboard';
 
@@ -107,5 +108,28 @@ describe('an operator confirms an address by hand (an installation that sends no
     expect((await startTrial(person)).status).toBe(201);
     expect((await ops('POST', '/users/confirm-email', { email: 'nobody-here@example.com' })).status).toBe(404);
     expect((await ops('POST', '/users/confirm-email', { email: 'not an address' })).status).toBe(400);
+  });
+});
+
+describe('one free trial an inbox', () => {
+  it('refuses a second organization whose confirmed address reaches the same inbox (+tags, Gmail dots)', async () => {
+    const name = `inbox${crypto.randomUUID().slice(0, 8)}`;
+    const first = await signUp({ email: `${name}+first@gmail.com` });
+    expect((await startTrial(first)).status).toBe(201);
+    const again = await signUp({ email: `${name.slice(0, 3)}.${name.slice(3)}+second@googlemail.com` });
+    const refused = await startTrial(again);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'TRIAL_ALREADY_USED', message: expect.stringContaining('one trial an inbox') });
+    // Another inbox of the same provider is another person.
+    expect((await startTrial(await signUp({ email: `${name}x@gmail.com` }))).status).toBe(201);
+  });
+
+  it.each([
+    ['Ada.Lovelace+sluice@Gmail.com', 'adalovelace@gmail.com'],
+    ['a.d.a@googlemail.com', 'ada@gmail.com'],
+    ['ada+one+two@example.com', 'ada@example.com'],
+    ['Ada.Lovelace@example.com', 'ada.lovelace@example.com'],
+  ])('reads %s as the inbox %s', (email, inbox) => {
+    expect(inboxOf(email)).toBe(inbox);
   });
 });

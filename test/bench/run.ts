@@ -316,9 +316,9 @@ const RENDER_ROWS = 'rendered scrape';
 /**
  * The browser's rows (issue 29): p50 of a scrape the browser renders (the loopback single-page app) beside the
  * fast path's (a page read as served), one at a time; then workerd plus browser memory at 4 concurrent renders
- * (RENDER_LIMITS.concurrentRenders), sampled every 100 ms, asked by two workspaces (`headers`' and `others`'):
- * one workspace renders at most RENDERS_AT_ONCE pages at once. Renders take seconds, so these are counted
- * calls, not autocannon's timed load.
+ * (RENDER_LIMITS.concurrentRenders; an organization renders at most RENDERS_AT_ONCE, 4 too), sampled every
+ * 100 ms, asked by two workspaces of the organization (`headers`' and `others`'). Renders take seconds, so
+ * these are counted calls, not autocannon's timed load.
  */
 async function renderRows(api: string, headers: Record<string, string>, others: Record<string, string>, site: string, workerd: number[], browserPids: () => number[]): Promise<string[]> {
   if (!runs(RENDER_ROWS)) return [];
@@ -379,7 +379,7 @@ async function renderRows(api: string, headers: Record<string, string>, others: 
   const ms = (value: number) => value.toFixed(0);
   return [
     `rendered scrape of a single-page app: p50 ${ms(p50(rendered))} ms over 10 (browser session reused), against the fast path (the page read as served) p50 ${ms(p50(fast))} ms over 20 (aim: rendered under 2,000 ms; the fast path no slower than the 200 KB scrape row)`,
-    `4 concurrent renders (two workspaces, 2 each), 3 rounds: workerd (RSS) plus browser (PSS) memory at peak ${ms(peak.total)} MB (workerd ${ms(peak.workerd)} MB, chromium and its renderers ${ms(peak.browser)} MB; aim: under 1,500 MB on this machine)${failedRenders.length ? `; ${failedRenders.length} of 12 renders failed, the first: ${failedRenders[0]}` : ''}`,
+    `4 concurrent renders (two workspaces of one organization, 2 each), 3 rounds: workerd (RSS) plus browser (PSS) memory at peak ${ms(peak.total)} MB (workerd ${ms(peak.workerd)} MB, chromium and its renderers ${ms(peak.browser)} MB; aim: under 1,500 MB on this machine)${failedRenders.length ? `; ${failedRenders.length} of 12 renders failed, the first: ${failedRenders[0]}` : ''}`,
     `GET /health while 4 renders run: ${health.describe()} (aim: p50 under 50 ms, slowest under 250 ms, none unanswered)`,
     `hostile renders at once (${HOSTILE_RENDERS.map(({ path }) => path).join(', ')}): ${refused} of ${HOSTILE_RENDERS.length} answered 422 within their call's time${otherwise.length ? `, otherwise ${otherwise.join(', ')}` : ''}; meanwhile GET /health ${hostileHealth.describe()} (aim: all 422, slowest /health under 250 ms, none unanswered)`,
   ];

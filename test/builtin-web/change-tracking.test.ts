@@ -124,6 +124,16 @@ describe("a snapshot's text is kept in R2, its hash in D1", () => {
     expect(changed.diff?.text).toContain('-Adult: 10 EUR\n+Adult: 11 EUR');
   });
 
+  it('puts back an unchanged text that is gone from R2 (a prune took the row while a scrape refreshed it), so the next change diffs', async () => {
+    const organizationId = `org_${crypto.randomUUID()}`;
+    await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 12 EUR'), []);
+    const [listed] = (await env.RESULTS.list({ prefix: `snapshots/${organizationId}/` })).objects;
+    await env.RESULTS.delete(listed!.key);
+    expect((await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 12 EUR'), [])).changeStatus).toBe('same');
+    expect(await texts(organizationId)).toEqual(['# Prices\n\nAdult: 12 EUR']);
+    expect((await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 13 EUR'), ['git-diff'])).diff?.text).toContain('+Adult: 13 EUR');
+  });
+
   it('gives the status without a diff when the text in R2 is not the one its row names (two scrapes at once)', async () => {
     const organizationId = `org_${crypto.randomUUID()}`;
     await trackChanges(env, snapshot(organizationId, '# Prices\n\nAdult: 12 EUR'), []);

@@ -3,9 +3,9 @@ import type { ScrapeInput } from '../../src/providers/builtin-web/inputs';
 import { acceptLanguage } from '../../src/providers/builtin-web/headers';
 import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
 import { centsFromUnits } from '../../src/core/money';
-import { scrapeInput } from '../../src/core/web-inputs';
+import { DEFAULT_PDF_PAGES, scrapeInput } from '../../src/core/web-inputs';
 import { webOperations } from '../../src/operations/web';
-import { signal, web, webEnv } from './support';
+import { pdfOfPages, signal, web, webEnv } from './support';
 
 type Page = {
   markdown?: string;
@@ -203,6 +203,22 @@ describe('what the target answers', () => {
     expect(await charged({ url: 'https://news.example.com/report.pdf' })).toBe(0.2);
     expect(await charged({ url: 'https://news.example.com/report.pdf', parsers: [{ type: 'pdf', maxPages: 1 }] })).toBe(0.1);
     expect((await scrape({ url: 'https://news.example.com/report.pdf', parsers: [{ type: 'pdf', maxPages: 1 }] })).metadata).toMatchObject({ numPages: 1, totalPages: 2 });
+  }, 30_000);
+
+  it(`reads a long PDF to ${DEFAULT_PDF_PAGES} pages unless parsers names more, says so, and is charged for the pages read`, async () => {
+    const site = web();
+    const url = 'https://news.example.com/long-report.pdf';
+    site.setResponse(url, () => new Response(pdfOfPages(DEFAULT_PDF_PAGES + 2), { headers: { 'content-type': 'application/pdf' } }));
+    const read = await scrapeWithBuiltin({ url }, { env: webEnv(), signal: signal(), fetch: site.fetch });
+    const [page] = (read.data as { result: Page[] }).result;
+    expect(page!.metadata).toMatchObject({ numPages: DEFAULT_PDF_PAGES, totalPages: DEFAULT_PDF_PAGES + 2 });
+    expect(page!.markdown).toContain(`Page ${DEFAULT_PDF_PAGES} of ${DEFAULT_PDF_PAGES + 2}.`);
+    expect(page!.markdown).not.toContain(`Page ${DEFAULT_PDF_PAGES + 1} of`);
+    expect(page!.warning).toContain(`Only the first ${DEFAULT_PDF_PAGES} of ${DEFAULT_PDF_PAGES + 2} pages were read (maxPages, ${DEFAULT_PDF_PAGES} unless parsers names more`);
+    const price = webOperations.find((operation) => operation.name === 'scrape')!.price;
+    expect(centsFromUnits(price.settle(scrapeInput.parse({ url }), { ...read, servedBy: 'builtin' }))).toBe(0.1 * DEFAULT_PDF_PAGES);
+    const all = await scrapeWithBuiltin({ url, parsers: [{ type: 'pdf', maxPages: 50 }] }, { env: webEnv(), signal: signal(), fetch: site.fetch });
+    expect((all.data as { result: Page[] }).result[0]!.metadata).toMatchObject({ numPages: DEFAULT_PDF_PAGES + 2 });
   }, 30_000);
 
   it('refuses a PDF with 422 PROVIDER_ERROR when parsers leaves PDF parsing out', async () => {

@@ -56,3 +56,25 @@ export function streamedPage(html: string) {
     );
   return { served, response };
 }
+
+/** A PDF of `count` pages, page n reading "Page n of count.", with a correct cross-reference table. */
+export function pdfOfPages(count: number): Uint8Array {
+  const font = 3 + count * 2;
+  const objects = ['<< /Type /Catalog /Pages 2 0 R >>', `<< /Type /Pages /Kids [${Array.from({ length: count }, (_, page) => `${3 + page * 2} 0 R`).join(' ')}] /Count ${count} >>`];
+  for (let page = 0; page < count; page++) {
+    const content = `BT /F1 14 Tf 72 720 Td (Page ${page + 1} of ${count}.) Tj ET`;
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${4 + page * 2} 0 R >>`);
+    objects.push(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
+  }
+  objects.push('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
+  let text = '%PDF-1.4\n';
+  const offsets = objects.map((object, index) => {
+    const at = text.length;
+    text += `${index + 1} 0 obj\n${object}\nendobj\n`;
+    return at;
+  });
+  const xref = text.length;
+  text += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((at) => `${String(at).padStart(10, '0')} 00000 n \n`).join('')}`;
+  text += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return new TextEncoder().encode(text);
+}

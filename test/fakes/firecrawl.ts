@@ -10,9 +10,10 @@ export const FAKE_FIRECRAWL = { key: 'fc-fake-key', baseUrl: 'https://firecrawl.
  * containing `fail-400`, `fail-402`, `fail-408`, `fail-429`, `fail-500`, `success-false`, `not-json` or
  * `network` provokes that class of answer; `no-results` makes a search or map find nothing; `slow` answers
  * 2 s late. A scrape of a URL with `pdf-<n>-pages` is a PDF of n pages, read up to its pdf parser's maxPages
- * (`metadata.numPages` the pages read, `totalPages` the document's; none with `parsers: []`, the file as
- * base64); one with `anti-bot` is refused by the basic proxy, so `proxy: "auto"` escalates to the enhanced one
- * (`metadata.proxyUsed: "stealth"`) and `proxy: "basic"` fails as Firecrawl does.
+ * (every page without parsers, Firecrawl's default `["pdf"]`; `metadata.numPages` the pages read, `totalPages`
+ * the document's; none with `parsers: []`, the file as base64); one with `anti-bot` is refused by the basic
+ * proxy with a 403 page, so `proxy: "auto"` escalates to the enhanced one (`metadata.proxyUsed: "stealth"`)
+ * and `proxy: "basic"` answers that 403 page as scraped, as Firecrawl does (and bills it).
  *
  * It records what it received, and tells it over its own HTTP surface, so tests in workerd can read it:
  * `GET https://firecrawl.fake/__last?path=/v2/scrape&subject=<url or query>` answers
@@ -51,7 +52,7 @@ export async function firecrawlUpstream(request: Request): Promise<Response> {
   if (request.headers.get('authorization') !== `Bearer ${FAKE_FIRECRAWL.key}`) {
     return Response.json({ success: false, error: 'Unauthorized: Invalid token' }, { status: 401 });
   }
-  const failure = failureFor(subject) ?? (subject.includes('anti-bot') && body.proxy === 'basic' ? FAILURES['success-false'] : undefined);
+  const failure = failureFor(subject);
   if (failure) return failure();
   if (subject.includes('slow')) await new Promise((resolve) => setTimeout(resolve, 2_000));
 
@@ -134,8 +135,10 @@ function scrape(body: Body) {
     proxyUsed: escalated ? 'stealth' : 'basic',
     scrapeId: crypto.randomUUID(),
   };
+  if (url.includes('anti-bot') && !escalated) metadata.statusCode = 403;
   const pdfPages = Number(/pdf-(\d+)-pages/.exec(url)?.[1] ?? 0);
-  const parser = (body.parsers as { type: string; maxPages?: number }[] | undefined)?.find((entry) => entry.type === 'pdf');
+  const parsers = (body.parsers as (string | { type: string; maxPages?: number })[] | undefined) ?? ['pdf'];
+  const parser = parsers.map((entry) => (typeof entry === 'string' ? { type: entry, maxPages: undefined } : entry)).find((entry) => entry.type === 'pdf');
   if (pdfPages > 0) {
     metadata.contentType = 'application/pdf';
     if (parser) Object.assign(metadata, { numPages: Math.min(pdfPages, parser.maxPages ?? pdfPages), totalPages: pdfPages });

@@ -86,6 +86,25 @@ describe(`an answer over ${INLINE_DATA_BYTES} bytes`, () => {
     expect(lines.map((line) => JSON.parse(line.at(-1)!))).toEqual([large, small]);
   });
 
+  it('reads a page of answers from R2 a few at a time: an invocation has six connections, and an unread body holds one', async () => {
+    const job = await storedJob(12);
+    await written(job.id, Array.from({ length: 12 }, (_, idx) => ({ idx, blob: 'y'.repeat(INLINE_DATA_BYTES + 1) })));
+    let open = 0;
+    let most = 0;
+    const counted = {
+      async get(key: string) {
+        open += 1;
+        most = Math.max(most, open);
+        const object = (await env.RESULTS.get(key))!;
+        return Object.assign(Object.create(object), { text: async () => (await object.text().finally(() => (open -= 1))) });
+      },
+    } as unknown as R2Bucket;
+    const page = await resultsPage({ DB: env.DB, RESULTS: counted }, job.id, { limit: 100 });
+    expect(page.items.map((item) => (item.data as { idx: number }).idx)).toEqual([...Array(12).keys()]);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(4);
+  });
+
   it(`fills a JSON page with at most ${PAGE_ANSWER_BYTES} bytes of answers, and the next page goes on from there`, async () => {
     const job = await storedJob(10);
     // Ten answers of about a megabyte: a page of 1,000 items could otherwise hold a gigabyte.

@@ -140,7 +140,7 @@ describe('the page is hostile content', () => {
     expect(answer.ms).toBeLessThan(timeout + 5_000);
   });
 
-  it(`renders 5 pages asked at once by one workspace, at most ${RENDERS_AT_ONCE} at a time in as many browser sessions, the others queued`, async () => {
+  it(`renders 5 pages asked at once by one organization, at most ${RENDERS_AT_ONCE} at a time in as many browser sessions, the others queued`, async () => {
     let most = 0;
     let watching = true;
     const watcher = (async () => {
@@ -153,7 +153,7 @@ describe('the page is hostile content', () => {
     const answers = await Promise.all(Array.from({ length: 5 }, (_, index) => scrape({ url: `${site}/spa?at-once=${index}` }))).finally(() => (watching = false));
     await watcher;
     for (const answer of answers) expect(page(answer).markdown, JSON.stringify(page(answer).warning)).toContain(SPA_TEXT);
-    // Sessions in use at once: more than one (they do run side by side), never more than the workspace's bound.
+    // Sessions in use at once: more than one (they do run side by side), never more than the organization's bound.
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(RENDERS_AT_ONCE);
   });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { freshnessOf } from '../../src/core/operation';
+import { centsFromUnits } from '../../src/core/money';
 import { DEFAULT_PDF_PAGES } from '../../src/core/web-inputs';
 import { webOperations } from '../../src/operations/web';
 import { FAKE_FIRECRAWL, lastReceivedBy } from '../fakes/firecrawl';
@@ -148,6 +149,8 @@ describe('POST /scrape', () => {
       ['a PDF of 25 pages with maxPages 3', { parsers: [{ type: 'pdf', maxPages: 3 }] }, 0.3, 'pdf-25-pages'],
       ['a PDF of 2 pages with maxPages 50', { parsers: [{ type: 'pdf', maxPages: 50 }] }, 0.2, 'pdf-2-pages'],
       ['a PDF as a file (parsers [])', { parsers: [] }, 0.1, 'pdf-25-pages'],
+      ['an x.com page (Firecrawl runs its X postprocessing)', { url: `https://x.com/acme/status/${Date.now()}` }, 3.0],
+      ['a twitter.com page through the basic proxy', { url: `https://mobile.twitter.com/acme/status/${Date.now()}`, proxy: 'basic' }, 3.0],
     ])('%s costs %s cents', async (_, options, cents, page = '') => {
       const account = await funded(10, 'payg');
       const body = await json(await tool(account.key, '/scrape', { url: `${pageUrl()}${page}`, ...options }));
@@ -167,11 +170,28 @@ describe('POST /scrape', () => {
       expect((await tool(account.key, '/scrape', { url: pageUrl(), parsers: [], proxy: 'basic' })).status).toBe(200);
     });
 
-    it('fails a page the basic proxy is refused by when proxy basic was asked for, uncharged', async () => {
+    it(`says so when a PDF was read only to the default ${DEFAULT_PDF_PAGES} pages, and not when the caller named the bound`, async () => {
       const account = await funded(10, 'payg');
-      const response = await tool(account.key, '/scrape', { url: `${pageUrl()}anti-bot`, proxy: 'basic' });
-      expect(response.status).toBeGreaterThanOrEqual(400);
-      expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(10);
+      const read = await json(await tool(account.key, '/scrape', { url: `${pageUrl()}pdf-25-pages` }));
+      expect(read.data.result[0].warning).toBe(`Only the first ${DEFAULT_PDF_PAGES} of 25 pages were read (maxPages, ${DEFAULT_PDF_PAGES} unless parsers names more ([{type: "pdf", maxPages}])).`);
+      const named = await json(await tool(account.key, '/scrape', { url: `${pageUrl()}pdf-25-pages`, parsers: [{ type: 'pdf', maxPages: 3 }] }));
+      expect(named.data.result[0].warning).toBe('Only the first 3 of 25 pages were read (maxPages).');
+    });
+
+    it("answers, through proxy basic, the refusal page a site gives the basic proxy, charged as the one page Firecrawl bills", async () => {
+      const account = await funded(10, 'payg');
+      const body = await json(await tool(account.key, '/scrape', { url: `${pageUrl()}anti-bot`, proxy: 'basic' }));
+      expect(body.data.result[0].metadata).toMatchObject({ statusCode: 403, proxyUsed: 'basic' });
+      expect(body.meta.costCents).toBe(0.1);
+    });
+
+    it.each([
+      ['parsers [] through the basic proxy', { parsers: [], proxy: 'basic' }, 0.1],
+      ['a PDF of at most 3 pages through the basic proxy', { parsers: [{ type: 'pdf', maxPages: 3 }], proxy: 'basic' }, 0.3],
+      ['the default', {}, 0.1 * DEFAULT_PDF_PAGES + 0.4],
+    ])('quotes %s at %s cents', (_, options, cents) => {
+      const operation = webOperations.find((candidate) => candidate.name === 'scrape')!;
+      expect(centsFromUnits(operation.price.quote(operation.input.parse({ url: pageUrl(), ...options })))).toBe(Number(cents.toFixed(2)));
     });
   });
 

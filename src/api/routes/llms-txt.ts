@@ -12,7 +12,7 @@ export function llmsTxt(urls: PublicUrls): string {
   const platforms = CATALOG.map((platform) => {
     const operations = platform.operations.map((operation) => {
       const base = operation.path.startsWith('/v1/') ? urls.base : urls.tools;
-      const price = `${operation.price.cents} cent${operation.price.cents === 1 ? '' : 's'} per ${operation.price.per}`;
+      const price = `${operation.price.cents} cent${operation.price.cents === 1 ? '' : 's'} per ${operation.price.per}${operation.price.note ? ` (${operation.price.note})` : ''}`;
       return `- [${operation.method} ${operation.path}](${base}${operation.path}): ${operation.summary}. ${price}. MCP tool \`${operation.mcpTool}\`.`;
     });
     return `## ${platform.name}\n\n${platform.description} Catalog entry: ${urls.base}/v1/platforms/${platform.slug}\n\n${operations.join('\n')}`;

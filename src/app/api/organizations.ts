@@ -31,7 +31,7 @@ const routes = {
     tags: ['Organizations'],
     summary: 'Start the free trial (owners and admins): the Toolkit plan and its allowance for 14 days, once per organization',
     description:
-      'The person starting it must have confirmed their email address by the link sent at sign-up (403 otherwise; POST /api/me/email-verification sends a new one). At most three trials a day are started from one client address (an IPv6 client counts as its /64): 429 with Retry-After past that.',
+      'The person starting it must have confirmed their email address by the link sent at sign-up (403 otherwise; POST /api/me/email-verification sends a new one), and one inbox starts one trial (409 TRIAL_ALREADY_USED for a second organization, whatever +tag or Gmail dots tell its address apart). At most three trials a day are started from one client address (an IPv6 client counts as its /64): 429 with Retry-After past that.',
     operationId: 'startTrial',
     request: { params: organizationIdParam },
     responses: {
@@ -68,7 +68,7 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
     // Deployed, every request has its address from the edge; without one (locally) there is no client to count.
     const address = clientAddress(c.req.raw);
     if (address !== UNATTRIBUTED) await countAttempt(c.env.DB, `trial-ip:${address}`, TRIALS_PER_IP);
-    return c.json(success(await startTrial(c.env, access.organization.id)), 201);
+    return c.json(success(await startTrial(c.env, access.organization.id, c.get('session').user)), 201);
   });
 
   app.openapi(routes.credits, async (c) => {

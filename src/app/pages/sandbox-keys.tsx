@@ -19,7 +19,7 @@ export const SandboxKeysSection: FC<{ keys: SandboxKey[]; access: WorkspaceAcces
       <p class="muted small">
         Build and test an agent or a job without spending: a sandbox key calls <code>{apiUrl}/runtime/data/&lt;slug&gt;/&lt;operation&gt;</code> with the same
         validation and rate window as a live key, and is answered with the operation's documented example, <code>meta.sandbox: true</code>, a cost of 0 and{' '}
-        <code>meta.quotedCents</code> (what the live call would cost). No vendor is called and nothing is charged, with or without a plan. It works for{' '}
+        <code>meta.quotedCents</code> (the most the live call would cost: its quote). No vendor is called and nothing is charged, with or without a plan. It works for{' '}
         {SANDBOX_KEY_DAYS} days and never on <code>/v1</code>.
       </p>
       <ApiForm class="row" api={base} then="secret" secretTitle="Your new sandbox key" secretNote={`Copy it now: it is shown this once, and works for ${SANDBOX_KEY_DAYS} days.`}>

@@ -30,9 +30,6 @@ export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
   flush(): Promise<void>;
   /** A sibling workspace is short: gives the free lease back if no call has asked for money here for a moment. */
   recall(): Promise<void>;
-  /** One of the workspace's `limit` renders at once, for at most `ttlMs` unless freed: false while all are taken. */
-  takeRenderSlot(id: string, ttlMs: number, limit: number): boolean;
-  freeRenderSlot(id: string): void;
   /** The wallet's new plan and balance, told by whoever changed them. */
   adoptTerms(terms: Terms, generation: number, balance: Balance): void;
 }

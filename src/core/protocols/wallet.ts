@@ -58,4 +58,7 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   statement(limit?: number): { balance: Balance; ledger: LedgerEntry[]; storageBytes: number };
   /** Workspaces with a lease, so an exact statement can ask their gates to report first. */
   leaseholders(): string[];
+  /** One of the organization's `limit` renders at once, for at most `ttlMs` unless freed: false while all are taken. */
+  takeRenderSlot(id: string, ttlMs: number, limit: number): boolean;
+  freeRenderSlot(id: string): void;
 }

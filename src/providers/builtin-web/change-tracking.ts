@@ -76,8 +76,10 @@ export async function trackChanges({ DB: db, RESULTS: results }: SnapshotStores,
   const diffed = previous !== null && previous.content_hash !== hash && kept && modes.length > 0;
   // The previous text is read before this scrape's replaces it.
   const before = diffed ? await previousText(results, key, previous) : null;
-  // Unchanged text stays where it is, unless it is still in its D1 row from before R2.
-  if (kept && (previous?.content_hash !== hash || previous.markdown !== null)) await results.put(key, snapshot.markdown, { httpMetadata: { contentType: 'text/markdown; charset=utf-8' } });
+  // Unchanged text stays where it is, unless it is still in its D1 row from before R2, or is gone (deleted by
+  // a prune that took the row's old self while this scrape refreshed it).
+  const stays = kept && previous?.content_hash === hash && previous.markdown === null && (await results.head(key)) !== null;
+  if (kept && !stays) await results.put(key, snapshot.markdown, { httpMetadata: { contentType: 'text/markdown; charset=utf-8' } });
   await db
     .prepare(
       `INSERT INTO scrape_snapshots (organization_id, url, content_hash, markdown, scraped_at) VALUES (?, ?, ?, NULL, ?)

@@ -56,10 +56,8 @@ export interface BuiltinWebContext {
   env: Env;
   /** Aborted when the operation's time limit passes or the client goes away. */
   signal: AbortSignal;
-  /** Whose previous scrapes change tracking compares with. */
+  /** Whose previous scrapes change tracking compares with, and whose render slots a rendered page takes (none without it). */
   organizationId?: string;
-  /** Whose render slots a rendered page takes (render-slots.ts); none are taken without it. */
-  workspaceId?: string;
   /** Defaults to the platform's fetch; tests hand in their fake web. */
   fetch?: Fetcher;
   /** Defaults to the Browser Rendering binding's renderer when the worker has one; tests hand in theirs. */

@@ -11,7 +11,7 @@ import type { BuiltinWebContext, ScrapeFormat, ScrapeInput } from './inputs';
 import { checkSelectors } from './page';
 import { browserAsks, checkActions, looksScriptBuilt } from './render-policy';
 import { BrowserBindingRenderer } from './renderer';
-import { sharedFairly } from './workspace-renders';
+import { sharedFairly } from './organization-renders';
 import { parseTarget, SafeFetcher, type OpenedResource } from './safe-fetch';
 import { pageRequestHeaders } from './headers';
 import { languageModelOf } from './language-model';
@@ -145,13 +145,13 @@ function refuseWhatNeedsAnotherProvider(input: ScrapeInput, formats: readonly Sc
 
 /**
  * The context's renderer (tests hand in theirs), else the Browser Rendering binding's when the worker has one;
- * a call made in a workspace renders within its slots (workspace-renders.ts).
+ * a call billed to an organization renders within its slots (organization-renders.ts).
  */
 export function rendererOf(context: BuiltinWebContext): Renderer | undefined {
   // Browser Rendering (wrangler.toml [browser]); locally the stack binds it to scripts/browser-service.ts.
   const binding = (context.env as { BROWSER?: Fetcher }).BROWSER;
   const renderer = context.renderer ?? (binding ? new BrowserBindingRenderer(binding) : undefined);
-  return renderer && context.workspaceId ? sharedFairly(renderer, context.env.WORKSPACE_GATE, context.workspaceId) : renderer;
+  return renderer && context.organizationId ? sharedFairly(renderer, context.env.ORG_WALLET, context.organizationId) : renderer;
 }
 
 function renderOptions(input: ScrapeInput, settings: BuiltinWebSettings, fetcher: SafeFetcher, signal: AbortSignal): RenderOptions {

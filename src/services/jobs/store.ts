@@ -241,9 +241,9 @@ async function itemWrite({ DB: db, RESULTS: results }: ItemStores, jobId: string
     }
     return db
       .prepare(
-        "UPDATE data_job_items SET status = 'succeeded', data = ?3, data_key = ?8, cost_units = ?4, attempts = ?5, error_code = ?6, error_message = ?7 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'",
+        "UPDATE data_job_items SET status = 'succeeded', data = ?3, data_key = ?8, data_bytes = ?9, cost_units = ?4, attempts = ?5, error_code = ?6, error_message = ?7 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'",
       )
-      .bind(jobId, write.idx, tooLarge ? 'null' : key ? null : data, write.costUnits, write.attempts, tooLarge ? 'ANSWER_TOO_LARGE' : null, tooLarge, key);
+      .bind(jobId, write.idx, tooLarge ? 'null' : key ? null : data, write.costUnits, write.attempts, tooLarge ? 'ANSWER_TOO_LARGE' : null, tooLarge, key, key ? bytes : null);
   }
   if (write.status === 'failed') {
     return db
@@ -308,6 +308,8 @@ export interface StoredItem {
   status: ItemStatus;
   data: string | null;
   data_key: string | null;
+  /** The size of the answer kept in R2 (null inline). */
+  data_bytes: number | null;
   error_code: string | null;
   error_message: string | null;
   cost_units: number;
@@ -330,7 +332,7 @@ function itemOf(row: StoredItem, data: string | null): ItemRow {
 export async function itemRows(db: D1Database, jobId: string, after: number, limit: number, status: ItemStatus | null): Promise<StoredItem[]> {
   const only = status ? 'AND status = ?4' : '';
   const statement = db.prepare(
-    `SELECT idx, input, status, data, data_key, error_code, error_message, cost_units FROM data_job_items WHERE job_id = ?1 AND idx > ?2 ${only} ORDER BY idx LIMIT ?3`,
+    `SELECT idx, input, status, data, data_key, data_bytes, error_code, error_message, cost_units FROM data_job_items WHERE job_id = ?1 AND idx > ?2 ${only} ORDER BY idx LIMIT ?3`,
   );
   return (await (status ? statement.bind(jobId, after, limit, status) : statement.bind(jobId, after, limit)).all<StoredItem>()).results;
 }
@@ -353,7 +355,18 @@ export async function readItem(results: R2Bucket, jobId: string, row: StoredItem
  */
 export const PAGE_ANSWER_BYTES = 8 * 1_048_576;
 
-/** One page of results after `cursor` (the last page's last index), as JSON answers it. */
+/** Answers read from R2 at once: an invocation has six connections open at most, and a body not yet read holds one. */
+const R2_READS_AT_ONCE = 4;
+
+/** The answer bytes a row brings to a page, known from D1 alone. */
+function answerBytes(row: StoredItem): number {
+  return row.data_key === null ? (row.data?.length ?? 0) : (row.data_bytes ?? MAX_ITEM_DATA_BYTES);
+}
+
+/**
+ * One page of results after `cursor` (the last page's last index), as JSON answers it. Where the page ends is
+ * decided from D1 (each answer's size), then only its answers are read, a few at a time.
+ */
 export async function resultsPage(
   { DB: db, RESULTS: results }: ItemStores,
   jobId: string,
@@ -362,19 +375,24 @@ export async function resultsPage(
   const after = query.cursor === undefined ? -1 : Number(query.cursor);
   const rows = await itemRows(db, jobId, after, query.limit + 1, query.status ?? null);
   const asked = rows.slice(0, query.limit);
-  // The page's answers in R2 are asked for together; each is read only if the page has room for it.
-  const objects = await Promise.all(asked.map((row) => (row.data_key === null ? null : storedAnswer(results, jobId, row.idx, row.data_key))));
-  const items: ItemRow[] = [];
+  let size = 0;
   let bytes = 0;
-  for (const [index, row] of asked.entries()) {
-    const object = objects[index] ?? null;
-    bytes += object ? object.size : (row.data?.length ?? 0);
-    if (items.length > 0 && bytes > PAGE_ANSWER_BYTES) break;
-    items.push(itemOf(row, object ? await object.text() : row.data));
+  for (const row of asked) {
+    bytes += answerBytes(row);
+    if (size > 0 && bytes > PAGE_ANSWER_BYTES) break;
+    size += 1;
   }
-  // The bodies of answers left for the next page are not read.
-  for (const object of objects.slice(items.length)) await object?.body.cancel();
-  const more = items.length < asked.length || rows.length > query.limit;
+  const page = asked.slice(0, size);
+  const items: ItemRow[] = new Array(page.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < page.length) {
+      const index = next++;
+      items[index] = await readItem(results, jobId, page[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(R2_READS_AT_ONCE, page.length) }, lane));
+  const more = size < asked.length || rows.length > query.limit;
   return { items, nextCursor: more ? String(items.at(-1)!.index) : null };
 }
 
