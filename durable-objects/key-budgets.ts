@@ -1,5 +1,5 @@
 import { utcMonthOf } from '../src/core/clock';
-import type { Charge } from '../src/core/protocols/lease';
+import { budgetKeyOf, type Charge } from '../src/core/protocols/lease';
 import type { KeyBudget, KeyLimit, KeyLimitRefusal } from '../src/core/protocols/key-limits';
 
 const NO_LIMIT: KeyLimit = { limitUnits: null, version: 0 };
@@ -59,6 +59,11 @@ export class KeyBudgets {
     return null;
   }
 
+  /** The key a call's reservation counts against, while it has one. */
+  keyOf(holdId: string): string | undefined {
+    return this.reservations.get(holdId)?.keyId;
+  }
+
   /** The call spent nothing (it failed, was refused after all, or its hold expired): its reservation goes. */
   release(holdId: string): void {
     const reservation = this.reservations.get(holdId);
@@ -90,8 +95,9 @@ export class KeyBudgets {
     for (const charge of charges) {
       const { monthStart, units } = spendOf(charge);
       if (units <= 0) continue;
-      const key = `${charge.usage.keyId} ${monthStart}`;
-      const sum = sums.get(key) ?? { keyId: charge.usage.keyId, monthStart, units: 0 };
+      const keyId = budgetKeyOf(charge);
+      const key = `${keyId} ${monthStart}`;
+      const sum = sums.get(key) ?? { keyId, monthStart, units: 0 };
       sum.units += units;
       sums.set(key, sum);
     }

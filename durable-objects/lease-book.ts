@@ -196,11 +196,12 @@ export class LeaseBook {
   }
 
   /** Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease; answers what it spent. */
-  capture(hold: Hold, actualUnits: number, usage: UsageRow): number {
+  capture(hold: Hold, actualUnits: number, usage: UsageRow, budgetKeyId: string = usage.keyId): number {
     this.drop(hold);
     const spent = Math.max(0, Math.min(actualUnits, hold.subscriptionUnits + hold.purchasedUnits));
     const subscriptionUnits = Math.min(spent, hold.subscriptionUnits);
-    this.addCharge({ id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage });
+    const budget = budgetKeyId === usage.keyId ? {} : { budgetKeyId };
+    this.addCharge({ id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage, ...budget });
     return spent;
   }
 
@@ -220,10 +221,10 @@ export class LeaseBook {
     return this.sql.exec('SELECT 1 FROM charges WHERE id = ?', id).toArray().length > 0;
   }
 
-  /** A key's charges on the waiting list (stored, not yet composed into a message). */
+  /** The charges on the waiting list (stored, not yet composed into a message) that count in a key's spend. */
   waitingChargesOf(keyId: string): Charge[] {
     return this.sql
-      .exec<{ doc: string }>("SELECT doc FROM charges WHERE json_extract(doc, '$.usage.keyId') = ?", keyId)
+      .exec<{ doc: string }>("SELECT doc FROM charges WHERE COALESCE(json_extract(doc, '$.budgetKeyId'), json_extract(doc, '$.usage.keyId')) = ?", keyId)
       .toArray()
       .map((row) => JSON.parse(row.doc) as Charge);
   }

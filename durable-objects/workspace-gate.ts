@@ -166,9 +166,10 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     }
 
     // The key's limit counts what its calls in flight hold: reserved here, before any await, so
-    // concurrent calls cannot pass one limit together.
-    if (ask.keyLimit) this.budgets.adopt(ask.keyId, ask.keyLimit);
-    const capped = this.budgets.reserve(ask.usage.id, ask.keyId, ask.amountUnits, clock.now());
+    // concurrent calls cannot pass one limit together. A data job's items count in the submitting key's.
+    const budgetKey = ask.budgetKeyId ?? ask.keyId;
+    if (ask.keyLimit) this.budgets.adopt(budgetKey, ask.keyLimit);
+    const capped = this.budgets.reserve(ask.usage.id, budgetKey, ask.amountUnits, clock.now());
     if (capped) {
       this.refuse(ask.usage, 402, 'INSUFFICIENT_CREDITS');
       return { kind: 'key_limit', ...capped, admission };
@@ -210,7 +211,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    * (it outlived it, or this object restarted) takes the money again, so it is billed exactly once; when
    * the money is no longer there it is refused and billed nothing.
    */
-  async settle(holdId: string, actualUnits: number, usage: UsageRow): Promise<SettleAnswer> {
+  async settle(holdId: string, actualUnits: number, usage: UsageRow, budgetKeyId: string = usage.keyId): Promise<SettleAnswer> {
     this.book.bind(usage);
     if (usage.status >= 400) {
       this.book.release(holdId);
@@ -225,7 +226,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       if (this.book.hasCharge(usage.id)) return { kind: 'captured', balance: this.view.balance(this.book.unacknowledged) };
       const lateId = `${holdId}:late`;
       // The key's limit applies to a late capture too: the room its hold kept went back when the hold did.
-      const capped = this.budgets.reserve(lateId, usage.keyId, actualUnits, clock.now());
+      const capped = this.budgets.reserve(lateId, budgetKeyId, actualUnits, clock.now());
       if (capped) {
         this.refuse(usage, 402, 'INSUFFICIENT_CREDITS');
         return { kind: 'key_limit', ...capped };
@@ -242,7 +243,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       hold = this.book.holdOf(lateId)!;
     }
     // The charge stored is the key's spend stored: a key's spend is its sum plus its waiting charges.
-    this.budgets.capture(hold.id, this.book.capture(hold, actualUnits, usage), Date.parse(usage.createdAt));
+    const spentBy = this.budgets.keyOf(hold.id) ?? budgetKeyId;
+    this.budgets.capture(hold.id, this.book.capture(hold, actualUnits, usage, spentBy), Date.parse(usage.createdAt));
     this.reportSoon();
     return { kind: 'captured', balance: this.view.balance(this.book.unacknowledged) };
   }

@@ -48,6 +48,11 @@ export interface KeyPrincipal {
   organizationId: string;
   /** The key's monthly spend limit as D1 has it; absent for an OAuth grant, which has none. */
   monthlyLimit?: KeyLimit;
+  /**
+   * The key whose monthly limit and spend this key's calls count in instead of its own, with that key's limit
+   * as D1 has it: a data job's key spends the key that submitted the job.
+   */
+  budgetKey?: { keyId: string; monthlyLimit: KeyLimit };
   /** The deployed agent a key of scope `agent` was minted for; null for every other key. */
   agentId?: string | null;
   /** When a sandbox key (scope workspace_dryrun) stops working; null for keys that do not expire. */

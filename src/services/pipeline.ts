@@ -141,7 +141,8 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
       amountUnits: quote,
       ttlMs: timeLimit,
       usage: usage(0, null, 0),
-      keyLimit: principal.monthlyLimit ?? null,
+      keyLimit: principal.budgetKey?.monthlyLimit ?? principal.monthlyLimit ?? null,
+      ...(principal.budgetKey ? { budgetKeyId: principal.budgetKey.keyId } : {}),
     });
     if (metered.kind === 'revoked') throw revokedKeyError(env);
     if (metered.kind === 'no_plan') throw subscriptionRequired('metered calls', plansPageUrl(env, principal.workspaceId));
@@ -150,7 +151,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
       rememberExhausted(principal.workspaceId, metered.admission);
       throw rateLimited(metered.admission);
     }
-    if (metered.kind !== 'held') throw shortfallError(metered);
+    if (metered.kind !== 'held') throw shortfallError(metered, principal.budgetKey?.keyId);
     held = true;
     holdId = metered.holdId;
 
@@ -159,9 +160,9 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     );
     const actual = call.connection ? quote : Math.min(quote, operation.price.settle(input, result));
     // Awaited: the charge and its usage row are in the gate's storage before the answer leaves.
-    const settled = await gate.settle(metered.holdId, actual, usage(200, null, actual, cached));
+    const settled = await gate.settle(metered.holdId, actual, usage(200, null, actual, cached), principal.budgetKey?.keyId);
     held = false;
-    if (settled.kind !== 'captured') throw shortfallError(settled as Shortfall);
+    if (settled.kind !== 'captured') throw shortfallError(settled as Shortfall, principal.budgetKey?.keyId);
     return {
       data: result.data,
       ...(result.message !== undefined ? { message: result.message } : {}),
@@ -212,14 +213,16 @@ export async function admitFreeCall(env: Env, principal: KeyPrincipal): Promise<
 
 /**
  * 402 only when the balance itself cannot cover the call; money held by calls in flight is a 409 to retry.
- * A key's own monthly limit is a 402 that says so, with its figures, so nobody tops up a wallet in vain.
+ * A key's own monthly limit is a 402 that says so, with its figures, so nobody tops up a wallet in vain; a data
+ * job's item names the key that submitted the job (`budgetKeyId`), whose limit it spends.
  */
-function shortfallError(shortfall: Shortfall): ApiError {
+function shortfallError(shortfall: Shortfall, budgetKeyId?: string): ApiError {
   if (shortfall.kind === 'key_limit') {
     const inFlight = shortfall.heldUnits > 0 ? ` and its calls in flight hold ${formatCents(shortfall.heldUnits)} more` : '';
+    const whose = budgetKeyId ? `the API key that submitted this job (${budgetKeyId})` : 'this API key';
     return new ApiError(
       'INSUFFICIENT_CREDITS',
-      `This call needs ${formatCents(shortfall.requiredUnits)}, which would take this API key past its own monthly spend limit of ${formatCents(shortfall.limitUnits)}: ` +
+      `This call needs ${formatCents(shortfall.requiredUnits)}, which would take ${whose} past its own monthly spend limit of ${formatCents(shortfall.limitUnits)}: ` +
         `it has spent ${formatCents(shortfall.spentUnits)} this month${inFlight}. The limit resets on ${new Date(shortfall.resetsAt).toISOString().slice(0, 10)} (UTC). ` +
         "The key's limit stopped this call, not the organization's balance: raise the limit in the dashboard, or wait for the reset.",
     );

@@ -1,9 +1,11 @@
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { clock } from '../../src/core/clock';
 import { WINDOW_MS } from '../../durable-objects/rate-window';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bearer, call, companyByDomain, credit, eventually, funded, json, ops, provision, wallet } from '../support/api';
 import type { JobView } from '../../src/services/jobs/store';
+import { unitsFromCents } from '../../src/core/money';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
 import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
@@ -55,17 +57,6 @@ describe('submitting a data job', () => {
 
     const rows = await env.DB.prepare('SELECT COUNT(*) AS n FROM data_jobs WHERE workspace_id IN (?, ?, ?)').bind(account.workspaceId, planless.workspaceId, broke.workspaceId).first<{ n: number }>();
     expect(rows!.n).toBe(0);
-  });
-
-  it("refuses a key with a monthly spend limit with 403, nothing queued, since the job's items would not follow the limit; the same key without one submits", async () => {
-    const account = await funded(1_000, 'payg');
-    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 20 })).status).toBe(200);
-    const refused = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] });
-    expect(refused.status).toBe(403);
-    expect(refused.body.error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('monthly spend limit of 20 cents') });
-    expect((await json(await jobRequest(account.key, ''))).data.jobs).toEqual([]);
-    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: null })).status).toBe(200);
-    expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] })).status).toBe(202);
   });
 
   it('refuses a job that would take the items waiting in the workspace past 100,000 with 409, nothing queued; once one ends, it submits', async () => {
@@ -208,6 +199,30 @@ describe('running a data job', () => {
     const job = await driveJob(submitted.body.data.id, time, ended);
     expect(job).toMatchObject({ status: 'succeeded', reason: null, counts: { succeeded: 12, failed: 0, pending: 0 }, spentCents: 12 });
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 3, heldCents: 0 });
+  });
+
+  it("spends the submitting key's monthly limit: it waits when the key's room is spent, says so, and goes on when the limit is raised", async () => {
+    const account = await funded(100, 'payg');
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 3 })).status).toBe(200);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 6 }, (_, index) => ({ domain: `k${index}.com` })) });
+    expect(submitted.status).toBe(202);
+    const waiting = await driveJob(submitted.body.data.id, time, (job) => job.status === 'waiting_for_credits', { follow: false });
+    expect(waiting).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 3, failed: 0, pending: 3 }, spentCents: 3 });
+    expect(waiting.reason).toContain(`take the API key that submitted this job (${account.keyId}) past its own monthly spend limit of 3 cents`);
+    // The items ran as the job's key, and their spend is the submitting key's: what its budget shows, and what the limit counts.
+    const gate = env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(account.workspaceId));
+    const [budget] = await gate.keyBudgets([account.keyId]);
+    expect(budget).toMatchObject({ keyId: account.keyId, limitUnits: unitsFromCents(3), spentUnits: unitsFromCents(3), heldUnits: 0 });
+    expect((await companyByDomain(account.key, 'interactive.com')).status).toBe(402);
+    // Reported to the wallet, the charges' spend is stored as the submitting key's sum, not the job key's.
+    await gate.flush();
+    const sums = await runInDurableObject(gate, (_, state) => state.storage.sql.exec<{ key_id: string; spent_units: number }>('SELECT key_id, spent_units FROM key_spend').toArray());
+    expect(sums).toEqual([{ key_id: account.keyId, spent_units: unitsFromCents(3) }]);
+
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 10 })).status).toBe(200);
+    const job = await driveJob(submitted.body.data.id, time, ended);
+    expect(job).toMatchObject({ status: 'succeeded', counts: { succeeded: 6, failed: 0, pending: 0 }, spentCents: 6 });
+    expect((await gate.keyBudgets([account.keyId]))[0]!.spentUnits).toBe(unitsFromCents(6));
   });
 
   it('paces a 120-item job on a 60 rpm plan: none of its calls is refused 429, and an interactive call made meanwhile succeeds', async () => {

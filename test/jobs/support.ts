@@ -106,6 +106,7 @@ export async function storedJob(items: number, options: { operation?: string; in
     quotedUnits: 0,
     maxCostUnits: null,
     keyId: null,
+    budgetKeyId: null,
     connectionId: null,
     intoDatabaseId: null,
     intoTable: null,

@@ -119,7 +119,7 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
   <section class="card" aria-labelledby="limits-title">
     <h2 id="limits-title">Spend this month and limits</h2>
     <p class="muted small">
-      A key with a limit is refused (402 <code>INSUFFICIENT_CREDITS</code>, naming the key's limit) once a call would take it past the limit this calendar month, UTC; calls in flight count. Empty: no limit of its own. Owners and admins set, raise and remove limits; a member may set one on their own key or lower it.
+      A key with a limit is refused (402 <code>INSUFFICIENT_CREDITS</code>, naming the key's limit) once a call would take it past the limit this calendar month, UTC; calls in flight count, and so do the items of data jobs it submits. Empty: no limit of its own. Owners and admins set, raise and remove limits; a member may set one on their own key or lower it.
     </p>
     <div class="table-wrap">
       <table>

@@ -23,7 +23,7 @@ export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
   /** Before a free call: revocation and the window only. */
   admitFree(ask: FreeAsk): Promise<FreeAnswer>;
   /** After the upstream call: captures `actualUnits` of the hold (0 releases it) and records the usage row. */
-  settle(holdId: string, actualUnits: number, usage: UsageRow): Promise<SettleAnswer>;
+  settle(holdId: string, actualUnits: number, usage: UsageRow, budgetKeyId?: string): Promise<SettleAnswer>;
   /** Records a usage row of a call that spent nothing. */
   record(usage: UsageRow): boolean;
   /** Sends what waits for the wallet now. */
@@ -51,8 +51,10 @@ export interface MeterAsk {
   amountUnits: number;
   ttlMs: number;
   usage: UsageRow;
-  /** The key's monthly limit as its principal read it from D1; the gate keeps whichever version is newer. */
+  /** The monthly limit of the key the call spends (`budgetKeyId`'s) as D1 has it; the gate keeps whichever version is newer. */
   keyLimit?: KeyLimit | null;
+  /** The key whose monthly limit and spend the call counts in, when not `keyId` (a data job's item: the key that submitted the job). */
+  budgetKeyId?: string;
 }
 
 /** Why the money for a call could not be set aside: the balance itself cannot cover it, or calls in flight hold it. */

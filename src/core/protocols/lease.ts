@@ -21,6 +21,13 @@ export interface Charge extends Split {
   /** The allowance generation the subscription part was taken from; from an earlier one it has expired. */
   generation: number;
   usage: UsageRow;
+  /** The key whose monthly spend it counts in, when not the usage row's (a data job's item: the key that submitted the job). */
+  budgetKeyId?: string;
+}
+
+/** The key whose monthly spend a charge counts in. */
+export function budgetKeyOf(charge: Charge): string {
+  return charge.budgetKeyId ?? charge.usage.keyId;
 }
 
 export interface SyncMessage {

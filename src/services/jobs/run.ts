@@ -83,7 +83,7 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
     return { kind: 'wait', ms: next - now, why: 'retry backoff' };
   }
 
-  const principal = jobPrincipal(job);
+  const principal = await jobPrincipal(env.DB, job);
   const pacer = new Pacer({ resetAt: job.windowResetAt, limit: job.windowLimit, remaining: job.windowRemaining });
   const writes: ItemWrite[] = [];
   let stop = null as Exclude<ItemOutcome, { kind: 'written' }> | null;
@@ -139,8 +139,15 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
 
 const WINDOW_WAIT = "Pacing: the job has used its share of this minute's requests (it leaves a fifth of each window to the workspace's other calls) and goes on when the window resets.";
 
-/** Who a job's items are called as: its data_job key, in its workspace. */
-function jobPrincipal(job: JobRecord): KeyPrincipal {
+/**
+ * Who a job's items are called as: its data_job key, in its workspace, spending the monthly limit of the key
+ * that submitted it, read from D1 at each slice (a limit's change is written there first, and told to the
+ * gate, which keeps whichever version is newer).
+ */
+async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipal> {
+  const budget = job.budgetKeyId
+    ? await db.prepare('SELECT monthly_limit_units AS limitUnits, limit_version AS version FROM api_keys WHERE id = ?').bind(job.budgetKeyId).first<{ limitUnits: number | null; version: number }>()
+    : null;
   return {
     keyId: job.keyId!,
     scope: 'data_job',
@@ -148,6 +155,7 @@ function jobPrincipal(job: JobRecord): KeyPrincipal {
     workspaceId: job.workspaceId,
     organizationId: job.organizationId,
     agentId: null,
+    ...(job.budgetKeyId && budget ? { budgetKey: { keyId: job.budgetKeyId, monthlyLimit: { limitUnits: budget.limitUnits, version: budget.version } } } : {}),
   };
 }
 

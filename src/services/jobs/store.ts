@@ -21,6 +21,8 @@ export interface JobRecord {
   quotedUnits: number;
   maxCostUnits: number | null;
   keyId: string | null;
+  /** The key that submitted it, whose monthly limit and spend its items count in; null from the dashboard. */
+  budgetKeyId: string | null;
   /** The workspace's connection every item runs through (its credentials, the plan's fee), if any. */
   connectionId: string | null;
   /** The workspace database and table each success is written into, if any. */
@@ -62,7 +64,7 @@ export interface JobView {
 }
 
 const COLUMNS = `id, organization_id AS organizationId, workspace_id AS workspaceId, operation, name, status, reason, items,
-  succeeded, failed, spent_units AS spentUnits, quoted_units AS quotedUnits, max_cost_units AS maxCostUnits, key_id AS keyId,
+  succeeded, failed, spent_units AS spentUnits, quoted_units AS quotedUnits, max_cost_units AS maxCostUnits, key_id AS keyId, budget_key_id AS budgetKeyId,
   connection_id AS connectionId, into_database_id AS intoDatabaseId, into_table AS intoTable,
   window_reset_at AS windowResetAt, window_limit AS windowLimit, window_remaining AS windowRemaining,
   resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt,
@@ -125,8 +127,8 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
   const statements = [
     db
       .prepare(
-        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, connection_id, into_database_id, into_table, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, budget_key_id, connection_id, into_database_id, into_table, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .bind(
         job.id,
@@ -139,6 +141,7 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
         job.quotedUnits,
         job.maxCostUnits,
         job.keyId,
+        job.budgetKeyId,
         job.connectionId,
         job.intoDatabaseId,
         job.intoTable,

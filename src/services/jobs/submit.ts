@@ -97,7 +97,6 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
       ? { revoked: false as const, ...(await walletOf(env, principal.organizationId).summary(principal.workspaceId)) }
       : await gateOf(env, principal.workspaceId).credits(principal.keyId, { organizationId: principal.organizationId, workspaceId: principal.workspaceId });
   if (credits.revoked) throw revokedKeyError(env);
-  if (principal.keyId !== null) await refuseLimitedKey(env, principal.keyId);
   if (!planInForce(credits.terms, clock.now())) throw subscriptionRequired('data jobs', plansPageUrl(env, principal.workspaceId));
   if (maxCostUnits !== null && quotedUnits > maxCostUnits) {
     throw new ApiError(
@@ -138,6 +137,8 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     quotedUnits,
     maxCostUnits,
     keyId: null,
+    // Its items count in the submitting key's monthly limit and spend (the gate's, by this id).
+    budgetKeyId: principal.keyId,
     connectionId: submission.connectionId ?? null,
     intoDatabaseId: submission.into?.databaseId ?? null,
     intoTable: submission.into?.table ?? null,
@@ -163,19 +164,6 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
  * runs, at the pace of the workspace's window; without a bound, submissions could queue more than runs.
  */
 export const MAX_UNFINISHED_ITEMS = 100_000;
-
-/**
- * A key with a monthly spend limit does not start jobs: the items run as the job's own key, which its limit
- * cannot follow, so a job would spend past what an owner capped the key at. Read from D1, where a limit's
- * change is written first, so a limit set a moment ago already counts.
- */
-async function refuseLimitedKey(env: Env, keyId: string): Promise<void> {
-  const row = await env.DB.prepare('SELECT monthly_limit_units AS limitUnits FROM api_keys WHERE id = ?').bind(keyId).first<{ limitUnits: number | null }>();
-  if (typeof row?.limitUnits !== 'number') return;
-  throw ApiError.forbidden(
-    `This key has a monthly spend limit of ${cents(row.limitUnits)}, which a data job's items cannot follow: they run as the job's own key. Start the job with a key without a limit, or from the dashboard; nothing was queued.`,
-  );
-}
 
 function cents(units: number): string {
   const value = centsFromUnits(units);
