@@ -219,10 +219,35 @@ describe('running a data job', () => {
     const sums = await runInDurableObject(gate, (_, state) => state.storage.sql.exec<{ key_id: string; spent_units: number }>('SELECT key_id, spent_units FROM key_spend').toArray());
     expect(sums).toEqual([{ key_id: account.keyId, spent_units: unitsFromCents(3) }]);
 
+    // Waiting on the key's limit, the job asks the gate, not the pipeline: its rechecks leave no refused call
+    // (no runtime hour, request or usage row), however long the limit stays as it is.
+    const jobKeyRows = async () => (await usageOfKey(await jobKeyId(submitted.body.data.id))).filter((row) => row.status === 402).length;
+    const asked = await driveJob(submitted.body.data.id, time, (job) => job.reason?.startsWith('The API key that submitted this job') ?? false);
+    expect(asked.reason).toContain(`has spent 3 cents of its monthly spend limit of 3 cents; the next item needs 1 cent`);
+    const refusedCalls = await eventually(jobKeyRows, (count) => count > 0);
+    const resumesAt = asked.resumesAt;
+    const again = await driveJob(submitted.body.data.id, time, (job) => job.resumesAt !== resumesAt);
+    expect(again).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 3, pending: 3 } });
+    await gate.flush();
+    expect(await jobKeyRows()).toBe(refusedCalls);
+
     expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 10 })).status).toBe(200);
     const job = await driveJob(submitted.body.data.id, time, ended);
     expect(job).toMatchObject({ status: 'succeeded', counts: { succeeded: 6, failed: 0, pending: 0 }, spentCents: 6 });
     expect((await gate.keyBudgets([account.keyId]))[0]!.spentUnits).toBe(unitsFromCents(6));
+  });
+
+  it('stops when the key that submitted it is revoked, the items not run left pending', async () => {
+    const account = await funded(100, 'payg');
+    // Held by its key's limit after one item, so the revocation finds it running.
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 1 })).status).toBe(200);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 3 }, (_, index) => ({ domain: `r${index}.com` })) });
+    await driveJob(submitted.body.data.id, time, (job) => job.status === 'waiting_for_credits', { follow: false });
+    expect((await ops('POST', `/keys/${account.keyId}/revoke`)).status).toBe(200);
+    const job = await driveJob(submitted.body.data.id, time, ended);
+    expect(job.status).toBe('failed');
+    expect(job.reason).toContain(`The API key that submitted this job (${account.keyId}) was revoked`);
+    expect(job.counts).toMatchObject({ succeeded: 1, pending: 2 });
   });
 
   it('paces a 120-item job on a 60 rpm plan: none of its calls is refused 429, and an interactive call made meanwhile succeeds', async () => {

@@ -2,7 +2,7 @@ import type { Env } from '../../core/config';
 import { clock, nowIso } from '../../core/clock';
 import { ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { unitsFromCents } from '../../core/money';
+import { centsFromUnits, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
 import type { SliceOutcome } from '../../core/protocols/job';
 import type { KeyPrincipal } from '../../core/records';
@@ -29,6 +29,12 @@ export const RETRY_BACKOFF_MS = [1_000, 4_000, 16_000] as const;
 export const CREDIT_RECHECK_MS = 30_000;
 /** How often a job past the plan's runtime hours looks again (an upgrade is seen within this). */
 export const HOURS_RECHECK_MS = 10 * 60_000;
+/**
+ * How often a job past its submitting key's monthly limit looks again (a raised limit is seen within this): it
+ * asks the gate only, so the wait costs no runtime hour, request or usage row, and a month of it is ~3,000 of
+ * the Workflow's steps.
+ */
+export const KEY_LIMIT_RECHECK_MS = 15 * 60_000;
 
 /**
  * A failure that may pass by itself: a vendor's 429 or 5xx (answered 429 or 502 PROVIDER_ERROR), a time
@@ -84,6 +90,15 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   }
 
   const principal = await jobPrincipal(env.DB, job);
+  if (principal === 'revoked') {
+    return stopJob(env, jobId, `The API key that submitted this job (${job.budgetKeyId}) was revoked, and the job stopped with it; the items not run stay pending.`);
+  }
+  const overLimit = await pastKeyLimit(env, principal, through ? through.use.feeUnits : quoteOf(operation, ready[0]!.input));
+  if (overLimit) {
+    const at = clock.now();
+    await env.DB.batch([setResumeAt(env.DB, jobId, at + overLimit.ms), setStatus(env.DB, jobId, 'waiting_for_credits', overLimit.reason, nowIso())]);
+    return { kind: 'wait', ms: overLimit.ms, why: overLimit.reason };
+  }
   const pacer = new Pacer({ resetAt: job.windowResetAt, limit: job.windowLimit, remaining: job.windowRemaining });
   const writes: ItemWrite[] = [];
   let stop = null as Exclude<ItemOutcome, { kind: 'written' }> | null;
@@ -144,10 +159,14 @@ const WINDOW_WAIT = "Pacing: the job has used its share of this minute's request
  * that submitted it, read from D1 at each slice (a limit's change is written there first, and told to the
  * gate, which keeps whichever version is newer).
  */
-async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipal> {
+async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipal | 'revoked'> {
   const budget = job.budgetKeyId
-    ? await db.prepare('SELECT monthly_limit_units AS limitUnits, limit_version AS version FROM api_keys WHERE id = ?').bind(job.budgetKeyId).first<{ limitUnits: number | null; version: number }>()
+    ? await db
+        .prepare('SELECT monthly_limit_units AS limitUnits, limit_version AS version, revoked_at AS revokedAt FROM api_keys WHERE id = ?')
+        .bind(job.budgetKeyId)
+        .first<{ limitUnits: number | null; version: number; revokedAt: string | null }>()
     : null;
+  if (budget?.revokedAt) return 'revoked';
   return {
     keyId: job.keyId!,
     scope: 'data_job',
@@ -157,6 +176,37 @@ async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipa
     agentId: null,
     ...(job.budgetKeyId && budget ? { budgetKey: { keyId: job.budgetKeyId, monthlyLimit: { limitUnits: budget.limitUnits, version: budget.version } } } : {}),
   };
+}
+
+/** The most the next item can cost, from its input as it was validated at submission. */
+function quoteOf(operation: Operation, input: string): number {
+  const parsed = operation.input.safeParse(JSON.parse(input));
+  return parsed.success ? operation.price.quote(parsed.data) : 0;
+}
+
+/**
+ * When the submitting key's monthly limit has no room for the next item, the job's wait and why, found by
+ * asking the gate (told the limit D1 has first, which it keeps if newer) rather than by calling: a refused call
+ * would still count a runtime hour, a request of the window and a usage row, every recheck, for as long as
+ * the limit stays as it is.
+ */
+async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number): Promise<{ ms: number; reason: string } | null> {
+  const budgetKey = principal.budgetKey;
+  if (!budgetKey || budgetKey.monthlyLimit.limitUnits === null) return null;
+  const gate = gateOf(env, principal.workspaceId);
+  await gate.setKeyLimit(budgetKey.keyId, budgetKey.monthlyLimit);
+  const [budget] = await gate.keyBudgets([budgetKey.keyId]);
+  if (!budget || budget.limitUnits === null || budget.spentUnits + budget.heldUnits + nextUnits <= budget.limitUnits) return null;
+  const reason =
+    `The API key that submitted this job (${budgetKey.keyId}) has spent ${centsOf(budget.spentUnits)} of its monthly spend limit of ${centsOf(budget.limitUnits)}` +
+    `${budget.heldUnits > 0 ? `, and its calls in flight hold ${centsOf(budget.heldUnits)} more` : ''}; the next item needs ${centsOf(nextUnits)}. ` +
+    `The job goes on when the key's limit is raised (seen within ${KEY_LIMIT_RECHECK_MS / 60_000} minutes) or the limit resets on ${new Date(budget.resetsAt).toISOString().slice(0, 10)} (UTC).`;
+  return { ms: Math.max(1_000, Math.min(KEY_LIMIT_RECHECK_MS, budget.resetsAt - clock.now())), reason };
+}
+
+function centsOf(units: number): string {
+  const cents = centsFromUnits(units);
+  return `${cents} ${cents === 1 ? 'cent' : 'cents'}`;
 }
 
 /** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */
