@@ -209,7 +209,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    * Ends a call: a success spends up to what was held and gives the rest back, anything else gives it
    * all back; either way its usage row is stored here before this answers. A success whose hold is gone
    * (it outlived it, or this object restarted) takes the money again, so it is billed exactly once; when
-   * the money is no longer there it is refused and billed nothing.
+   * the money is no longer there it is refused and billed nothing. `budgetKeyId` is the key whose monthly limit
+   * a late capture counts in (a data job's item: the key that submitted the job).
    */
   async settle(holdId: string, actualUnits: number, usage: UsageRow, budgetKeyId: string = usage.keyId): Promise<SettleAnswer> {
     this.book.bind(usage);
