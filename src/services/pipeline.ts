@@ -27,8 +27,10 @@ export interface Call {
   /** The Idempotency-Key header (REST) or `_meta.idempotency_key` (MCP), when the caller sent one. */
   idempotencyKey?: SentIdempotencyKey;
   /**
-   * A surface's own rule, run once the input is valid and before money is held (the runtime's agent-hours
-   * cap). An ApiError it throws is refused like any other: recorded, uncharged.
+   * A surface's own rule (the runtime hours an agent's or a data job's calls count in): run once the call
+   * has its window slot and its money held, just before the upstream is asked, so a call refused by the
+   * window or the wallet counts no hour (a job waiting for a top-up rechecks by calling). An ApiError it
+   * throws is refused like any other: the hold given back, recorded, uncharged. A sandbox call runs it first.
    */
   admit?: () => Promise<void>;
   /** Answers in place of the vendor and the wallet once the input is valid: a sandbox key's call (services/sandbox.ts). */
@@ -82,15 +84,17 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     return refuse(ApiError.validation(details));
   }
   const input = parsed.data;
-  if (call.admit) {
-    try {
-      await call.admit();
-    } catch (error) {
-      if (error instanceof ApiError) return refuse(error);
-      throw error;
+  if (call.instead) {
+    if (call.admit) {
+      try {
+        await call.admit();
+      } catch (error) {
+        if (error instanceof ApiError) return refuse(error);
+        throw error;
+      }
     }
+    return call.instead(input, usage);
   }
-  if (call.instead) return call.instead(input, usage);
   if (!sentKey) return meteredCall(operation, input, call, gate, usage, started);
 
   const claim = await claimIdempotencyKey(env, principal.workspaceId, sentKey.key, operation, input, timeLimitOf(operation, input), usageId);
@@ -154,6 +158,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     if (metered.kind !== 'held') throw shortfallError(metered, principal.budgetKey?.keyId);
     held = true;
     holdId = metered.holdId;
+    if (call.admit) await call.admit();
 
     const { result, cached } = await answerFromCache(lookup, call.waitUntil, () =>
       withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env: call.connection?.env ?? env, signal, organizationId: principal.organizationId })),

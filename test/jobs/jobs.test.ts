@@ -195,6 +195,17 @@ describe('running a data job', () => {
     expect(waiting.reason).toMatch(/needs 1 cent but the organization has 0 cents available/);
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 0 });
 
+    // Its rechecks over the next hours are refused by the wallet before the runtime hour is counted: the plan's
+    // hours count the hour it worked, not the hours it waited.
+    const hours = async () => (await env.DB.prepare('SELECT COUNT(*) AS n FROM job_hours WHERE job_id = ?').bind(submitted.body.data.id).first<{ n: number }>())!.n;
+    expect(await hours()).toBe(1);
+    for (let hour = 0; hour < 2; hour++) {
+      const before = (await driveJob(submitted.body.data.id, time, () => true)).resumesAt;
+      time.advance(61 * 60_000);
+      await driveJob(submitted.body.data.id, time, (job) => job.resumesAt !== before, { follow: false });
+    }
+    expect(await hours()).toBe(1);
+
     await credit(account.organizationId, { purchasedCents: 10 });
     const job = await driveJob(submitted.body.data.id, time, ended);
     expect(job).toMatchObject({ status: 'succeeded', reason: null, counts: { succeeded: 12, failed: 0, pending: 0 }, spentCents: 12 });
