@@ -8,3 +8,9 @@ export function unitsFromCents(cents: number): number {
 export function centsFromUnits(units: number): number {
   return units / UNITS_PER_CENT;
 }
+
+/** An amount of units as a sentence says it: "1 cent", "0.5 cents", "12 cents". */
+export function centsInWords(units: number): string {
+  const cents = centsFromUnits(units);
+  return `${cents} ${cents === 1 ? 'cent' : 'cents'}`;
+}

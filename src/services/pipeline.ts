@@ -10,7 +10,7 @@ import { ApiError, type ErrorLocation } from '../core/errors';
 import { gateOf, knownExhausted, rateLimitHeaders, rememberExhausted, secondsUntilReset } from './gate';
 import { claimIdempotencyKey, readIdempotencyKey, replayOf, type SentIdempotencyKey } from './idempotency';
 import { newId } from '../core/ids';
-import { centsFromUnits } from '../core/money';
+import { centsFromUnits, centsInWords } from '../core/money';
 import { plansPageUrl, subscriptionRequired } from './plan-caps';
 import { answerFromCache, lookUpAnswer } from './response-cache';
 import { detailsFromZod } from '../core/validation';
@@ -223,12 +223,12 @@ export async function admitFreeCall(env: Env, principal: KeyPrincipal): Promise<
  */
 function shortfallError(shortfall: Shortfall, budgetKeyId?: string): ApiError {
   if (shortfall.kind === 'key_limit') {
-    const inFlight = shortfall.heldUnits > 0 ? ` and its calls in flight hold ${formatCents(shortfall.heldUnits)} more` : '';
+    const inFlight = shortfall.heldUnits > 0 ? ` and its calls in flight hold ${centsInWords(shortfall.heldUnits)} more` : '';
     const whose = budgetKeyId ? `the API key that submitted this job (${budgetKeyId})` : 'this API key';
     return new ApiError(
       'INSUFFICIENT_CREDITS',
-      `This call needs ${formatCents(shortfall.requiredUnits)}, which would take ${whose} past its own monthly spend limit of ${formatCents(shortfall.limitUnits)}: ` +
-        `it has spent ${formatCents(shortfall.spentUnits)} this month${inFlight}. The limit resets on ${new Date(shortfall.resetsAt).toISOString().slice(0, 10)} (UTC). ` +
+      `This call needs ${centsInWords(shortfall.requiredUnits)}, which would take ${whose} past its own monthly spend limit of ${centsInWords(shortfall.limitUnits)}: ` +
+        `it has spent ${centsInWords(shortfall.spentUnits)} this month${inFlight}. The limit resets on ${new Date(shortfall.resetsAt).toISOString().slice(0, 10)} (UTC). ` +
         "The key's limit stopped this call, not the organization's balance: raise the limit in the dashboard, or wait for the reset.",
     );
   }
@@ -241,7 +241,7 @@ function shortfallError(shortfall: Shortfall, budgetKeyId?: string): ApiError {
   }
   return new ApiError(
     'INSUFFICIENT_CREDITS',
-    `This call needs ${formatCents(shortfall.requiredUnits)} but the organization has ${formatCents(shortfall.availableUnits)} available. Top up to continue.`,
+    `This call needs ${centsInWords(shortfall.requiredUnits)} but the organization has ${centsInWords(shortfall.availableUnits)} available. Top up to continue.`,
   );
 }
 
@@ -273,11 +273,6 @@ function metaOf(costUnits: number, balance: Balance | null, latencyMs: number, c
     cached,
     latencyMs,
   };
-}
-
-function formatCents(units: number): string {
-  const cents = centsFromUnits(units);
-  return `${cents} ${cents === 1 ? 'cent' : 'cents'}`;
 }
 
 function usageRow(

@@ -2,7 +2,7 @@ import type { Env } from '../../core/config';
 import { clock, nowIso } from '../../core/clock';
 import { ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { centsFromUnits, unitsFromCents } from '../../core/money';
+import { centsInWords, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
 import type { SliceOutcome } from '../../core/protocols/job';
 import type { KeyPrincipal } from '../../core/records';
@@ -198,15 +198,10 @@ async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number
   const [budget] = await gate.keyBudgets([budgetKey.keyId]);
   if (!budget || budget.limitUnits === null || budget.spentUnits + budget.heldUnits + nextUnits <= budget.limitUnits) return null;
   const reason =
-    `The API key that submitted this job (${budgetKey.keyId}) has spent ${centsOf(budget.spentUnits)} of its monthly spend limit of ${centsOf(budget.limitUnits)}` +
-    `${budget.heldUnits > 0 ? `, and its calls in flight hold ${centsOf(budget.heldUnits)} more` : ''}; the next item needs ${centsOf(nextUnits)}. ` +
+    `The API key that submitted this job (${budgetKey.keyId}) has spent ${centsInWords(budget.spentUnits)} of its monthly spend limit of ${centsInWords(budget.limitUnits)}` +
+    `${budget.heldUnits > 0 ? `, and its calls in flight hold ${centsInWords(budget.heldUnits)} more` : ''}; the next item needs ${centsInWords(nextUnits)}. ` +
     `The job goes on when the key's limit is raised (seen within ${KEY_LIMIT_RECHECK_MS / 60_000} minutes) or the limit resets on ${new Date(budget.resetsAt).toISOString().slice(0, 10)} (UTC).`;
   return { ms: Math.max(1_000, Math.min(KEY_LIMIT_RECHECK_MS, budget.resetsAt - clock.now())), reason };
-}
-
-function centsOf(units: number): string {
-  const cents = centsFromUnits(units);
-  return `${cents} ${cents === 1 ? 'cent' : 'cents'}`;
 }
 
 /** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */

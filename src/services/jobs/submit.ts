@@ -3,7 +3,7 @@ import type { Env } from '../../core/config';
 import { clock, nowIso } from '../../core/clock';
 import { ApiError, type ErrorDetail } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { centsFromUnits, unitsFromCents } from '../../core/money';
+import { centsInWords, unitsFromCents } from '../../core/money';
 import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { detailsFromZod } from '../../core/validation';
@@ -101,14 +101,14 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   if (maxCostUnits !== null && quotedUnits > maxCostUnits) {
     throw new ApiError(
       'INSUFFICIENT_CREDITS',
-      `This job's quote is ${cents(quotedUnits)} (${submission.inputs.length} items at most), above its maxCostCents of ${cents(maxCostUnits)}. Raise maxCostCents or send fewer inputs; nothing was queued.`,
+      `This job's quote is ${centsInWords(quotedUnits)} (${submission.inputs.length} items at most), above its maxCostCents of ${centsInWords(maxCostUnits)}. Raise maxCostCents or send fewer inputs; nothing was queued.`,
     );
   }
   const available = credits.balance.purchasedUnits + credits.balance.subscriptionUnits - credits.balance.heldUnits;
   if (available < cheapestUnits) {
     throw new ApiError(
       'INSUFFICIENT_CREDITS',
-      `One item of this job costs up to ${cents(cheapestUnits)} but the organization has ${cents(Math.max(0, available))} available; the whole job is quoted at ${cents(quotedUnits)}. Top up to run it; nothing was queued.`,
+      `One item of this job costs up to ${centsInWords(cheapestUnits)} but the organization has ${centsInWords(Math.max(0, available))} available; the whole job is quoted at ${centsInWords(quotedUnits)}. Top up to run it; nothing was queued.`,
     );
   }
 
@@ -165,11 +165,6 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
  * runs, at the pace of the workspace's window; without a bound, submissions could queue more than runs.
  */
 export const MAX_UNFINISHED_ITEMS = 100_000;
-
-function cents(units: number): string {
-  const value = centsFromUnits(units);
-  return `${value} ${value === 1 ? 'cent' : 'cents'}`;
-}
 
 /**
  * Lets go of a Workflow instance handle nothing here uses further: locally (Miniflare) it is an RPC result
