@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bearer, call, companyByDomain, credit, eventually, funded, json, ops, provision, wallet } from '../support/api';
 import type { JobView } from '../../src/services/jobs/store';
 import { unitsFromCents } from '../../src/core/money';
+import { CREDIT_RECHECK_MS } from '../../src/services/jobs/run';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
 import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
@@ -199,12 +200,19 @@ describe('running a data job', () => {
     // hours count the hour it worked, not the hours it waited.
     const hours = async () => (await env.DB.prepare('SELECT COUNT(*) AS n FROM job_hours WHERE job_id = ?').bind(submitted.body.data.id).first<{ n: number }>())!.n;
     expect(await hours()).toBe(1);
+    // It looks again every 30 s at first, and less often the longer it has waited (at most every 15 minutes),
+    // so a wait of days stays within its Workflow's steps.
+    const lookAgainIn = (job: JobView) => Date.parse(job.resumesAt!) - clock.now();
+    expect(lookAgainIn(waiting)).toBeLessThanOrEqual(CREDIT_RECHECK_MS.first);
+    let later = waiting;
     for (let hour = 0; hour < 2; hour++) {
       const before = (await driveJob(submitted.body.data.id, time, () => true)).resumesAt;
       time.advance(61 * 60_000);
-      await driveJob(submitted.body.data.id, time, (job) => job.resumesAt !== before, { follow: false });
+      later = await driveJob(submitted.body.data.id, time, (job) => job.resumesAt !== before, { follow: false });
     }
     expect(await hours()).toBe(1);
+    expect(lookAgainIn(later)).toBeGreaterThan(CREDIT_RECHECK_MS.most - 60_000);
+    expect(lookAgainIn(later)).toBeLessThanOrEqual(CREDIT_RECHECK_MS.most);
 
     await credit(account.organizationId, { purchasedCents: 10 });
     const job = await driveJob(submitted.body.data.id, time, ended);

@@ -118,6 +118,7 @@ export async function storedJob(items: number, options: { operation?: string; in
     startedAt: null,
     finishedAt: null,
     resultsPrunedAt: null,
+    waitingSince: null,
   };
   await insertJob(env.DB, job, options.inputs ?? Array.from({ length: items }, (_, index) => ({ url: `https://example.com/${index}` })));
   return job;

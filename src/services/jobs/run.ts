@@ -25,8 +25,18 @@ export const SLICE_ITEMS = 100;
 export const CONCURRENCY = 8;
 /** A transient failure is tried again this many times, after these waits. */
 export const RETRY_BACKOFF_MS = [1_000, 4_000, 16_000] as const;
-/** How often a job waiting for money looks again (a top-up is seen within this). */
-export const CREDIT_RECHECK_MS = 30_000;
+/**
+ * How often a job waiting for money looks again: every 30 s at first (a top-up is usually minutes away), then
+ * an eighth of the time it has waited, up to every 15 minutes, so a wait of a month takes about 6,000 of the
+ * Workflow's 10,000 steps (at 30 s throughout, they ran out after 42 hours).
+ */
+export const CREDIT_RECHECK_MS = { first: 30_000, most: 15 * 60_000 } as const;
+
+/** The next look of a job waiting for money, by how long it has waited (`waitingSince`, null: it just began). */
+export function creditRecheckMs(waitingSince: string | null, now: number): number {
+  const waited = waitingSince === null ? 0 : now - Date.parse(waitingSince);
+  return Math.min(CREDIT_RECHECK_MS.most, Math.max(CREDIT_RECHECK_MS.first, Math.round(waited / 8)));
+}
 /** How often a job past the plan's runtime hours looks again (an upgrade is seen within this). */
 export const HOURS_RECHECK_MS = 10 * 60_000;
 /**
@@ -239,11 +249,11 @@ async function runItem(
     const error = through ? await connectionFailure(env.DB, through.connection, through.vendor, caught) : caught;
     const apiError = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'The call failed unexpectedly.');
     pacer.observe(apiError.headers, clock.now());
-    return classify(apiError, item.idx, attempts, pacer);
+    return classify(apiError, item.idx, attempts, pacer, job.waitingSince);
   }
 }
 
-function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer): ItemOutcome {
+function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, waitingSince: string | null): ItemOutcome {
   const now = clock.now();
   // The job's key refused: it ended or was cancelled. (A vendor refusing a connection's credentials is 401 PROVIDER_ERROR: the item's failure.)
   if (error.status === 401 && error.code !== 'PROVIDER_ERROR') return { kind: 'ended' };
@@ -252,7 +262,7 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer):
     return { kind: 'pause', status: 'running', reason: 'The workspace used its requests for this minute; the job goes on when the window resets.', ms: pacer.msToReset(now) };
   }
   if (error.code === 'INSUFFICIENT_CREDITS' || error.code === 'SUBSCRIPTION_REQUIRED') {
-    return { kind: 'pause', status: 'waiting_for_credits', reason: error.message, ms: CREDIT_RECHECK_MS };
+    return { kind: 'pause', status: 'waiting_for_credits', reason: error.message, ms: creditRecheckMs(waitingSince, now) };
   }
   if (error.code === 'PLAN_LIMIT_REACHED') {
     // The plan's runtime hours are used up: the job waits, saying so, until an upgrade or the month's end.

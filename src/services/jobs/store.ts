@@ -23,6 +23,8 @@ export interface JobRecord {
   keyId: string | null;
   /** The key that submitted it, whose monthly limit and spend its items count in; null from the dashboard. */
   budgetKeyId: string | null;
+  /** When it began waiting for credits; null while it runs. */
+  waitingSince: string | null;
   /** The workspace's connection every item runs through (its credentials, the plan's fee), if any. */
   connectionId: string | null;
   /** The workspace database and table each success is written into, if any. */
@@ -68,7 +70,7 @@ const COLUMNS = `id, organization_id AS organizationId, workspace_id AS workspac
   connection_id AS connectionId, into_database_id AS intoDatabaseId, into_table AS intoTable,
   window_reset_at AS windowResetAt, window_limit AS windowLimit, window_remaining AS windowRemaining,
   resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt,
-  results_pruned_at AS resultsPrunedAt`;
+  results_pruned_at AS resultsPrunedAt, waiting_since AS waitingSince`;
 
 export function viewOf(job: JobRecord): JobView {
   return {
@@ -278,6 +280,7 @@ export function setStatus(db: D1Database, jobId: string, status: JobStatus, reas
     .prepare(
       `UPDATE data_jobs SET status = ?2, reason = ?3,
          started_at = COALESCE(started_at, CASE WHEN ?2 IN ('running', 'waiting_for_credits') THEN ?4 END),
+         waiting_since = CASE WHEN ?2 = 'waiting_for_credits' THEN COALESCE(waiting_since, ?4) END,
          finished_at = CASE WHEN ?5 THEN ?4 ELSE finished_at END
        WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')`,
     )
