@@ -3,9 +3,10 @@ import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { randomHex } from '../core/ids';
+import { markEmailConfirmed } from '../services/accounts';
 import { countAttempt, type ThrottleRule } from '../core/throttle';
 import type { SessionUser } from './context';
-import { type Delivery, sendEmail } from './email';
+import { type Delivery, sendEmailOrLog } from './email';
 
 /** A confirmation link works for a day. */
 export const VERIFICATION_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -37,15 +38,16 @@ export async function sendVerification(env: Env, user: SessionUser): Promise<Ver
     ),
   ]);
   const link = `${publicUrls(env).app}/verify-email?token=${token}`;
-  const delivery = await sendEmail(env, {
-    to: user.email,
-    subject: 'Confirm your email address for Sluice',
-    // Nothing the person typed but the address: a sign-up must not send anyone words of the signer's choosing.
-    text: `Hello,\n\nConfirm that ${user.email} is yours to start your organization's free trial on Sluice:\n\n${link}\n\nThe link works for 24 hours. If you did not sign up for Sluice, ignore this email.`,
-  }).catch((error: unknown) => {
-    console.error(JSON.stringify({ level: 'error', note: 'confirmation email not sent', userId: user.id, error: String(error) }));
-    return { sent: 'nowhere' as const };
-  });
+  const delivery = await sendEmailOrLog(
+    env,
+    {
+      to: user.email,
+      subject: 'Confirm your email address for Sluice',
+      // Nothing the person typed but the address: a sign-up must not send anyone words of the signer's choosing.
+      text: `Hello,\n\nConfirm that ${user.email} is yours to start your organization's free trial on Sluice:\n\n${link}\n\nThe link works for 24 hours. If you did not sign up for Sluice, ignore this email.`,
+    },
+    { note: 'confirmation email not sent', userId: user.id },
+  );
   return { sentTo: user.email, emailed: delivery.sent };
 }
 
@@ -66,7 +68,7 @@ export async function confirmEmail(db: D1Database, token: string): Promise<{ use
       details: [{ field: 'token', location: 'query', message: 'unknown, used or expired' }],
     });
   }
-  await db.prepare('UPDATE users SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ?').bind(new Date(clock.now()).toISOString(), found.userId).run();
+  await markEmailConfirmed(db, found.email);
   return { userId: found.userId, email: found.email };
 }
 

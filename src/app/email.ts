@@ -34,6 +34,18 @@ export async function sendEmail(env: Env, email: Email): Promise<Delivery> {
   return { sent: 'nowhere' };
 }
 
+/**
+ * Sends `email` as sendEmail does, but a provider's refusal is logged (with `failure`'s note and ids) and
+ * answered `nowhere`, not thrown: what the email was for (an invitation, an account) stands, and the dashboard
+ * offers its link another way or sends it again.
+ */
+export async function sendEmailOrLog(env: Env, email: Email, failure: { note: string } & Record<string, string>): Promise<Delivery> {
+  return sendEmail(env, email).catch((error: unknown) => {
+    console.error(JSON.stringify({ level: 'error', ...failure, error: String(error) }));
+    return { sent: 'nowhere' as const };
+  });
+}
+
 export interface OutboxMessage {
   id: string;
   recipient: string;

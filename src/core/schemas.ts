@@ -37,6 +37,9 @@ export function successEnvelope<T extends z.ZodType>(data: T, options: { metered
  */
 export const NoParameters = z.strictObject({});
 
+/** An email address as a person types it: trimmed and lowercased, then checked (sign-up, sign-in, invitations, the operator's confirmation). */
+export const emailAddress = z.string().trim().toLowerCase().pipe(z.email('Not an email address.').max(254));
+
 const refs = (...names: ResponseHeaderName[]) => Object.fromEntries(names.map((name) => [name, headerRef(name)]));
 const RATE_LIMIT: ResponseHeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 

@@ -102,12 +102,22 @@ const MAX_TIMEOUT_MS = 300_000;
  */
 export const DEFAULT_PDF_PAGES = 10;
 
+type Parsers = readonly ('pdf' | { type: 'pdf'; maxPages?: number | undefined })[] | undefined;
+
 /** The most pages of a PDF a scrape with these parsers reads, or null when they leave PDF parsing out (the file as base64). */
-export function pdfPagesOf(parsers: readonly ('pdf' | { type: 'pdf'; maxPages?: number | undefined })[] | undefined): number | null {
+export function pdfPagesOf(parsers: Parsers): number | null {
   if (parsers === undefined) return DEFAULT_PDF_PAGES;
   const pdf = parsers.find((parser) => parser === 'pdf' || parser.type === 'pdf');
   if (pdf === undefined) return null;
   return (typeof pdf === 'object' ? pdf.maxPages : undefined) ?? DEFAULT_PDF_PAGES;
+}
+
+/** What a scrape says of a PDF it read only to its bound, either provider; null when it read every page. */
+export function unreadPagesWarning(pagesRead: number, totalPages: number, parsers: Parsers): string | null {
+  if (pagesRead >= totalPages) return null;
+  const named = parsers?.some((parser) => typeof parser === 'object' && parser.maxPages !== undefined);
+  const cap = named ? 'maxPages' : `maxPages, ${DEFAULT_PDF_PAGES} unless parsers names more ([{type: "pdf", maxPages}])`;
+  return `Only the first ${pagesRead} of ${totalPages} pages were read (${cap}).`;
 }
 
 export const scrapeInput = z

@@ -1,6 +1,6 @@
 import type { Env } from '../core/config';
 import type { ProviderContext, ProviderResult } from '../core/operation';
-import { DEFAULT_PDF_PAGES, pdfPagesOf, type MapInput, type ScrapeInput, type SearchInput } from '../core/web-inputs';
+import { pdfPagesOf, type MapInput, type ScrapeInput, type SearchInput, unreadPagesWarning } from '../core/web-inputs';
 import { assertPublicName, parseTarget } from './builtin-web/safe-fetch';
 import { builtinWebSettings } from './builtin-web/settings';
 import { normalizeUpstream } from './normalize';
@@ -83,10 +83,9 @@ type Formats = ScrapeInput['formats'];
 /** A PDF read only to its bound says so, as the built-in provider's does: the caller may ask for more pages. */
 function warnOfUnreadPages(page: Record<string, unknown>, parsers: ScrapeInput['parsers']): void {
   const { numPages, totalPages } = (page.metadata ?? {}) as { numPages?: unknown; totalPages?: unknown };
-  if (typeof numPages !== 'number' || typeof totalPages !== 'number' || totalPages <= numPages) return;
-  const named = parsers?.some((parser) => typeof parser === 'object' && parser.maxPages !== undefined);
-  const cap = named ? 'maxPages' : `maxPages, ${DEFAULT_PDF_PAGES} unless parsers names more ([{type: "pdf", maxPages}])`;
-  const said = `Only the first ${numPages} of ${totalPages} pages were read (${cap}).`;
+  if (typeof numPages !== 'number' || typeof totalPages !== 'number') return;
+  const said = unreadPagesWarning(numPages, totalPages, parsers);
+  if (!said) return;
   page.warning = typeof page.warning === 'string' && page.warning ? `${page.warning} ${said}` : said;
 }
 
@@ -123,7 +122,8 @@ function searchBody(input: SearchInput) {
     excludeDomains: input.excludeDomains,
     timeout: input.timeout,
     // Each result is charged as one page: a PDF's first page only, and no escalation to the enhanced proxy
-    // (Firecrawl bills each result's extra pages and its escalation; a result it cannot fetch is not scraped, not charged).
+    // (Firecrawl bills each result's extra pages and its escalation; a site that refuses the basic proxy answers
+    // its refusal page, billed and charged as the one page it is).
     scrapeOptions: input.scrapeOptions && {
       formats: upstreamFormats(input.scrapeOptions.formats),
       onlyMainContent: input.scrapeOptions.onlyMainContent,

@@ -211,10 +211,10 @@ export async function findPrincipal(db: D1Database, keyHash: string): Promise<Ke
 }
 
 /**
- * Confirms a person's email address by the operator's word, for an installation that sends no email (the free
- * trial waits for a confirmed address). An address confirmed already keeps its first time.
+ * Marks a person's email address confirmed (the free trial waits for it): by the link sent to it, or by the
+ * operator's word for an installation that sends no email. An address confirmed already keeps its first time.
  */
-export async function confirmEmailByOperator(db: D1Database, email: string): Promise<{ userId: string; email: string; emailVerifiedAt: string }> {
+export async function markEmailConfirmed(db: D1Database, email: string): Promise<{ userId: string; email: string; emailVerifiedAt: string }> {
   const row = await db
     .prepare('UPDATE users SET email_verified_at = COALESCE(email_verified_at, ?) WHERE email = ? RETURNING id AS userId, email, email_verified_at AS emailVerifiedAt')
     .bind(new Date(clock.now()).toISOString(), email)

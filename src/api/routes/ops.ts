@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { agentAllowance, listAgents } from '../../services/agents';
-import { confirmEmailByOperator, createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../services/accounts';
+import { markEmailConfirmed, createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../services/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { humanName } from '../../core/human-name';
@@ -14,7 +14,7 @@ import { disabledPlatforms, setPlatformDisabled } from '../../services/platform-
 import { CATALOG } from '../../operations/catalog';
 import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, settledStatement } from '../../services/wallet';
 import type { AppEnv } from '../../core/context';
-import { jsonContent } from '../../core/schemas';
+import { emailAddress, jsonContent } from '../../core/schemas';
 import { resumeUnfinishedJobs } from '../../services/jobs/resume';
 
 /**
@@ -147,7 +147,7 @@ const routes = {
     method: 'post',
     path: '/ops/v1/users/confirm-email',
     hide: true,
-    request: { body: { content: { 'application/json': { schema: z.strictObject({ email: z.string().trim().toLowerCase().email().max(254) }) } }, required: true } },
+    request: { body: { content: { 'application/json': { schema: z.strictObject({ email: emailAddress }) } }, required: true } },
     responses: { 200: anyJson },
   }),
   /** npm start, once workerd is up: data jobs a stopped or killed workerd left unfinished run again (Miniflare does not resume them). */
@@ -210,5 +210,5 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     return c.json(success(await setPlatformDisabled(c.env.DB, knownSlug(slug), change === 'disable')), 200);
   });
   app.openapi(routes.resumeJobs, async (c) => c.json(success(await resumeUnfinishedJobs(c.env)), 200));
-  app.openapi(routes.confirmEmail, async (c) => c.json(success(await confirmEmailByOperator(c.env.DB, c.req.valid('json').email)), 200));
+  app.openapi(routes.confirmEmail, async (c) => c.json(success(await markEmailConfirmed(c.env.DB, c.req.valid('json').email)), 200));
 }

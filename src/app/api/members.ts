@@ -1,14 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import { emailAddress, errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { publicUrls } from '../../core/config';
 import { success } from '../../core/envelope';
 import { termsOf } from '../../services/plan-caps';
 import type { DashboardEnv } from '../context';
-import { sendEmail } from '../email';
+import { sendEmailOrLog } from '../email';
 import { acceptInvitation, invite, listInvitations, occupiedSeats, revokeInvitation } from '../invitations';
 import { changeMember, listMembers, organizationAccess, requireManager, revokePersonalCredentials, ROLES } from '../members';
-import { jsonBody, organizationIdParam } from './schemas';
+import { Emailed, jsonBody, organizationIdParam } from './schemas';
 
 const Member = z.object({ userId: z.string(), email: z.string(), name: z.string(), role: z.enum(ROLES), joinedAt: z.string() }).openapi('Member');
 const Invitation = z
@@ -28,12 +28,11 @@ const Invitation = z
 const NewInvitation = Invitation.extend({
   token: z.string().openapi({ description: 'The secret of the accept link; shown once.' }),
   acceptUrl: z.string().openapi({ description: 'The link to send the invitee (the inviter can copy it).' }),
-  emailed: z.enum(['provider', 'outbox', 'nowhere']).openapi({ description: 'Where the invitation email went: the email provider, the development outbox, or nowhere (no provider configured).' }),
+  emailed: Emailed.openapi({ description: 'Where the invitation email went: the email provider, the development outbox, or nowhere (no provider configured).' }),
 }).openapi('NewInvitation');
 
-const email = z.email('Not an email address.').max(254);
 const InviteBody = z
-  .strictObject({ email: z.string().trim().toLowerCase().pipe(email), role: z.enum(['admin', 'member']).default('member') })
+  .strictObject({ email: emailAddress, role: z.enum(['admin', 'member']).default('member') })
   .openapi('InviteBody');
 const userIdParam = organizationIdParam.extend({ userId: z.string().regex(/^usr_[0-9a-f]{24}$/, 'Expected a user id (usr_ and 24 hex characters).').openapi({ param: { name: 'userId', in: 'path' } }) });
 const invitationIdParam = organizationIdParam.extend({
@@ -135,15 +134,16 @@ export function registerMembers(app: OpenAPIHono<DashboardEnv>) {
       invitedBy: user.id,
     });
     const acceptUrl = `${publicUrls(c.env).app}/invitations/${token}`;
-    const delivery = await sendEmail(c.env, {
-      to: address,
-      subject: `${user.name} invited you to ${organization.organization.name} on Sluice`,
-      text: `${user.name} (${user.email}) invited you to join ${organization.organization.name} on Sluice as ${role}.\n\nAccept: ${acceptUrl}\n\nThe link works for 7 days, for ${address} only.`,
-    }).catch((error: unknown) => {
-      // The invitation stands and its link can be copied; the failed send is logged, not fatal.
-      console.error(JSON.stringify({ level: 'error', note: 'invitation email not sent', invitationId: invitation.id, error: String(error) }));
-      return { sent: 'nowhere' as const };
-    });
+    // The invitation stands whether or not the email goes: its link can be copied.
+    const delivery = await sendEmailOrLog(
+      c.env,
+      {
+        to: address,
+        subject: `${user.name} invited you to ${organization.organization.name} on Sluice`,
+        text: `${user.name} (${user.email}) invited you to join ${organization.organization.name} on Sluice as ${role}.\n\nAccept: ${acceptUrl}\n\nThe link works for 7 days, for ${address} only.`,
+      },
+      { note: 'invitation email not sent', invitationId: invitation.id },
+    );
     return c.json(success({ ...invitation, token, acceptUrl, emailed: delivery.sent }), 201);
   });
 

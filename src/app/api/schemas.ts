@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { emailAddress } from '../../core/schemas';
 import { humanName } from '../../core/human-name';
 import { PLANS } from '../../core/plans';
 import { ROLES } from '../members';
@@ -13,10 +14,13 @@ export const User = z
   })
   .openapi('User');
 
+/** Where an email the dashboard owed someone went (src/app/email.ts). */
+export const Emailed = z.enum(['provider', 'outbox', 'nowhere']);
+
 export const VerificationSent = z
   .object({
     sentTo: z.string(),
-    emailed: z.enum(['provider', 'outbox', 'nowhere']).openapi({ description: 'Where the confirmation email went: the email provider, the development outbox (/dev/outbox), or nowhere (no provider configured, or it failed: send it again).' }),
+    emailed: Emailed.openapi({ description: 'Where the confirmation email went: the email provider, the development outbox (/dev/outbox), or nowhere (no provider configured, or it failed: send it again).' }),
   })
   .openapi('VerificationSent');
 
@@ -67,15 +71,11 @@ export const KeyWithSecret = Key.extend({ key: z.string().openapi({ description:
   'KeyWithSecret',
 );
 
-const email = z
-  .email('Not an email address.')
-  .max(254)
-  .transform((value) => value.trim().toLowerCase());
 const password = z.string().min(10, 'At least 10 characters.').max(128, 'At most 128 characters.');
 export const name = humanName(100);
 
-export const SignUpBody = z.strictObject({ email: z.string().trim().pipe(email), password, name }).openapi('SignUp');
-export const SignInBody = z.strictObject({ email: z.string().trim().pipe(email), password: z.string().min(1, 'Required.').max(128) }).openapi('SignIn');
+export const SignUpBody = z.strictObject({ email: emailAddress, password, name }).openapi('SignUp');
+export const SignInBody = z.strictObject({ email: emailAddress, password: z.string().min(1, 'Required.').max(128) }).openapi('SignIn');
 
 export const workspaceIdParam = z.object({
   workspaceId: z.string().regex(/^ws_[0-9a-f]{24}$/, 'Expected a workspace id (ws_ and 24 hex characters).').openapi({ param: { name: 'workspaceId', in: 'path' } }),

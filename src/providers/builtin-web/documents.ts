@@ -6,7 +6,7 @@ import { toMarkdown } from './markdown';
 import { collectImages, collectLinks, parsePage, readMetadata, selectContent, type HtmlPage as ParsedPage, type PageMetadata } from './page';
 import { PageBudget, measureHtml, type HtmlPage, type MeasuredHtml } from './page-bounds';
 import { readPdf } from './pdf';
-import { DEFAULT_PDF_PAGES, pdfPagesOf } from '../../core/web-inputs';
+import { pdfPagesOf, unreadPagesWarning } from '../../core/web-inputs';
 import type { OpenedResource } from './safe-fetch';
 
 /** Which content a scrape has to produce. */
@@ -118,18 +118,15 @@ function kindOf(contentType: string, head: Uint8Array): Kind {
 
 async function pdfContent(url: string, body: Uint8Array, input: ScrapeInput, wanted: Wanted): Promise<PageContent> {
   const parsers = input.parsers;
-  const pdfParser = parsers === undefined ? 'pdf' : parsers.find((parser) => parser === 'pdf' || parser.type === 'pdf');
-  if (!pdfParser) {
+  const maxPages = pdfPagesOf(parsers);
+  if (maxPages === null) {
     throw normalizeUpstream.rejected(PROVIDER, `${url} is a PDF and parsers leaves PDF parsing out; the built-in provider does not return files as base64`);
   }
-  const options: { mode?: string } = typeof pdfParser === 'object' ? pdfParser : {};
-  const pdf = await readPdf(body, pdfPagesOf(parsers) ?? undefined);
+  const pdf = await readPdf(body, maxPages);
   const warnings: string[] = [];
-  if (options.mode === 'ocr') warnings.push('There is no OCR in the built-in provider: only the text layer of the PDF was read.');
-  if (pdf.pagesRead < pdf.totalPages) {
-    const cap = typeof pdfParser === 'object' && pdfParser.maxPages !== undefined ? 'maxPages' : `maxPages, ${DEFAULT_PDF_PAGES} unless parsers names more ([{type: "pdf", maxPages}])`;
-    warnings.push(`Only the first ${pdf.pagesRead} of ${pdf.totalPages} pages were read (${cap}).`);
-  }
+  if (parsers?.some((parser) => typeof parser === 'object' && parser.mode === 'ocr')) warnings.push('There is no OCR in the built-in provider: only the text layer of the PDF was read.');
+  const unread = unreadPagesWarning(pdf.pagesRead, pdf.totalPages, parsers);
+  if (unread) warnings.push(unread);
   if (wanted.html || wanted.rawHtml) warnings.push('html and rawHtml do not apply to a PDF; its text is in markdown.');
   return {
     ...(wanted.markdown ? { markdown: pdf.markdown } : {}),

@@ -11,8 +11,9 @@ export interface PdfText {
 /**
  * The text layer of a PDF, through pdf.js's serverless build (unpdf). Loaded on first use, so a worker
  * that never meets a PDF never pays for starting pdf.js. Scanned pages have no text layer; there is no OCR.
+ * At most `maxPages` pages are read.
  */
-export async function readPdf(bytes: Uint8Array, maxPages = Number.POSITIVE_INFINITY): Promise<PdfText> {
+export async function readPdf(bytes: Uint8Array, maxPages: number): Promise<PdfText> {
   const { getDocumentProxy, getMeta } = await import('unpdf');
   let document: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
