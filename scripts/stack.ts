@@ -22,6 +22,8 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { Cron } from 'croner';
 import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
@@ -218,6 +220,29 @@ const DATABASE_PING_MS = 250;
  */
 const DATABASE_PING_TIMEOUT_MS = 2_000;
 
+/**
+ * The databases' process's output, less the request lines of the watch's own pings: four a second, they
+ * buried every line a person's own calls printed. Nothing else asks that process for /health (requests
+ * reach it only as object calls), so every other line, its errors included, still comes through.
+ */
+function withoutPings(stdout: Readable, stderr: Readable): void {
+  createInterface(stdout).on('line', (line) => {
+    if (!isPingLine(line)) console.log(line);
+  });
+  createInterface(stderr).on('line', (line) => console.error(line));
+}
+
+/** Whether a line is the request log line of a successful /health ping. */
+function isPingLine(line: string): boolean {
+  if (!line.startsWith('{')) return false;
+  try {
+    const logged = JSON.parse(line) as { event?: unknown; route?: unknown; status?: unknown };
+    return logged.event === 'request' && logged.route === '/health' && logged.status === 200;
+  } catch {
+    return false;
+  }
+}
+
 type ObjectDesignator = NonNullable<WorkerOptions['durableObjects']>[string];
 
 function classOf(designator: ObjectDesignator): string {
@@ -270,7 +295,7 @@ interface DatabaseProcess {
  */
 async function startDatabaseProcess(worker: WorkerOptions, shared: { cf: false; defaultPersistRoot: string; log: Log; unsafeDevRegistryPath: string }, log: (line: string) => void): Promise<DatabaseProcess> {
   const start = async () => {
-    const instance = new Miniflare({ ...shared, host: '127.0.0.1', port: 0, workers: [worker] });
+    const instance = new Miniflare({ ...shared, host: '127.0.0.1', port: 0, workers: [worker], handleRuntimeStdio: withoutPings });
     try {
       return { instance, url: new URL('/health', await instance.ready).href };
     } catch (error) {

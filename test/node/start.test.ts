@@ -71,6 +71,15 @@ describe('npm start', () => {
     expect(body).toMatchObject({ success: true, data: { plan: 'payg', purchasedBalanceCents: 500 } });
   });
 
+  it("prints a person's requests, not the databases' watch pinging /health four times a second", async () => {
+    const from = first.output().length;
+    expect((await credits(first.key)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const lines = first.output().slice(from).split('\n');
+    expect(lines.filter((line) => line.includes('"route":"/v1/credits"'))).toHaveLength(1);
+    expect(lines.filter((line) => line.includes('"route":"/health"'))).toEqual([]);
+  });
+
   it('scrapes a page to Markdown with no vendor credentials, through the built-in provider', async () => {
     const response = await fetch(`${first.apiUrl}/scrape`, {
       method: 'POST',
