@@ -2,13 +2,34 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloud
 import type { Env } from '../src/core/config';
 import type { DataJobParams } from '../src/core/protocols/job';
 import { finishJob, runSlice } from '../src/services/jobs/run';
+import { LOOK_AGAIN_EVENT } from '../src/services/jobs/wake';
 
 /** A slice that throws (D1 or an object unreachable) is tried again by the platform, backing off. */
 const SLICE_STEP = { retries: { limit: 10, delay: '2 seconds', backoff: 'exponential' }, timeout: '10 minutes' } as const;
 
 /**
+ * Waits `ms`, or less when something that may end a wait for money (a top-up, a plan change, a raised key
+ * limit) sends the look-again event: either way the next slice looks again. A wait that times out throws
+ * the platform's WorkflowTimeoutError; that is its ordinary end here. The error crosses an RPC boundary
+ * on its way (the step is the engine's), which keeps its message and not its class or name, so the name
+ * is looked for in both. Anything else (the instance paused or terminated) goes on up.
+ */
+async function lookAgainAfter(step: WorkflowStep, name: string, ms: number): Promise<void> {
+  try {
+    await step.waitForEvent(name, { type: LOOK_AGAIN_EVENT, timeout: ms });
+  } catch (error) {
+    if (!isTimeout(error)) throw error;
+  }
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'WorkflowTimeoutError' || error.message.startsWith('WorkflowTimeoutError'));
+}
+
+/**
  * One data job's run, on Cloudflare Workflows: a step per slice of items (src/services/jobs/run.ts),
- * and between slices a durable sleep when the job waits for the rate window, a retry's backoff or money.
+ * and between slices a durable sleep when the job waits for the rate window or a retry's backoff, and a
+ * wait that the look-again event may cut short when it waits for money or its key's limit.
  * A step's answer is kept by the platform, so a run that crashes or is evicted resumes at the slice it
  * was in; that slice's items already billed are answered again by the idempotency store, uncharged.
  * Locally Miniflare runs the same Workflow, so `npm start` runs jobs with no account.
@@ -19,7 +40,10 @@ export class DataJobWorkflow extends WorkflowEntrypoint<Env, DataJobParams> {
     for (let slice = 0; ; slice++) {
       const outcome = await step.do(`slice ${slice}`, SLICE_STEP, () => runSlice(this.env, jobId));
       if (outcome.kind === 'done') break;
-      if (outcome.kind === 'wait') await step.sleep(`wait ${slice}`, Math.max(1, Math.ceil(outcome.ms)));
+      if (outcome.kind !== 'wait') continue;
+      const ms = Math.max(1, Math.ceil(outcome.ms));
+      if (outcome.wakeable) await lookAgainAfter(step, `wait ${slice}`, ms);
+      else await step.sleep(`wait ${slice}`, ms);
     }
     await step.do('finish', SLICE_STEP, () => finishJob(this.env, jobId));
   }

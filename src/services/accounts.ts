@@ -9,6 +9,7 @@ import type { Plan } from '../core/plans';
 import { type ApiKeyRecord, type KeyPrincipal, type Organization, planInForceSql, type Workspace } from '../core/records';
 import { announceKey } from './webhooks/announce';
 import { configureWallet } from './wallet';
+import { wakeWaitingJobs } from './jobs/wake';
 import type { KeyLimit } from '../core/protocols/key-limits';
 
 export async function createOrganization(db: D1Database, input: { name: string; plan?: Plan | null }): Promise<Organization> {
@@ -177,7 +178,8 @@ export async function issueKey(env: Env, input: Parameters<typeof createKey>[2])
 
 /**
  * Sets or removes (null) a key's monthly spend limit. D1 first, with a new version, then the workspace's
- * gate, before this answers: the very next call follows the new limit. Were the gate unreachable, the
+ * gate, before this answers: the very next call follows the new limit, and the jobs the key submitted that
+ * wait for its limit look again. Were the gate unreachable, the
  * change is refused here and the key's next principal read (at most 30 s later) carries it to the gate.
  */
 export async function setKeyLimit(env: Env, id: string, monthlyLimitCents: number | null): Promise<ApiKeyRecord> {
@@ -189,6 +191,8 @@ export async function setKeyLimit(env: Env, id: string, monthlyLimitCents: numbe
     .bind(monthlyLimitCents === null ? null : unitsFromCents(monthlyLimitCents), id)
     .first<KeyLimit>();
   await gateOf(env, key.workspaceId).setKeyLimit(id, written!);
+  // A raise (or none) may end the wait of the jobs this key submitted; a lower limit wakes them in vain, harmlessly.
+  await wakeWaitingJobs(env, { budgetKeyId: id });
   return getKey(env.DB, id);
 }
 

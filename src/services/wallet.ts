@@ -5,6 +5,7 @@ import type { Env } from '../core/config';
 import { gateOf } from './gate';
 import { centsFromUnits } from '../core/money';
 import { allowanceUnits } from '../core/plans';
+import { wakeWaitingJobs } from './jobs/wake';
 
 /** The organization's wallet object. One per organization: the spec bills the organization. */
 export function walletOf(env: Env, organizationId: string) {
@@ -14,7 +15,8 @@ export function walletOf(env: Env, organizationId: string) {
 /**
  * Gives the wallet the organization's plan (its allowance, a new period) and tells the gate of every
  * workspace that holds a lease, so none of them admits a call under the old plan after this returns.
- * Gates that never drew a lease learn the plan from the wallet before their first call.
+ * Gates that never drew a lease learn the plan from the wallet before their first call. Jobs waiting for
+ * money look again at once.
  */
 export async function configureWallet(
   env: Env,
@@ -30,18 +32,20 @@ export async function configureWallet(
     dedupeId,
   });
   await Promise.all(configured.workspaces.map((workspaceId) => gateOf(env, workspaceId).adoptTerms(configured.terms, configured.generation, configured.balance)));
+  if (configured.applied) await wakeWaitingJobs(env, { organizationId: organization.id });
   return { ...configured.balance, applied: configured.applied, current: configured.current };
 }
 
 /**
  * Adds to an organization's balances (once per dedupe id, see `OrgWallet.credit`) and tells the gate of
  * every workspace that reads the wallet to read it again, so `/v1/credits` shows a top-up from the very
- * next request (gates keep the wallet's figures for up to VIEW_FRESH_MS).
+ * next request (gates keep the wallet's figures for up to VIEW_FRESH_MS); jobs waiting for money look again at once.
  */
 export async function creditWallet(env: Env, organizationId: string, amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId: string | null = null) {
   const wallet = walletOf(env, organizationId);
   const credited = await wallet.credit(amounts, dedupeId);
   await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
+  await wakeWaitingJobs(env, { organizationId });
   return credited;
 }
 

@@ -8,7 +8,7 @@ import type { JobView } from '../../src/services/jobs/store';
 import { unitsFromCents } from '../../src/core/money';
 import { CREDIT_RECHECK_MS } from '../../src/services/jobs/run';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
-import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, ndjsonResults, readJob, submit, usageOfKey } from './support';
+import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, lookAgain, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
 // A job runs on the Workflow engine's own schedule: on a loaded machine a job of a few items may need more than
 // the workers project's 20 s (driveJob waits up to 60 s for the state it is told to wait for).
@@ -208,6 +208,7 @@ describe('running a data job', () => {
     for (let hour = 0; hour < 2; hour++) {
       const before = (await driveJob(submitted.body.data.id, time, () => true)).resumesAt;
       time.advance(61 * 60_000);
+      await lookAgain(submitted.body.data.id);
       later = await driveJob(submitted.body.data.id, time, (job) => job.resumesAt !== before, { follow: false });
     }
     expect(await hours()).toBe(1);
@@ -218,6 +219,49 @@ describe('running a data job', () => {
     const job = await driveJob(submitted.body.data.id, time, ended);
     expect(job).toMatchObject({ status: 'succeeded', reason: null, counts: { succeeded: 12, failed: 0, pending: 0 }, spentCents: 12 });
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 3, heldCents: 0 });
+  });
+
+  it('looks again the moment money comes, not at its next recheck: a top-up wakes it, and so do a raised key limit and a plan with an allowance', async () => {
+    // Every wait as long as it is: without the wake, this job's next look would be 30 s away.
+    await time.dispose();
+    time = await jobTime({ sleeps: 'real' });
+    const account = await funded(2, 'payg');
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 4 }, (_, index) => ({ domain: `w${index}.com` })) });
+    const waiting = await driveJob(submitted.body.data.id, time, (job) => job.status === 'waiting_for_credits', { follow: false });
+    expect(waiting.counts).toMatchObject({ succeeded: 2, pending: 2 });
+    expect(Date.parse(waiting.resumesAt!) - clock.now()).toBeGreaterThan(CREDIT_RECHECK_MS.first - 5_000);
+    await credit(account.organizationId, { purchasedCents: 1 });
+    const topped = await driveJob(submitted.body.data.id, time, (job) => job.counts.succeeded === 3, { follow: false, seconds: 15 });
+    expect(topped.counts).toMatchObject({ succeeded: 3, pending: 1 });
+
+    // The next wait is the key's limit: raising it wakes the job too.
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 3 })).status).toBe(200);
+    await credit(account.organizationId, { purchasedCents: 10 });
+    const limited = await driveJob(submitted.body.data.id, time, (job) => job.reason?.includes('monthly spend limit of 3 cents') ?? false, { follow: false, seconds: 15 });
+    expect(limited).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 3, pending: 1 } });
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 10 })).status).toBe(200);
+    const job = await driveJob(submitted.body.data.id, time, ended, { follow: false, seconds: 15 });
+    expect(job).toMatchObject({ status: 'succeeded', counts: { succeeded: 4, pending: 0 }, spentCents: 4 });
+
+    // A plan with an allowance is money too.
+    const broke = await funded(1, 'payg');
+    const second = await submit(broke.key, { operation: COMPANY, inputs: [{ domain: 'v0.com' }, { domain: 'v1.com' }] });
+    await driveJob(second.body.data.id, time, (waits) => waits.status === 'waiting_for_credits', { follow: false });
+    expect((await ops('PUT', `/organizations/${broke.organizationId}/plan`, { plan: 'solo' })).status).toBe(200);
+    expect(await driveJob(second.body.data.id, time, ended, { follow: false, seconds: 15 })).toMatchObject({ status: 'succeeded', counts: { succeeded: 2 } });
+  });
+
+  it('goes on by itself when a wait for money reaches its recheck with nothing having woken it', async () => {
+    // The first wait (after slice 0, the key's limit refused the second item) times out at once; nothing sends the event.
+    await time.dispose();
+    time = await jobTime({ sleeps: 'real', modify: (modifier) => modifier.forceEventTimeout({ name: 'wait 0' }) });
+    const account = await funded(100, 'payg');
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 1 })).status).toBe(200);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 't0.com' }, { domain: 't1.com' }] });
+    // The look after the timeout asks the gate before calling, and says so in its own words.
+    const looked = await driveJob(submitted.body.data.id, time, (job) => job.reason?.startsWith('The API key that submitted this job') ?? false, { follow: false, seconds: 15 });
+    expect(looked.reason).toContain(`API key that submitted this job (${account.keyId}) has spent 1 cent of its monthly spend limit of 1 cent`);
+    expect(looked).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 1, pending: 1 } });
   });
 
   it("spends the submitting key's monthly limit: it waits when the key's room is spent, says so, and goes on when the limit is raised", async () => {

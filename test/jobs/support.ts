@@ -1,8 +1,9 @@
-import { introspectWorkflow } from 'cloudflare:test';
+import { introspectWorkflow, type WorkflowInstanceModifier } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { clock } from '../../src/core/clock';
 import { decryptKey } from '../../src/core/keys';
 import { call, json, provision } from '../support/api';
+import { LOOK_AGAIN_EVENT } from '../../src/services/jobs/wake';
 import { findJob, insertJob, type JobRecord, type JobView, viewOf } from '../../src/services/jobs/store';
 
 export const JOBS = '/v1/data/agnt/jobs';
@@ -24,12 +25,17 @@ export async function readJob(key: string, id: string): Promise<any> {
  * Time for jobs under test: the Workflow's sleeps end at once (the platform's test hook), and the
  * injectable clock, which the rate window, retry backoff and credit re-checks read, is moved on by the
  * test whenever the job makes no progress. A job that waits for the window or a backoff then goes on
- * within milliseconds, while every rule it follows is still decided by that clock.
+ * within milliseconds, while every rule it follows is still decided by that clock. A wait for money is
+ * not a sleep but a wait for the look-again event with its recheck as the timeout, which the hook does
+ * not shorten: `driveJob` sends the event when it moves the clock to the recheck. `sleeps: 'real'` keeps
+ * every wait as long as it is, for what must end a wait by itself; `modify` changes each new instance further
+ * (the platform's test hooks).
  */
-export async function jobTime() {
+export async function jobTime(options: { sleeps?: 'real'; modify?: (modifier: WorkflowInstanceModifier) => Promise<void> } = {}) {
   const introspector = await introspectWorkflow(env.DATA_JOBS);
   await introspector.modifyAll(async (modifier) => {
-    await modifier.disableSleeps();
+    if (options.sleeps !== 'real') await modifier.disableSleeps();
+    await options.modify?.(modifier);
   });
   let offset = 0;
   const realNow = clock.now;
@@ -61,9 +67,18 @@ export async function driveJob(id: string, time: JobTime, done: (job: JobView) =
     await new Promise((resolve) => setTimeout(resolve, 20));
     job = await read();
     const now = clock.now();
-    if (options.follow !== false && job.resumeAt > now) time.advance(job.resumeAt - now + 1);
+    if (options.follow !== false && job.resumeAt > now) {
+      time.advance(job.resumeAt - now + 1);
+      if (job.status === 'waiting_for_credits') await lookAgain(id);
+    }
   }
   return viewOf(job);
+}
+
+/** What the platform does when a wait for money reaches its recheck (the clock moved there): the job looks again. */
+export async function lookAgain(id: string): Promise<void> {
+  const instance = await env.DATA_JOBS.get(id);
+  await instance.sendEvent({ type: LOOK_AGAIN_EVENT, payload: null });
 }
 
 /** The job's key id, read from its row (the key itself is never answered). */

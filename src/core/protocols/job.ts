@@ -15,5 +15,8 @@ export const ENDED_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'can
 export const ITEM_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type ItemStatus = (typeof ITEM_STATUSES)[number];
 
-/** What one slice of a run tells the Workflow to do next. */
-export type SliceOutcome = { kind: 'more' } | { kind: 'wait'; ms: number; why: string } | { kind: 'done' };
+/**
+ * What one slice of a run tells the Workflow to do next. A wait for money or for the submitting key's limit is
+ * `wakeable`: a top-up, a plan change or a raised limit ends it early (services/jobs/wake.ts).
+ */
+export type SliceOutcome = { kind: 'more' } | { kind: 'wait'; ms: number; why: string; wakeable?: true } | { kind: 'done' };

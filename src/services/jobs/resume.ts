@@ -1,5 +1,5 @@
 import type { Env } from '../../core/config';
-import { release } from './submit';
+import { release } from './instances';
 
 /**
  * Starts again the run of every data job that has not ended, for the local stack (`npm start` calls it

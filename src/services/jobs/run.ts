@@ -107,7 +107,7 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   if (overLimit) {
     const at = clock.now();
     await env.DB.batch([setResumeAt(env.DB, jobId, at + overLimit.ms), setStatus(env.DB, jobId, 'waiting_for_credits', overLimit.reason, nowIso())]);
-    return { kind: 'wait', ms: overLimit.ms, why: overLimit.reason };
+    return { kind: 'wait', ms: overLimit.ms, why: overLimit.reason, wakeable: true };
   }
   const pacer = new Pacer({ resetAt: job.windowResetAt, limit: job.windowLimit, remaining: job.windowRemaining });
   const writes: ItemWrite[] = [];
@@ -150,7 +150,7 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
     stop?.kind === 'ended' || sinkFailure !== null
       ? { kind: 'done' }
       : pause
-        ? { kind: 'wait', ms: pause.ms, why: pause.reason }
+        ? { kind: 'wait', ms: pause.ms, why: pause.reason, ...(pause.status === 'waiting_for_credits' ? { wakeable: true as const } : {}) }
         : next < ready.length
           ? { kind: 'wait', ms: pacer.msToReset(at), why: WINDOW_WAIT }
           : { kind: 'more' };

@@ -16,6 +16,7 @@ import { operationOfJob } from './operations';
 import { insertJob, type JobRecord, type JobView, viewOf, findJob, unfinishedItems } from './store';
 import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
+import { release } from './instances';
 
 export const MAX_JOB_ITEMS = 10_000;
 /** The most POST /v1/data/agnt/jobs reads: 10,000 inputs of about 1 KB each. The rest of the API keeps 1 MB. */
@@ -167,10 +168,3 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
  */
 export const MAX_UNFINISHED_ITEMS = 100_000;
 
-/**
- * Lets go of a Workflow instance handle nothing here uses further: locally (Miniflare) it is an RPC result
- * that holds its connection until it is disposed or collected, which workerd warns of.
- */
-export function release(instance: WorkflowInstance): void {
-  (instance as Partial<Disposable>)[Symbol.dispose]?.();
-}
