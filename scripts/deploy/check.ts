@@ -11,6 +11,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { PROJECT_ROOT } from '../lib/home';
 import { bindingsOf, DEPLOYABLE_KINDS, entryOf, liveClasses, migrationsOf, objectBindingsOf, type Migration, type RawConfig, type WorkerConfig, type WorkerId } from './configs';
 import type { SourceFacts } from './source';
+import { MOST_DOWNLOAD_SUBREQUESTS } from '../../src/core/protocols/job';
 
 export interface Problem {
   rule: RuleId;
@@ -30,7 +31,8 @@ export type RuleId =
   | 'missing-binding'
   | 'observability'
   | 'cron'
-  | 'provisionable';
+  | 'provisionable'
+  | 'subrequests';
 
 export interface CheckInput {
   /** The configs to deploy, in deploy order (the api worker first). */
@@ -70,6 +72,7 @@ export function productionProblems(input: CheckInput): Problem[] {
     ...observability(input),
     ...cron(input),
     ...provisionable(input),
+    ...subrequests(input),
   ];
 }
 
@@ -288,4 +291,19 @@ export function provisionable({ configs }: CheckInput): Problem[] {
     }
   }
   return problems;
+}
+
+/**
+ * A worker that binds the job results' bucket serves downloads, which read an R2 object per large answer: its
+ * `[limits] subrequests` covers the most one download makes (Workers Paid allows 10,000 unless raised).
+ */
+export function subrequests({ configs }: CheckInput): Problem[] {
+  return configs
+    .filter(({ raw }) => ((field(raw, 'r2_buckets') as Entry[] | undefined) ?? []).some((bucket) => bucket.binding === 'RESULTS'))
+    .filter(({ raw }) => Number((field(raw, 'limits') as Entry | undefined)?.subrequests ?? 10_000) < MOST_DOWNLOAD_SUBREQUESTS)
+    .map(({ id }) => ({
+      rule: 'subrequests' as const,
+      worker: id,
+      message: `${id} serves data job downloads, up to ${MOST_DOWNLOAD_SUBREQUESTS.toLocaleString('en-US')} subrequests each: set [limits] subrequests to at least that.`,
+    }));
 }

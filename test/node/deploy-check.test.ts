@@ -74,6 +74,7 @@ describe('the production check', () => {
     ['observability', 'a worker without [observability]', ({ config }) => delete config('mcp').observability],
     ['cron', 'the scheduled handler without its cron', ({ config }) => delete config('api').triggers],
     ['provisionable', 'a binding kind the deploy does not provision', ({ config }) => (config('app').kv_namespaces = [{ binding: 'CACHE', id: 'abc' }])],
+    ['subrequests', "the dashboard serves downloads on the platform's default subrequests", ({ config }) => delete config('app').limits],
   ];
 
   it.each(cases)('[%s] fails when %s', (rule, _what, change) => {

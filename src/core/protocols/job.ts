@@ -7,6 +7,17 @@ export interface DataJobParams {
   jobId: string;
 }
 
+/** The most items one job holds. */
+export const MAX_JOB_ITEMS = 10_000;
+/** Item rows read from D1 per page of a streamed download (services/jobs/download.ts). */
+export const DOWNLOAD_PAGE_ITEMS = 100;
+/**
+ * The most subrequests one download makes: an R2 read per item (every answer over 2 KB), a D1 read per page
+ * and one more that finds the page empty, and the request's own few (its key, the job, the gate). A worker
+ * that serves downloads must allow this many (`[limits] subrequests`, checked by `npm run deploy:check`).
+ */
+export const MOST_DOWNLOAD_SUBREQUESTS = MAX_JOB_ITEMS + Math.ceil(MAX_JOB_ITEMS / DOWNLOAD_PAGE_ITEMS) + 1 + 10;
+
 export const JOB_STATUSES = ['queued', 'running', 'waiting_for_credits', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 /** A job in one of these has ended: its key is revoked and nothing of it runs again. */

@@ -1,8 +1,6 @@
 import Papa from 'papaparse';
+import { DOWNLOAD_PAGE_ITEMS } from '../../core/protocols/job';
 import { itemRows, readItem, type ItemRow, type ItemStores, type StoredItem } from './store';
-
-/** Item rows read from D1 per page of a streamed download. */
-const STREAM_PAGE = 100;
 
 export const CSV_COLUMNS = ['index', 'status', 'costCents', 'errorCode', 'errorMessage', 'input', 'data'] as const;
 
@@ -27,8 +25,8 @@ export function streamItems({ DB: db, RESULTS: results }: ItemStores, jobId: str
       },
       async pull(controller) {
         if (page.length === 0 && more) {
-          page = await itemRows(db, jobId, after, STREAM_PAGE, status);
-          more = page.length === STREAM_PAGE;
+          page = await itemRows(db, jobId, after, DOWNLOAD_PAGE_ITEMS, status);
+          more = page.length === DOWNLOAD_PAGE_ITEMS;
           after = page.at(-1)?.idx ?? after;
         }
         const row = page.shift();

@@ -17,8 +17,8 @@ import { insertJob, type JobRecord, type JobView, viewOf, findJob, unfinishedIte
 import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
 import { release } from './instances';
+import { MAX_JOB_ITEMS } from '../../core/protocols/job';
 
-export const MAX_JOB_ITEMS = 10_000;
 /** The most POST /v1/data/agnt/jobs reads: 10,000 inputs of about 1 KB each. The rest of the API keeps 1 MB. */
 export const MAX_JOB_BODY_BYTES = 10 * 1024 * 1024;
 /** At most this many invalid items are named in one refusal. */
