@@ -9,6 +9,12 @@ import { release } from './instances';
 export const LOOK_AGAIN_EVENT = 'look-again';
 
 /**
+ * Jobs woken by one change at most, the longest waiting first: each wake is a subrequest of the request that
+ * made the change (a Stripe webhook, a limit set in the dashboard). The rest look again at their recheck.
+ */
+export const WAKE_AT_ONCE = 100;
+
+/**
  * Wakes the jobs that wait for money or a key's limit: an organization's (money came: a top-up, a new plan or
  * allowance), or those spending one key's limit (that limit was raised). A job woken in vain looks again and
  * goes back to waiting; one that cannot be reached (it ended meanwhile) is skipped: the wake is a shortcut,
@@ -19,8 +25,8 @@ export async function wakeWaitingJobs(env: Env, waitingOn: { organizationId: str
   try {
     const statement =
       'budgetKeyId' in waitingOn
-        ? env.DB.prepare("SELECT id FROM data_jobs WHERE budget_key_id = ? AND status = 'waiting_for_credits'").bind(waitingOn.budgetKeyId)
-        : env.DB.prepare("SELECT id FROM data_jobs WHERE organization_id = ? AND status = 'waiting_for_credits'").bind(waitingOn.organizationId);
+        ? env.DB.prepare("SELECT id FROM data_jobs WHERE budget_key_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since LIMIT ?").bind(waitingOn.budgetKeyId, WAKE_AT_ONCE)
+        : env.DB.prepare("SELECT id FROM data_jobs WHERE organization_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since LIMIT ?").bind(waitingOn.organizationId, WAKE_AT_ONCE);
     const { results } = await statement.all<{ id: string }>();
     const woken = await Promise.all(results.map(({ id }) => wake(env, id)));
     return results.filter((_, index) => woken[index]).map(({ id }) => id);
