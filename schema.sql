@@ -416,6 +416,6 @@ CREATE INDEX email_verifications_by_user ON email_verifications (user_id);
 
 CREATE UNIQUE INDEX organizations_by_trial_inbox ON organizations (trial_inbox) WHERE trial_inbox IS NOT NULL;
 
-CREATE INDEX data_jobs_waiting_by_organization ON data_jobs (organization_id) WHERE status = 'waiting_for_credits';
+CREATE INDEX data_jobs_waiting_by_organization ON data_jobs (organization_id, waiting_since) WHERE status = 'waiting_for_credits';
 
-CREATE INDEX data_jobs_waiting_by_key ON data_jobs (budget_key_id) WHERE status = 'waiting_for_credits';
+CREATE INDEX data_jobs_waiting_by_key ON data_jobs (budget_key_id, waiting_since) WHERE status = 'waiting_for_credits';

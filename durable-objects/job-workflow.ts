@@ -10,21 +10,26 @@ const SLICE_STEP = { retries: { limit: 10, delay: '2 seconds', backoff: 'exponen
 /**
  * Waits `ms`, or less when something that may end a wait for money (a top-up, a plan change, a raised key
  * limit) sends the look-again event: either way the next slice looks again. A wait that times out throws
- * the platform's WorkflowTimeoutError; that is its ordinary end here. The error crosses an RPC boundary
- * on its way (the step is the engine's), which keeps its message and not its class or name, so the name
- * is looked for in both. Anything else (the instance paused or terminated) goes on up.
+ * (WorkflowTimeoutError, which reaches this code through an RPC boundary with its message and not always its
+ * name, and whose shape on Cloudflare's own engine is not documented), so any error ends the wait as its
+ * timeout would, but the engine's own aborts (a pause, a restart, a termination: "Aborting engine: ...")
+ * go on up. Ending a wait early costs one look; an error taken for a real failure would have left the
+ * instance errored and the job waiting for good. What is not a timeout by its name is logged.
  */
-async function lookAgainAfter(step: WorkflowStep, name: string, ms: number): Promise<void> {
+export async function lookAgainAfter(step: Pick<WorkflowStep, 'waitForEvent'>, name: string, ms: number): Promise<void> {
   try {
     await step.waitForEvent(name, { type: LOOK_AGAIN_EVENT, timeout: ms });
   } catch (error) {
-    if (!isTimeout(error)) throw error;
+    const { name: kind, message } = error instanceof Error ? error : { name: 'unknown', message: String(error) };
+    if (message.startsWith(ENGINE_ABORT)) throw error;
+    if (kind !== 'WorkflowTimeoutError' && !message.startsWith('WorkflowTimeoutError')) {
+      console.warn(JSON.stringify({ level: 'warn', event: 'job_wait_ended_by_error', step: name, error: `${kind}: ${message}` }));
+    }
   }
 }
 
-function isTimeout(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'WorkflowTimeoutError' || error.message.startsWith('WorkflowTimeoutError'));
-}
+/** How the Workflow engine's own aborts begin (Miniflare's ABORT_PREFIX): they end the run, not a wait. */
+const ENGINE_ABORT = 'Aborting engine:';
 
 /**
  * One data job's run, on Cloudflare Workflows: a step per slice of items (src/services/jobs/run.ts),

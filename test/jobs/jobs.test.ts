@@ -239,6 +239,9 @@ describe('running a data job', () => {
     await credit(account.organizationId, { purchasedCents: 10 });
     const limited = await driveJob(submitted.body.data.id, time, (job) => job.reason?.includes('monthly spend limit of 3 cents') ?? false, { follow: false, seconds: 15 });
     expect(limited).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 3, pending: 1 } });
+    // Two wakes came close together (the limit, then the money): the second may still be on its way, and would
+    // make a look that finds the raise below by itself. A second of real time lets it land first.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 10 })).status).toBe(200);
     const job = await driveJob(submitted.body.data.id, time, ended, { follow: false, seconds: 15 });
     expect(job).toMatchObject({ status: 'succeeded', counts: { succeeded: 4, pending: 0 }, spentCents: 4 });

@@ -3,6 +3,7 @@ import { env } from 'cloudflare:workers';
 import { clock } from '../../src/core/clock';
 import { decryptKey } from '../../src/core/keys';
 import { call, json, provision } from '../support/api';
+import { release } from '../../src/services/jobs/instances';
 import { LOOK_AGAIN_EVENT } from '../../src/services/jobs/wake';
 import { findJob, insertJob, type JobRecord, type JobView, viewOf } from '../../src/services/jobs/store';
 
@@ -78,7 +79,11 @@ export async function driveJob(id: string, time: JobTime, done: (job: JobView) =
 /** What the platform does when a wait for money reaches its recheck (the clock moved there): the job looks again. */
 export async function lookAgain(id: string): Promise<void> {
   const instance = await env.DATA_JOBS.get(id);
-  await instance.sendEvent({ type: LOOK_AGAIN_EVENT, payload: null });
+  try {
+    await instance.sendEvent({ type: LOOK_AGAIN_EVENT, payload: null });
+  } finally {
+    release(instance);
+  }
 }
 
 /** The job's key id, read from its row (the key itself is never answered). */

@@ -40,9 +40,9 @@ export function creditRecheckMs(waitingSince: string | null, now: number): numbe
 /** How often a job past the plan's runtime hours looks again (an upgrade is seen within this). */
 export const HOURS_RECHECK_MS = 10 * 60_000;
 /**
- * How often a job past its submitting key's monthly limit looks again (a raised limit is seen within this): it
- * asks the gate only, so the wait costs no runtime hour, request or usage row, and a month of it is ~3,000 of
- * the Workflow's steps.
+ * How often a job past its submitting key's monthly limit looks again when nothing wakes it (a raised limit
+ * does: services/jobs/wake.ts): it asks the gate only, so the wait costs no runtime hour, request or usage
+ * row, and a month of it is ~3,000 of the Workflow's steps.
  */
 export const KEY_LIMIT_RECHECK_MS = 15 * 60_000;
 
@@ -210,7 +210,7 @@ async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number
   const reason =
     `The API key that submitted this job (${budgetKey.keyId}) has spent ${centsInWords(budget.spentUnits)} of its monthly spend limit of ${centsInWords(budget.limitUnits)}` +
     `${budget.heldUnits > 0 ? `, and its calls in flight hold ${centsInWords(budget.heldUnits)} more` : ''}; the next item needs ${centsInWords(nextUnits)}. ` +
-    `The job goes on when the key's limit is raised (seen within ${KEY_LIMIT_RECHECK_MS / 60_000} minutes) or the limit resets on ${new Date(budget.resetsAt).toISOString().slice(0, 10)} (UTC).`;
+    `The job goes on when the key's limit is raised or the limit resets on ${new Date(budget.resetsAt).toISOString().slice(0, 10)} (UTC).`;
   return { ms: Math.max(1_000, Math.min(KEY_LIMIT_RECHECK_MS, budget.resetsAt - clock.now())), reason };
 }
 

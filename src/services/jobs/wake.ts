@@ -9,8 +9,10 @@ import { release } from './instances';
 export const LOOK_AGAIN_EVENT = 'look-again';
 
 /**
- * Jobs woken by one change at most, the longest waiting first: each wake is a subrequest of the request that
- * made the change (a Stripe webhook, a limit set in the dashboard). The rest look again at their recheck.
+ * Jobs woken by one change at most, the latest to start waiting first (a job whose run died keeps its
+ * status and its old `waiting_since`, and must not take the place of live ones): each wake is a subrequest
+ * of the request that made the change (a Stripe webhook, a limit set in the dashboard). The rest look again
+ * at their recheck.
  */
 export const WAKE_AT_ONCE = 100;
 
@@ -25,18 +27,21 @@ export async function wakeWaitingJobs(env: Env, waitingOn: { organizationId: str
   try {
     const statement =
       'budgetKeyId' in waitingOn
-        ? env.DB.prepare("SELECT id FROM data_jobs WHERE budget_key_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since LIMIT ?").bind(waitingOn.budgetKeyId, WAKE_AT_ONCE)
-        : env.DB.prepare("SELECT id FROM data_jobs WHERE organization_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since LIMIT ?").bind(waitingOn.organizationId, WAKE_AT_ONCE);
+        ? env.DB.prepare("SELECT id FROM data_jobs WHERE budget_key_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since DESC LIMIT ?").bind(waitingOn.budgetKeyId, WAKE_AT_ONCE)
+        : env.DB.prepare("SELECT id FROM data_jobs WHERE organization_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since DESC LIMIT ?").bind(waitingOn.organizationId, WAKE_AT_ONCE);
     const { results } = await statement.all<{ id: string }>();
-    const woken = await Promise.all(results.map(({ id }) => wake(env, id)));
-    return results.filter((_, index) => woken[index]).map(({ id }) => id);
+    const failures = await Promise.all(results.map(({ id }) => wake(env, id)));
+    const failed = failures.filter((failure) => failure !== null);
+    if (failed.length > 0) console.warn(JSON.stringify({ level: 'warn', event: 'jobs_not_woken', ...waitingOn, jobs: failed.length, error: failed[0] }));
+    return results.filter((_, index) => failures[index] === null).map(({ id }) => id);
   } catch (error) {
     console.error(JSON.stringify({ level: 'error', event: 'jobs_not_woken', ...waitingOn, error: String(error) }));
     return [];
   }
 }
 
-async function wake(env: Env, jobId: string): Promise<boolean> {
+/** Sends the event; answers null, or what stopped it (an instance gone, the binding missing). */
+async function wake(env: Env, jobId: string): Promise<string | null> {
   try {
     const instance = await env.DATA_JOBS.get(jobId);
     try {
@@ -44,8 +49,8 @@ async function wake(env: Env, jobId: string): Promise<boolean> {
     } finally {
       release(instance);
     }
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (error) {
+    return `${jobId}: ${String(error)}`;
   }
 }
