@@ -419,3 +419,5 @@ CREATE UNIQUE INDEX organizations_by_trial_inbox ON organizations (trial_inbox) 
 CREATE INDEX data_jobs_waiting_by_organization ON data_jobs (organization_id, waiting_since) WHERE status = 'waiting_for_credits';
 
 CREATE INDEX data_jobs_waiting_by_key ON data_jobs (budget_key_id, waiting_since) WHERE status = 'waiting_for_credits';
+
+CREATE INDEX data_jobs_unfinished ON data_jobs (created_at) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');

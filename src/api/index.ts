@@ -24,6 +24,7 @@ import type { Env } from '../core/config';
 import { pruneUsage } from '../services/usage-retention';
 import { pruneJobResults } from '../services/jobs/store';
 import { pruneSnapshots } from '../providers/builtin-web/change-tracking';
+import { reviveStrandedJobs } from '../services/jobs/resume';
 import { announceDailyUsage } from '../services/webhooks/daily-usage';
 
 /**
@@ -80,5 +81,5 @@ const app = buildApiApp();
 export default {
   fetch: app.fetch,
   /** The cron of wrangler.toml: usage.daily to the endpoints that want it, and usage rows past their retention pruned. */
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env)])),
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), reviveStrandedJobs(env)])),
 } satisfies ExportedHandler<Env>;

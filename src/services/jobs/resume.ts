@@ -1,5 +1,8 @@
 import type { Env } from '../../core/config';
+import { clock, nowIso } from '../../core/clock';
 import { release } from './instances';
+import { finishJob } from './run';
+import { setStatus } from './store';
 
 /**
  * Starts again the run of every data job that has not ended, for the local stack (`npm start` calls it
@@ -24,4 +27,50 @@ export async function resumeUnfinishedJobs(env: Env): Promise<{ resumed: string[
     resumed.push(id);
   }
   return { resumed };
+}
+
+/** Jobs the nightly check looks at, at most: two subrequests each (the instance, its status). */
+export const STRANDED_CHECKS = 1_000;
+/** A job younger than this is left alone: its instance may be being created as the check runs. */
+const STRANDED_AFTER_MS = 60 * 60_000;
+
+/**
+ * The nightly check (the api's cron) for jobs Cloudflare will not move on by itself, a random thousand of
+ * those not ended a night: one whose instance was never created (a failure between storing the job and
+ * creating its instance) gets one, as `npm start` does; one whose run errored (a slice that failed through
+ * every retry, the Workflow's 10,000 steps spent) or was terminated ends failed with the run's error as its
+ * reason, its key revoked and job.failed sent, the items not run left pending; one whose run completed but
+ * is not marked ended is finished. Without it such a job said "running" or "waiting" for good, and its key
+ * stayed valid.
+ */
+export async function reviveStrandedJobs(env: Env): Promise<{ started: string[]; ended: string[] }> {
+  const before = new Date(clock.now() - STRANDED_AFTER_MS).toISOString();
+  const { results } = await env.DB.prepare(
+    "SELECT id FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ? ORDER BY RANDOM() LIMIT ?",
+  )
+    .bind(before, STRANDED_CHECKS)
+    .all<{ id: string }>();
+  const started: string[] = [];
+  const ended: string[] = [];
+  for (const { id } of results) {
+    const instance = await env.DATA_JOBS.get(id).catch(() => null);
+    if (!instance) {
+      release(await env.DATA_JOBS.create({ id, params: { jobId: id } }));
+      started.push(id);
+      continue;
+    }
+    try {
+      const { status, error } = await instance.status();
+      if (status !== 'errored' && status !== 'terminated' && status !== 'complete') continue;
+      if (status !== 'complete') {
+        const why = error ? `${error.name}: ${error.message}` : status;
+        await setStatus(env.DB, id, 'running', `The job's run stopped on the platform (${why}); the items not run stay pending. Submit them again to run them.`, nowIso()).run();
+      }
+      await finishJob(env, id);
+      ended.push(id);
+    } finally {
+      release(instance);
+    }
+  }
+  return { started, ended };
 }

@@ -3,3 +3,7 @@
 -- the latest to start waiting first.
 CREATE INDEX data_jobs_waiting_by_organization ON data_jobs (organization_id, waiting_since) WHERE status = 'waiting_for_credits';
 CREATE INDEX data_jobs_waiting_by_key ON data_jobs (budget_key_id, waiting_since) WHERE status = 'waiting_for_credits';
+
+-- The jobs not ended, which the nightly check looks over for runs the platform will not move on
+-- (src/services/jobs/resume.ts, reviveStrandedJobs): the ended ones, nearly all of them, are not scanned.
+CREATE INDEX data_jobs_unfinished ON data_jobs (created_at) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');
