@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { credit, ops } from '../support/api';
 import { signUp } from '../support/dashboard';
 import { driveJob, jobTime } from '../jobs/support';
 
@@ -46,6 +47,30 @@ describe('the Jobs page and its API in the dashboard', () => {
       // Same-origin: a cross-site form cannot start a job with the person's cookie.
       const crossSite = await person.request('POST', base, { operation, inputs: [{ domain: 'x.com' }] }, { headers: { origin: 'https://evil.example' } });
       expect(crossSite.status).toBe(403);
+    } finally {
+      await time.dispose();
+    }
+  });
+
+  it('a job waiting for money links to the plans and credit, and the link is hidden while it runs', async () => {
+    const time = await jobTime();
+    try {
+      const person = await signUp();
+      expect((await ops('PUT', `/organizations/${person.organizationId}/plan`, { plan: 'payg' })).status).toBe(200);
+      await credit(person.organizationId, { purchasedCents: 1 });
+      const base = `/api/workspaces/${person.workspaceId}/jobs`;
+      const started = await person.json('POST', base, { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'one.com' }, { domain: 'two.com' }] });
+      expect(started.status).toBe(202);
+      await driveJob(started.body.data.id, time, (view) => view.status === 'waiting_for_credits', { follow: false });
+      const page = await (await person.request('GET', `/w/${person.workspaceId}/jobs`)).text();
+      const link = page.match(/<a[^>]*data-job-money[^>]*>/)?.[0];
+      expect(link).toContain(`href="/w/${person.workspaceId}/plans"`);
+      expect(link).not.toContain('hidden');
+
+      await credit(person.organizationId, { purchasedCents: 10 });
+      await driveJob(started.body.data.id, time, (view) => view.finishedAt !== null);
+      const after = await (await person.request('GET', `/w/${person.workspaceId}/jobs`)).text();
+      expect(after.match(/<a[^>]*data-job-money[^>]*>/)?.[0]).toContain('hidden');
     } finally {
       await time.dispose();
     }

@@ -145,6 +145,7 @@ if (table && table.querySelector('tr[data-job-active]')) {
       $('[data-job-spent]', row)!.textContent = cents(job.spentCents);
       $('[data-job-status]', row)!.textContent = job.status.replaceAll('_', ' ');
       $('[data-job-reason]', row)!.textContent = job.reason ?? '';
+      $('[data-job-money]', row)!.hidden = job.status !== 'waiting_for_credits';
       if (job.finishedAt === null) running = true;
       else ended = true;
     }

@@ -43,7 +43,7 @@ function jobOperations(): JobOperation[] {
 }
 
 /** One job's row: its progress bar and figures carry data-* hooks the page's script updates while it runs. */
-const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
+const JobRow: FC<{ job: JobView; base: string; plans: string }> = ({ job, base, plans }) => {
   const done = job.counts.succeeded + job.counts.failed;
   const percent = job.counts.total === 0 ? 100 : Math.floor((done / job.counts.total) * 100);
   return (
@@ -63,6 +63,9 @@ const JobRow: FC<{ job: JobView; base: string }> = ({ job, base }) => {
         <div class="muted small" data-job-reason>
           {job.reason ?? ''}
         </div>
+        <a class="small" href={plans} data-job-money hidden={job.status !== 'waiting_for_credits'}>
+          Buy credit or change the plan: the job goes on at once
+        </a>
       </td>
       <td class="job-progress">
         <progress max={job.counts.total} value={done} data-job-bar aria-label={`Progress of ${job.name ?? job.id}`}></progress>
@@ -115,7 +118,7 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, dat
             <TableHead columns={['Job', 'Status', 'Progress', 'Spent']} actions />
             <tbody>
               {jobs.map((job) => (
-                <JobRow job={job} base={base} />
+                <JobRow job={job} base={base} plans={`/w/${access.workspace.id}/plans`} />
               ))}
             </tbody>
           </table>
