@@ -64,7 +64,7 @@ const JobRow: FC<{ job: JobView; base: string; plans: string }> = ({ job, base, 
           {job.reason ?? ''}
         </div>
         <a class="small" href={plans} data-job-money hidden={job.status !== 'waiting_for_credits'}>
-          Buy credit or change the plan: the job goes on at once
+          Buy credit or change the plan
         </a>
       </td>
       <td class="job-progress">
