@@ -80,6 +80,9 @@ const app = buildApiApp();
 
 export default {
   fetch: app.fetch,
-  /** The cron of wrangler.toml: usage.daily to the endpoints that want it, and usage rows past their retention pruned. */
+  /**
+   * The cron of wrangler.toml: usage.daily to the endpoints that want it; usage rows, job results and snapshots past
+   * their retention pruned; data jobs whose runs died or never started moved on.
+   */
   scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), reviveStrandedJobs(env)])),
 } satisfies ExportedHandler<Env>;

@@ -179,8 +179,8 @@ export async function issueKey(env: Env, input: Parameters<typeof createKey>[2])
 /**
  * Sets or removes (null) a key's monthly spend limit. D1 first, with a new version, then the workspace's
  * gate, before this answers: the very next call follows the new limit, and the jobs the key submitted that
- * wait for its limit look again. Were the gate unreachable, the
- * change is refused here and the key's next principal read (at most 30 s later) carries it to the gate.
+ * wait for its limit look again. Were the gate unreachable, the change is refused here and the key's next
+ * principal read (at most 30 s later) carries it to the gate.
  */
 export async function setKeyLimit(env: Env, id: string, monthlyLimitCents: number | null): Promise<ApiKeyRecord> {
   const key = await getKey(env.DB, id);

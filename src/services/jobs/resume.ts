@@ -30,7 +30,7 @@ export async function resumeUnfinishedJobs(env: Env): Promise<{ resumed: string[
 }
 
 /** Jobs the nightly check looks at, at most: two subrequests each (the instance, its status). */
-export const STRANDED_CHECKS = 1_000;
+const STRANDED_CHECKS = 1_000;
 /** A job younger than this is left alone: its instance may be being created as the check runs. */
 const STRANDED_AFTER_MS = 60 * 60_000;
 
@@ -53,24 +53,34 @@ export async function reviveStrandedJobs(env: Env): Promise<{ started: string[];
   const started: string[] = [];
   const ended: string[] = [];
   for (const { id } of results) {
-    const instance = await env.DATA_JOBS.get(id).catch(() => null);
-    if (!instance) {
-      release(await env.DATA_JOBS.create({ id, params: { jobId: id } }));
-      started.push(id);
-      continue;
-    }
-    try {
-      const { status, error } = await instance.status();
-      if (status !== 'errored' && status !== 'terminated' && status !== 'complete') continue;
-      if (status !== 'complete') {
-        const why = error ? `${error.name}: ${error.message}` : status;
-        await setStatus(env.DB, id, 'running', `The job's run stopped on the platform (${why}); the items not run stay pending. Submit them again to run them.`, nowIso()).run();
-      }
-      await finishJob(env, id);
-      ended.push(id);
-    } finally {
-      release(instance);
-    }
+    // One job's failure (the platform unreachable for it) is logged and leaves the rest to be looked at.
+    const outcome = await reviveOne(env, id).catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'error', event: 'job_check_failed', jobId: id, error: String(error) }));
+      return null;
+    });
+    if (outcome === 'started') started.push(id);
+    else if (outcome === 'ended') ended.push(id);
   }
   return { started, ended };
+}
+
+/** What the nightly check did with one job: started its missing run, ended it, or nothing (null). */
+async function reviveOne(env: Env, id: string): Promise<'started' | 'ended' | null> {
+  const instance = await env.DATA_JOBS.get(id).catch(() => null);
+  if (!instance) {
+    release(await env.DATA_JOBS.create({ id, params: { jobId: id } }));
+    return 'started';
+  }
+  try {
+    const { status, error } = await instance.status();
+    if (status !== 'errored' && status !== 'terminated' && status !== 'complete') return null;
+    if (status !== 'complete') {
+      const why = error ? `${error.name}: ${error.message}` : status;
+      await setStatus(env.DB, id, 'running', `The job's run stopped on the platform (${why}); the items not run stay pending. Submit them again to run them.`, nowIso()).run();
+    }
+    await finishJob(env, id);
+    return 'ended';
+  } finally {
+    release(instance);
+  }
 }
