@@ -204,6 +204,15 @@ describe('running a data job', () => {
     // so a wait of days stays within its Workflow's steps.
     const lookAgainIn = (job: JobView) => Date.parse(job.resumesAt!) - clock.now();
     expect(lookAgainIn(waiting)).toBeLessThanOrEqual(CREDIT_RECHECK_MS.first);
+    // Its looks ask the gate for the figures instead of calling: no refused call, no usage row, each time.
+    const gate = env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(account.workspaceId));
+    const walletObject = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+    const refusedRows = async () => {
+      await gate.flush();
+      await runDurableObjectAlarm(walletObject);
+      return (await usageOfKey(await jobKeyId(submitted.body.data.id))).filter((row) => row.status === 402).length;
+    };
+    const refusedBefore = await refusedRows();
     let later = waiting;
     for (let hour = 0; hour < 2; hour++) {
       const before = (await driveJob(submitted.body.data.id, time, () => true)).resumesAt;
@@ -212,6 +221,8 @@ describe('running a data job', () => {
       later = await driveJob(submitted.body.data.id, time, (job) => job.resumesAt !== before, { follow: false });
     }
     expect(await hours()).toBe(1);
+    expect(await refusedRows()).toBe(refusedBefore);
+    expect(later.reason).toMatch(/needs 1 cent but the organization has 0 cents available/);
     expect(lookAgainIn(later)).toBeGreaterThan(CREDIT_RECHECK_MS.most - 60_000);
     expect(lookAgainIn(later)).toBeLessThanOrEqual(CREDIT_RECHECK_MS.most);
 

@@ -5,6 +5,7 @@ import { newId } from '../../core/ids';
 import { centsInWords, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
 import type { SliceOutcome } from '../../core/protocols/job';
+import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { gateOf } from '../gate';
 import { execute } from '../pipeline';
@@ -103,11 +104,18 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   if (principal === 'revoked') {
     return stopJob(env, jobId, `The API key that submitted this job (${job.budgetKeyId}) was revoked, and the job stopped with it; the items not run stay pending.`);
   }
-  const overLimit = await pastKeyLimit(env, principal, through ? through.use.feeUnits : quoteOf(operation, ready[0]!.input));
+  const nextUnits = through ? through.use.feeUnits : quoteOf(operation, ready[0]!.input);
+  const overLimit = await pastKeyLimit(env, principal, nextUnits);
   if (overLimit) {
     const at = clock.now();
     await env.DB.batch([setResumeAt(env.DB, jobId, at + overLimit.ms), setStatus(env.DB, jobId, 'waiting_for_credits', overLimit.reason, nowIso())]);
     return { kind: 'wait', ms: overLimit.ms, why: overLimit.reason, wakeable: true };
+  }
+  if (job.status === 'waiting_for_credits' && (await stillShortOfMoney(env, job, principal, nextUnits))) {
+    // Its reason stays the refusal that began the wait; only the next look moves.
+    const ms = creditRecheckMs(job.waitingSince, clock.now());
+    await setResumeAt(env.DB, jobId, clock.now() + ms).run();
+    return { kind: 'wait', ms, why: job.reason ?? 'Waiting for credits.', wakeable: true };
   }
   const pacer = new Pacer({ resetAt: job.windowResetAt, limit: job.windowLimit, remaining: job.windowRemaining });
   const writes: ItemWrite[] = [];
@@ -212,6 +220,19 @@ async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number
     `${budget.heldUnits > 0 ? `, and its calls in flight hold ${centsInWords(budget.heldUnits)} more` : ''}; the next item needs ${centsInWords(nextUnits)}. ` +
     `The job goes on when the key's limit is raised or the limit resets on ${new Date(budget.resetsAt).toISOString().slice(0, 10)} (UTC).`;
   return { ms: Math.max(1_000, Math.min(KEY_LIMIT_RECHECK_MS, budget.resetsAt - clock.now())), reason };
+}
+
+/**
+ * Whether a job waiting for money would still be refused it: the gate's figures (read afresh after a top-up,
+ * which tells every gate to forget its own) have less than the next item's quote. Asked instead of calling, as
+ * for the key's limit: a refused call would leave a 402 usage row and a request of the window at every look,
+ * a month's wait some 3,000 rows in the workspace's usage. When in doubt (the key refused, no plan in the
+ * figures) it says no, and the call decides.
+ */
+async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincipal, nextUnits: number): Promise<boolean> {
+  const figures = await gateOf(env, job.workspaceId).credits(principal.keyId, { organizationId: job.organizationId, workspaceId: job.workspaceId });
+  if (figures.revoked || planInForce(figures.terms, clock.now()) === null) return false;
+  return figures.balance.subscriptionUnits + figures.balance.purchasedUnits < nextUnits;
 }
 
 /** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */
