@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
-import { cpuMs, median, workerdChildren } from './measure';
+import { cpuMs, median, servingWorkerd, workerdChildren } from './measure';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -85,7 +85,8 @@ async function start(name: string, checkout: string, port: number, upstreamUrl: 
       LINKEDIN_BASE_URL: upstreamUrl,
     },
   });
-  const pids = workerdChildren().filter((pid) => !before.includes(pid));
+  // The workerd serving the api, not the databases' process beside it (measure.ts, servingWorkerd).
+  const pids = servingWorkerd(workerdChildren().filter((pid) => !before.includes(pid)), port);
   const ops = opsClient(stack.urls.api!, stack.settings.OPS_TOKEN!);
   const organization = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'A/B', plan: 'business' });
   await ops.call('PUT', `/ops/v1/organizations/${organization.id}/plan`, { plan: 'business', rpm: 1_000_000 });

@@ -1,6 +1,6 @@
 /** What the bench (`run.ts`) and its A/B (`ab.ts`) read of the machine: workerd's processes and their CPU, and the middle of a list. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** Process ids of the workerd processes this process started (Miniflare spawns them as children). */
 export function workerdChildren(): number[] {
@@ -9,6 +9,45 @@ export function workerdChildren(): number[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Of `pids`, those that listen on `port`: the workerd that serves that worker. A stack is two workerds, its
+ * workers' and the workspace databases' own (scripts/stack.ts), whose watch asks it for /health four times a
+ * second whatever the load: about 9 ms of CPU a second on this machine, which a row's CPU must not count
+ * (on a metered turn of 500 calls, 0.03 ms a call that no call did). Read from /proc/net/tcp (the listening
+ * socket's inode) and each process's open files; every pid when none matches, so a row is never left unmeasured.
+ */
+export function servingWorkerd(pids: number[], port: number): number[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let lines: string[] = [];
+    try {
+      lines = readFileSync(table, 'utf8').split('\n').slice(1);
+    } catch {
+      continue;
+    }
+    for (const line of lines) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is ADDRESS:PORT in hex; state 0A is LISTEN; field 9 the socket's inode.
+      if (fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A') inodes.add(`socket:[${fields[9]}]`);
+    }
+  }
+  const serving = pids.filter((pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      return false;
+    }
+  });
+  return serving.length > 0 ? serving : pids;
 }
 
 const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

@@ -40,7 +40,7 @@ import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
-import { cpuMs, median, workerdChildren } from './measure';
+import { cpuMs, median, servingWorkerd, workerdChildren } from './measure';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -745,6 +745,8 @@ async function main() {
     const keyedCompany = (n: number) => ({ path: `/v1/data/linkedin/get-company-by-domain?domain=keyed${n}.example.com`, headers: { ...auth, 'idempotency-key': `bench-${n}` } });
 
     const stackWorkerd = workerdChildren().filter((pid) => !workerdBefore.includes(pid));
+    // The rows' CPU is the workerd serving the api and the MCP worker's; memory lines keep the stack's whole (the databases' process too).
+    const servingPids = servingWorkerd(stackWorkerd, Number(new URL(api).port));
     const scrapeBody = (n: number) => ({ body: JSON.stringify({ url: `${upstream.url}/article-200k.html?n=${n}` }) });
 
     const floorRow = await load('bare worker (floor)', bare.floor, { cpuOf: workerdBefore });
@@ -759,13 +761,13 @@ async function main() {
     const rendererKey = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: renderer.id, name: 'bench' });
     const json = { 'content-type': 'application/json' };
     const renderLines = await renderRows(api, { ...auth, ...json }, { authorization: `Bearer ${rendererKey.key}`, ...json }, renderSite.url, stackWorkerd, () => stack.browser?.browserPids() ?? []);
-    const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: stackWorkerd });
-    const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: stackWorkerd });
+    const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: servingPids });
+    const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: servingPids });
     // The rows of issue 30's two ratios in turns: the product's work over the skeleton, then the rotation over
     // one workspace (a turn of it calls each of the 1,000 once; a round of two rows keeps its gates in memory).
     const [cachedSkeletonRow, meteredRow] = await loadInTurns([
       { name: "bare worker and object: the metered design with the response cache's lookup and store, no product", url: bare.cached, target: { cpuOf: workerdBefore } },
-      { name: 'metered get-company-by-domain (never cached)', url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: stackWorkerd } },
+      { name: 'metered get-company-by-domain (never cached)', url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids } },
     ]);
     const storageBefore = await storageBytes(ops, organization.id, stack);
     // Each workspace's first call (its gate's first lease) once, before the row: the row measures the rotation's steady state.
@@ -773,22 +775,22 @@ async function main() {
       await Promise.all(Array.from({ length: 10 }, (_, offset) => rotatingWorkspace(n + offset)).map(({ path, headers }) => fetch(`${api}${path.replace('ws', 'warm')}`, { headers }).then((response) => response.body?.cancel())));
     }
     const [oneWorkspaceRow, workspacesRow] = await loadInTurns([
-      { name: ONE_WORKSPACE_ROW, url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: stackWorkerd } },
-      { name: WORKSPACES_ROW, url: `${api}${rotatingWorkspace(0).path}`, target: { fresh: rotatingWorkspace, cpuOf: stackWorkerd }, calls: workspaceKeys.length },
+      { name: ONE_WORKSPACE_ROW, url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids } },
+      { name: WORKSPACES_ROW, url: `${api}${rotatingWorkspace(0).path}`, target: { fresh: rotatingWorkspace, cpuOf: servingPids }, calls: workspaceKeys.length },
     ]);
     const storageLine = runs(STORAGE_LINE) ? await bytesPerCall(ops, organization.id, stack, storageBefore) : undefined;
     const largeInputsLine = runs(LARGE_INPUTS_LINE) ? await largeInputs(api, auth, stackWorkerd, INSPECTOR_PORT) : undefined;
     const jobLinesOut = runs(JOB_LINE) ? await jobLines(api, auth, stackWorkerd) : [];
-    const mcpRow = await load('the same call as an MCP tool call', `${stack.urls.mcp}/mcp`, { headers: mcpHeaders, fresh: toolCall, cpuOf: stackWorkerd });
+    const mcpRow = await load('the same call as an MCP tool call', `${stack.urls.mcp}/mcp`, { headers: mcpHeaders, fresh: toolCall, cpuOf: servingPids });
     const scrapeRow = await withPeakMemory(stackWorkerd, () =>
       load('scrape of a 200 KB page, built-in provider (never cached)', `${api}/scrape`, {
         headers: { ...auth, 'content-type': 'application/json' },
         fresh: scrapeBody,
-        cpuOf: stackWorkerd,
+        cpuOf: servingPids,
       }),
     );
-    const keyedRow = await load('metered call with a new Idempotency-Key each time', `${api}${keyedCompany(0).path}`, { headers: auth, fresh: keyedCompany, cpuOf: stackWorkerd });
-    const replayRow = await load('replay of one Idempotency-Key (uncharged)', `${api}${companyPath(0).path}`, { headers: { ...auth, 'idempotency-key': 'bench-replayed' }, cpuOf: stackWorkerd });
+    const keyedRow = await load('metered call with a new Idempotency-Key each time', `${api}${keyedCompany(0).path}`, { headers: auth, fresh: keyedCompany, cpuOf: servingPids });
+    const replayRow = await load('replay of one Idempotency-Key (uncharged)', `${api}${companyPath(0).path}`, { headers: { ...auth, 'idempotency-key': 'bench-replayed' }, cpuOf: servingPids });
     // The hostile pages come from another customer: what is measured is what they do to everyone else.
     const attacker = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Bench attacker', plan: 'business' });
     await ops.call('PUT', `/ops/v1/organizations/${attacker.id}/plan`, { plan: 'business', rpm: 1_000_000 });
@@ -808,7 +810,7 @@ async function main() {
       const history = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: `Bench usage ${count}` });
       const historyKey = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: history.id, name: 'bench' });
       await seedUsage(await stack.miniflare.getD1Database('DB', 'sluice-api'), { organizationId: organization.id, workspaceId: history.id }, count);
-      usageRows[size] = await load(USAGE_ROWS[size], `${api}/v1/usage`, { headers: { authorization: `Bearer ${historyKey.key}` }, cpuOf: stackWorkerd });
+      usageRows[size] = await load(USAGE_ROWS[size], `${api}/v1/usage`, { headers: { authorization: `Bearer ${historyKey.key}` }, cpuOf: servingPids });
     }
     const rows = [floorRow, relayRow, skeletonRow, cachedSkeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, oneWorkspaceRow, workspacesRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow, usageRows.small, usageRows.large].filter(
       (row): row is Figures => row !== undefined,
