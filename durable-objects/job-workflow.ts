@@ -11,22 +11,27 @@ const SLICE_STEP = { retries: { limit: 10, delay: '2 seconds', backoff: 'exponen
  * Waits `ms`, or less when something that may end a wait for money (a top-up, a plan change, a raised key
  * limit) sends the look-again event: either way the next slice looks again. A wait that times out throws
  * (WorkflowTimeoutError, which reaches this code through an RPC boundary with its message and not always its
- * name, and whose shape on Cloudflare's own engine is not documented), so any error ends the wait as its
- * timeout would, but the engine's own aborts (a pause, a restart, a termination: "Aborting engine: ...")
- * go on up. Ending a wait early costs one look; an error taken for a real failure would have left the
- * instance errored and the job waiting for good. What is not a timeout by its name is logged.
+ * name, and whose shape on Cloudflare's own engine is not documented), and ends as its timeout would. The
+ * engine's own aborts (a pause, a restart, a termination: "Aborting engine: ...") go on up. Any other error
+ * is logged and the wait is made a plain sleep of the same time: taken for a real failure it would have left
+ * the instance errored and the job waiting for good, and taken for a timeout an error that came at once, again
+ * and again, would have run look after look with no wait between, spending the run's steps and a look's calls
+ * in minutes. Were Cloudflare's timeout of yet another shape, a wait would last twice its time, logged.
  */
-export async function lookAgainAfter(step: Pick<WorkflowStep, 'waitForEvent'>, name: string, ms: number): Promise<void> {
+export async function lookAgainAfter(step: Pick<WorkflowStep, 'waitForEvent' | 'sleep'>, name: string, ms: number): Promise<void> {
   try {
     await step.waitForEvent(name, { type: LOOK_AGAIN_EVENT, timeout: ms });
   } catch (error) {
     const { name: kind, message } = error instanceof Error ? error : { name: 'unknown', message: String(error) };
     if (message.startsWith(ENGINE_ABORT)) throw error;
-    if (kind !== 'WorkflowTimeoutError' && !message.startsWith('WorkflowTimeoutError')) {
-      console.warn(JSON.stringify({ level: 'warn', event: 'job_wait_ended_by_error', step: name, error: `${kind}: ${message}` }));
-    }
+    if (kind === 'WorkflowTimeoutError' || TIMED_OUT.test(message)) return;
+    console.warn(JSON.stringify({ level: 'warn', event: 'job_wait_ended_by_error', step: name, error: `${kind}: ${message}`, then: `a sleep of ${ms} ms` }));
+    await step.sleep(`${name} after error`, ms);
   }
 }
+
+/** What a wait's timeout says, by name or by message, whichever survived the RPC crossing. */
+const TIMED_OUT = /WorkflowTimeoutError|timed out/i;
 
 /** How the Workflow engine's own aborts begin (Miniflare's ABORT_PREFIX): they end the run, not a wait. */
 const ENGINE_ABORT = 'Aborting engine:';

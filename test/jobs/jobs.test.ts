@@ -7,6 +7,8 @@ import { bearer, call, companyByDomain, credit, eventually, funded, json, ops, p
 import type { JobView } from '../../src/services/jobs/store';
 import { unitsFromCents } from '../../src/core/money';
 import { CREDIT_RECHECK_MS } from '../../src/services/jobs/run';
+import { JobSubmission, submitJob } from '../../src/services/jobs/submit';
+import type { Env } from '../../src/core/config';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
 import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, lookAgain, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
@@ -104,6 +106,19 @@ describe('submitting a data job', () => {
     expect(platforms.data.platforms.find((platform: { slug: string }) => platform.slug === 'agnt')).toBeTruthy();
     await driveJob(second.body.data.id, time, ended);
     await driveJob(first.body.data.id, time, ended);
+  });
+
+  it('ends a job at once, failed and its key revoked, when the platform will not create its run: the submitter is answered an error, and the job never runs behind its back', async () => {
+    const account = await funded(100);
+    const refusing = { ...env, DATA_JOBS: { create: async () => Promise.reject(new Error('Workflows unavailable')), get: env.DATA_JOBS.get.bind(env.DATA_JOBS) } } as unknown as Env;
+    const submitter = { organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId };
+    await expect(submitJob(refusing, submitter, JobSubmission.parse({ operation: COMPANY, inputs: [{ domain: 'f0.com' }, { domain: 'f1.com' }] }))).rejects.toThrow('Workflows unavailable');
+    const job = await env.DB.prepare('SELECT id, status, reason, succeeded, key_id AS keyId FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ id: string; status: string; reason: string; succeeded: number; keyId: string }>();
+    expect(job).toMatchObject({ status: 'failed', succeeded: 0 });
+    expect(job!.reason).toContain('nothing ran and nothing was charged');
+    const key = await env.DB.prepare('SELECT revoked_at AS revokedAt FROM api_keys WHERE id = ?').bind(job!.keyId).first<{ revokedAt: string | null }>();
+    expect(key!.revokedAt).not.toBeNull();
+    expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 100, heldCents: 0 });
   });
 });
 
@@ -319,6 +334,50 @@ describe('running a data job', () => {
     const job = await driveJob(submitted.body.data.id, time, ended);
     expect(job).toMatchObject({ status: 'succeeded', counts: { succeeded: 6, failed: 0, pending: 0 }, spentCents: 6 });
     expect((await gate.keyBudgets([account.keyId]))[0]!.spentUnits).toBe(unitsFromCents(6));
+  });
+
+  it("says at each look what it now waits for, and waits for a plan as for money: asking the gate, with no refused call", async () => {
+    // One cent of credit and a key limit of one cent: the first item spends both.
+    const account = await funded(1, 'payg');
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 1 })).status).toBe(200);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 3 }, (_, index) => ({ domain: `q${index}.com` })) });
+    const id = submitted.body.data.id;
+    await driveJob(id, time, (job) => job.status === 'waiting_for_credits' && job.counts.succeeded === 1, { follow: false });
+    const gate = env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(account.workspaceId));
+    const walletObject = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+    /** The job key's refused calls in D1, once the gate has reported and the wallet has written its usage rows. */
+    const refusedRows = async () => {
+      await gate.flush();
+      await runDurableObjectAlarm(walletObject);
+      return (await usageOfKey(await jobKeyId(id))).filter((row) => row.status >= 400).length;
+    };
+    const refusedBefore = await refusedRows();
+    /** The job after its next look, whatever woke it. */
+    const nextLook = async (before: JobView) => {
+      time.advance(1_000);
+      await lookAgain(id);
+      return driveJob(id, time, (job) => job.resumesAt !== before.resumesAt || job.reason !== before.reason, { follow: false });
+    };
+
+    // The key's limit raised, the money is what is short now: the reason says so, not the limit any more.
+    let job = await driveJob(id, time, () => true);
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 10 })).status).toBe(200);
+    job = await driveJob(id, time, (view) => view.reason?.includes('organization has 0 cents available') ?? false, { follow: false });
+    expect(job.reason).toMatch(/^The next item needs 1 cent but the organization has 0 cents available\. The job goes on/);
+    expect(job).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 1, pending: 2 } });
+
+    // No plan in force: the look asks the gate and waits, saying what is missing, instead of a refused call a look.
+    expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: null })).status).toBe(200);
+    job = await nextLook(job);
+    expect(job.reason).toContain('This organization has no plan yet');
+    job = await nextLook(job);
+    expect(job).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 1, pending: 2 } });
+    expect(await refusedRows()).toBe(refusedBefore);
+
+    // A plan and money: it goes on and ends.
+    expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg' })).status).toBe(200);
+    await credit(account.organizationId, { purchasedCents: 5 });
+    expect(await driveJob(id, time, ended)).toMatchObject({ status: 'succeeded', counts: { succeeded: 3, pending: 0 } });
   });
 
   it('stops when the key that submitted it is revoked, the items not run left pending', async () => {

@@ -1,9 +1,14 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import worker from '../../src/api';
+import { clock } from '../../src/core/clock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { eventually, funded, ops } from '../support/api';
+import { eventually, funded, ops, wallet } from '../support/api';
 import { createKey } from '../../src/services/accounts';
-import { reviveStrandedJobs } from '../../src/services/jobs/resume';
+import { MISSING_RUN, reviveStrandedJobs } from '../../src/services/jobs/resume';
 import { findJob } from '../../src/services/jobs/store';
+import { finishJob } from '../../src/services/jobs/run';
+import type { Env } from '../../src/core/config';
 import { driveJob, jobKeyId, jobTime, type JobTime, storedJob, submit, usageOfKey } from './support';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -44,18 +49,43 @@ describe("the nightly check for jobs the platform will not move on (the api's cr
   const COMPANY = 'linkedin/get-company-by-domain';
   const HOURS = 2 * 60 * 60_000;
 
-  it('gives a job whose instance was never created one, and it runs; a job younger than an hour is left to its own start', async () => {
+  it('ends a job whose run cannot be found, failed with nothing run and its key revoked, instead of starting it; a job younger than an hour is left to its own start', async () => {
     const account = await funded(100);
     // What a submission stores before it creates the instance, and a failure in between: a job with its key, and no run.
     const job = await storedJob(3, { operation: COMPANY, inputs: [{ domain: 's0.com' }, { domain: 's1.com' }, { domain: 's2.com' }], account });
     const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: account.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
     await env.DB.prepare("UPDATE data_jobs SET key_id = ?, status = 'queued' WHERE id = ?").bind(key.id, job.id).run();
-    expect((await reviveStrandedJobs(env)).started).not.toContain(job.id);
+    expect((await reviveStrandedJobs(env)).ended).not.toContain(job.id);
 
     time.advance(HOURS);
-    expect((await reviveStrandedJobs(env)).started).toContain(job.id);
-    const ran = await driveJob(job.id, time, (view) => view.finishedAt !== null);
-    expect(ran).toMatchObject({ status: 'succeeded', counts: { succeeded: 3, pending: 0 } });
+    // Through the api's cron handler, as Cloudflare runs it each night.
+    const context = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), env, context);
+    await waitOnExecutionContext(context);
+    const ended = (await findJob(env.DB, job.id))!;
+    expect(ended).toMatchObject({ status: 'failed', succeeded: 0, reason: MISSING_RUN });
+    // No run was started for it: its items were never called, and nothing was charged.
+    await expect(env.DATA_JOBS.get(job.id)).rejects.toThrow(/not_found/);
+    expect(await usageOfKey(key.id)).toEqual([]);
+    expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 100 });
+    const revoked = await env.DB.prepare('SELECT revoked_at AS revokedAt FROM api_keys WHERE id = ?').bind(key.id).first<{ revokedAt: string | null }>();
+    expect(revoked!.revokedAt).not.toBeNull();
+  });
+
+  it("leaves a job whose key could not be revoked not ended, so that the next try (the step's retry, the next night) revokes it and ends it", async () => {
+    const account = await funded(100);
+    const job = await storedJob(1, { operation: COMPANY, inputs: [{ domain: 'k0.com' }], account });
+    const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: account.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
+    await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, job.id).run();
+    const gates = env.WORKSPACE_GATE;
+    const unreachable = { ...env, WORKSPACE_GATE: { idFromName: (name: string) => gates.idFromName(name), get: () => ({ revoke: () => Promise.reject(new Error('gate unreachable')) }) } } as unknown as Env;
+    await expect(finishJob(unreachable, job.id)).rejects.toThrow('gate unreachable');
+    expect((await findJob(env.DB, job.id))!.status).toBe('running');
+
+    await finishJob(env, job.id);
+    expect((await findJob(env.DB, job.id))!.status).toBe('failed');
+    const revoked = await env.DB.prepare('SELECT revoked_at AS revokedAt FROM api_keys WHERE id = ?').bind(key.id).first<{ revokedAt: string | null }>();
+    expect(revoked!.revokedAt).not.toBeNull();
   });
 
   it('ends a job whose run errored: failed with the run\'s error, the items not run pending, its key revoked', async () => {

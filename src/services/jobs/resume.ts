@@ -29,47 +29,58 @@ export async function resumeUnfinishedJobs(env: Env): Promise<{ resumed: string[
   return { resumed };
 }
 
-/** Jobs the nightly check looks at, at most: two subrequests each (the instance, its status). */
+/** Jobs the nightly check looks at, at most: two subrequests each (the instance, its status), about ten more for one it ends. */
 const STRANDED_CHECKS = 1_000;
 /** A job younger than this is left alone: its instance may be being created as the check runs. */
 const STRANDED_AFTER_MS = 60 * 60_000;
 
+/** The reason of a job the check ends because its run cannot be found. */
+export const MISSING_RUN =
+  "The job's run could not be found on the platform (never started, or ended so long ago that the platform no longer keeps it); nothing more runs for it, and the items not run stay pending. Submit them again to run them.";
+
 /**
  * The nightly check (the api's cron) for jobs Cloudflare will not move on by itself, a random thousand of
- * those not ended a night: one whose instance was never created (a failure between storing the job and
- * creating its instance) gets one, as `npm start` does; one whose run errored (a slice that failed through
- * every retry, the Workflow's 10,000 steps spent) or was terminated ends failed with the run's error as its
- * reason, its key revoked and job.failed sent, the items not run left pending; one whose run completed but
- * is not marked ended is finished. Without it such a job said "running" or "waiting" for good, and its key
- * stayed valid.
+ * those not ended and over an hour old a night. A job whose run errored (a slice that failed through every
+ * retry, the Workflow's 10,000 steps spent) or was terminated ends failed with the run's error as its reason;
+ * one whose run cannot be found ends failed too; either way its key is revoked, job.failed is sent and the
+ * items not run stay pending. One whose run completed but is not marked ended is finished. Without it such a
+ * job said "running" or "waiting" for good, and its key stayed valid.
+ *
+ * A missing run is never started here. It is missing because its creation failed after the job was stored
+ * (the submitter was answered an error, and may have sent the items again as a new job), or because the
+ * platform dropped an ended run after its retention (days): a run started then would call and bill items
+ * their owner believes were never accepted, or were told had failed.
  */
-export async function reviveStrandedJobs(env: Env): Promise<{ started: string[]; ended: string[] }> {
+export async function reviveStrandedJobs(env: Env): Promise<{ ended: string[] }> {
   const before = new Date(clock.now() - STRANDED_AFTER_MS).toISOString();
   const { results } = await env.DB.prepare(
     "SELECT id FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ? ORDER BY RANDOM() LIMIT ?",
   )
     .bind(before, STRANDED_CHECKS)
     .all<{ id: string }>();
-  const started: string[] = [];
   const ended: string[] = [];
   for (const { id } of results) {
     // One job's failure (the platform unreachable for it) is logged and leaves the rest to be looked at.
-    const outcome = await reviveOne(env, id).catch((error: unknown) => {
+    const outcome = await checkOne(env, id).catch((error: unknown) => {
       console.error(JSON.stringify({ level: 'error', event: 'job_check_failed', jobId: id, error: String(error) }));
       return null;
     });
-    if (outcome === 'started') started.push(id);
-    else if (outcome === 'ended') ended.push(id);
+    if (outcome === 'ended') ended.push(id);
   }
-  return { started, ended };
+  return { ended };
 }
 
-/** What the nightly check did with one job: started its missing run, ended it, or nothing (null). */
-async function reviveOne(env: Env, id: string): Promise<'started' | 'ended' | null> {
-  const instance = await env.DATA_JOBS.get(id).catch(() => null);
+/** What the nightly check did with one job: ended it, or nothing (null). */
+async function checkOne(env: Env, id: string): Promise<'ended' | null> {
+  // Only an instance the platform says it does not have is missing; any other failure leaves the job for another night.
+  const instance = await env.DATA_JOBS.get(id).catch((error: unknown) => {
+    if (String(error).includes('not_found')) return null;
+    throw error;
+  });
   if (!instance) {
-    release(await env.DATA_JOBS.create({ id, params: { jobId: id } }));
-    return 'started';
+    await setStatus(env.DB, id, 'running', MISSING_RUN, nowIso()).run();
+    await finishJob(env, id);
+    return 'ended';
   }
   try {
     const { status, error } = await instance.status();

@@ -8,6 +8,7 @@ import type { SliceOutcome } from '../../core/protocols/job';
 import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { gateOf } from '../gate';
+import { plansPageUrl, subscriptionRequired } from '../plan-caps';
 import { execute } from '../pipeline';
 import { findJob, isEnded, itemWrites, type ItemWrite, type JobRecord, pendingItems, recount, saveWindow, setResumeAt, setStatus } from './store';
 import { operationOfJob } from './operations';
@@ -43,7 +44,7 @@ export const HOURS_RECHECK_MS = 10 * 60_000;
 /**
  * How often a job past its submitting key's monthly limit looks again when nothing wakes it (a raised limit
  * does: services/jobs/wake.ts): it asks the gate only, so the wait costs no runtime hour, request or usage
- * row, and a month of it is ~3,000 of the Workflow's steps.
+ * row, and a month of it is about 2,900 looks, 5,800 of the Workflow's 10,000 steps.
  */
 export const KEY_LIMIT_RECHECK_MS = 15 * 60_000;
 
@@ -111,11 +112,12 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
     await env.DB.batch([setResumeAt(env.DB, jobId, at + overLimit.ms), setStatus(env.DB, jobId, 'waiting_for_credits', overLimit.reason, nowIso())]);
     return { kind: 'wait', ms: overLimit.ms, why: overLimit.reason, wakeable: true };
   }
-  if (job.status === 'waiting_for_credits' && (await stillShortOfMoney(env, job, principal, nextUnits))) {
-    // Its reason stays the refusal that began the wait; only the next look moves.
+  const short = job.status === 'waiting_for_credits' ? await stillShortOfMoney(env, job, principal, nextUnits) : null;
+  if (short) {
+    // The reason is said again at each look: a wait begun on the key's limit that goes on for money says so.
     const ms = creditRecheckMs(job.waitingSince, clock.now());
-    await setResumeAt(env.DB, jobId, clock.now() + ms).run();
-    return { kind: 'wait', ms, why: job.reason ?? 'Waiting for credits.', wakeable: true };
+    await env.DB.batch([setResumeAt(env.DB, jobId, clock.now() + ms), setStatus(env.DB, jobId, 'waiting_for_credits', short, nowIso())]);
+    return { kind: 'wait', ms, why: short, wakeable: true };
   }
   const pacer = new Pacer({ resetAt: job.windowResetAt, limit: job.windowLimit, remaining: job.windowRemaining });
   const writes: ItemWrite[] = [];
@@ -223,17 +225,22 @@ async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number
 }
 
 /**
- * Whether a job waiting for money would still be refused it: the gate's figures (read afresh after a top-up,
- * which tells every gate to forget its own) have less than the next item's quote. Asked instead of calling, as
- * for the key's limit: a refused call would leave a 402 usage row and a request of the window at every look,
- * a month's wait some 3,000 rows in the workspace's usage. When in doubt (the key refused, no plan in the
- * figures) it says no, and the call decides.
+ * Why a job waiting for money would still be refused it, or null when its next call may go: the gate's figures
+ * (read afresh after a top-up, which tells every gate to forget its own) have no plan in force, or less than the
+ * next item's quote. Asked instead of calling, as for the key's limit: a refused call would leave a 402 usage
+ * row and a request of the window at every look, a month's wait some 2,900 rows in the workspace's usage. The
+ * gate's `meter` refuses on these same figures. A key the gate refuses is left to the call, which ends the job.
  */
-async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincipal, nextUnits: number): Promise<boolean> {
+async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincipal, nextUnits: number): Promise<string | null> {
   const figures = await gateOf(env, job.workspaceId).credits(principal.keyId, { organizationId: job.organizationId, workspaceId: job.workspaceId });
-  if (figures.revoked || planInForce(figures.terms, clock.now()) === null) return false;
-  return figures.balance.subscriptionUnits + figures.balance.purchasedUnits < nextUnits;
+  if (figures.revoked) return null;
+  if (planInForce(figures.terms, clock.now()) === null) return `${subscriptionRequired("a data job's calls", plansPageUrl(env, job.workspaceId)).message} ${GOES_ON}`;
+  const available = figures.balance.subscriptionUnits + figures.balance.purchasedUnits;
+  if (available >= nextUnits) return null;
+  return `The next item needs ${centsInWords(nextUnits)} but the organization has ${centsInWords(available)} available. ${GOES_ON}`;
 }
+
+const GOES_ON = 'The job goes on as soon as credit is added or a plan with an allowance starts.';
 
 /** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */
 async function stopJob(env: Env, jobId: string, reason: string): Promise<SliceOutcome> {
@@ -302,21 +309,23 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, 
 }
 
 /**
- * The Workflow's last step: the job's end status, its key revoked (the gate first, so the very next
- * request with it is 401) and its event announced. Run again after a crash it changes nothing twice.
+ * The Workflow's last step: the job's key revoked (the gate first, so the very next request with it is
+ * 401), its end status and its event announced. Run again after a crash it changes nothing twice.
  */
 export async function finishJob(env: Env, jobId: string): Promise<void> {
   const job = await findJob(env.DB, jobId);
   if (!job) return;
   await recount(env.DB, jobId).run();
   const counted = (await findJob(env.DB, jobId))!;
+  // The key before the end status: were the revocation to fail, the job is not yet ended, so whatever runs this
+  // again (the step's retry, the nightly check) still finds it and revokes the key.
+  await revokeJobKey(env, counted);
   if (!isEnded(counted.status)) {
     const pending = counted.items - counted.succeeded - counted.failed;
     const failed = pending > 0 || counted.succeeded === 0;
     const reason = pending > 0 ? (counted.reason ?? 'The job stopped before every item ran.') : counted.succeeded === 0 ? 'Every item failed.' : null;
     await setStatus(env.DB, jobId, failed ? 'failed' : 'succeeded', reason, nowIso()).run();
   }
-  await revokeJobKey(env, counted);
   const ended = (await findJob(env.DB, jobId))!;
   await announceJobEnd(env, ended);
 }

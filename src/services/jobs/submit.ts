@@ -13,7 +13,8 @@ import { walletOf } from '../wallet';
 import { revokedKeyError } from '../auth';
 import { plansPageUrl, subscriptionRequired } from '../plan-caps';
 import { operationOfJob } from './operations';
-import { insertJob, type JobRecord, type JobView, viewOf, findJob, unfinishedItems } from './store';
+import { insertJob, type JobRecord, type JobView, viewOf, findJob, setStatus, unfinishedItems } from './store';
+import { finishJob } from './run';
 import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
 import { release } from './instances';
@@ -158,9 +159,20 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
   job.keyId = key.id;
   await insertJob(env.DB, job, submission.inputs);
-  release(await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } }));
+  try {
+    release(await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } }));
+  } catch (error) {
+    // The submitter is answered an error and may send the items again: this job must never run behind its
+    // back, so it ends now, failed, its key revoked. Were this lost too, the nightly check ends it (resume.ts).
+    await setStatus(env.DB, job.id, 'running', NOT_STARTED, nowIso()).run();
+    await finishJob(env, job.id);
+    throw error;
+  }
   return viewOf((await findJob(env.DB, job.id))!);
 }
+
+/** The reason of a job whose run the platform would not create: it ended at once, nothing run or charged. */
+const NOT_STARTED = 'The platform did not start this job, and the submission was answered with an error: nothing ran and nothing was charged. Submit the items again.';
 
 /**
  * Items a workspace's unfinished jobs may hold at once: ten full jobs. Each waits in D1 with its input until it

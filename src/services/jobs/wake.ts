@@ -1,4 +1,5 @@
 import type { Env } from '../../core/config';
+import { clock } from '../../core/clock';
 import { release } from './instances';
 
 /**
@@ -9,12 +10,19 @@ import { release } from './instances';
 export const LOOK_AGAIN_EVENT = 'look-again';
 
 /**
- * Jobs woken by one change at most, the latest to start waiting first (a job whose run died keeps its
- * status and its old `waiting_since`, and must not take the place of live ones): each wake is a subrequest
- * of the request that made the change (a Stripe webhook, a limit set in the dashboard). The rest look again
- * at their recheck.
+ * Jobs woken by one change at most, those waiting longest first: each wake is two subrequests (the instance, the
+ * event) of the request that made the change (a Stripe webhook, a limit set in the dashboard). A long wait's
+ * next look is up to 15 minutes away, a new one's 30 s, so the long waits gain most. The rest look again at
+ * their recheck.
  */
 export const WAKE_AT_ONCE = 100;
+
+/**
+ * A waiting job whose next look is further past than this is left out of a wake: its run died (it keeps its
+ * status, its old `waiting_since` and a `resume_at` in the past, until the nightly check ends it), and waking it
+ * would take a live job's place. A live job's next look is in the future, or a moment past while it looks.
+ */
+const DEAD_AFTER_MS = 10 * 60_000;
 
 /**
  * Wakes the jobs that wait for money or a key's limit: an organization's (money came: a top-up, a new plan or
@@ -25,11 +33,12 @@ export const WAKE_AT_ONCE = 100;
  */
 export async function wakeWaitingJobs(env: Env, waitingOn: { organizationId: string } | { budgetKeyId: string }): Promise<string[]> {
   try {
-    const statement =
-      'budgetKeyId' in waitingOn
-        ? env.DB.prepare("SELECT id FROM data_jobs WHERE budget_key_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since DESC LIMIT ?").bind(waitingOn.budgetKeyId, WAKE_AT_ONCE)
-        : env.DB.prepare("SELECT id FROM data_jobs WHERE organization_id = ? AND status = 'waiting_for_credits' ORDER BY waiting_since DESC LIMIT ?").bind(waitingOn.organizationId, WAKE_AT_ONCE);
-    const { results } = await statement.all<{ id: string }>();
+    const [column, value] = 'budgetKeyId' in waitingOn ? (['budget_key_id', waitingOn.budgetKeyId] as const) : (['organization_id', waitingOn.organizationId] as const);
+    const { results } = await env.DB.prepare(
+      `SELECT id FROM data_jobs WHERE ${column} = ? AND status = 'waiting_for_credits' AND resume_at > ? ORDER BY waiting_since LIMIT ?`,
+    )
+      .bind(value, clock.now() - DEAD_AFTER_MS, WAKE_AT_ONCE)
+      .all<{ id: string }>();
     const failures = await Promise.all(results.map(({ id }) => wake(env, id)));
     const failed = failures.filter((failure) => failure !== null);
     if (failed.length > 0) console.warn(JSON.stringify({ level: 'warn', event: 'jobs_not_woken', ...waitingOn, jobs: failed.length, error: failed[0] }));
