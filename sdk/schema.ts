@@ -3488,7 +3488,7 @@ export interface components {
             operation: string;
             name: string | null;
             /**
-             * @description queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.
+             * @description queued, running, waiting_for_credits (the reason says why: money, a plan or the monthly limit of the key that submitted it; it resumes by itself the moment that comes), then succeeded, failed or cancelled.
              * @enum {string}
              */
             status: "queued" | "running" | "waiting_for_credits" | "succeeded" | "failed" | "cancelled";

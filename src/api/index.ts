@@ -82,7 +82,7 @@ export default {
   fetch: app.fetch,
   /**
    * The cron of wrangler.toml: usage.daily to the endpoints that want it; usage rows, job results and snapshots past
-   * their retention pruned; data jobs whose runs died or never started moved on.
+   * their retention pruned; data jobs whose runs died, errored or cannot be found ended.
    */
   scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), reviveStrandedJobs(env)])),
 } satisfies ExportedHandler<Env>;

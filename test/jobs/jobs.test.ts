@@ -9,6 +9,7 @@ import { unitsFromCents } from '../../src/core/money';
 import { CREDIT_RECHECK_MS } from '../../src/services/jobs/run';
 import { JobSubmission, submitJob } from '../../src/services/jobs/submit';
 import type { Env } from '../../src/core/config';
+import { configureWallet } from '../../src/services/wallet';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
 import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, lookAgain, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
@@ -108,17 +109,34 @@ describe('submitting a data job', () => {
     await driveJob(first.body.data.id, time, ended);
   });
 
-  it('ends a job at once, failed and its key revoked, when the platform will not create its run: the submitter is answered an error, and the job never runs behind its back', async () => {
+  it("ends a job at once, failed and its key revoked, when the platform did not create its run: the submitter is answered the error, and the job never runs behind its back", async () => {
     const account = await funded(100);
-    const refusing = { ...env, DATA_JOBS: { create: async () => Promise.reject(new Error('Workflows unavailable')), get: env.DATA_JOBS.get.bind(env.DATA_JOBS) } } as unknown as Env;
     const submitter = { organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId };
-    await expect(submitJob(refusing, submitter, JobSubmission.parse({ operation: COMPANY, inputs: [{ domain: 'f0.com' }, { domain: 'f1.com' }] }))).rejects.toThrow('Workflows unavailable');
-    const job = await env.DB.prepare('SELECT id, status, reason, succeeded, key_id AS keyId FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ id: string; status: string; reason: string; succeeded: number; keyId: string }>();
-    expect(job).toMatchObject({ status: 'failed', succeeded: 0 });
-    expect(job!.reason).toContain('nothing ran and nothing was charged');
-    const key = await env.DB.prepare('SELECT revoked_at AS revokedAt FROM api_keys WHERE id = ?').bind(job!.keyId).first<{ revokedAt: string | null }>();
-    expect(key!.revokedAt).not.toBeNull();
-    expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 100, heldCents: 0 });
+    const submission = (domain: string) => JobSubmission.parse({ operation: COMPANY, inputs: [{ domain }] });
+    const jobOf = async (domain: string) =>
+      (await env.DB.prepare("SELECT j.id, j.status, j.reason, j.key_id AS keyId FROM data_jobs j JOIN data_job_items i ON i.job_id = j.id WHERE j.workspace_id = ? AND i.input LIKE ?")
+        .bind(account.workspaceId, `%${domain}%`)
+        .first<{ id: string; status: string; reason: string | null; keyId: string }>())!;
+    const revokedAt = async (keyId: string) => (await env.DB.prepare('SELECT revoked_at AS revokedAt FROM api_keys WHERE id = ?').bind(keyId).first<{ revokedAt: string | null }>())!.revokedAt;
+    const withWorkflows = (DATA_JOBS: Pick<Env['DATA_JOBS'], 'create' | 'get'>) => ({ ...env, DATA_JOBS }) as unknown as Env;
+    const real = env.DATA_JOBS;
+
+    // Not created, and the platform says it has no such run: ended, failed, its key revoked.
+    const refusing = withWorkflows({ create: () => Promise.reject(new Error('Workflows unavailable')), get: (id) => real.get(id) });
+    await expect(submitJob(refusing, submitter, submission('f0.com'))).rejects.toThrow('Workflows unavailable');
+    const notStarted = await jobOf('f0.com');
+    expect(notStarted).toMatchObject({ status: 'failed', reason: expect.stringContaining('none of its items ran') });
+    expect(await revokedAt(notStarted.keyId)).not.toBeNull();
+
+    // The platform could not say whether it has the run: the job is left as it is, for the nightly check to end once it knows.
+    const unsure = withWorkflows({ create: () => Promise.reject(new Error('Workflows unavailable')), get: () => Promise.reject(new Error('network lost')) });
+    await expect(submitJob(unsure, submitter, submission('f1.com'))).rejects.toThrow('Workflows unavailable');
+    expect(await jobOf('f1.com')).toMatchObject({ status: 'queued', reason: null });
+
+    // Created after all, its answer lost: the job is accepted and runs as any other.
+    const lostAnswer = withWorkflows({ create: async (options) => real.create(options).then(() => Promise.reject(new Error('answer lost'))), get: (id) => real.get(id) });
+    const accepted = await submitJob(lostAnswer, submitter, submission('f2.com'));
+    expect(await driveJob(accepted.id, time, ended)).toMatchObject({ status: 'succeeded', counts: { succeeded: 1 }, spentCents: 1 });
   });
 });
 
@@ -352,6 +370,12 @@ describe('running a data job', () => {
       return (await usageOfKey(await jobKeyId(id))).filter((row) => row.status >= 400).length;
     };
     const refusedBefore = await refusedRows();
+    /** The job once a look (woken by the change or sent here) has written what `done` waits for. */
+    const lookUntil = async (done: (job: JobView) => boolean) => {
+      time.advance(1_000);
+      await lookAgain(id);
+      return driveJob(id, time, done, { follow: false });
+    };
     /** The job after its next look, whatever woke it. */
     const nextLook = async (before: JobView) => {
       time.advance(1_000);
@@ -366,10 +390,14 @@ describe('running a data job', () => {
     expect(job.reason).toMatch(/^The next item needs 1 cent but the organization has 0 cents available\. The job goes on/);
     expect(job).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 1, pending: 2 } });
 
-    // No plan in force: the look asks the gate and waits, saying what is missing, instead of a refused call a look.
+    // No plan in force (a plan given for a time that lapsed, then none at all): the look asks the gate and
+    // waits, saying what is missing, instead of a refused call a look.
+    await configureWallet(env, { id: account.organizationId, plan: 'payg', rpmOverride: null }, clock.now() + 1_000);
+    time.advance(2_000);
+    job = await lookUntil((view) => view.reason?.includes("The organization's Pay as you go plan ended on") ?? false);
+    expect(job.reason).toContain(`a data job's calls need one: choose a plan at ${env.APP_URL.replace(/\/+$/, '')}/w/${account.workspaceId}/plans. The job goes on as soon as a plan starts.`);
     expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: null })).status).toBe(200);
-    job = await nextLook(job);
-    expect(job.reason).toContain('This organization has no plan yet');
+    job = await lookUntil((view) => view.reason?.startsWith('This organization has no plan,') ?? false);
     job = await nextLook(job);
     expect(job).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 1, pending: 2 } });
     expect(await refusedRows()).toBe(refusedBefore);

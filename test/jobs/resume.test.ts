@@ -72,6 +72,15 @@ describe("the nightly check for jobs the platform will not move on (the api's cr
     expect(revoked!.revokedAt).not.toBeNull();
   });
 
+  it('leaves a job for another night when the platform cannot say whether it has its run', async () => {
+    const account = await funded(100);
+    const job = await storedJob(1, { operation: COMPANY, inputs: [{ domain: 'u0.com' }], account });
+    time.advance(HOURS);
+    const unsure = { ...env, DATA_JOBS: { get: () => Promise.reject(new Error('network lost')) } } as unknown as Env;
+    expect((await reviveStrandedJobs(unsure)).ended).not.toContain(job.id);
+    expect((await findJob(env.DB, job.id))!).toMatchObject({ status: 'running', reason: null });
+  });
+
   it("leaves a job whose key could not be revoked not ended, so that the next try (the step's retry, the next night) revokes it and ends it", async () => {
     const account = await funded(100);
     const job = await storedJob(1, { operation: COMPANY, inputs: [{ domain: 'k0.com' }], account });

@@ -37,14 +37,17 @@ describe('waking the jobs that wait for money or a key limit', () => {
     const newest = await waitingJob(account, 1_000, 30_000);
     const oldest = await waitingJob(account, 48 * HOUR, 15 * 60_000);
     const middle = await waitingJob(account, 2 * HOUR, 15 * 60_000);
-    // Its run died a day ago: its next look is long past.
+    // Its run died a day ago: its next look is long past; another's look is a little late, as while it looks.
     const dead = await waitingJob(account, 72 * HOUR, -24 * HOUR);
+    const late = await waitingJob(account, 3 * HOUR, -5 * 60_000);
+    const overdue = await waitingJob(account, 4 * HOUR, -11 * 60_000);
     const stranger = await waitingJob(other, 10 * HOUR, 60_000);
 
     const recorded = recordingEnv();
-    expect(await wakeWaitingJobs(recorded.env, { organizationId: account.organizationId })).toEqual([oldest, middle, newest]);
-    expect(recorded.woken.sort()).toEqual([oldest, middle, newest].sort());
+    expect(await wakeWaitingJobs(recorded.env, { organizationId: account.organizationId })).toEqual([oldest, late, middle, newest]);
+    expect(recorded.woken.sort()).toEqual([oldest, late, middle, newest].sort());
     expect(recorded.woken).not.toContain(dead);
+    expect(recorded.woken).not.toContain(overdue);
     expect(recorded.woken).not.toContain(stranger);
 
     // Past the bound, the longest waits go first and the newest wait for their recheck.

@@ -1,29 +1,31 @@
 import type { Env } from '../../core/config';
-import { clock, nowIso } from '../../core/clock';
+import { clock } from '../../core/clock';
 import { release } from './instances';
 import { finishJob } from './run';
-import { setStatus } from './store';
+import { setReason } from './store';
 
 /**
  * Starts again the run of every data job that has not ended, for the local stack (`npm start` calls it
  * through `POST /ops/v1/jobs/resume` once workerd is up). Cloudflare resumes a Workflow instance by itself
  * after a crash or an eviction; Miniflare does not: its engine runs an instance only in the memory of the
  * workerd that started it (it has no alarm for it), so an instance that was running or sleeping when
- * workerd stopped, killed or not, stays 'running' and does nothing. Each such instance is restarted (a
- * job whose instance was never created, a crash between storing the job and creating it, gets one). A
+ * workerd stopped, killed or not, stays 'running' and does nothing. Each such instance is restarted. A
  * restart runs the Workflow from its first step, which for a job is resuming it: every slice reads the
  * pending items from D1, and an item billed before the crash but not yet written is answered again by the
- * idempotency store under its own key, uncharged.
+ * idempotency store under its own key, uncharged. A job with no instance (its submission was answered with
+ * an error) is ended, as the nightly check ends it, never started.
  */
 export async function resumeUnfinishedJobs(env: Env): Promise<{ resumed: string[] }> {
   const rows = await env.DB.prepare("SELECT id FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') ORDER BY created_at").all<{ id: string }>();
   const resumed: string[] = [];
   for (const { id } of rows.results) {
     const instance = await env.DATA_JOBS.get(id).catch(() => null);
-    if (instance) {
-      await instance.restart();
-      release(instance);
-    } else release(await env.DATA_JOBS.create({ id, params: { jobId: id } }));
+    if (!instance) {
+      await endWithoutRun(env, id);
+      continue;
+    }
+    await instance.restart();
+    release(instance);
     resumed.push(id);
   }
   return { resumed };
@@ -78,8 +80,7 @@ async function checkOne(env: Env, id: string): Promise<'ended' | null> {
     throw error;
   });
   if (!instance) {
-    await setStatus(env.DB, id, 'running', MISSING_RUN, nowIso()).run();
-    await finishJob(env, id);
+    await endWithoutRun(env, id);
     return 'ended';
   }
   try {
@@ -87,11 +88,17 @@ async function checkOne(env: Env, id: string): Promise<'ended' | null> {
     if (status !== 'errored' && status !== 'terminated' && status !== 'complete') return null;
     if (status !== 'complete') {
       const why = error ? `${error.name}: ${error.message}` : status;
-      await setStatus(env.DB, id, 'running', `The job's run stopped on the platform (${why}); the items not run stay pending. Submit them again to run them.`, nowIso()).run();
+      await setReason(env.DB, id, `The job's run stopped on the platform (${why}); the items not run stay pending. Submit them again to run them.`).run();
     }
     await finishJob(env, id);
     return 'ended';
   } finally {
     release(instance);
   }
+}
+
+/** Ends a job whose run the platform does not have: failed, `MISSING_RUN` its reason, its key revoked, announced. */
+async function endWithoutRun(env: Env, id: string): Promise<void> {
+  await setReason(env.DB, id, MISSING_RUN).run();
+  await finishJob(env, id);
 }

@@ -8,7 +8,8 @@ import type { SliceOutcome } from '../../core/protocols/job';
 import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { gateOf } from '../gate';
-import { plansPageUrl, subscriptionRequired } from '../plan-caps';
+import { plansPageUrl } from '../plan-caps';
+import { PLAN_TABLE } from '../../core/plans';
 import { execute } from '../pipeline';
 import { findJob, isEnded, itemWrites, type ItemWrite, type JobRecord, pendingItems, recount, saveWindow, setResumeAt, setStatus } from './store';
 import { operationOfJob } from './operations';
@@ -234,13 +235,17 @@ async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number
 async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincipal, nextUnits: number): Promise<string | null> {
   const figures = await gateOf(env, job.workspaceId).credits(principal.keyId, { organizationId: job.organizationId, workspaceId: job.workspaceId });
   if (figures.revoked) return null;
-  if (planInForce(figures.terms, clock.now()) === null) return `${subscriptionRequired("a data job's calls", plansPageUrl(env, job.workspaceId)).message} ${GOES_ON}`;
+  const { plan, planEndsAt } = figures.terms;
+  if (planInForce(figures.terms, clock.now()) === null) {
+    const plans = plansPageUrl(env, job.workspaceId);
+    // A plan given for a time (the free trial) that lapsed, or none ever.
+    const why = plan && planEndsAt !== null ? `The organization's ${PLAN_TABLE[plan].name} plan ended on ${new Date(planEndsAt).toISOString().slice(0, 10)} (UTC)` : 'This organization has no plan';
+    return `${why}, and a data job's calls need one: choose a plan at ${plans}. The job goes on as soon as a plan starts.`;
+  }
   const available = figures.balance.subscriptionUnits + figures.balance.purchasedUnits;
   if (available >= nextUnits) return null;
-  return `The next item needs ${centsInWords(nextUnits)} but the organization has ${centsInWords(available)} available. ${GOES_ON}`;
+  return `The next item needs ${centsInWords(nextUnits)} but the organization has ${centsInWords(available)} available. The job goes on as soon as credit is added or a plan with an allowance starts.`;
 }
-
-const GOES_ON = 'The job goes on as soon as credit is added or a plan with an allowance starts.';
 
 /** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */
 async function stopJob(env: Env, jobId: string, reason: string): Promise<SliceOutcome> {
@@ -310,9 +315,10 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, 
 
 /**
  * The Workflow's last step: the job's key revoked (the gate first, so the very next request with it is
- * 401), its end status and its event announced. Run again after a crash it changes nothing twice.
+ * 401), its end status and its event announced (unless `announce` is false: a job whose submission was answered
+ * with an error). Run again after a crash it changes nothing twice.
  */
-export async function finishJob(env: Env, jobId: string): Promise<void> {
+export async function finishJob(env: Env, jobId: string, options: { announce?: boolean } = {}): Promise<void> {
   const job = await findJob(env.DB, jobId);
   if (!job) return;
   await recount(env.DB, jobId).run();
@@ -326,6 +332,7 @@ export async function finishJob(env: Env, jobId: string): Promise<void> {
     const reason = pending > 0 ? (counted.reason ?? 'The job stopped before every item ran.') : counted.succeeded === 0 ? 'Every item failed.' : null;
     await setStatus(env.DB, jobId, failed ? 'failed' : 'succeeded', reason, nowIso()).run();
   }
+  if (options.announce === false) return;
   const ended = (await findJob(env.DB, jobId))!;
   await announceJobEnd(env, ended);
 }

@@ -7,7 +7,7 @@ export const Job = z
     id: z.string().openapi({ example: 'job_5f1c2a9b7d3e4f6a8b0c1d2e' }),
     operation: z.string().openapi({ example: 'linkedin/get-company-by-domain' }),
     name: z.string().nullable(),
-    status: z.enum(JOB_STATUSES).openapi({ description: 'queued, running, waiting_for_credits (the reason says why; it resumes by itself after a top-up), then succeeded, failed or cancelled.' }),
+    status: z.enum(JOB_STATUSES).openapi({ description: 'queued, running, waiting_for_credits (the reason says why: money, a plan or the monthly limit of the key that submitted it; it resumes by itself the moment that comes), then succeeded, failed or cancelled.' }),
     reason: z.string().nullable().openapi({ description: 'Why the job waits, failed or was cancelled; null while it simply runs.' }),
     items: z.number().int(),
     counts: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), pending: z.number().int() }),

@@ -273,6 +273,11 @@ export function recount(db: D1Database, jobId: string): D1PreparedStatement {
     .bind(jobId);
 }
 
+/** The reason of a job that has not ended, its status as it is (a job ended by `finishJob` keeps it). */
+export function setReason(db: D1Database, jobId: string, reason: string): D1PreparedStatement {
+  return db.prepare("UPDATE data_jobs SET reason = ?2 WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')").bind(jobId, reason);
+}
+
 /** Moves a job that has not ended to `status`; an ended job (a cancel) is never moved back. */
 export function setStatus(db: D1Database, jobId: string, status: JobStatus, reason: string | null, at: string): D1PreparedStatement {
   const ended = isEnded(status);

@@ -13,11 +13,11 @@ import { walletOf } from '../wallet';
 import { revokedKeyError } from '../auth';
 import { plansPageUrl, subscriptionRequired } from '../plan-caps';
 import { operationOfJob } from './operations';
-import { insertJob, type JobRecord, type JobView, viewOf, findJob, setStatus, unfinishedItems } from './store';
+import { insertJob, type JobRecord, type JobView, viewOf, findJob, setReason, unfinishedItems } from './store';
 import { finishJob } from './run';
 import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
-import { release } from './instances';
+import { release, runExists } from './instances';
 import { MAX_JOB_ITEMS } from '../../core/protocols/job';
 
 /** The most POST /v1/data/agnt/jobs reads: 10,000 inputs of about 1 KB each. The rest of the API keeps 1 MB. */
@@ -162,17 +162,26 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   try {
     release(await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } }));
   } catch (error) {
-    // The submitter is answered an error and may send the items again: this job must never run behind its
-    // back, so it ends now, failed, its key revoked. Were this lost too, the nightly check ends it (resume.ts).
-    await setStatus(env.DB, job.id, 'running', NOT_STARTED, nowIso()).run();
-    await finishJob(env, job.id);
+    // A create whose answer was lost may have made the run all the same: then the job is accepted as usual.
+    const made = await runExists(env, job.id);
+    if (made) return viewOf((await findJob(env.DB, job.id))!);
+    console.error(JSON.stringify({ level: 'error', event: 'job_not_started', jobId: job.id, error: String(error) }));
+    // The submitter is answered the error and may send the items again: a job with no run must never start
+    // behind its back, so it ends now, failed, its key revoked, unannounced (nobody was told its id). When
+    // the platform could not say, the nightly check ends it once it knows (resume.ts).
+    if (made === false) {
+      await setReason(env.DB, job.id, NOT_STARTED).run();
+      await finishJob(env, job.id, { announce: false }).catch((reason: unknown) =>
+        console.error(JSON.stringify({ level: 'error', event: 'job_not_ended', jobId: job.id, error: String(reason) })),
+      );
+    }
     throw error;
   }
   return viewOf((await findJob(env.DB, job.id))!);
 }
 
-/** The reason of a job whose run the platform would not create: it ended at once, nothing run or charged. */
-const NOT_STARTED = 'The platform did not start this job, and the submission was answered with an error: nothing ran and nothing was charged. Submit the items again.';
+/** The reason of a job whose run the platform did not create: it ended at once, nothing run. */
+const NOT_STARTED = 'The platform did not start this job, and its submission was answered with an error: none of its items ran. Submit them again.';
 
 /**
  * Items a workspace's unfinished jobs may hold at once: ten full jobs. Each waits in D1 with its input until it
