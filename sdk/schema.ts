@@ -3521,6 +3521,12 @@ export interface components {
             } | null;
             /** @description While the job waits (the window, a retry, money, runtime hours): when it looks again. */
             resumesAt: string | null;
+            /**
+             * @description While waiting_for_credits, what ends the wait: money (a top-up, or a plan with an allowance), plan (a plan in force) or key_limit (the submitting key's monthly limit raised, or its reset); null otherwise.
+             * @example null
+             * @enum {string|null}
+             */
+            waitingOn: "money" | "plan" | "key_limit" | null;
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credit, ops } from '../support/api';
+import { bearer, call, credit, json, ops } from '../support/api';
 import { signUp } from '../support/dashboard';
 import { driveJob, jobTime } from '../jobs/support';
 
@@ -66,11 +66,34 @@ describe('the Jobs page and its API in the dashboard', () => {
       const link = page.match(/<a[^>]*data-job-money[^>]*>/)?.[0];
       expect(link).toContain(`href="/w/${person.workspaceId}/plans"`);
       expect(link).not.toContain('hidden');
+      expect(page.match(/<a[^>]*data-job-limit[^>]*>/)?.[0]).toContain('hidden');
 
       await credit(person.organizationId, { purchasedCents: 10 });
       await driveJob(started.body.data.id, time, (view) => view.finishedAt !== null);
       const after = await (await person.request('GET', `/w/${person.workspaceId}/jobs`)).text();
       expect(after.match(/<a[^>]*data-job-money[^>]*>/)?.[0]).toContain('hidden');
+    } finally {
+      await time.dispose();
+    }
+  });
+
+  it("a job waiting on its submitting key's monthly limit links to the API keys, not to credit", async () => {
+    const time = await jobTime();
+    try {
+      const person = await signUp();
+      expect((await ops('PUT', `/organizations/${person.organizationId}/plan`, { plan: 'payg' })).status).toBe(200);
+      await credit(person.organizationId, { purchasedCents: 100 });
+      const made = await person.json('POST', `/api/workspaces/${person.workspaceId}/keys`, { name: 'batch', monthlyLimitCents: 1 });
+      expect(made.status).toBe(201);
+      const submitted = await call('/v1/data/agnt/jobs', bearer(made.body.data.key, { method: 'POST', body: { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'one.com' }, { domain: 'two.com' }] } }));
+      expect(submitted.status).toBe(202);
+      const job = await driveJob((await json(submitted)).data.id, time, (view) => view.status === 'waiting_for_credits', { follow: false });
+      expect(job.waitingOn).toBe('key_limit');
+      const page = await (await person.request('GET', `/w/${person.workspaceId}/jobs`)).text();
+      const limit = page.match(/<a[^>]*data-job-limit[^>]*>/)?.[0];
+      expect(limit).toContain(`href="/w/${person.workspaceId}/keys"`);
+      expect(limit).not.toContain('hidden');
+      expect(page.match(/<a[^>]*data-job-money[^>]*>/)?.[0]).toContain('hidden');
     } finally {
       await time.dispose();
     }

@@ -225,7 +225,7 @@ describe('running a data job', () => {
     const account = await funded(5, 'payg');
     const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 12 }, (_, index) => ({ domain: `m${index}.com` })) });
     const waiting = await driveJob(submitted.body.data.id, time, (job) => job.status === 'waiting_for_credits', { follow: false });
-    expect(waiting).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 5, failed: 0, pending: 7 }, spentCents: 5 });
+    expect(waiting).toMatchObject({ status: 'waiting_for_credits', waitingOn: 'money', counts: { succeeded: 5, failed: 0, pending: 7 }, spentCents: 5 });
     expect(waiting.reason).toMatch(/needs 1 cent but the organization has 0 cents available/);
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 0 });
 
@@ -261,7 +261,7 @@ describe('running a data job', () => {
 
     await credit(account.organizationId, { purchasedCents: 10 });
     const job = await driveJob(submitted.body.data.id, time, ended);
-    expect(job).toMatchObject({ status: 'succeeded', reason: null, counts: { succeeded: 12, failed: 0, pending: 0 }, spentCents: 12 });
+    expect(job).toMatchObject({ status: 'succeeded', reason: null, waitingOn: null, counts: { succeeded: 12, failed: 0, pending: 0 }, spentCents: 12 });
     expect(await wallet(account.organizationId)).toMatchObject({ purchasedBalanceCents: 3, heldCents: 0 });
   });
 
@@ -317,7 +317,7 @@ describe('running a data job', () => {
     const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 6 }, (_, index) => ({ domain: `k${index}.com` })) });
     expect(submitted.status).toBe(202);
     const waiting = await driveJob(submitted.body.data.id, time, (job) => job.status === 'waiting_for_credits', { follow: false });
-    expect(waiting).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 3, failed: 0, pending: 3 }, spentCents: 3 });
+    expect(waiting).toMatchObject({ status: 'waiting_for_credits', waitingOn: 'key_limit', counts: { succeeded: 3, failed: 0, pending: 3 }, spentCents: 3 });
     // Refused by the gate mid-slice, or seen before the next slice starts: either way the key and its limit are named.
     expect(waiting.reason).toContain(`API key that submitted this job (${account.keyId})`);
     expect(waiting.reason).toContain('monthly spend limit of 3 cents');
@@ -388,7 +388,7 @@ describe('running a data job', () => {
     expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 10 })).status).toBe(200);
     job = await driveJob(id, time, (view) => view.reason?.includes('organization has 0 cents available') ?? false, { follow: false });
     expect(job.reason).toMatch(/^The next item needs 1 cent but the organization has 0 cents available\. The job goes on/);
-    expect(job).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 1, pending: 2 } });
+    expect(job).toMatchObject({ status: 'waiting_for_credits', waitingOn: 'money', counts: { succeeded: 1, pending: 2 } });
 
     // No plan in force (a plan given for a time that lapsed, then none at all): the look asks the gate and
     // waits, saying what is missing, instead of a refused call a look.
@@ -399,7 +399,7 @@ describe('running a data job', () => {
     expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: null })).status).toBe(200);
     job = await lookUntil((view) => view.reason?.startsWith('This organization has no plan,') ?? false);
     job = await nextLook(job);
-    expect(job).toMatchObject({ status: 'waiting_for_credits', counts: { succeeded: 1, pending: 2 } });
+    expect(job).toMatchObject({ status: 'waiting_for_credits', waitingOn: 'plan', counts: { succeeded: 1, pending: 2 } });
     expect(await refusedRows()).toBe(refusedBefore);
 
     // A plan and money: it goes on and ends.

@@ -139,6 +139,7 @@ export async function storedJob(items: number, options: { operation?: string; in
     finishedAt: null,
     resultsPrunedAt: null,
     waitingSince: null,
+    waitingOn: null,
   };
   await insertJob(env.DB, job, options.inputs ?? Array.from({ length: items }, (_, index) => ({ url: `https://example.com/${index}` })));
   return job;

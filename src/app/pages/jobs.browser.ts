@@ -12,6 +12,7 @@ interface JobView {
   id: string;
   status: string;
   reason: string | null;
+  waitingOn: 'money' | 'plan' | 'key_limit' | null;
   counts: { total: number; succeeded: number; failed: number; pending: number };
   spentCents: number;
   finishedAt: string | null;
@@ -145,7 +146,8 @@ if (table && table.querySelector('tr[data-job-active]')) {
       $('[data-job-spent]', row)!.textContent = cents(job.spentCents);
       $('[data-job-status]', row)!.textContent = job.status.replaceAll('_', ' ');
       $('[data-job-reason]', row)!.textContent = job.reason ?? '';
-      $('[data-job-money]', row)!.hidden = job.status !== 'waiting_for_credits';
+      $('[data-job-money]', row)!.hidden = job.waitingOn !== 'money' && job.waitingOn !== 'plan';
+      $('[data-job-limit]', row)!.hidden = job.waitingOn !== 'key_limit';
       if (job.finishedAt === null) running = true;
       else ended = true;
     }

@@ -43,7 +43,7 @@ function jobOperations(): JobOperation[] {
 }
 
 /** One job's row: its progress bar and figures carry data-* hooks the page's script updates while it runs. */
-const JobRow: FC<{ job: JobView; base: string; plans: string }> = ({ job, base, plans }) => {
+const JobRow: FC<{ job: JobView; base: string; plans: string; keys: string }> = ({ job, base, plans, keys }) => {
   const done = job.counts.succeeded + job.counts.failed;
   const percent = job.counts.total === 0 ? 100 : Math.floor((done / job.counts.total) * 100);
   return (
@@ -63,8 +63,12 @@ const JobRow: FC<{ job: JobView; base: string; plans: string }> = ({ job, base, 
         <div class="muted small" data-job-reason>
           {job.reason ?? ''}
         </div>
-        <a class="small" href={plans} data-job-money hidden={job.status !== 'waiting_for_credits'}>
+        {/* The way out of a wait that fits it: credit or a plan for money, the API keys page for the key's own limit. */}
+        <a class="small" href={plans} data-job-money hidden={job.waitingOn !== 'money' && job.waitingOn !== 'plan'}>
           Buy credit or change the plan
+        </a>
+        <a class="small" href={keys} data-job-limit hidden={job.waitingOn !== 'key_limit'}>
+          Raise the key's monthly limit
         </a>
       </td>
       <td class="job-progress">
@@ -118,7 +122,7 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, dat
             <TableHead columns={['Job', 'Status', 'Progress', 'Spent']} actions />
             <tbody>
               {jobs.map((job) => (
-                <JobRow job={job} base={base} plans={`/w/${access.workspace.id}/plans`} />
+                <JobRow job={job} base={base} plans={`/w/${access.workspace.id}/plans`} keys={`/w/${access.workspace.id}/keys`} />
               ))}
             </tbody>
           </table>

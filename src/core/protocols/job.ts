@@ -20,6 +20,9 @@ export const MOST_DOWNLOAD_SUBREQUESTS = MAX_JOB_ITEMS + Math.ceil(MAX_JOB_ITEMS
 
 export const JOB_STATUSES = ['queued', 'running', 'waiting_for_credits', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+/** What a job `waiting_for_credits` waits for: the way out differs (credit or a plan, or the submitting key's limit raised). */
+export const WAITING_ON = ['money', 'plan', 'key_limit'] as const;
+export type WaitingOn = (typeof WAITING_ON)[number];
 /** A job in one of these has ended: its key is revoked and nothing of it runs again. */
 export const ENDED_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'cancelled'];
 

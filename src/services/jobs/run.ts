@@ -4,7 +4,7 @@ import { ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { centsInWords, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
-import type { SliceOutcome } from '../../core/protocols/job';
+import type { SliceOutcome, WaitingOn } from '../../core/protocols/job';
 import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { gateOf } from '../gate';
@@ -62,7 +62,7 @@ function isTransient(error: ApiError): boolean {
 type ItemOutcome =
   | { kind: 'written'; write: ItemWrite }
   /** The window or the money stopped it before anything was spent: it stays pending as it was. */
-  | { kind: 'pause'; status: 'running' | 'waiting_for_credits'; reason: string; ms: number }
+  | { kind: 'pause'; status: 'running' | 'waiting_for_credits'; reason: string; ms: number; on?: WaitingOn }
   /** The job's key is refused: the job was cancelled or has ended. */
   | { kind: 'ended' };
 
@@ -110,15 +110,15 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   const overLimit = await pastKeyLimit(env, principal, nextUnits);
   if (overLimit) {
     const at = clock.now();
-    await env.DB.batch([setResumeAt(env.DB, jobId, at + overLimit.ms), setStatus(env.DB, jobId, 'waiting_for_credits', overLimit.reason, nowIso())]);
+    await env.DB.batch([setResumeAt(env.DB, jobId, at + overLimit.ms), setStatus(env.DB, jobId, 'waiting_for_credits', overLimit.reason, nowIso(), 'key_limit')]);
     return { kind: 'wait', ms: overLimit.ms, why: overLimit.reason, wakeable: true };
   }
   const short = job.status === 'waiting_for_credits' ? await stillShortOfMoney(env, job, principal, nextUnits) : null;
   if (short) {
     // The reason is said again at each look: a wait begun on the key's limit that goes on for money says so.
     const ms = creditRecheckMs(job.waitingSince, clock.now());
-    await env.DB.batch([setResumeAt(env.DB, jobId, clock.now() + ms), setStatus(env.DB, jobId, 'waiting_for_credits', short, nowIso())]);
-    return { kind: 'wait', ms, why: short, wakeable: true };
+    await env.DB.batch([setResumeAt(env.DB, jobId, clock.now() + ms), setStatus(env.DB, jobId, 'waiting_for_credits', short.reason, nowIso(), short.on)]);
+    return { kind: 'wait', ms, why: short.reason, wakeable: true };
   }
   const pacer = new Pacer({ resetAt: job.windowResetAt, limit: job.windowLimit, remaining: job.windowRemaining });
   const writes: ItemWrite[] = [];
@@ -165,10 +165,12 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
         : next < ready.length
           ? { kind: 'wait', ms: pacer.msToReset(at), why: WINDOW_WAIT }
           : { kind: 'more' };
+  // A refusal for money may have been the key's limit (the gate checks it first, and both answer 402): asked, not guessed.
+  const waitingOn = pause?.on === 'money' && (await pastKeyLimit(env, principal, nextUnits)) ? 'key_limit' : (pause?.on ?? null);
   const statements = await itemWrites(env, jobId, writes);
   statements.push(recount(env.DB, jobId), saveWindow(env.DB, jobId, pacer.window), setResumeAt(env.DB, jobId, outcome.kind === 'wait' ? at + outcome.ms : 0));
   const reason = sinkFailure ?? (outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null);
-  statements.push(setStatus(env.DB, jobId, pause?.status ?? 'running', reason, nowIso()));
+  statements.push(setStatus(env.DB, jobId, pause?.status ?? 'running', reason, nowIso(), waitingOn));
   await env.DB.batch(statements);
   return outcome;
 }
@@ -226,13 +228,13 @@ async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number
 }
 
 /**
- * Why a job waiting for money would still be refused it, or null when its next call may go: the gate's figures
+ * Why a job waiting for money would still be refused it, and what it waits for, or null when its next call may go: the gate's figures
  * (read afresh after a top-up, which tells every gate to forget its own) have no plan in force, or less than the
  * next item's quote. Asked instead of calling, as for the key's limit: a refused call would leave a 402 usage
  * row and a request of the window at every look, a month's wait some 2,900 rows in the workspace's usage. The
  * gate's `meter` refuses on these same figures. A key the gate refuses is left to the call, which ends the job.
  */
-async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincipal, nextUnits: number): Promise<string | null> {
+async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincipal, nextUnits: number): Promise<{ reason: string; on: WaitingOn } | null> {
   const figures = await gateOf(env, job.workspaceId).credits(principal.keyId, { organizationId: job.organizationId, workspaceId: job.workspaceId });
   if (figures.revoked) return null;
   const { plan, planEndsAt } = figures.terms;
@@ -240,11 +242,14 @@ async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincip
     const plans = plansPageUrl(env, job.workspaceId);
     // A plan given for a time (the free trial) that lapsed, or none ever.
     const why = plan && planEndsAt !== null ? `The organization's ${PLAN_TABLE[plan].name} plan ended on ${new Date(planEndsAt).toISOString().slice(0, 10)} (UTC)` : 'This organization has no plan';
-    return `${why}, and a data job's calls need one: choose a plan at ${plans}. The job goes on as soon as a plan starts.`;
+    return { reason: `${why}, and a data job's calls need one: choose a plan at ${plans}. The job goes on as soon as a plan starts.`, on: 'plan' };
   }
   const available = figures.balance.subscriptionUnits + figures.balance.purchasedUnits;
   if (available >= nextUnits) return null;
-  return `The next item needs ${centsInWords(nextUnits)} but the organization has ${centsInWords(available)} available. The job goes on as soon as credit is added or a plan with an allowance starts.`;
+  return {
+    reason: `The next item needs ${centsInWords(nextUnits)} but the organization has ${centsInWords(available)} available. The job goes on as soon as credit is added or a plan with an allowance starts.`,
+    on: 'money',
+  };
 }
 
 /** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */
@@ -295,7 +300,8 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, 
     return { kind: 'pause', status: 'running', reason: 'The workspace used its requests for this minute; the job goes on when the window resets.', ms: pacer.msToReset(now) };
   }
   if (error.code === 'INSUFFICIENT_CREDITS' || error.code === 'SUBSCRIPTION_REQUIRED') {
-    return { kind: 'pause', status: 'waiting_for_credits', reason: error.message, ms: creditRecheckMs(waitingSince, now) };
+    const on = error.code === 'SUBSCRIPTION_REQUIRED' ? 'plan' : 'money';
+    return { kind: 'pause', status: 'waiting_for_credits', reason: error.message, ms: creditRecheckMs(waitingSince, now), on };
   }
   if (error.code === 'PLAN_LIMIT_REACHED') {
     // The plan's runtime hours are used up: the job waits, saying so, until an upgrade or the month's end.

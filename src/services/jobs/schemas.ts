@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ITEM_STATUSES, JOB_STATUSES } from '../../core/protocols/job';
+import { ITEM_STATUSES, JOB_STATUSES, WAITING_ON } from '../../core/protocols/job';
 
 /** A data job as the REST routes and the MCP tools answer it (store.ts's JobView). */
 export const Job = z
@@ -20,6 +20,13 @@ export const Job = z
       .nullable()
       .openapi({ description: 'The workspace database table each success is written into as a row; null: none.', example: null }),
     resumesAt: z.string().nullable().openapi({ description: 'While the job waits (the window, a retry, money, runtime hours): when it looks again.' }),
+    waitingOn: z
+      .enum(WAITING_ON)
+      .nullable()
+      .openapi({
+        description: "While waiting_for_credits, what ends the wait: money (a top-up, or a plan with an allowance), plan (a plan in force) or key_limit (the submitting key's monthly limit raised, or its reset); null otherwise.",
+        example: null,
+      }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),

@@ -3,7 +3,7 @@ import { PruningBudget, STATEMENTS_PER_RUN } from '../../core/pruning';
 import { MAX_KEPT_ANSWER_BYTES } from '../idempotency';
 import { ApiError } from '../../core/errors';
 import { centsFromUnits } from '../../core/money';
-import { ENDED_STATUSES, type ItemStatus, type JobStatus } from '../../core/protocols/job';
+import { ENDED_STATUSES, type ItemStatus, type JobStatus, type WaitingOn } from '../../core/protocols/job';
 
 /** A job's row as the runner and the routes read it. */
 export interface JobRecord {
@@ -25,6 +25,8 @@ export interface JobRecord {
   budgetKeyId: string | null;
   /** When it began waiting for credits; null while it runs. */
   waitingSince: string | null;
+  /** What it waits for while `waiting_for_credits`; null otherwise. */
+  waitingOn: WaitingOn | null;
   /** The workspace's connection every item runs through (its credentials, the plan's fee), if any. */
   connectionId: string | null;
   /** The workspace database and table each success is written into, if any. */
@@ -57,6 +59,8 @@ export interface JobView {
   into: { databaseId: string; table: string } | null;
   /** While the job waits (the window, a retry's backoff, money): when it looks again. */
   resumesAt: string | null;
+  /** While `waiting_for_credits`: money, a plan, or the submitting key's monthly limit; null otherwise. */
+  waitingOn: WaitingOn | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -70,7 +74,7 @@ const COLUMNS = `id, organization_id AS organizationId, workspace_id AS workspac
   connection_id AS connectionId, into_database_id AS intoDatabaseId, into_table AS intoTable,
   window_reset_at AS windowResetAt, window_limit AS windowLimit, window_remaining AS windowRemaining,
   resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt,
-  results_pruned_at AS resultsPrunedAt, waiting_since AS waitingSince`;
+  results_pruned_at AS resultsPrunedAt, waiting_since AS waitingSince, waiting_on AS waitingOn`;
 
 export function viewOf(job: JobRecord): JobView {
   return {
@@ -87,6 +91,7 @@ export function viewOf(job: JobRecord): JobView {
     connectionId: job.connectionId,
     into: job.intoDatabaseId && job.intoTable ? { databaseId: job.intoDatabaseId, table: job.intoTable } : null,
     resumesAt: job.resumeAt > 0 && !isEnded(job.status) ? new Date(job.resumeAt).toISOString() : null,
+    waitingOn: job.status === 'waiting_for_credits' ? job.waitingOn : null,
     createdAt: job.createdAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
@@ -278,18 +283,22 @@ export function setReason(db: D1Database, jobId: string, reason: string): D1Prep
   return db.prepare("UPDATE data_jobs SET reason = ?2 WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')").bind(jobId, reason);
 }
 
-/** Moves a job that has not ended to `status`; an ended job (a cancel) is never moved back. */
-export function setStatus(db: D1Database, jobId: string, status: JobStatus, reason: string | null, at: string): D1PreparedStatement {
+/**
+ * Moves a job that has not ended to `status`; an ended job (a cancel) is never moved back. `waitingOn` says what
+ * a job moved to `waiting_for_credits` waits for; any other status clears it.
+ */
+export function setStatus(db: D1Database, jobId: string, status: JobStatus, reason: string | null, at: string, waitingOn: WaitingOn | null = null): D1PreparedStatement {
   const ended = isEnded(status);
   return db
     .prepare(
       `UPDATE data_jobs SET status = ?2, reason = ?3,
          started_at = COALESCE(started_at, CASE WHEN ?2 IN ('running', 'waiting_for_credits') THEN ?4 END),
          waiting_since = CASE WHEN ?2 = 'waiting_for_credits' THEN COALESCE(waiting_since, ?4) END,
+         waiting_on = CASE WHEN ?2 = 'waiting_for_credits' THEN ?6 END,
          finished_at = CASE WHEN ?5 THEN ?4 ELSE finished_at END
        WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')`,
     )
-    .bind(jobId, status, reason, at, ended ? 1 : 0);
+    .bind(jobId, status, reason, at, ended ? 1 : 0, waitingOn);
 }
 
 export function saveWindow(db: D1Database, jobId: string, window: { resetAt: number; limit: number; remaining: number }): D1PreparedStatement {

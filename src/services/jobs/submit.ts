@@ -154,6 +154,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     finishedAt: null,
     resultsPrunedAt: null,
     waitingSince: null,
+    waitingOn: null,
   };
   // The key first, so the row names it from the start; its secret is dropped here and never stored in the clear.
   const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
