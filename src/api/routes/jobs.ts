@@ -42,12 +42,13 @@ const EXAMPLE_JOB = {
   connectionId: null,
   into: null,
   resumesAt: null,
+  waitingOn: null,
   createdAt: '2026-11-24T09:00:00.000Z',
   startedAt: '2026-11-24T09:00:01.000Z',
   finishedAt: null,
   resultsKeptUntil: null,
   resultsDeleted: false,
-};
+} satisfies z.infer<typeof Job>;
 
 const JobId = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'job_5f1c2a9b7d3e4f6a8b0c1d2e' }) });
 
