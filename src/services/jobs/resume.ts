@@ -1,6 +1,6 @@
 import type { Env } from '../../core/config';
 import { clock } from '../../core/clock';
-import { release } from './instances';
+import { findRun, release } from './instances';
 import { finishJob } from './run';
 import { setReason } from './store';
 
@@ -75,10 +75,7 @@ export async function reviveStrandedJobs(env: Env): Promise<{ ended: string[] }>
 /** What the nightly check did with one job: ended it, or nothing (null). */
 async function checkOne(env: Env, id: string): Promise<'ended' | null> {
   // Only an instance the platform says it does not have is missing; any other failure leaves the job for another night.
-  const instance = await env.DATA_JOBS.get(id).catch((error: unknown) => {
-    if (String(error).includes('not_found')) return null;
-    throw error;
-  });
+  const instance = await findRun(env, id);
   if (!instance) {
     await endWithoutRun(env, id);
     return 'ended';
