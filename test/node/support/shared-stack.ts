@@ -15,7 +15,7 @@ import { inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
 import type { Stack } from '../../../scripts/stack';
 import { startFakeLinkedin } from '../../fakes/linkedin-loopback';
-import { freePort, isolatedEnv, tempDir } from './processes';
+import { isolatedEnv, tempDir } from './processes';
 import { startRenderSite } from './render-site';
 
 /** What a file gets of the shared stack. */
@@ -57,10 +57,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
           LINKEDIN_BASE_URL: upstream.url,
           SCRAPE_ALLOW_PRIVATE_HOSTS: `${site.hostPort},${new URL(upstream.url).host}`,
           // Nothing listens there: every DataForSEO call is refused at the TCP level, which the fakes inside
-          // vitest's workerd cannot produce (Miniflare turns a fake that throws into an HTTP 500).
+          // vitest's workerd cannot produce (Miniflare turns a fake that throws into an HTTP 500). Port 1, not a
+          // free port found now: the kernel hands ephemeral ports to whatever asks next, and in a CI run another
+          // file's server took the one found here and answered 404 (a run of 2026-11-28); port 1 is never handed out.
           DATAFORSEO_LOGIN: 'fake-login',
           DATAFORSEO_PASSWORD: 'fake-password',
-          DATAFORSEO_BASE_URL: `http://127.0.0.1:${await freePort()}`,
+          DATAFORSEO_BASE_URL: 'http://127.0.0.1:1',
         },
       });
       const stop = async () => {
