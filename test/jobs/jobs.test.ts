@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { clock } from '../../src/core/clock';
 import { WINDOW_MS } from '../../durable-objects/rate-window';
@@ -11,7 +11,7 @@ import { JobSubmission, submitJob } from '../../src/services/jobs/submit';
 import type { Env } from '../../src/core/config';
 import { configureWallet } from '../../src/services/wallet';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
-import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, lookAgain, ndjsonResults, readJob, submit, usageOfKey } from './support';
+import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, landedUsageOfJob, lookAgain, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
 // A job runs on the Workflow engine's own schedule: on a loaded machine a job of a few items may need more than
 // the workers project's 20 s (driveJob waits up to 60 s for the state it is told to wait for).
@@ -238,13 +238,7 @@ describe('running a data job', () => {
     const lookAgainIn = (job: JobView) => Date.parse(job.resumesAt!) - clock.now();
     expect(lookAgainIn(waiting)).toBeLessThanOrEqual(CREDIT_RECHECK_MS.first);
     // Its looks ask the gate for the figures instead of calling: no refused call, no usage row, each time.
-    const gate = env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(account.workspaceId));
-    const walletObject = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
-    const refusedRows = async () => {
-      await gate.flush();
-      await runDurableObjectAlarm(walletObject);
-      return (await usageOfKey(await jobKeyId(submitted.body.data.id))).filter((row) => row.status === 402).length;
-    };
+    const refusedRows = async () => (await landedUsageOfJob(account, submitted.body.data.id)).filter((row) => row.status === 402).length;
     const refusedBefore = await refusedRows();
     let later = waiting;
     for (let hour = 0; hour < 2; hour++) {
@@ -333,13 +327,8 @@ describe('running a data job', () => {
 
     // Waiting on the key's limit, the job asks the gate, not the pipeline: its rechecks leave no refused call
     // (no runtime hour, request or usage row), however long the limit stays as it is.
-    const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
-    /** The job key's refused calls in D1, once the gate has reported and the wallet has written its usage rows. */
-    const jobKeyRows = async () => {
-      await gate.flush();
-      await runDurableObjectAlarm(wallet);
-      return (await usageOfKey(await jobKeyId(submitted.body.data.id))).filter((row) => row.status === 402).length;
-    };
+    /** The job key's refused calls in D1, once every row of the workspace has landed. */
+    const jobKeyRows = async () => (await landedUsageOfJob(account, submitted.body.data.id)).filter((row) => row.status === 402).length;
     const asked = await driveJob(submitted.body.data.id, time, (job) => job.reason?.startsWith('The API key that submitted this job') ?? false);
     expect(asked.reason).toContain(`has spent 3 cents of its monthly spend limit of 3 cents; the next item needs 1 cent`);
     const refusedCalls = await jobKeyRows();
@@ -361,14 +350,8 @@ describe('running a data job', () => {
     const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 3 }, (_, index) => ({ domain: `q${index}.com` })) });
     const id = submitted.body.data.id;
     await driveJob(id, time, (job) => job.status === 'waiting_for_credits' && job.counts.succeeded === 1, { follow: false });
-    const gate = env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(account.workspaceId));
-    const walletObject = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
-    /** The job key's refused calls in D1, once the gate has reported and the wallet has written its usage rows. */
-    const refusedRows = async () => {
-      await gate.flush();
-      await runDurableObjectAlarm(walletObject);
-      return (await usageOfKey(await jobKeyId(id))).filter((row) => row.status >= 400).length;
-    };
+    /** The job key's refused calls in D1, once every row of the workspace has landed. */
+    const refusedRows = async () => (await landedUsageOfJob(account, id)).filter((row) => row.status >= 400).length;
     const refusedBefore = await refusedRows();
     /** The job once a look (woken by the change or sent here) has written what `done` waits for. */
     const lookUntil = async (done: (job: JobView) => boolean) => {

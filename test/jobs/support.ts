@@ -1,8 +1,8 @@
-import { introspectWorkflow, type WorkflowInstanceModifier } from 'cloudflare:test';
+import { introspectWorkflow, runDurableObjectAlarm, runInDurableObject, type WorkflowInstanceModifier } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { clock } from '../../src/core/clock';
 import { decryptKey } from '../../src/core/keys';
-import { call, json, provision } from '../support/api';
+import { call, eventually, json, provision } from '../support/api';
 import { release } from '../../src/services/jobs/instances';
 import { LOOK_AGAIN_EVENT } from '../../src/services/jobs/wake';
 import { findJob, insertJob, type JobRecord, type JobView, viewOf } from '../../src/services/jobs/store';
@@ -100,6 +100,23 @@ export async function jobKey(id: string): Promise<string> {
 
 export async function usageOfKey(keyId: string): Promise<{ status: number; cost_units: number; error_code: string | null }[]> {
   return (await env.DB.prepare('SELECT status, cost_units, error_code FROM usage WHERE key_id = ?').bind(keyId).all<{ status: number; cost_units: number; error_code: string | null }>()).results;
+}
+
+/**
+ * The usage rows of a job's key once every row of its workspace has landed in D1: the gate reports what it
+ * holds, the wallet's alarm writes its outbox, and the outbox is read until empty (a row leaves it only once
+ * D1 has it). Without the last wait, an alarm of the wallet already running in real time when the test asked
+ * for one could still be writing, and the rows came in after they were counted (a CI run of 2026-11-28).
+ */
+export async function landedUsageOfJob(account: { organizationId: string; workspaceId: string }, jobId: string): Promise<Awaited<ReturnType<typeof usageOfKey>>> {
+  await env.WORKSPACE_GATE.get(env.WORKSPACE_GATE.idFromName(account.workspaceId)).flush();
+  const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+  await runDurableObjectAlarm(wallet);
+  await eventually(
+    () => runInDurableObject(wallet, (_, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM usage_outbox').one().n),
+    (waiting) => waiting === 0,
+  );
+  return usageOfKey(await jobKeyId(jobId));
 }
 
 export async function ndjsonResults(key: string, id: string): Promise<any[]> {
