@@ -63,6 +63,11 @@ export interface StackOptions {
   /** Where settings, ports and folders are read from; default process.env. */
   env?: NodeJS.ProcessEnv;
   workers?: WorkerSpec[];
+  /**
+   * Workers of the caller's own, served by the same workerd as the stack's (the bench's skeleton, so the
+   * product's rows and the design's floor are measured in one process). Each is reached at `extraUrls[name]`.
+   */
+  alongside?: WorkerOptions[];
   /** Progress lines ("Bundling api...", "Applied migration ..."); default: silent. */
   log?: (line: string) => void;
 }
@@ -70,6 +75,8 @@ export interface StackOptions {
 export interface Stack {
   /** Listening URL of each worker, by id. */
   urls: Partial<Record<WorkerId, string>>;
+  /** Listening URL of each worker given in `alongside`, by name. */
+  extraUrls: Record<string, string>;
   /** Every setting (a name in SETTINGS of src/core/config.ts) the workers were given, secrets included. */
   settings: Record<string, string>;
   ports: Record<WorkerId, number>;
@@ -130,7 +137,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // SLUICE_INSPECTOR_PORT opens workerd's inspector (Chrome DevTools, CPU profiles) on that loopback port.
   const inspector = env.SLUICE_INSPECTOR_PORT ? { inspectorPort: Number(env.SLUICE_INSPECTOR_PORT) } : {};
   const registryOption = databaseProcess ? { unsafeDevRegistryPath: registry } : {};
-  const miniflare = new Miniflare({ ...persistence, ...inspector, ...registryOption, host: '127.0.0.1', port: 0, workers: workerOptions.flatMap(withAssetsBeside) });
+  const miniflare = new Miniflare({ ...persistence, ...inspector, ...registryOption, host: '127.0.0.1', port: 0, workers: [...workerOptions.flatMap(withAssetsBeside), ...(options.alongside ?? [])] });
   try {
     await miniflare.ready;
   } catch (error) {
@@ -141,6 +148,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const urls: Stack['urls'] = {};
   for (const worker of built) urls[worker.spec.id] = trimSlash((await miniflare.unsafeGetDirectURL(worker.name)).href);
+
+  const extraUrls: Record<string, string> = {};
+  for (const worker of options.alongside ?? []) extraUrls[worker.name!] = trimSlash((await miniflare.unsafeGetDirectURL(worker.name)).href);
 
   const schedules = built.flatMap((worker) =>
     (worker.config.triggers?.crons ?? []).map((cron) => ({
@@ -157,6 +167,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   let stopping: Promise<void> | undefined;
   return {
     urls,
+    extraUrls,
     settings,
     ports,
     crons: schedules.map(({ worker, cron, job }) => ({ worker, cron, next: job.nextRun() })),

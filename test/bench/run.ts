@@ -8,7 +8,8 @@
  *     the same with one object call instead of two, and one object call answering a balance,
  *   - GET /v1/credits (authentication + a wallet read), with one key and with 1,000 keys in rotation,
  *   - the metered company-by-domain call (authentication, window, hold, upstream, capture, usage row), in
- *     turns with the skeleton that does the same cache work, and again in turns with the same call from
+ *     turns with the skeleton that does the same cache work (in the bare workers' workerd, and again in the
+ *     stack's own workerd, so the process's cost is the same on both sides), and again in turns with the same call from
  *     1,000 workspaces of the organization called in rotation (the wallet's work per workspace),
  *     then what those calls added to the wallets' and D1's files per call, and the api's resident memory
  *     after 150 inputs of ~850 KB whose vendor is not configured (nothing about an input may stay),
@@ -34,7 +35,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
-import { Log, LogLevel, Miniflare } from 'miniflare';
+import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
 import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
@@ -82,6 +83,9 @@ const ROTATION_ROW = 'GET /v1/credits, 1,000 keys in rotation';
 const WORKSPACES_ROW = 'metered call, 1,000 workspaces of one organization in rotation';
 const ONE_WORKSPACE_ROW = 'metered call from one workspace, in turns with the 1,000 workspaces';
 const LARGE_INPUTS_LINE = 'large inputs';
+/** The cached skeleton's worker in the stack's own workerd, and its row. */
+const IN_STACK_SKELETON = 'bench-skeleton-cached';
+const IN_STACK_SKELETON_ROW = "the same skeleton with the response cache's work, served by the stack's workerd";
 const STORAGE_LINE = 'bytes per call';
 const INSPECTOR_PORT = Number(process.env.SLUICE_INSPECTOR_PORT ?? 19229);
 const USAGE_ROWS = { small: 'GET /v1/usage, 1,000 calls of history', large: 'GET /v1/usage, 100,000 calls of history' };
@@ -461,15 +465,7 @@ async function startBareWorkers(upstreamUrl: string, stateRoot: string): Promise
         script: 'export default { async fetch(request, env) { const upstream = await fetch(env.UPSTREAM); return new Response(upstream.body, upstream); } };',
         unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
       },
-      ...Object.entries(SKELETON_MODES).map(([name, mode]) => ({
-        name,
-        modules: true,
-        compatibilityDate: '2026-04-20',
-        bindings: { UPSTREAM: `${upstreamUrl}/get-company-by-domain?domain=stripe.com`, MODE: mode },
-        durableObjects: { GATE: { className: 'Gate', useSQLite: true } },
-        script: SKELETON,
-        unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
-      })),
+      ...Object.entries(SKELETON_MODES).map(([name, mode]) => skeletonWorker(name, mode, upstreamUrl)),
     ],
   });
   const direct = async (name: string) => (await miniflare.unsafeGetDirectURL(name)).href.replace(/\/$/, '');
@@ -555,6 +551,19 @@ export default {
   },
 };
 `;
+
+/** One of the skeleton's shapes as a worker of its own, listening on a port of its own. */
+function skeletonWorker(name: string, mode: string, upstreamUrl: string): WorkerOptions {
+  return {
+    name,
+    modules: true,
+    compatibilityDate: '2026-04-20',
+    bindings: { UPSTREAM: `${upstreamUrl}/get-company-by-domain?domain=stripe.com`, MODE: mode },
+    durableObjects: { GATE: { className: 'Gate', useSQLite: true } },
+    script: SKELETON,
+    unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
+  };
+}
 
 /** The organization wallet's SQLite size (from the operator API) and D1's (from a statement's meta), in bytes. */
 async function storageBytes(ops: OpsClient, organizationId: string, stack: Awaited<ReturnType<typeof startStack>>): Promise<{ wallet: number; d1: number; calls: number }> {
@@ -709,6 +718,8 @@ async function main() {
       LINKEDIN_API_HOST: 'linkedin-data-api.p.rapidapi.com',
       LINKEDIN_BASE_URL: upstream.url,
     },
+    // The cached skeleton once more, in the stack's own workerd: item 5 compared within one process.
+    alongside: [skeletonWorker(IN_STACK_SKELETON, 'two-calls-cached', upstream.url)],
     log: (line) => console.error(line),
   });
   try {
@@ -765,8 +776,10 @@ async function main() {
     const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: servingPids });
     // The rows of issue 30's two ratios in turns: the product's work over the skeleton, then the rotation over
     // one workspace (a turn of it calls each of the 1,000 once; a round of two rows keeps its gates in memory).
-    const [cachedSkeletonRow, meteredRow] = await loadInTurns([
+    const [cachedSkeletonRow, inStackSkeletonRow, meteredRow] = await loadInTurns([
       { name: "bare worker and object: the metered design with the response cache's lookup and store, no product", url: bare.cached, target: { cpuOf: workerdBefore } },
+      // Before the product's turn, not after it: what the product's calls leave to do is counted in their own turn's tail, never in this one.
+      { name: IN_STACK_SKELETON_ROW, url: stack.extraUrls[IN_STACK_SKELETON]!, target: { cpuOf: servingPids } },
       { name: 'metered get-company-by-domain (never cached)', url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids } },
     ]);
     const storageBefore = await storageBytes(ops, organization.id, stack);
@@ -812,7 +825,7 @@ async function main() {
       await seedUsage(await stack.miniflare.getD1Database('DB', 'sluice-api'), { organizationId: organization.id, workspaceId: history.id }, count);
       usageRows[size] = await load(USAGE_ROWS[size], `${api}/v1/usage`, { headers: { authorization: `Bearer ${historyKey.key}` }, cpuOf: servingPids });
     }
-    const rows = [floorRow, relayRow, skeletonRow, cachedSkeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, oneWorkspaceRow, workspacesRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow, usageRows.small, usageRows.large].filter(
+    const rows = [floorRow, relayRow, skeletonRow, cachedSkeletonRow, inStackSkeletonRow, oneCallRow, gateFetchRow, readRow, creditsRow, rotatingRow, meteredRow, oneWorkspaceRow, workspacesRow, mcpRow, scrapeRow, keyedRow, replayRow, healthHostileRow, meteredHostileRow, healthRunawayRow, upstreamRow, usageRows.small, usageRows.large].filter(
       (row): row is Figures => row !== undefined,
     );
 
@@ -850,18 +863,21 @@ async function main() {
       );
       if (meteredRow) console.log(`metered / skeleton: throughput ${ratio(meteredRow, skeletonRow)}; CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms (the product's own work is the difference)`);
     }
-    if (meteredRow?.cpuMsPerRequest !== undefined && cachedSkeletonRow?.cpuMsPerRequest !== undefined) {
-      const over = meteredRow.cpuMsPerRequest - cachedSkeletonRow.cpuMsPerRequest;
+    const productOver = (skeletonRow: TurnFigures | undefined, which: string) => {
+      if (meteredRow?.cpuMsPerRequest === undefined || skeletonRow?.cpuMsPerRequest === undefined) return;
+      const over = meteredRow.cpuMsPerRequest - skeletonRow.cpuMsPerRequest;
       const overIn = (turn: number) => {
-        const [metered, skeleton] = [meteredRow.turns[turn]?.cpuMsPerRequest, cachedSkeletonRow.turns[turn]?.cpuMsPerRequest];
+        const [metered, skeleton] = [meteredRow.turns[turn]?.cpuMsPerRequest, skeletonRow.turns[turn]?.cpuMsPerRequest];
         return metered === undefined || skeleton === undefined ? '?' : `${((100 * (metered - skeleton)) / skeleton).toFixed(0)}`;
       };
       const perTurn = meteredRow.turns.map((_, turn) => overIn(turn));
       console.log(
-        `the product's own work over the skeleton with the same cache work: ${over.toFixed(2)} ms a call (CPU ${cpuText(meteredRow)} against ${cpuText(cachedSkeletonRow)} ms), ` +
-          `${((100 * over) / cachedSkeletonRow.cpuMsPerRequest).toFixed(0)} % of that skeleton over all turns, median turn ${median(perTurn.map(Number)).toFixed(0)} % (aim: 25 % or less; each turn: ${perTurn.join(', ')} %)`,
+        `the product's own work over the skeleton with the same cache work ${which}: ${over.toFixed(2)} ms a call (CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms), ` +
+          `${((100 * over) / skeletonRow.cpuMsPerRequest).toFixed(0)} % of that skeleton over all turns, median turn ${median(perTurn.map(Number)).toFixed(0)} % (aim: 25 % or less; each turn: ${perTurn.join(', ')} %)`,
       );
-    }
+    };
+    productOver(cachedSkeletonRow, 'in a workerd of its own');
+    productOver(inStackSkeletonRow, "in the stack's workerd");
     if (creditsRow && floorRow && relayRow) {
       console.log(`/v1/credits / floor throughput: ${ratio(creditsRow, floorRow)} (aim: 0.30 or better); / relay: ${ratio(creditsRow, relayRow)} (aim: 1.00 or better)`);
       // One slow sitting of the floor row moves the throughput ratio by half; CPU per request does not.
