@@ -123,4 +123,50 @@ describe("the nightly check for jobs the platform will not move on (the api's cr
     // Checked again, an ended job is not looked at.
     expect((await reviveStrandedJobs(env)).ended).not.toContain(id);
   });
+  it("ends a job whose run was terminated on the platform, failed with the run's end as its reason, its key revoked", async () => {
+    // Two cents for three items: the job runs two and waits for money, its run alive until someone ends it.
+    const account = await funded(2, 'payg');
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 't0.com' }, { domain: 't1.com' }, { domain: 't2.com' }] });
+    const id = submitted.body.data.id;
+    await driveJob(id, time, (job) => job.status === 'waiting_for_credits', { follow: false });
+    const instance = await env.DATA_JOBS.get(id);
+    await instance.terminate();
+    await eventually(async () => (await instance.status()).status, (status) => status === 'terminated');
+
+    time.advance(HOURS);
+    expect((await reviveStrandedJobs(env)).ended).toContain(id);
+    const job = (await findJob(env.DB, id))!;
+    expect(job).toMatchObject({ status: 'failed', succeeded: 2 });
+    expect(job.reason).toContain('stopped on the platform (terminated)');
+    const revoked = await env.DB.prepare('SELECT revoked_at AS revokedAt FROM api_keys WHERE id = ?').bind(await jobKeyId(id)).first<{ revokedAt: string | null }>();
+    expect(revoked!.revokedAt).not.toBeNull();
+  });
+
+  it('finishes a job whose run completed while the job was not marked ended, as its own last step would have', async () => {
+    const account = await funded(100);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'c0.com' }, { domain: 'c1.com' }] });
+    const id = submitted.body.data.id;
+    await driveJob(id, time, (job) => job.finishedAt !== null);
+    await eventually(async () => (await (await env.DATA_JOBS.get(id)).status()).status, (status) => status === 'complete');
+    // The run's last write lost: the job still says running.
+    await env.DB.prepare("UPDATE data_jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(id).run();
+
+    time.advance(HOURS);
+    expect((await reviveStrandedJobs(env)).ended).toContain(id);
+    expect((await findJob(env.DB, id))!).toMatchObject({ status: 'succeeded', succeeded: 2, reason: null });
+  });
+
+  it('looks at a bounded number of jobs a night, the rest on the nights after', async () => {
+    const account = await funded(100);
+    const mine = await Promise.all([0, 1, 2].map((n) => storedJob(1, { operation: COMPANY, inputs: [{ domain: `b${n}.com` }], account })));
+    time.advance(HOURS);
+    const stranded = async () =>
+      (await env.DB.prepare("SELECT COUNT(*) AS n FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ?").bind(new Date(clock.now() - HOURS / 2).toISOString()).first<{ n: number }>())!.n;
+    const before = await stranded();
+    // None of these has a run, so each one looked at is ended: a night ends exactly as many as it may look at.
+    expect((await reviveStrandedJobs(env, 2)).ended).toHaveLength(2);
+    expect(await stranded()).toBe(before - 2);
+    for (let night = 0; night < 10 && (await stranded()) > 0; night++) await reviveStrandedJobs(env, 2);
+    for (const job of mine) expect((await findJob(env.DB, job.id))!).toMatchObject({ status: 'failed', reason: MISSING_RUN });
+  });
 });

@@ -51,14 +51,15 @@ export const MISSING_RUN =
  * A missing run is never started here. It is missing because its creation failed after the job was stored
  * (the submitter was answered an error, and may have sent the items again as a new job), or because the
  * platform dropped an ended run after its retention (days): a run started then would call and bill items
- * their owner believes were never accepted, or were told had failed.
+ * their owner believes were never accepted, or were told had failed. `checks` bounds a night's work (the
+ * cron's subrequests); those left over are picked the next night, at random, so none is passed over for good.
  */
-export async function reviveStrandedJobs(env: Env): Promise<{ ended: string[] }> {
+export async function reviveStrandedJobs(env: Env, checks = STRANDED_CHECKS): Promise<{ ended: string[] }> {
   const before = new Date(clock.now() - STRANDED_AFTER_MS).toISOString();
   const { results } = await env.DB.prepare(
     "SELECT id FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ? ORDER BY RANDOM() LIMIT ?",
   )
-    .bind(before, STRANDED_CHECKS)
+    .bind(before, checks)
     .all<{ id: string }>();
   const ended: string[] = [];
   for (const { id } of results) {
