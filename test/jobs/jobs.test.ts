@@ -123,15 +123,18 @@ describe('submitting a data job', () => {
 
     // Not created, and the platform says it has no such run: ended, failed, its key revoked.
     const refusing = withWorkflows({ create: () => Promise.reject(new Error('Workflows unavailable')), get: (id) => real.get(id) });
-    await expect(submitJob(refusing, submitter, submission('f0.com'))).rejects.toThrow('Workflows unavailable');
+    await expect(submitJob(refusing, submitter, submission('f0.com'))).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringContaining('none of its items ran and nothing was charged') });
     const notStarted = await jobOf('f0.com');
     expect(notStarted).toMatchObject({ status: 'failed', reason: expect.stringContaining('none of its items ran') });
     expect(await revokedAt(notStarted.keyId)).not.toBeNull();
 
     // The platform could not say whether it has the run: the job is left as it is, for the nightly check to end once it knows.
     const unsure = withWorkflows({ create: () => Promise.reject(new Error('Workflows unavailable')), get: () => Promise.reject(new Error('network lost')) });
-    await expect(submitJob(unsure, submitter, submission('f1.com'))).rejects.toThrow('Workflows unavailable');
-    expect(await jobOf('f1.com')).toMatchObject({ status: 'queued', reason: null });
+    // The answer names the job, which may be running: sending the items again could pay for them twice.
+    const unsureAnswer = await submitJob(unsure, submitter, submission('f1.com')).catch((error: unknown) => error);
+    const unsureJob = await jobOf('f1.com');
+    expect(unsureJob).toMatchObject({ status: 'queued', reason: null });
+    expect(unsureAnswer).toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringContaining(`it may be running. Look it up (GET /v1/data/agnt/jobs/${unsureJob.id}`) });
 
     // Created after all, its answer lost: the job is accepted and runs as any other.
     const lostAnswer = withWorkflows({ create: async (options) => real.create(options).then(() => Promise.reject(new Error('answer lost'))), get: (id) => real.get(id) });

@@ -4,7 +4,7 @@ import type { Context } from 'hono';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { AppEnv } from '../../core/context';
-import { ITEM_STATUSES } from '../../core/protocols/job';
+import { ITEM_STATUSES, JOBS_PATH } from '../../core/protocols/job';
 import { Job, JobResultsPage } from '../../services/jobs/schemas';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { validationErrorFromZod } from '../../core/validation';
@@ -19,7 +19,7 @@ import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob } from '../../services/job
  * Workflow; submitted, listed, read, collected and cancelled here. Every route counts against the
  * workspace's window as /v1/data does; submitting is free, each item is billed as its operation's call.
  */
-export const JOBS_PATH = '/v1/data/agnt/jobs';
+export { JOBS_PATH };
 
 /** POST /v1/data/agnt/jobs reads up to 10 MB; everything else keeps the 1 MB cap. */
 export function jobsBodyLimit(method: string, path: string): number | undefined {

@@ -7,6 +7,9 @@ export interface DataJobParams {
   jobId: string;
 }
 
+/** Where a workspace's data jobs are, over REST. */
+export const JOBS_PATH = '/v1/data/agnt/jobs';
+
 /** The most items one job holds. */
 export const MAX_JOB_ITEMS = 10_000;
 /** Item rows read from D1 per page of a streamed download (services/jobs/download.ts). */

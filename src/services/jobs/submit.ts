@@ -18,7 +18,7 @@ import { finishJob } from './run';
 import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
 import { release, runExists } from './instances';
-import { MAX_JOB_ITEMS } from '../../core/protocols/job';
+import { JOBS_PATH, MAX_JOB_ITEMS } from '../../core/protocols/job';
 
 /** The most POST /v1/data/agnt/jobs reads: 10,000 inputs of about 1 KB each. The rest of the API keeps 1 MB. */
 export const MAX_JOB_BODY_BYTES = 10 * 1024 * 1024;
@@ -166,17 +166,22 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     // A create whose answer was lost may have made the run all the same: then the job is accepted as usual.
     const made = await runExists(env, job.id);
     if (made) return viewOf((await findJob(env.DB, job.id))!);
-    console.error(JSON.stringify({ level: 'error', event: 'job_not_started', jobId: job.id, error: String(error) }));
+    console.error(JSON.stringify({ level: 'error', event: 'job_not_started', jobId: job.id, known: made === false, error: String(error) }));
     // The submitter is answered the error and may send the items again: a job with no run must never start
     // behind its back, so it ends now, failed, its key revoked, unannounced (nobody was told its id). When
-    // the platform could not say, the nightly check ends it once it knows (resume.ts).
+    // the platform could not say, the job is left for the nightly check to end once it knows (resume.ts), and
+    // the answer names it: it may be running, and a client that sent the items again would pay twice.
     if (made === false) {
       await setReason(env.DB, job.id, NOT_STARTED).run();
       await finishJob(env, job.id, { announce: false }).catch((reason: unknown) =>
         console.error(JSON.stringify({ level: 'error', event: 'job_not_ended', jobId: job.id, error: String(reason) })),
       );
+      throw new ApiError('INTERNAL_ERROR', 'The platform did not start the job: none of its items ran and nothing was charged. Submit it again once, after a short wait.');
     }
-    throw error;
+    throw new ApiError(
+      'INTERNAL_ERROR',
+      `Job ${job.id} was stored, but the platform did not confirm that its run started: it may be running. Look it up (GET ${JOBS_PATH}/${job.id}, or the dashboard's Jobs page) before submitting its items again. If it has no run, the nightly check ends it failed, with nothing run or charged.`,
+    );
   }
   return viewOf((await findJob(env.DB, job.id))!);
 }
