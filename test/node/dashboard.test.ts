@@ -185,6 +185,33 @@ describe('the dashboard in chromium', () => {
     expect(lines.map((line) => line.split(',').slice(0, 2).join(','))).toEqual(['index,status', '0,succeeded', '1,succeeded', '2,succeeded']);
   });
 
+  it("shows a job stopped by its key's monthly limit as waiting, with the way out that fits it: the key's limit, not credit", async () => {
+    const { page } = tab;
+    // The key's limit set in the page, two cents: the metered call of the usage test spent one of them.
+    await page.goto(`${workspacePath}/keys`);
+    await page.getByLabel('Monthly limit in cents for browser test').fill('2');
+    const reloaded = page.waitForEvent('load');
+    await page.getByRole('button', { name: 'Set the monthly limit of browser test' }).click();
+    await reloaded;
+    const submitted = await fetch(`${apiUrl}/v1/data/agnt/jobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ operation: 'linkedin/get-company-by-domain', name: 'Past the key limit', inputs: [{ domain: 'a.com' }, { domain: 'b.com' }, { domain: 'c.com' }] }),
+    });
+    expect(submitted.status).toBe(202);
+    const { id } = (await submitted.json()).data;
+    await page.goto(`${workspacePath}/jobs`);
+    const row = page.locator('tr', { hasText: 'Past the key limit' });
+    await expect.poll(() => row.locator('[data-job-status]').textContent(), { timeout: 30_000 }).toBe('waiting for credits');
+    await expect.poll(() => row.locator('[data-job-reason]').textContent()).toContain('monthly spend limit of 2 cents');
+    expect(await row.getByRole('link', { name: "Raise the key's monthly limit" }).isVisible()).toBe(true);
+    expect(await row.getByRole('link', { name: 'Buy credit or change the plan' }).isVisible()).toBe(false);
+    await screenshot(page, 'jobs-waiting-on-key-limit');
+    expect(new URL((await row.getByRole('link', { name: "Raise the key's monthly limit" }).getAttribute('href'))!, appUrl).pathname).toBe(`${workspacePath}/keys`);
+    // Cancelled, so it does not look again for the rest of the suite.
+    expect((await fetch(`${apiUrl}/v1/data/agnt/jobs/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+  });
+
   it('revokes the key in the page, and the very next REST call is refused', async () => {
     const { page } = tab;
     await page.goto(`${workspacePath}/keys`);
