@@ -14,13 +14,6 @@ import { assertResultsKept, findWorkspaceJob, listJobs, resultsPage, viewOf } fr
 import { streamItems } from '../../services/jobs/download';
 import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob } from '../../services/jobs/submit';
 
-/**
- * The `agnt` source: data jobs. One operation over up to 10,000 inputs, run in the background by a
- * Workflow; submitted, listed, read, collected and cancelled here. Every route counts against the
- * workspace's window as /v1/data does; submitting is free, each item is billed as its operation's call.
- */
-export { JOBS_PATH };
-
 /** POST /v1/data/agnt/jobs reads up to 10 MB; everything else keeps the 1 MB cap. */
 export function jobsBodyLimit(method: string, path: string): number | undefined {
   return method === 'POST' && path === JOBS_PATH ? MAX_JOB_BODY_BYTES : undefined;
@@ -163,6 +156,11 @@ async function jobOf(c: Context<AppEnv>, id: string) {
   return job;
 }
 
+/**
+ * The `agnt` source: data jobs. One operation over up to 10,000 inputs, run in the background by a
+ * Workflow; submitted, listed, read, collected and cancelled here. Every route counts against the
+ * workspace's window as /v1/data does; submitting is free, each item is billed as its operation's call.
+ */
 export function registerJobs(app: OpenAPIHono<AppEnv>) {
   app.openapi(submitRoute, async (c) => {
     const headers = await admitted(c);
