@@ -67,7 +67,7 @@ export interface StackOptions {
    * Workers of the caller's own, served by the same workerd as the stack's (the bench's skeleton, so the
    * product's rows and the design's floor are measured in one process). Each is reached at `extraUrls[name]`.
    */
-  alongside?: WorkerOptions[];
+  alongside?: Array<WorkerOptions & { name: string }>;
   /** Progress lines ("Bundling api...", "Applied migration ..."); default: silent. */
   log?: (line: string) => void;
 }
@@ -150,7 +150,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   for (const worker of built) urls[worker.spec.id] = trimSlash((await miniflare.unsafeGetDirectURL(worker.name)).href);
 
   const extraUrls: Record<string, string> = {};
-  for (const worker of options.alongside ?? []) extraUrls[worker.name!] = trimSlash((await miniflare.unsafeGetDirectURL(worker.name)).href);
+  for (const worker of options.alongside ?? []) extraUrls[worker.name] = trimSlash((await miniflare.unsafeGetDirectURL(worker.name)).href);
 
   const schedules = built.flatMap((worker) =>
     (worker.config.triggers?.crons ?? []).map((cron) => ({

@@ -71,3 +71,22 @@ export function median(values: number[]): number {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
+
+/**
+ * Waits until `pids` have gone quiet after a load: at least `minMs`, then until a window of `windowMs` in which
+ * they used no more than one clock tick of CPU (`/proc` counts in ticks of 10 ms), at most `maxMs` in all. What a
+ * turn's calls leave to do (reports, the wallet's writes to D1, alarms) then counts for that turn, however long
+ * it takes on a slow machine, instead of landing in whatever turn comes next. Answers the time waited, in ms.
+ */
+export async function quietAfter(pids: number[], options: { minMs: number; windowMs: number; maxMs: number }): Promise<number> {
+  const started = performance.now();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  await sleep(options.minMs);
+  const tick = 1_000 / CLOCK_TICKS_PER_S;
+  while (performance.now() - started < options.maxMs) {
+    const before = cpuMs(pids);
+    await sleep(options.windowMs);
+    if (cpuMs(pids) - before <= tick) break;
+  }
+  return performance.now() - started;
+}

@@ -41,7 +41,7 @@ import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
-import { cpuMs, median, servingWorkerd, workerdChildren } from './measure';
+import { cpuMs, median, quietAfter, servingWorkerd, workerdChildren } from './measure';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -199,13 +199,14 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
 
 /**
  * Each row of `loadInTurns` gets TURNS turns of TURN_CALLS calls unless it says otherwise (the rotation's turn
- * is one round of its 1,000 workspaces), and its CPU is still read TURN_TAIL_MS after each: the gate reports
- * within 100 ms, the wallet writes usage rows to D1 within 500 ms. BENCH_TURN_CALLS (default 500) lengthens
+ * is one round of its 1,000 workspaces), and its CPU is read once its workerd has gone quiet after it (TURN_TAIL):
+ * at least 700 ms (the gate reports within 100 ms, the wallet writes usage rows to D1 within 500 ms), then until
+ * 300 ms pass with no more than a clock tick of CPU, at most 5 s. BENCH_TURN_CALLS (default 500) lengthens
  * the turns, so a profiler gets more of each row.
  */
 const TURNS = 4;
 const TURN_CALLS = Number(process.env.BENCH_TURN_CALLS ?? 500);
-const TURN_TAIL_MS = 700;
+const TURN_TAIL = { minMs: 700, windowMs: 300, maxMs: 5_000 };
 /**
  * workerd drops an object idle for 10 s (its SQLite closed, its constructor run again at the next call); on
  * Cloudflare an object stays for a minute or more. A round of the rows longer than this would measure that
@@ -213,11 +214,24 @@ const TURN_TAIL_MS = 700;
  */
 const OBJECT_IDLE_S = 10;
 
+/**
+ * What a ratio line adds about its turns: how long the longest turn's workerd took to go quiet after it (one
+ * that reached TURN_TAIL's bound left work that may have landed in the next turn), and a round of the rows
+ * longer than OBJECT_IDLE_S, after which workerd had dropped the row's objects.
+ */
+function roundNote(row: TurnFigures, afresh = 'its objects were started afresh'): string {
+  const tail = `  (turns went quiet within ${row.longestTail.toFixed(1)} s of their load${row.longestTail * 1_000 >= TURN_TAIL.maxMs ? `, one only at the ${TURN_TAIL.maxMs / 1_000} s bound: its leftover work may count in the next turn` : ''}`;
+  const round = row.longestRound >= OBJECT_IDLE_S ? `; a round of the rows took ${row.longestRound.toFixed(1)} s, longer than the ${OBJECT_IDLE_S} s after which workerd drops an idle object: ${afresh}` : '';
+  return `${tail}${round})`;
+}
+
 /** A row loaded in turns: its figures over all of them, and each turn's own. */
 interface TurnFigures extends Figures {
   turns: Array<{ requestsPerSecond: number; cpuMsPerRequest?: number }>;
   /** The longest time, in seconds, from the start of one of this row's turns to the start of its next. */
   longestRound: number;
+  /** The longest a turn's workerd took to go quiet after its load, in seconds (TURN_TAIL). */
+  longestTail: number;
 }
 
 /**
@@ -225,8 +239,9 @@ interface TurnFigures extends Figures {
  * other. Rows a minute apart ran on a machine in different states (other processes, a collection, state the
  * rows before left), which moved one row against another by up to a third between runs of the same code; in
  * turns, whatever changes over the minute falls on each row alike. A turn is a number of calls, not a time,
- * so a rotation's turn calls each of its workspaces once, in order. A turn's CPU is read TURN_TAIL_MS after
- * its load stops, so the work its calls leave for later counts for the row that left it, not for the next.
+ * so a rotation's turn calls each of its workspaces once, in order. A turn's CPU is read once its workerd is
+ * quiet after the load (TURN_TAIL), so the work its calls leave for later counts for the row that left it, not
+ * for the next; the longest tail is printed with the ratios, and one that reached its bound is named there.
  * The turns are printed beside the ratios, so a run shows how far its own turns agree.
  */
 async function loadInTurns(rows: Array<{ name: string; url: string; target: Target; calls?: number }>): Promise<Array<TurnFigures | undefined>> {
@@ -237,7 +252,7 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
     sequence += 1_000_000;
     const fresh = row.target.fresh;
     const target = fresh ? { ...row.target, fresh: () => fresh(++calls) } : row.target;
-    return { ...row, request: requestOf(row.url, target), starts: [] as number[], turns: [] as Array<{ requests: number; seconds: number; cpuMs: number; p99: number; failures: number }> };
+    return { ...row, request: requestOf(row.url, target), starts: [] as number[], tails: [] as number[], turns: [] as Array<{ requests: number; seconds: number; cpuMs: number; p99: number; failures: number }> };
   });
   for (const row of running) if (row) await autocannon({ ...row.request, connections: CONNECTIONS, duration: 2 });
   for (let turn = 0; turn < TURNS; turn++) {
@@ -249,7 +264,7 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
       // autocannon notices its last answer at its next sample: every 20 ms, not every second, so the turn's time holds.
       const loaded = await autocannon({ ...row.request, connections: CONNECTIONS, amount: row.calls ?? TURN_CALLS, sampleInt: 20 });
       const seconds = (performance.now() - started) / 1_000;
-      await new Promise((resolve) => setTimeout(resolve, TURN_TAIL_MS));
+      row.tails.push(await quietAfter(row.target.cpuOf ?? [], TURN_TAIL));
       row.turns.push({ requests: loaded.requests.total, seconds, cpuMs: cpuMs(row.target.cpuOf ?? []) - cpuBefore, p99: loaded.latency.p99, failures: loaded.non2xx + loaded.errors });
     }
   }
@@ -273,6 +288,7 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
       ...(measuresCpu && sum('requests') > 0 ? { cpuMsPerRequest: sum('cpuMs') / sum('requests') } : {}),
       turns: row.turns.map((turn) => ({ requestsPerSecond: turn.requests / turn.seconds, ...(measuresCpu && turn.requests > 0 ? { cpuMsPerRequest: turn.cpuMs / turn.requests } : {}) })),
       longestRound: Math.max(0, ...row.starts.slice(1).map((start, index) => (start - row.starts[index]!) / 1_000)),
+      longestTail: Math.max(0, ...row.tails) / 1_000,
     });
   }
   return figures;
@@ -553,7 +569,7 @@ export default {
 `;
 
 /** One of the skeleton's shapes as a worker of its own, listening on a port of its own. */
-function skeletonWorker(name: string, mode: string, upstreamUrl: string): WorkerOptions {
+function skeletonWorker(name: string, mode: string, upstreamUrl: string): WorkerOptions & { name: string } {
   return {
     name,
     modules: true,
@@ -719,7 +735,7 @@ async function main() {
       LINKEDIN_BASE_URL: upstream.url,
     },
     // The cached skeleton once more, in the stack's own workerd: item 5 compared within one process.
-    alongside: [skeletonWorker(IN_STACK_SKELETON, 'two-calls-cached', upstream.url)],
+    alongside: runs(IN_STACK_SKELETON_ROW) ? [skeletonWorker(IN_STACK_SKELETON, 'two-calls-cached', upstream.url)] : [],
     log: (line) => console.error(line),
   });
   try {
@@ -778,8 +794,8 @@ async function main() {
     // one workspace (a turn of it calls each of the 1,000 once; a round of two rows keeps its gates in memory).
     const [cachedSkeletonRow, inStackSkeletonRow, meteredRow] = await loadInTurns([
       { name: "bare worker and object: the metered design with the response cache's lookup and store, no product", url: bare.cached, target: { cpuOf: workerdBefore } },
-      // Before the product's turn, not after it: what the product's calls leave to do is counted in their own turn's tail, never in this one.
-      { name: IN_STACK_SKELETON_ROW, url: stack.extraUrls[IN_STACK_SKELETON]!, target: { cpuOf: servingPids } },
+      // Before the product's turn, not right after it: were the product's turn to reach TURN_TAIL's bound, what its calls left would land in the bare skeleton's turn, in another workerd.
+      { name: IN_STACK_SKELETON_ROW, url: stack.extraUrls[IN_STACK_SKELETON] ?? '', target: { cpuOf: servingPids } },
       { name: 'metered get-company-by-domain (never cached)', url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids } },
     ]);
     const storageBefore = await storageBytes(ops, organization.id, stack);
@@ -863,21 +879,22 @@ async function main() {
       );
       if (meteredRow) console.log(`metered / skeleton: throughput ${ratio(meteredRow, skeletonRow)}; CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms (the product's own work is the difference)`);
     }
-    const productOver = (skeletonRow: TurnFigures | undefined, which: string) => {
-      if (meteredRow?.cpuMsPerRequest === undefined || skeletonRow?.cpuMsPerRequest === undefined) return;
-      const over = meteredRow.cpuMsPerRequest - skeletonRow.cpuMsPerRequest;
+    const productOver = (floorRow: TurnFigures | undefined, which: string) => {
+      if (meteredRow?.cpuMsPerRequest === undefined || floorRow?.cpuMsPerRequest === undefined) return;
+      const over = meteredRow.cpuMsPerRequest - floorRow.cpuMsPerRequest;
       const overIn = (turn: number) => {
-        const [metered, skeleton] = [meteredRow.turns[turn]?.cpuMsPerRequest, skeletonRow.turns[turn]?.cpuMsPerRequest];
+        const [metered, skeleton] = [meteredRow.turns[turn]?.cpuMsPerRequest, floorRow.turns[turn]?.cpuMsPerRequest];
         return metered === undefined || skeleton === undefined ? '?' : `${((100 * (metered - skeleton)) / skeleton).toFixed(0)}`;
       };
       const perTurn = meteredRow.turns.map((_, turn) => overIn(turn));
       console.log(
-        `the product's own work over the skeleton with the same cache work ${which}: ${over.toFixed(2)} ms a call (CPU ${cpuText(meteredRow)} against ${cpuText(skeletonRow)} ms), ` +
-          `${((100 * over) / skeletonRow.cpuMsPerRequest).toFixed(0)} % of that skeleton over all turns, median turn ${median(perTurn.map(Number)).toFixed(0)} % (aim: 25 % or less; each turn: ${perTurn.join(', ')} %)`,
+        `the product's own work over the skeleton with the same cache work ${which}: ${over.toFixed(2)} ms a call (CPU ${cpuText(meteredRow)} against ${cpuText(floorRow)} ms), ` +
+          `${((100 * over) / floorRow.cpuMsPerRequest).toFixed(0)} % of that skeleton over all turns, median turn ${median(perTurn.map(Number)).toFixed(0)} % (aim: 25 % or less; each turn: ${perTurn.join(', ')} %)`,
       );
     };
     productOver(cachedSkeletonRow, 'in a workerd of its own');
     productOver(inStackSkeletonRow, "in the stack's workerd");
+    if (meteredRow) console.log(roundNote(meteredRow));
     if (creditsRow && floorRow && relayRow) {
       console.log(`/v1/credits / floor throughput: ${ratio(creditsRow, floorRow)} (aim: 0.30 or better); / relay: ${ratio(creditsRow, relayRow)} (aim: 1.00 or better)`);
       // One slow sitting of the floor row moves the throughput ratio by half; CPU per request does not.
@@ -900,11 +917,7 @@ async function main() {
         `metered call, 1,000 workspaces in rotation / one workspace: ${ratio(workspacesRow, oneWorkspaceRow)} over all turns, median turn ${median(turns).toFixed(2)}; ` +
           `workerd CPU ${cpuText(workspacesRow)} against ${cpuText(oneWorkspaceRow)} ms a call, by CPU ${cpuRatio(oneWorkspaceRow, workspacesRow)} (aim: 0.80 or better; each turn: ${turns.map((turn) => turn.toFixed(2)).join(', ')})`,
       );
-      if (workspacesRow.longestRound >= OBJECT_IDLE_S) {
-        console.log(
-          `  (a round of the two rows took ${workspacesRow.longestRound.toFixed(1)} s, longer than the ${OBJECT_IDLE_S} s after which workerd drops an idle object: the rotation's gates were started afresh, which a deployment would not do)`,
-        );
-      }
+      console.log(roundNote(workspacesRow, "the rotation's gates were started afresh, which a deployment would not do"));
     }
     if (storageLine) console.log(storageLine);
     if (largeInputsLine) console.log(largeInputsLine);
