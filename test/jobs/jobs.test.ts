@@ -134,7 +134,7 @@ describe('submitting a data job', () => {
     const unsureAnswer = await submitJob(unsure, submitter, submission('f1.com')).catch((error: unknown) => error);
     const unsureJob = await jobOf('f1.com');
     expect(unsureJob).toMatchObject({ status: 'queued', reason: null });
-    expect(unsureAnswer).toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringContaining(`it may be running. Look it up (GET /v1/data/agnt/jobs/${unsureJob.id}`) });
+    expect(unsureAnswer).toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringContaining(`it may be running. Do not submit its items again as they are: cancel it first (POST /v1/data/agnt/jobs/${unsureJob.id}/cancel`) });
 
     // Created after all, its answer lost: the job is accepted and runs as any other.
     const lostAnswer = withWorkflows({ create: async (options) => real.create(options).then(() => Promise.reject(new Error('answer lost'))), get: (id) => real.get(id) });

@@ -52,7 +52,8 @@ export const MISSING_RUN =
  * (the submitter was answered an error, and may have sent the items again as a new job), or because the
  * platform dropped an ended run after its retention (days): a run started then would call and bill items
  * their owner believes were never accepted, or were told had failed. `checks` bounds a night's work (the
- * cron's subrequests); those left over are picked the next night, at random, so each is reached in time.
+ * cron's subrequests); each night draws afresh at random, so with N jobs unfinished a stranded one waits about
+ * N / `checks` nights on average (none more than one night while N is under the bound).
  */
 export async function reviveStrandedJobs(env: Env, checks = STRANDED_CHECKS): Promise<{ ended: string[] }> {
   const before = new Date(clock.now() - STRANDED_AFTER_MS).toISOString();

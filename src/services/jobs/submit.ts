@@ -180,7 +180,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     }
     throw new ApiError(
       'INTERNAL_ERROR',
-      `Job ${job.id} was stored, but the platform did not confirm that its run started: it may be running. Look it up (GET ${JOBS_PATH}/${job.id}, or the dashboard's Jobs page) before submitting its items again. If it has no run, the nightly check ends it failed, with nothing run or charged.`,
+      `Job ${job.id} was stored, but the platform did not confirm that its run started: it may be running. Do not submit its items again as they are: cancel it first (POST ${JOBS_PATH}/${job.id}/cancel, or the dashboard's Jobs page), after which none of its items not yet started runs or is charged, then submit again those its results show pending.`,
     );
   }
   return viewOf((await findJob(env.DB, job.id))!);
