@@ -5,7 +5,7 @@ import { clock } from '../../src/core/clock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventually, funded, ops, wallet } from '../support/api';
 import { createKey } from '../../src/services/accounts';
-import { MISSING_RUN, reviveStrandedJobs } from '../../src/services/jobs/resume';
+import { MISSING_RUN, resumeUnfinishedJobs, reviveStrandedJobs } from '../../src/services/jobs/resume';
 import { findJob } from '../../src/services/jobs/store';
 import { finishJob } from '../../src/services/jobs/run';
 import type { Env } from '../../src/core/config';
@@ -42,6 +42,18 @@ describe('resuming unfinished data jobs (npm start, after workerd stopped)', () 
     expect(charged.filter((row) => row.cost_units > 0)).toHaveLength(30);
     const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM data_job_items WHERE job_id = ? AND status = 'succeeded'").bind(id).first<{ n: number }>();
     expect(rows!.n).toBe(30);
+  });
+
+  it('ends a job whose run the platform does not have, as the nightly check does, and leaves one it cannot say about', async () => {
+    const account = await funded(100);
+    const missing = await storedJob(1, { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'm0.com' }], account });
+    const unsure = { ...env, DATA_JOBS: { get: () => Promise.reject(new Error('network lost')) } } as unknown as Env;
+    expect((await resumeUnfinishedJobs(unsure)).resumed).not.toContain(missing.id);
+    expect((await findJob(env.DB, missing.id))!).toMatchObject({ status: 'running', reason: null });
+
+    expect((await resumeUnfinishedJobs(env)).resumed).not.toContain(missing.id);
+    expect((await findJob(env.DB, missing.id))!).toMatchObject({ status: 'failed', reason: MISSING_RUN });
+    await expect(env.DATA_JOBS.get(missing.id)).rejects.toThrow(/not_found/);
   });
 });
 

@@ -19,8 +19,13 @@ export async function resumeUnfinishedJobs(env: Env): Promise<{ resumed: string[
   const rows = await env.DB.prepare("SELECT id FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') ORDER BY created_at").all<{ id: string }>();
   const resumed: string[] = [];
   for (const { id } of rows.results) {
-    const instance = await env.DATA_JOBS.get(id).catch(() => null);
-    if (!instance) {
+    // As the nightly check: only a run the platform says it does not have is missing; any other failure leaves the job as it is.
+    const instance = await findRun(env, id).catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'error', event: 'job_resume_failed', jobId: id, error: String(error) }));
+      return undefined;
+    });
+    if (instance === undefined) continue;
+    if (instance === null) {
       await endWithoutRun(env, id);
       continue;
     }

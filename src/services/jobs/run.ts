@@ -230,9 +230,10 @@ async function pastKeyLimit(env: Env, principal: KeyPrincipal, nextUnits: number
 /**
  * Why a job waiting for money would still be refused it, and what it waits for (a plan or money), or null when
  * its next call may go: the gate's figures (read afresh after a top-up, which tells every gate to forget its own)
- * have no plan in force, or less than the next item's quote. Asked instead of calling, as for the key's limit: a refused call would leave a 402 usage
- * row and a request of the window at every look, a month's wait some 2,900 rows in the workspace's usage. The
- * gate's `meter` refuses on these same figures. A key the gate refuses is left to the call, which ends the job.
+ * have no plan in force, or less than the next item's quote. Asked instead of calling, as for the key's limit:
+ * a refused call would leave a 402 usage row and a request of the window at every look, a month's wait some
+ * 2,900 rows in the workspace's usage. The gate's `meter` refuses on these same figures. A key the gate
+ * refuses is left to the call, which ends the job.
  */
 async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincipal, nextUnits: number): Promise<{ reason: string; on: WaitingOn } | null> {
   const figures = await gateOf(env, job.workspaceId).credits(principal.keyId, { organizationId: job.organizationId, workspaceId: job.workspaceId });
