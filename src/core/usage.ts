@@ -21,16 +21,21 @@ export interface UsageRow {
 /**
  * Inserts many usage rows in one statement: `rowsJson` is a JSON array of UsageRow objects (as the outbox
  * stores them, joined), read by SQLite's json_each. One statement and one bound value per batch rather
- * than one statement per row (D1 counts the same rows written; the per-statement work goes).
+ * than one statement per row (D1 counts the same rows written; the per-statement work goes). Each row is
+ * turned into SQLite's parsed form (JSONB) once, in a materialized CTE, before its fourteen `->>` read it:
+ * json_each hands a row back as text, and each `->>` on text parses it again. Counted under valgrind
+ * (performance.md, "Instructions"), 100 rows a statement: 171 thousand instructions a row before, 115 after.
+ * (`jsonb_each` would hand rows back parsed, but workerd's SQLite does not have it.)
  */
 export function insertUsageRows(db: D1Database, rowsJson: string): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR IGNORE INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at, sandbox, connection_id)
+      `WITH batch AS MATERIALIZED (SELECT key, jsonb(value) AS value FROM json_each(?))
+       INSERT OR IGNORE INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at, sandbox, connection_id)
        SELECT value ->> '$.id', value ->> '$.requestId', value ->> '$.organizationId', value ->> '$.workspaceId', value ->> '$.keyId',
               value ->> '$.operation', value ->> '$.status', value ->> '$.errorCode', value ->> '$.costUnits', value ->> '$.cached',
               value ->> '$.latencyMs', value ->> '$.createdAt', coalesce(value ->> '$.sandbox', 0), value ->> '$.connectionId'
-         FROM json_each(?)`,
+         FROM batch ORDER BY key`,
     )
     .bind(rowsJson);
 }

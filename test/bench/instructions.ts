@@ -1,0 +1,214 @@
+/**
+ * `npm run bench:instructions`: issue 30 item 5 counted in instructions executed instead of CPU time. The
+ * stack's workerd runs under valgrind's callgrind, with the cached skeleton (`skeleton.ts`) served by the
+ * same process; the two are loaded in alternate turns, callgrind's counters zeroed before a turn and read
+ * once the process has gone quiet after it, so what a turn's calls leave (reports, the wallet's writes to
+ * D1) counts for it. It prints each row's instructions a call, their ratio, and where the difference is, by
+ * area of the process (SQLite, the allocator, garbage collection, V8, the runtime).
+ *
+ * Why: on this shared machine workerd's CPU time for the same code moves by a quarter between minutes and
+ * item 5 by ±40 points between turns (performance.md); an instruction count does not depend on what else the
+ * machine does, so turns of the same code agree within a few percent, and a change of a query or a copy can
+ * be counted rather than guessed. What it does not see: the kernel's work (sockets, WAL writes) and memory
+ * stalls, which `npm run bench`'s CPU time includes. It complements that figure; it does not replace it.
+ *
+ * One bias, stated with the figures: under valgrind a call takes about fifty times longer, while the gate's
+ * reports (every 100 ms at most) and the wallet's writes to D1 (every 500 ms) keep real time. At the bench's
+ * pace a report carries some fifty calls and a write to D1 a few hundred; here one or two, and a dozen. The
+ * product's work per interval is so counted many times over, and its share over the skeleton here is an
+ * upper bound of the share at the bench's pace. That work also makes the product's turns agree less than the
+ * skeleton's: within about 5 % (the skeleton's within 3 %), with now and then a turn a quarter dearer, which
+ * the median leaves out. (Fitting that work out by turns of two paces failed: calls one at a time with pauses
+ * pay more than the interval work, and one connection instead of four runs at the same pace under valgrind.)
+ *
+ * Options: BENCH_INSTR_ROUNDS (default 3), BENCH_INSTR_CALLS (calls a turn, default 150), BENCH_INSTR_KEEP
+ * (a folder to keep each row's last turn's callgrind file in, for `callgrind_annotate`).
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { startStack } from '../../scripts/stack';
+import { opsClient } from '../../scripts/lib/ops-client';
+import { startFakeLinkedin } from '../fakes/linkedin-loopback';
+import { median, quietAfter } from './measure';
+import { skeletonWorker } from './skeleton';
+
+const ROUNDS = Number(process.env.BENCH_INSTR_ROUNDS ?? 3);
+const CALLS = Number(process.env.BENCH_INSTR_CALLS ?? 150);
+const KEEP = process.env.BENCH_INSTR_KEEP;
+const CONNECTIONS = 4;
+const SKELETON_NAME = 'bench-skeleton-cached';
+/** Under valgrind what a turn leaves takes seconds to finish, not a fraction of one. */
+const TAIL = { minMs: 1_500, windowMs: 500, maxMs: 60_000 };
+const PORTS = { SLUICE_API_PORT: '19500', SLUICE_MCP_PORT: '19501', SLUICE_APP_PORT: '19502' };
+
+/** Where an instruction was spent, by the function callgrind names: the first pattern that matches. */
+const AREAS: Array<[area: string, pattern: RegExp]> = [
+  ['SQLite (statements, JSON, WAL)', /sqlite3|^json[A-Z]|walChecksum|yy_reduce|^Query|SqliteDatabase/],
+  ['garbage collection', /Scaveng|MarkCompact|Marking|Sweep|Evacuat|GCTracer|Heap::Collect|RememberedSet|TracedHandles|heap::base/],
+  ['allocator, memset and memcpy', /tcmalloc|^operator (new|delete)|^__mem(set|cpy|move|cmp)|malloc|^free$/],
+  ['JavaScript: V8 builtins and compiled code', /^Builtins_|^0x[0-9a-f]+$/],
+  ['V8 runtime (objects, JSON, structured clone, strings)', /v8::|^Runtime_/],
+  ['workerd and kj (HTTP, headers, objects, I/O)', /workerd|kj::|capnp|jsg::|simdutf/],
+];
+
+try {
+  execFileSync('callgrind_control', ['--version'], { stdio: 'ignore' });
+} catch {
+  console.error('valgrind is not installed: apt-get install -y valgrind (Debian), then run this again.');
+  process.exit(2);
+}
+const scratch = mkdtempSync('/dev/shm/sluice-instructions-');
+const workerd = (createRequire(import.meta.url)('workerd') as { default: string }).default;
+
+/**
+ * The workerd Miniflare starts, wrapped: the process whose config (on stdin) serves the skeleton runs under
+ * callgrind, counting nothing until the turns begin; the others (the migrations' and the workspace databases'
+ * processes) run as they are, so their health checks keep their timing. `--fair-sched` lets V8's compiler
+ * threads run: without it the product's JavaScript stayed in the interpreter, which natively it leaves.
+ */
+const wrapper = join(scratch, 'workerd.sh');
+writeFileSync(
+  wrapper,
+  `#!/bin/sh
+config=$(mktemp -p ${scratch} config.XXXXXX)
+cat > "$config"
+if grep -q ${SKELETON_NAME} "$config"; then
+  exec valgrind --tool=callgrind --fair-sched=yes --smc-check=all-non-file --instr-atstart=no --callgrind-out-file=${scratch}/callgrind.%p --log-file=${scratch}/valgrind.%p ${workerd} "$@" < "$config"
+fi
+exec ${workerd} "$@" < "$config"
+`,
+);
+chmodSync(wrapper, 0o755);
+process.env.MINIFLARE_WORKERD_PATH = wrapper;
+if (KEEP) mkdirSync(KEEP, { recursive: true });
+
+const upstream = await startFakeLinkedin();
+const stack = await startStack({
+  env: {
+    ...process.env,
+    ...PORTS,
+    SLUICE_HOME: mkdtempSync(join(scratch, 'home-')),
+    LINKEDIN_API_KEY: 'bench-key',
+    LINKEDIN_API_HOST: 'linkedin-data-api.p.rapidapi.com',
+    LINKEDIN_BASE_URL: upstream.url,
+  },
+  alongside: [skeletonWorker(SKELETON_NAME, 'two-calls-cached', upstream.url)],
+  log: (line) => console.error(line),
+});
+
+try {
+  const counted = readdirSync(scratch).filter((name) => name.startsWith('valgrind.')).map((name) => Number(name.split('.')[1]));
+  if (counted.length !== 1) throw new Error(`expected one workerd under callgrind, found ${counted.length}`);
+  const pid = counted[0]!;
+  const control = (...args: string[]) => execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
+
+  /** Writes callgrind's counts since the last zeroing and answers the file, read off the folder. */
+  const dump = (): string => {
+    const before = new Set(readdirSync(scratch));
+    control('--dump=turn');
+    const file = readdirSync(scratch).find((name) => name.startsWith(`callgrind.${pid}.`) && !before.has(name));
+    if (!file) throw new Error('callgrind wrote no file for the turn');
+    return join(scratch, file);
+  };
+
+  const api = stack.urls.api!;
+  const ops = opsClient(api, stack.settings.OPS_TOKEN!);
+  const organization = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Instructions', plan: 'business' });
+  await ops.call('PUT', `/ops/v1/organizations/${organization.id}/plan`, { plan: 'business', rpm: 1_000_000 });
+  await ops.call('POST', `/ops/v1/organizations/${organization.id}/wallet/credit`, { purchasedCents: 100_000_000 });
+  const workspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: 'Instructions' });
+  const { key } = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: 'instructions' });
+
+  let sequence = 0;
+  const rows = {
+    skeleton: { options: { url: stack.extraUrls[SKELETON_NAME]! } as autocannon.Options, turns: [] as Turn[] },
+    product: {
+      options: {
+        url: `${api}/v1/data/linkedin/get-company-by-domain?domain=i0.example.com`,
+        headers: { authorization: `Bearer ${key}` },
+        // A new input each call: never cached, as the bench's metered row.
+        requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/data/linkedin/get-company-by-domain?domain=i${++sequence}.example.com` }) }],
+      } as autocannon.Options,
+      turns: [] as Turn[],
+    },
+  };
+  type Row = keyof typeof rows;
+  interface Turn {
+    perCall: number;
+    callsPerSecond: number;
+    file: string;
+  }
+
+  console.error('Warming both up (V8 compiles what runs often) ...');
+  control('--instr=on');
+  for (const row of Object.values(rows)) await autocannon({ ...row.options, connections: CONNECTIONS, amount: 300 });
+  await quietAfter([pid], TAIL);
+
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of (round % 2 === 0 ? ['skeleton', 'product'] : ['product', 'skeleton']) as Row[]) {
+      const row = rows[name];
+      control('--zero');
+      const started = performance.now();
+      const result = await autocannon({ ...row.options, connections: CONNECTIONS, amount: CALLS, sampleInt: 20 });
+      const seconds = (performance.now() - started) / 1_000;
+      await quietAfter([pid], TAIL);
+      const file = dump();
+      const failures = result.non2xx + result.errors;
+      if (failures > 0) throw new Error(`${name}: ${failures} of ${CALLS} calls failed`);
+      const total = Number(/^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'))?.[1]);
+      const previous = row.turns.at(-1)?.file;
+      if (previous) rmSync(previous);
+      row.turns.push({ perCall: total / CALLS, callsPerSecond: CALLS / seconds, file });
+      console.error(`round ${round + 1}, ${name}: ${millions(total / CALLS)} instructions a call, ${(CALLS / seconds).toFixed(1)} calls/s`);
+    }
+  }
+
+  const perCall = (name: Row) => median(rows[name].turns.map((turn) => turn.perCall));
+  const [skeleton, product] = [perCall('skeleton'), perCall('product')];
+  const pace = median(rows.product.turns.map((turn) => turn.callsPerSecond));
+  const list = (name: Row) => rows[name].turns.map((turn) => millions(turn.perCall)).join(', ');
+  console.log(`\nInstructions executed by the stack's workerd, counted by ${execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()} (callgrind); ${ROUNDS} rounds, turns of ${CALLS} calls at ${CONNECTIONS} connections`);
+  console.log(`skeleton with the response cache's work, same workerd: ${millions(skeleton)} a call (median turn; turns ${list('skeleton')})`);
+  console.log(`metered get-company-by-domain (never cached): ${millions(product)} a call (median turn; turns ${list('product')}), ${pace.toFixed(1)} calls/s under valgrind`);
+  console.log(
+    `the product's own work over the skeleton, by instructions: ${millions(product - skeleton)} a call, ${((100 * (product - skeleton)) / skeleton).toFixed(0)} % of the skeleton (aim: 25 % or less) — ` +
+      `at ${pace.toFixed(0)} calls/s a report carries a call or two where the bench's carry about fifty: an upper bound`,
+  );
+  const [skeletonAreas, productAreas] = [areasOf(rows.skeleton.turns.at(-1)!.file), areasOf(rows.product.turns.at(-1)!.file)];
+  console.log('where the difference is (the last turn of each, thousands of instructions a call):');
+  console.log('| area | skeleton | product | difference |\n|---|---:|---:|---:|');
+  for (const area of [...AREAS.map(([name]) => name), 'other']) {
+    const [was, is] = [(skeletonAreas.get(area) ?? 0) / CALLS / 1e3, (productAreas.get(area) ?? 0) / CALLS / 1e3];
+    console.log(`| ${area} | ${was.toFixed(0)} | ${is.toFixed(0)} | ${(is - was >= 0 ? '+' : '') + (is - was).toFixed(0)} |`);
+  }
+  if (KEEP) for (const name of Object.keys(rows) as Row[]) copyFileSync(rows[name].turns.at(-1)!.file, join(KEEP, `${name}.callgrind`));
+} finally {
+  await stack.stop();
+  upstream.stop();
+  rmSync(scratch, { recursive: true, force: true });
+}
+// A pipe takes stdout's writes asynchronously: the summary is flushed before the handles are cut.
+await new Promise((resolve) => process.stdout.write('', resolve));
+process.exit(0);
+
+function millions(count: number): string {
+  return `${(count / 1e6).toFixed(2)} M`;
+}
+
+/** Instructions of a callgrind file by area (AREAS), from each function's own count (`callgrind_annotate`). */
+function areasOf(file: string): Map<string, number> {
+  const annotated = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const areas = new Map<string, number>();
+  for (const line of annotated.split('\n')) {
+    // "1,234,567 ( 1.23%)  file:function [object]"
+    const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(?:[^:]*:)?(.+?)(?: \[[^\]]*\])?$/.exec(line);
+    if (!match || line.includes('PROGRAM TOTALS')) continue;
+    const name = match[2]!.trim();
+    const area = AREAS.find(([, pattern]) => pattern.test(name))?.[0] ?? 'other';
+    areas.set(area, (areas.get(area) ?? 0) + Number(match[1]!.replaceAll(',', '')));
+  }
+  return areas;
+}
