@@ -46,8 +46,8 @@ export const MISSING_RUN =
   "The job's run could not be found on the platform (never started, or ended so long ago that the platform no longer keeps it); nothing more runs for it, and the items not run stay pending. Submit them again to run them.";
 
 /**
- * The nightly check (the api's cron) for jobs Cloudflare will not move on by itself, a random thousand of
- * those not ended and over an hour old a night. A job whose run errored (a slice that failed through every
+ * The nightly check (the api's cron) for jobs Cloudflare will not move on by itself: a thousand of those not
+ * ended and over an hour old a night, those it looked at least recently (or never) first. A job whose run errored (a slice that failed through every
  * retry, the Workflow's 10,000 steps spent) or was terminated ends failed with the run's error as its reason;
  * one whose run cannot be found ends failed too; either way its key is revoked, job.failed is sent and the
  * items not run stay pending. One whose run completed but is not marked ended is finished. Without it such a
@@ -57,16 +57,22 @@ export const MISSING_RUN =
  * (the submitter was answered an error, and may have sent the items again as a new job), or because the
  * platform dropped an ended run after its retention (days): a run started then would call and bill items
  * their owner believes were never accepted, or were told had failed. `checks` bounds a night's work (the
- * cron's subrequests); each night draws afresh at random, so with N jobs unfinished a stranded one waits about
- * N / `checks` nights on average (none more than one night while N is under the bound).
+ * cron's subrequests); each job looked at is stamped (`checked_at`) whatever came of it, so with N jobs not
+ * ended a stranded one is looked at within N / `checks` nights, and one the platform cannot say about does not
+ * keep the others waiting.
  */
 export async function reviveStrandedJobs(env: Env, checks = STRANDED_CHECKS): Promise<{ ended: string[] }> {
   const before = new Date(clock.now() - STRANDED_AFTER_MS).toISOString();
+  // Never looked at first (NULL sorts first), then the longest ago; stamped before they are looked at.
   const { results } = await env.DB.prepare(
-    "SELECT id FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ? ORDER BY RANDOM() LIMIT ?",
+    "SELECT id FROM data_jobs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ? ORDER BY checked_at, created_at LIMIT ?",
   )
     .bind(before, checks)
     .all<{ id: string }>();
+  if (results.length === 0) return { ended: [] };
+  await env.DB.prepare('UPDATE data_jobs SET checked_at = ? WHERE id IN (SELECT value FROM json_each(?))')
+    .bind(new Date(clock.now()).toISOString(), JSON.stringify(results.map((row) => row.id)))
+    .run();
   const ended: string[] = [];
   for (const { id } of results) {
     // One job's failure (the platform unreachable for it) is logged and leaves the rest to be looked at.
