@@ -208,6 +208,16 @@ describe('the dashboard in chromium', () => {
     expect(await row.getByRole('link', { name: 'Buy credit or change the plan' }).isVisible()).toBe(false);
     await screenshot(page, 'jobs-waiting-on-key-limit');
     expect(new URL((await row.getByRole('link', { name: "Raise the key's monthly limit" }).getAttribute('href'))!, appUrl).pathname).toBe(`${workspacePath}/keys`);
+    // On a phone the row's cells stack: its status and the way out are on the screen, not a swipe to the right.
+    const wide = page.viewportSize()!;
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const part of [row.locator('[data-job-status]'), row.getByRole('link', { name: "Raise the key's monthly limit" }), row.getByRole('button', { name: /Cancel Past the key limit/ })]) {
+      const box = (await part.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(390);
+    }
+    await screenshot(page, 'jobs-waiting-on-key-limit-phone');
+    await page.setViewportSize(wide);
     // Cancelled, so it does not look again for the rest of the suite.
     expect((await fetch(`${apiUrl}/v1/data/agnt/jobs/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
   });

@@ -214,6 +214,19 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 
 /* The Jobs page: a progress bar per job, the CSV's columns mapped to the operation's fields. */
 .job-progress { min-width: 180px; }
+/*
+ * On a phone a table whose rows carry a lot (the Jobs table: name, status and its way out, progress, spend,
+ * actions) shows each row as a block, its cells one under another, so no column starts off the screen. Its
+ * header stays for screen readers only.
+ */
+@media (max-width: 600px) {
+  table.stacked-on-phone thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
+  table.stacked-on-phone tr { display: block; border-top: 1px solid var(--line); padding: .45rem 0; }
+  table.stacked-on-phone td { display: block; border-top: 0; padding: .25rem 1.25rem; }
+  table.stacked-on-phone td.num { text-align: left; }
+  table.stacked-on-phone div.actions { justify-content: flex-start; }
+  table.stacked-on-phone .job-progress { min-width: 0; }
+}
 td.nowrap { white-space: nowrap; }
 .job-progress progress { appearance: none; width: 100%; height: .6rem; border: 0; border-radius: 999px; background: var(--soft); overflow: hidden; display: block; margin: .2rem 0 .25rem; }
 .job-progress progress::-webkit-progress-bar { background: var(--soft); border-radius: 999px; }

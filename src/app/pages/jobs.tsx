@@ -118,7 +118,7 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, dat
       <section class="card">
         <h2>Jobs</h2>
         <div class="table-wrap">
-          <table data-jobs={base}>
+          <table class="stacked-on-phone" data-jobs={base}>
             <TableHead columns={['Job', 'Status', 'Progress', 'Spent']} actions />
             <tbody>
               {jobs.map((job) => (
