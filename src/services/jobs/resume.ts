@@ -47,11 +47,11 @@ export const MISSING_RUN =
 
 /**
  * The nightly check (the api's cron) for jobs Cloudflare will not move on by itself: a thousand of those not
- * ended and over an hour old a night, those it looked at least recently (or never) first. A job whose run errored (a slice that failed through every
- * retry, the Workflow's 10,000 steps spent) or was terminated ends failed with the run's error as its reason;
- * one whose run cannot be found ends failed too; either way its key is revoked, job.failed is sent and the
- * items not run stay pending. One whose run completed but is not marked ended is finished. Without it such a
- * job said "running" or "waiting" for good, and its key stayed valid.
+ * ended and over an hour old a night, those it looked at least recently (or never) first. A job whose run
+ * errored (a slice that failed through every retry, the Workflow's 10,000 steps spent) or was terminated ends
+ * failed with the run's error as its reason; one whose run cannot be found ends failed too; either way its key
+ * is revoked, job.failed is sent and the items not run stay pending. One whose run completed but is not marked
+ * ended is finished. Without it such a job said "running" or "waiting" for good, and its key stayed valid.
  *
  * A missing run is never started here. It is missing because its creation failed after the job was stored
  * (the submitter was answered an error, and may have sent the items again as a new job), or because the
