@@ -117,8 +117,16 @@ app.onError((error, c) => {
 function challenge(c: McpContext, resource: McpResource, description: string) {
   const metadataUrl = `${mcpOrigin(c.env)}/.well-known/oauth-protected-resource${resourcePath(resource)}`;
   return rpcError(c, 401, -32001, description, {
-    'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="${description}"`,
+    'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="${challengeText(description)}"`,
   });
+}
+
+/**
+ * A description as RFC 6750 (section 3) lets `error_description` carry it: printable ASCII without `"` or `\`.
+ * A quote inside the quoted string would end it early, and a client's parser would read the rest as garbage.
+ */
+function challengeText(description: string): string {
+  return description.replaceAll('"', "'").replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '');
 }
 
 /** An OAuth access token bound to this very resource, or a workspace MCP bearer; never an API key. */

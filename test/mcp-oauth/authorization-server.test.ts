@@ -114,6 +114,24 @@ describe('authorization and tokens', () => {
     expect((await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: tokens.clientId })).status).toBe(200);
   });
 
+  it("answers a malformed Authorization header with a challenge a client can parse: RFC 6750's characters only in error_description", async () => {
+    for (const authorization of ['Bearer ', 'Basic dXNlcjpwYXNz', 'Bearer two tokens']) {
+      const refused = await mcp('/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      expect(refused.status).toBe(401);
+      // Three auth-params, each a token="quoted-string" with nothing but the allowed characters inside.
+      const params = /^Bearer (resource_metadata="[^"]*"), (error="invalid_token"), error_description="([^"]*)"$/.exec(refused.headers.get('www-authenticate')!);
+      expect(params).not.toBeNull();
+      expect(params![3]).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]+$/);
+      expect(params![3]).toContain('Authorization header must be');
+      // The JSON-RPC message keeps the sentence as written.
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('Authorization header must be "Bearer <token>"');
+    }
+  });
+
   it('refuses an API key at /mcp so OAuth clients start their flow', async () => {
     const person = await signUp();
     const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: person.workspaceId, scope: 'workspace', name: 'rest' });
