@@ -3542,7 +3542,7 @@ export interface components {
              */
             operation: string;
             /**
-             * @description 1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST).
+             * @description 1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST), at most 1 MB as JSON.
              * @example [
              *       {
              *         "domain": "stripe.com"

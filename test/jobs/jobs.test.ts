@@ -39,6 +39,13 @@ describe('submitting a data job', () => {
     expect([invalid.status, invalid.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect(invalid.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(['inputs[1].domain', 'inputs[2].extra']);
 
+    // One input larger than a synchronous call's body (its schema sets no length on includeTags): named, not a 500 from D1's bound on a value.
+    const jobs = async () => (await env.DB.prepare('SELECT COUNT(*) AS n FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number }>())!.n;
+    const huge = await submit(account.key, { operation: 'web/scrape', inputs: [{ url: 'https://example.com/' }, { url: 'https://example.com/', includeTags: ['a'.repeat(3_000_000)] }] });
+    expect([huge.status, huge.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(huge.body.error.details).toEqual([{ field: 'inputs[1]', location: 'body', message: expect.stringMatching(/2\.9 MB as JSON; an item's input is at most 1 MB/) }]);
+    expect(await jobs()).toBe(0);
+
     const tooMany = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 10_001 }, (_, index) => ({ domain: `d${index}.com` })) });
     expect([tooMany.status, tooMany.body.error.details[0].field]).toEqual([400, 'inputs']);
 

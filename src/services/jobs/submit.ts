@@ -7,6 +7,7 @@ import { centsInWords, unitsFromCents } from '../../core/money';
 import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { detailsFromZod } from '../../core/validation';
+import { MAX_REQUEST_BODY_BYTES } from '../../core/request-body';
 import { createKey } from '../accounts';
 import { gateOf } from '../gate';
 import { walletOf } from '../wallet';
@@ -24,6 +25,13 @@ import { JOBS_PATH, MAX_JOB_ITEMS } from '../../core/protocols/job';
 export const MAX_JOB_BODY_BYTES = 10 * 1024 * 1024;
 /** At most this many invalid items are named in one refusal. */
 const MAX_DETAILS = 100;
+/**
+ * An item's input, as JSON, carries at most what a synchronous call's body may (1 MB). A larger one passed the
+ * body's bound and the operation's schema (a scrape's `includeTags` has no length) and then failed D1's own
+ * bound on a value (2,000,000 bytes) as a 500 that a retry would meet again.
+ */
+const MAX_ITEM_BYTES = MAX_REQUEST_BODY_BYTES;
+const encoder = new TextEncoder();
 
 export const JobSubmission = z
   .object({
@@ -32,7 +40,7 @@ export const JobSubmission = z
       .array(z.record(z.string(), z.unknown()))
       .min(1)
       .max(MAX_JOB_ITEMS)
-      .openapi({ description: "1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST).", example: [{ domain: 'stripe.com' }, { domain: 'apple.com' }] }),
+      .openapi({ description: "1 to 10,000 objects, each the operation's own input: its query parameters (GET) or JSON body (POST), at most 1 MB as JSON.", example: [{ domain: 'stripe.com' }, { domain: 'apple.com' }] }),
     name: z.string().trim().min(1).max(200).optional().openapi({ description: 'A name to know the job by.', example: 'Q4 enrichment' }),
     maxCostCents: z.number().nonnegative().optional().openapi({ description: 'Refuse the job (402) if its quote, the most it can cost, is above this.', example: 100 }),
     connectionId: z
@@ -76,6 +84,13 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   let cheapestUnits = Number.POSITIVE_INFINITY;
   const location = operation.method === 'GET' ? 'query' : 'body';
   submission.inputs.forEach((input, index) => {
+    const bytes = encoder.encode(JSON.stringify(input)).byteLength;
+    if (bytes > MAX_ITEM_BYTES) {
+      if (details.length < MAX_DETAILS) {
+        details.push({ field: `inputs[${index}]`, location: 'body', message: `This input is ${(bytes / 1024 / 1024).toFixed(1)} MB as JSON; an item's input is at most 1 MB, as a synchronous call's body is.` });
+      }
+      return;
+    }
     const parsed = operation.input.safeParse(input);
     if (!parsed.success) {
       if (details.length < MAX_DETAILS) {
