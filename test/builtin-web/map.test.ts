@@ -202,11 +202,29 @@ describe('map of other sites', () => {
     expect(urls.has(`${P}/p9999`)).toBe(false);
   });
 
-  it('stops discovering at its time limit and answers what it found', async () => {
+  it('stops discovering at its time limit: a page that never answers, with nothing found, is a 502 that names the time limit', async () => {
     const started = Date.now();
-    const { links } = await map({ url: 'https://news.example.com/slow', timeout: 1000, sitemap: 'skip' });
-    expect(links).toEqual([]);
+    // robots.txt answers (404); the page does not: nothing to list, and the reason is the site's silence.
+    await expect(map({ url: 'https://news.example.com/slow', timeout: 1000, sitemap: 'skip' })).rejects.toMatchObject({
+      code: 'PROVIDER_ERROR',
+      status: 502,
+      message: expect.stringMatching(/^Mapping https:\/\/news\.example\.com failed: nothing was found because the site did not answer \(Fetching https:\/\/news\.example\.com\/slow failed: timed out\)\. Back off and retry; this call was not charged\.$/),
+    });
     expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('fails with 502 PROVIDER_ERROR, not an empty map, when the site cannot be reached, in every sitemap mode', async () => {
+    const site = web();
+    const hostOf = (input: string | URL | Request) => new URL(input instanceof Request ? input.url : input).hostname;
+    const unreachable = { ...site, fetch: (input: string | URL | Request, init?: RequestInit) => (hostOf(input) === 'www.map.example.com' ? Promise.reject(new TypeError('Network connection lost.')) : site.fetch(input, init)) };
+    for (const sitemap of ['include', 'skip', 'only'] as const) {
+      await expect(map({ sitemap }, unreachable)).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 502, message: expect.stringContaining('network error (Network connection lost.)') });
+    }
+  });
+
+  it('answers an empty map for a site that answered but has nothing to list (every page a 404)', async () => {
+    const { links } = await map({ url: 'https://docs.example.org/' });
+    expect(links).toEqual([]);
   });
 });
 

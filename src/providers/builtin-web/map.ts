@@ -1,13 +1,14 @@
+import { ApiError } from '../../core/errors';
 import type { ProviderResult } from '../../core/operation';
 import { withDeadline } from './deadline';
-import { normalizeUpstream } from '../normalize';
+import { normalizeUpstream, RETRY_ADVICE } from '../normalize';
 import { pageRequestHeaders } from './headers';
 import type { BuiltinWebContext, MapInput } from './inputs';
 import { readHtmlPage } from './documents';
 import { collectLinks, readMetadata } from './page';
 import { rankByRelevance, type SiteLink } from './relevance';
 import { loadRobots, type RobotsRules } from './robots';
-import { parseTarget, SafeFetcher } from './safe-fetch';
+import { type FetchOptions, type OpenedResource, parseTarget, SafeFetcher } from './safe-fetch';
 import { builtinWebSettings } from './settings';
 import { sitemapPages } from './sitemaps';
 
@@ -26,21 +27,42 @@ const NOT_PAGES = /\.(?:pdf|zip|gz|tgz|rar|7z|jpe?g|png|gif|webp|avif|svg|ico|mp
 /**
  * /map without any vendor: the site's sitemaps (from robots.txt, else /sitemap.xml; indexes and gzip
  * followed) and a breadth-first crawl of its pages within the time limit, obeying robots.txt. Answers
- * `{ result: [{ links: [{ url, title?, description? }] }] }`, Firecrawl's shape.
+ * `{ result: [{ links: [{ url, title?, description? }] }] }`, Firecrawl's shape. A map that found nothing
+ * because the site did not answer (a network error, the time limit) is the upstream's failure, 502 and not
+ * charged, as /scrape's is; one that found nothing on a site that answered (every page a 404, all disallowed)
+ * is an empty map.
  */
 export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext): Promise<ProviderResult> {
   const budget = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
   const base = parseTarget(input.url);
-  const links = await withDeadline(context.signal, budget, (discovery) => discover(input, base, context, discovery));
+  const { links, unanswered } = await withDeadline(context.signal, budget, (discovery) => discover(input, base, context, discovery));
   if (context.signal.aborted) throw normalizeUpstream.failed(`Mapping ${base.origin}`, 'timed out');
+  if (links.length === 0 && unanswered) throw normalizeUpstream.failed(`Mapping ${base.origin}`, `nothing was found because the site did not answer (${unanswered})`);
   const ranked = input.search ? rankByRelevance(links, input.search) : links;
   return { data: { result: [{ links: ranked.slice(0, input.limit ?? DEFAULT_LIMIT) }] } };
 }
 
-/** Every URL of the site found before `discovery` aborts, in the order found. */
-async function discover(input: MapInput, base: URL, context: BuiltinWebContext, discovery: AbortSignal): Promise<SiteLink[]> {
+/**
+ * A fetcher that keeps the first fetch of the site that failed for want of an answer (a network error, the
+ * time limit): the pages that fail are skipped, and a map that found nothing says why.
+ */
+class DiscoveryFetcher extends SafeFetcher {
+  unanswered: string | undefined;
+
+  override async open(target: string | URL, options: FetchOptions = {}): Promise<OpenedResource> {
+    try {
+      return await super.open(target, options);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'PROVIDER_ERROR') this.unanswered ??= error.message.replace(` ${RETRY_ADVICE}`, '').replace(/\.$/, '');
+      throw error;
+    }
+  }
+}
+
+/** Every URL of the site found before `discovery` aborts, in the order found, and why a fetch went unanswered. */
+async function discover(input: MapInput, base: URL, context: BuiltinWebContext, discovery: AbortSignal): Promise<{ links: SiteLink[]; unanswered: string | undefined }> {
   const settings = builtinWebSettings(context.env);
-  const fetcher = new SafeFetcher({ settings, signal: discovery, ...(context.fetch ? { fetch: context.fetch } : {}) });
+  const fetcher = new DiscoveryFetcher({ settings, signal: discovery, ...(context.fetch ? { fetch: context.fetch } : {}) });
   const headers = pageRequestHeaders(settings, { location: input.location });
 
   // A refused or unresolvable site fails the call here; later pages that fail are only skipped.
@@ -71,7 +93,7 @@ async function discover(input: MapInput, base: URL, context: BuiltinWebContext, 
     await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, found, add, enough });
   }
 
-  return [...found.values()];
+  return { links: [...found.values()], unanswered: fetcher.unanswered };
 }
 
 interface Crawl {
