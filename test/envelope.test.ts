@@ -157,6 +157,26 @@ describe('the envelope', () => {
     expect(await json(response)).toMatchObject({ success: false, error: { code: 'ENDPOINT_NOT_FOUND' } });
   });
 
+  it('answers a known path asked with a trailing slash with 404 NOT_FOUND naming the path without it, never "GET is not served" where GET is', async () => {
+    const account = await funded(100);
+    const cases: Array<[path: string, init: RequestInit, meant: string]> = [
+      ['/v1/credits/', bearer(account.key), '/v1/credits answers GET.'],
+      ['/health/', {}, '/health answers GET.'],
+      ['/scrape/', bearer(account.key, { method: 'POST', body: { url: 'https://example.com' } }), '/scrape answers POST.'],
+      ['/v1/data/linkedin/get-company-by-domain/?domain=stripe.com', bearer(account.key), '/v1/data/linkedin/get-company-by-domain answers GET.'],
+    ];
+    for (const [path, init, meant] of cases) {
+      const response = await call(path, init);
+      expect(response.status).toBe(404);
+      expect(response.headers.get('allow')).toBeNull();
+      const body = await json(response);
+      expect(body.error.code).toBe('NOT_FOUND');
+      expect(body.error.message).toBe(`No route ${init.method ?? 'GET'} ${path.split('?')[0]}: paths take no trailing slash. ${meant}`);
+    }
+    // Nothing was charged for them.
+    expect((await json(await call('/v1/credits', bearer(account.key)))).data.purchasedBalanceCents).toBe(100);
+  });
+
   it('answers a malformed JSON body with 400 VALIDATION_ERROR naming the body', async () => {
     const response = await call('/ops/v1/organizations', {
       method: 'POST',
