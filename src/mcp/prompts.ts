@@ -1,4 +1,5 @@
-import { ErrorCode, McpError, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
+import { protocolError } from './protocol-error';
 import { type CatalogTool, DATA_TOOLS } from '../operations/tools';
 
 /**
@@ -91,7 +92,7 @@ export function promptsOf(served: Set<string>) {
   const offered = PROMPTS.filter((prompt) => servedValues(prompt).length > 0);
   const find = (name: string) => {
     const prompt = offered.find((candidate) => candidate.name === name);
-    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}. Prompts here: ${offered.map((candidate) => candidate.name).join(', ') || 'none'}.`);
+    if (!prompt) throw protocolError(ErrorCode.InvalidParams, `Unknown prompt: ${name}. Prompts here: ${offered.map((candidate) => candidate.name).join(', ') || 'none'}.`);
     return prompt;
   };
 
@@ -111,10 +112,10 @@ export function promptsOf(served: Set<string>) {
     get(name: string, args: Record<string, string> = {}): GetPromptResult {
       const prompt = find(name);
       const missing = prompt.text.filter((argument) => argument.required && !args[argument.name]?.trim()).map((argument) => argument.name);
-      if (missing.length > 0) throw new McpError(ErrorCode.InvalidParams, `Prompt ${name} needs ${missing.join(' and ')}.`);
+      if (missing.length > 0) throw protocolError(ErrorCode.InvalidParams, `Prompt ${name} needs ${missing.join(' and ')}.`);
       const values = servedValues(prompt);
       const chosen = args[prompt.choice.name] || values[0]!;
-      if (!values.includes(chosen)) throw new McpError(ErrorCode.InvalidParams, `${prompt.choice.name} of ${name} is one of ${values.join(', ')} here, not '${chosen}'.`);
+      if (!values.includes(chosen)) throw protocolError(ErrorCode.InvalidParams, `${prompt.choice.name} of ${name} is one of ${values.join(', ')} here, not '${chosen}'.`);
       const text = prompt.message({ ...args, [prompt.choice.name]: chosen }, (tool) => TOOLS_BY_NAME.get(tool)!);
       return { description: prompt.description, messages: [{ role: 'user', content: { type: 'text', text } }] };
     },

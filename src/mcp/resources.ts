@@ -1,4 +1,5 @@
-import { McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import { protocolError } from './protocol-error';
 import type { ToolError, WorkspaceToolOutcome } from '../core/protocols/mcp-gateway';
 import type { KeyPrincipal } from '../core/records';
 import { SOURCES } from '../operations/catalog';
@@ -64,14 +65,14 @@ export async function readResource(uri: string, env: McpEnv, principal: KeyPrinc
   const platform = /^sluice:\/\/catalog\/([^/]+)$/.exec(uri)?.[1];
   if (platform !== undefined) {
     const entry = SOURCES.find((candidate) => candidate.slug === platform);
-    if (!entry) throw new McpError(RESOURCE_NOT_FOUND, `No source '${platform}'. Sources: ${PLATFORM_SLUGS.join(', ')}.`, { uri });
+    if (!entry) throw protocolError(RESOURCE_NOT_FOUND, `No source '${platform}'. Sources: ${PLATFORM_SLUGS.join(', ')}.`, { uri });
     return json(uri, entry);
   }
   const databaseId = /^sluice:\/\/databases\/([^/]+)$/.exec(uri)?.[1];
   if (databaseId !== undefined) return json(uri, answered(uri, (await env.API.describeDatabase(principal, databaseId, requestId)) as WorkspaceToolOutcome));
 
   const served = `Resources: ${RESOURCES.map((resource) => resource.uri).join(', ')}; templates: ${RESOURCE_TEMPLATES.map((template) => template.uriTemplate).join(', ')}.`;
-  throw new McpError(RESOURCE_NOT_FOUND, `No resource ${uri}. ${served}`, { uri });
+  throw protocolError(RESOURCE_NOT_FOUND, `No resource ${uri}. ${served}`, { uri });
 }
 
 /** Values of a template's variable that start with what the client typed so far. */
@@ -93,7 +94,7 @@ function json(uri: string, value: unknown): ReadResourceResult {
 /** The data of a workspace call, or its refusal as a JSON-RPC error carrying the REST code and message. */
 function answered(uri: string, outcome: WorkspaceToolOutcome): unknown {
   if (outcome.ok) return outcome.data;
-  throw new McpError(outcome.error.code === 'NOT_FOUND' ? RESOURCE_NOT_FOUND : -32603, readable(outcome.error), { uri, error: outcome.error });
+  throw protocolError(outcome.error.code === 'NOT_FOUND' ? RESOURCE_NOT_FOUND : -32603, readable(outcome.error), { uri, error: outcome.error });
 }
 
 /** `CODE: message`, how a person or a model reads a refusal at a glance. */

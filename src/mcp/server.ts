@@ -5,11 +5,11 @@ import {
   CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  InitializeRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -24,6 +24,8 @@ import { completeTemplateArgument, readable, readResource, RESOURCE_TEMPLATES, R
 import { listTools } from './tool-listing';
 import { type CatalogTool, SearchInput, searchTools } from '../operations/tools';
 import { isWorkspaceTool } from '../services/workspace-tools';
+import { protocolError } from './protocol-error';
+import { detailsFromZod } from '../core/validation';
 
 /** What one MCP endpoint serves: its name and its tools (its prompts follow from them). */
 export interface Toolset {
@@ -70,10 +72,17 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
   server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
     if (params.name === 'sluice_tools_search') {
       const parsed = SearchInput.safeParse(params.arguments ?? {});
-      if (!parsed.success) return toolError({ code: 'VALIDATION_ERROR', message: 'sluice_tools_search needs a query (1-200 characters) and an optional limit (1-50).' });
+      if (!parsed.success) {
+        return toolError({ code: 'VALIDATION_ERROR', message: 'sluice_tools_search needs a query (1-200 characters) and an optional limit (1-50).', details: detailsFromZod(parsed.error, 'body') });
+      }
       return toolResult({ tools: searchTools(parsed.data.query, parsed.data.limit, enabled) });
     }
     if (params.name === 'sluice_tools_list_enabled') {
+      // Its input schema takes no properties (additionalProperties false): one sent is refused, as any tool's unknown field is.
+      const unknown = Object.keys(params.arguments ?? {});
+      if (unknown.length > 0) {
+        return toolError({ code: 'VALIDATION_ERROR', message: 'sluice_tools_list_enabled takes no arguments.', details: unknown.map((field) => ({ field, location: 'body', message: 'Unknown field.' })) });
+      }
       const missing = await env.API.missingSettings();
       return toolResult({
         tools: enabledTools.map(({ name, price }) => {
@@ -87,7 +96,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
       return outcome.ok ? toolResult({ data: outcome.data }) : toolError(outcome.error);
     }
     // An unknown tool is a protocol error (MCP: -32602), not a tool result the model should read as data.
-    if (!enabled.has(params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name} is not served here. Find tools with sluice_tools_search.`);
+    if (!enabled.has(params.name)) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${params.name} is not served here. Find tools with sluice_tools_search.`);
     const outcome = (await env.API.callTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as ToolOutcome;
     if (!outcome.ok) return toolError(outcome.error);
     const { ok: _ok, ...payload } = outcome;
@@ -95,7 +104,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
   });
 
   const body = await request.clone().json().catch(() => INVALID_JSON);
-  const malformed = malformedToolCall(body);
+  const malformed = malformedRequest(body);
   if (malformed) return malformed;
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
@@ -107,15 +116,26 @@ const INVALID_JSON = Symbol('invalid JSON');
 
 const ToolCallParams = z.looseObject({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() });
 
+/** The requests whose params the SDK checks against its own schema, each with the shape to name when they fail it. */
+const CHECKED_REQUESTS: Record<string, { schema: { safeParse(value: unknown): { success: boolean } }; takes: string }> = {
+  'tools/call': { schema: z.object({ params: ToolCallParams }), takes: '{"name": string, "arguments"?: object}' },
+  'resources/read': { schema: ReadResourceRequestSchema, takes: '{"uri": string}' },
+  'prompts/get': { schema: GetPromptRequestSchema, takes: '{"name": string, "arguments"?: {string: string}}' },
+  'completion/complete': { schema: CompleteRequestSchema, takes: '{"ref": {"type": "ref/prompt", "name"} or {"type": "ref/resource", "uri"}, "argument": {"name", "value"}}' },
+  initialize: { schema: InitializeRequestSchema, takes: '{"protocolVersion": string, "capabilities": object, "clientInfo": {"name", "version"}}' },
+};
+
 /**
- * JSON-RPC -32602 (invalid params) for a tools/call whose params are not `{name, arguments?}`. The SDK
- * would answer -32603 with its own schema in the message; a client needs to hear that its request was wrong.
+ * JSON-RPC -32602 (invalid params) for a request whose params its method does not take. The SDK would answer
+ * -32603 (internal error) with its own schema's issues dumped in the message; a client needs to hear that its
+ * request was wrong, and what the method takes.
  */
-function malformedToolCall(body: unknown): Response | undefined {
+function malformedRequest(body: unknown): Response | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const message = body as { method?: unknown; id?: unknown; params?: unknown };
-  if (message.method !== 'tools/call' || ToolCallParams.safeParse(message.params).success) return undefined;
-  const error = { code: ErrorCode.InvalidParams, message: 'Invalid params: tools/call takes {"name": string, "arguments"?: object}.' };
+  const checked = typeof message.method === 'string' ? CHECKED_REQUESTS[message.method] : undefined;
+  if (!checked || checked.schema.safeParse({ method: message.method, params: message.params }).success) return undefined;
+  const error = { code: ErrorCode.InvalidParams, message: `Invalid params: ${message.method as string} takes ${checked.takes}.` };
   return Response.json({ jsonrpc: '2.0', id: message.id ?? null, error });
 }
 

@@ -42,4 +42,39 @@ describe('tools/list as clients read it', async () => {
     const { error } = await rpc(token, 'tools/call', { name: 'data_web_teleport', arguments: {} });
     expect(error).toEqual({ code: -32602, message: expect.stringContaining('Unknown tool: data_web_teleport') });
   });
+
+  it('answers malformed params of any request the SDK checks with -32602 saying what the method takes, not -32603 with a schema dump', async () => {
+    const cases: Array<[method: string, params: unknown]> = [
+      ['resources/read', {}],
+      ['resources/read', { uri: 42 }],
+      ['prompts/get', { arguments: {} }],
+      ['completion/complete', { ref: { type: 'ref/prompt' } }],
+      ['initialize', { protocolVersion: 7 }],
+    ];
+    for (const [method, params] of cases) {
+      const { error } = await rpc(token, method, params);
+      expect(error).toEqual({ code: -32602, message: expect.stringMatching(new RegExp(`^Invalid params: ${method} takes \\{.*\\}\\.$`)) });
+    }
+  });
+
+  it("sends a protocol error's message once: no 'MCP error <code>:' in it, which the client's McpError adds itself", async () => {
+    const errors = [
+      (await rpc(token, 'tools/call', { name: 'data_web_teleport', arguments: {} })).error,
+      (await rpc(token, 'prompts/get', { name: 'no_such_prompt' })).error,
+      (await rpc(token, 'resources/read', { uri: 'sluice://nowhere' })).error,
+    ];
+    expect(errors.map((error) => error?.message.split(':')[0])).toEqual(['Unknown tool', 'Unknown prompt', 'No resource sluice']);
+  });
+
+  it('refuses bad arguments to the discovery tools as VALIDATION_ERROR with details, as any tool', async () => {
+    const errorOf = async (name: string, args: unknown) => {
+      const { result } = await rpc(token, 'tools/call', { name, arguments: args });
+      expect(result.isError).toBe(true);
+      const text = result.content[0].text as string;
+      return (JSON.parse(text.slice(text.indexOf('\n{') + 1)) as { error: { code: string; details: { field: string }[] } }).error;
+    };
+    expect(await errorOf('sluice_tools_search', {})).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'query' }] });
+    expect(await errorOf('sluice_tools_search', { query: 5, limit: 500 })).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'query' }, { field: 'limit' }] });
+    expect(await errorOf('sluice_tools_list_enabled', { bogus: 1 })).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'bogus', message: 'Unknown field.' }] });
+  });
 });
