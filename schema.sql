@@ -340,7 +340,7 @@ CREATE TABLE data_jobs (
   created_at       TEXT NOT NULL,
   started_at       TEXT,
   finished_at      TEXT
-, connection_id TEXT, into_database_id TEXT, into_table TEXT, results_pruned_at TEXT, budget_key_id TEXT, waiting_since TEXT, waiting_on TEXT CHECK (waiting_on IN ('money', 'plan', 'key_limit')), checked_at TEXT);
+, connection_id TEXT, into_database_id TEXT, into_table TEXT, results_pruned_at TEXT, budget_key_id TEXT, waiting_since TEXT, waiting_on TEXT CHECK (waiting_on IN ('money', 'plan', 'key_limit')), checked_at TEXT, idempotency_key TEXT, submission_digest TEXT);
 
 CREATE INDEX data_jobs_by_workspace ON data_jobs (workspace_id, created_at, id);
 
@@ -423,3 +423,5 @@ CREATE INDEX data_jobs_waiting_by_key ON data_jobs (budget_key_id, waiting_since
 CREATE INDEX data_jobs_unfinished ON data_jobs (created_at) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');
 
 CREATE INDEX data_jobs_unfinished_by_check ON data_jobs (checked_at, created_at) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');
+
+CREATE UNIQUE INDEX data_jobs_by_idempotency_key ON data_jobs (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL;

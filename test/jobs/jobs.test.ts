@@ -7,11 +7,11 @@ import { bearer, call, companyByDomain, credit, eventually, funded, json, ops, p
 import type { JobView } from '../../src/services/jobs/store';
 import { unitsFromCents } from '../../src/core/money';
 import { CREDIT_RECHECK_MS } from '../../src/services/jobs/run';
-import { JobSubmission, submitJob } from '../../src/services/jobs/submit';
+import { JobSubmission, submitJob, submitJobOnce } from '../../src/services/jobs/submit';
 import type { Env } from '../../src/core/config';
 import { configureWallet } from '../../src/services/wallet';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
-import { driveJob, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, landedUsageOfJob, lookAgain, ndjsonResults, readJob, submit, usageOfKey } from './support';
+import { driveJob, JOBS, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, landedUsageOfJob, lookAgain, ndjsonResults, readJob, submit, usageOfKey } from './support';
 
 // A job runs on the Workflow engine's own schedule: on a loaded machine a job of a few items may need more than
 // the workers project's 20 s (driveJob waits up to 60 s for the state it is told to wait for).
@@ -147,6 +147,41 @@ describe('submitting a data job', () => {
     const lostAnswer = withWorkflows({ create: async (options) => real.create(options).then(() => Promise.reject(new Error('answer lost'))), get: (id) => real.get(id) });
     const accepted = await submitJob(lostAnswer, submitter, submission('f2.com'));
     expect(await driveJob(accepted.id, time, ended)).toMatchObject({ status: 'succeeded', counts: { succeeded: 1 }, spentCents: 1 });
+  });
+
+  it('makes one job of the submissions sent with one Idempotency-Key: a retry is answered that job, another body is refused, a job that never started lets its key go', async () => {
+    const account = await funded(100);
+    const body = { operation: COMPANY, inputs: [{ domain: 'i0.com' }, { domain: 'i1.com' }], name: 'once' };
+    const send = (payload: unknown, key: string) =>
+      call(JOBS, { method: 'POST', headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(payload) });
+    const jobs = async () => (await env.DB.prepare('SELECT COUNT(*) AS n FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number }>())!.n;
+
+    const first = await send(body, 'submit-1');
+    expect([first.status, first.headers.get('idempotent-replayed')]).toEqual([202, null]);
+    const id = (await json(first)).data.id;
+    // The same submission with its fields in another order: answered the job it made, nothing new queued.
+    const again = await send({ name: 'once', inputs: body.inputs, operation: COMPANY }, 'submit-1');
+    expect([again.status, again.headers.get('idempotent-replayed'), (await json(again)).data.id]).toEqual([202, 'true', id]);
+    const other = await send({ ...body, name: 'other' }, 'submit-1');
+    expect(other.status).toBe(409);
+    expect((await json(other)).error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining(`which made job ${id}`) });
+    // Two at once with a new key: one job, both answered it (the insert that lost answers as a retry).
+    const [a, b] = await Promise.all([send(body, 'submit-2'), send(body, 'submit-2')]);
+    const [fromA, fromB] = [await json(a), await json(b)];
+    expect([a.status, b.status, fromA.data.id]).toEqual([202, 202, fromB.data.id]);
+    const bad = await send(body, 'k'.repeat(256));
+    expect([bad.status, (await json(bad)).error.details]).toEqual([400, [{ field: 'Idempotency-Key', location: 'query', message: 'Must be 1 to 255 printable ASCII characters.' }]]);
+    expect(await jobs()).toBe(2);
+
+    // A job whose run the platform did not create ends at once: the one retry its answer asks for, with the same key, makes a new job.
+    const submitter = { organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId };
+    const refusing = { ...env, DATA_JOBS: { create: () => Promise.reject(new Error('Workflows unavailable')), get: (runId: string) => env.DATA_JOBS.get(runId) } } as unknown as Env;
+    const retried = JobSubmission.parse({ operation: COMPANY, inputs: [{ domain: 'i2.com' }] });
+    await expect(submitJobOnce(refusing, submitter, retried, 'submit-3')).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+    const rerun = await submitJobOnce(env, submitter, retried, 'submit-3');
+    expect(rerun.replayed).toBe(false);
+    expect(await jobs()).toBe(4);
+    for (const job of [id, fromA.data.id, rerun.view.id]) await driveJob(job, time, ended);
   });
 });
 

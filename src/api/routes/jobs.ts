@@ -12,7 +12,8 @@ import { admitFreeCall } from '../../services/pipeline';
 import { cancelJob } from '../../services/jobs/cancel';
 import { assertResultsKept, findWorkspaceJob, listJobs, resultsPage, viewOf } from '../../services/jobs/store';
 import { streamItems } from '../../services/jobs/download';
-import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob } from '../../services/jobs/submit';
+import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob, submitJobOnce } from '../../services/jobs/submit';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader, readIdempotencyKey, REPLAYED_HEADER } from '../../services/idempotency';
 
 /** POST /v1/data/agnt/jobs reads up to 10 MB; everything else keeps the 1 MB cap. */
 export function jobsBodyLimit(method: string, path: string): number | undefined {
@@ -55,7 +56,8 @@ const submitRoute = createRoute({
     'nothing is queued when it is refused. Its items spend the submitting key\'s monthly limit: past it the job waits for credits, saying so, until the limit is raised or the month turns; a job that would take the items waiting in the workspace past 100,000 with 409. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; ' +
     'the job paces itself to the workspace\'s window and leaves a fifth of it to other calls. Bodies up to 10 MB. ' +
     "`connectionId` runs every item through one of the workspace's connections (its own vendor credentials, the plan's fee per success instead of the price; the quote uses the fee). " +
-    '`into` writes each success as a row of a workspace database table, created if missing (columns job_id, item_index, input, data as JSON text, written_at), so the results can be queried with SQL.',
+    '`into` writes each success as a row of a workspace database table, created if missing (columns job_id, item_index, input, data as JSON text, written_at), so the results can be queried with SQL. ' +
+    'An `Idempotency-Key` header (1 to 255 printable ASCII characters) makes a retry safe: the same key with the same body answers the job it made (`Idempotent-Replayed: true`) and makes no other; the same key with another body is 409 CONFLICT.',
   operationId: 'submitDataJob',
   request: {
     body: {
@@ -164,8 +166,12 @@ async function jobOf(c: Context<AppEnv>, id: string) {
 export function registerJobs(app: OpenAPIHono<AppEnv>) {
   app.openapi(submitRoute, async (c) => {
     const headers = await admitted(c);
-    const view = await submitJob(c.env, c.get('principal'), c.req.valid('json'));
-    return c.json(success(view), 202, headers);
+    const sent = idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER));
+    const once = sent && readIdempotencyKey(sent);
+    if (once && 'problem' in once) throw ApiError.validation([once.problem]);
+    if (!once) return c.json(success(await submitJob(c.env, c.get('principal'), c.req.valid('json'))), 202, headers);
+    const { view, replayed } = await submitJobOnce(c.env, c.get('principal'), c.req.valid('json'), once.key);
+    return c.json(success(view), 202, replayed ? { ...headers, [REPLAYED_HEADER]: 'true' } : headers);
   });
 
   app.openapi(listRoute, async (c) => {

@@ -130,12 +130,12 @@ export async function listJobs(db: D1Database, workspaceId: string, limit: numbe
 const INSERT_BYTES = 512 * 1024;
 
 /** The job's row and its items, in one batch: a job is stored whole or not at all. */
-export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[]): Promise<void> {
+export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[], once?: { key: string; digest: string }): Promise<void> {
   const statements = [
     db
       .prepare(
-        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, budget_key_id, connection_id, into_database_id, into_table, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, budget_key_id, connection_id, into_database_id, into_table, created_at, idempotency_key, submission_digest)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .bind(
         job.id,
@@ -153,6 +153,8 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
         job.intoDatabaseId,
         job.intoTable,
         job.createdAt,
+        once?.key ?? null,
+        once?.digest ?? null,
       ),
   ];
   let chunk: string[] = [];
@@ -178,6 +180,19 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
   }
   flush();
   await db.batch(statements);
+}
+
+/** The job a workspace submitted with an Idempotency-Key, with the digest of its submission; null when there is none. */
+export async function jobOfIdempotencyKey(db: D1Database, workspaceId: string, key: string): Promise<{ id: string; digest: string } | null> {
+  return db
+    .prepare('SELECT id, submission_digest AS digest FROM data_jobs WHERE workspace_id = ? AND idempotency_key = ?')
+    .bind(workspaceId, key)
+    .first<{ id: string; digest: string }>();
+}
+
+/** Lets a job's Idempotency-Key go (a job that never started): a submission with it is then a new one. */
+export function releaseIdempotencyKey(db: D1Database, jobId: string): D1PreparedStatement {
+  return db.prepare('UPDATE data_jobs SET idempotency_key = NULL WHERE id = ?').bind(jobId);
 }
 
 export interface PendingItem {

@@ -8,13 +8,15 @@ import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { detailsFromZod } from '../../core/validation';
 import { MAX_REQUEST_BODY_BYTES } from '../../core/request-body';
-import { createKey } from '../accounts';
+import { createKey, revokeKey } from '../accounts';
+import { canonicalize, sha256Hex } from '../../core/digest';
+import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
 import { gateOf } from '../gate';
 import { walletOf } from '../wallet';
 import { revokedKeyError } from '../auth';
 import { plansPageUrl, subscriptionRequired } from '../plan-caps';
 import { operationOfJob } from './operations';
-import { insertJob, type JobRecord, type JobView, viewOf, findJob, setReason, unfinishedItems } from './store';
+import { insertJob, type JobRecord, type JobView, jobOfIdempotencyKey, releaseIdempotencyKey, viewOf, findJob, setReason, unfinishedItems } from './store';
 import { finishJob } from './run';
 import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
@@ -69,7 +71,7 @@ export type JobSubmitter = Pick<KeyPrincipal, 'organizationId' | 'workspaceId' |
  * items are stored in one batch, its data_job key minted (never shown: the Workflow reads the key's id from
  * the job's row) and its Workflow instance created under the job's id.
  */
-export async function submitJob(env: Env, principal: JobSubmitter, submission: JobSubmission): Promise<JobView> {
+export async function submitJob(env: Env, principal: JobSubmitter, submission: JobSubmission, once?: { key: string; digest: string }): Promise<JobView> {
   const operation = operationOfJob(submission.operation);
   if (!operation) {
     throw new ApiError(
@@ -174,7 +176,13 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   // The key first, so the row names it from the start; its secret is dropped here and never stored in the clear.
   const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
   job.keyId = key.id;
-  await insertJob(env.DB, job, submission.inputs);
+  try {
+    await insertJob(env.DB, job, submission.inputs, once);
+  } catch (error) {
+    // Not stored (another submission took the Idempotency-Key a moment before, D1 failed): its key goes with it.
+    await revokeKey(env, key.id).catch((reason: unknown) => console.error(JSON.stringify({ level: 'error', event: 'job_key_not_revoked', keyId: key.id, error: String(reason) })));
+    throw error;
+  }
   try {
     release(await env.DATA_JOBS.create({ id: job.id, params: { jobId: job.id } }));
   } catch (error) {
@@ -187,7 +195,8 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     // the platform could not say, the job is left for the nightly check to end once it knows (resume.ts), and
     // the answer names it: it may be running, and a client that sent the items again would pay twice.
     if (made === false) {
-      await setReason(env.DB, job.id, NOT_STARTED).run();
+      // Its Idempotency-Key is let go with it, so that the one retry the answer asks for runs afresh.
+      await env.DB.batch([setReason(env.DB, job.id, NOT_STARTED), releaseIdempotencyKey(env.DB, job.id)]);
       await finishJob(env, job.id, { announce: false }).catch((reason: unknown) =>
         console.error(JSON.stringify({ level: 'error', event: 'job_not_ended', jobId: job.id, error: String(reason) })),
       );
@@ -199,6 +208,35 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     );
   }
   return viewOf((await findJob(env.DB, job.id))!);
+}
+
+/**
+ * A submission sent with an Idempotency-Key: the first makes the job under the key; a retry with the same key
+ * and the same submission (by SHA-256 of its canonical JSON) is answered that job as it is now, and makes
+ * nothing, so a client that lost the answer cannot run and pay for the items twice; the same key with another
+ * submission is refused. A refused submission stores nothing, so its retry is checked afresh.
+ */
+export async function submitJobOnce(env: Env, principal: JobSubmitter, submission: JobSubmission, key: string): Promise<{ view: JobView; replayed: boolean }> {
+  const digest = await sha256Hex(JSON.stringify(canonicalize(submission)));
+  const earlier = await jobSubmittedAs(env, principal.workspaceId, key, digest);
+  if (earlier) return { view: earlier, replayed: true };
+  try {
+    return { view: await submitJob(env, principal, submission, { key, digest }), replayed: false };
+  } catch (error) {
+    // Two submissions with the key at once: the one whose insert lost answers as the other's retry.
+    const winner = String(error).includes('UNIQUE constraint failed') ? await jobSubmittedAs(env, principal.workspaceId, key, digest) : null;
+    if (winner) return { view: winner, replayed: true };
+    throw error;
+  }
+}
+
+async function jobSubmittedAs(env: Env, workspaceId: string, key: string, digest: string): Promise<JobView | null> {
+  const earlier = await jobOfIdempotencyKey(env.DB, workspaceId, key);
+  if (!earlier) return null;
+  if (earlier.digest !== digest) {
+    throw new ApiError('CONFLICT', `This ${IDEMPOTENCY_KEY_HEADER} was sent with another submission in this workspace, which made job ${earlier.id}. Send a new key for a new job; nothing was queued.`);
+  }
+  return viewOf((await findJob(env.DB, earlier.id))!);
 }
 
 /** The reason of a job whose run the platform did not create: it ended at once, nothing run. */
