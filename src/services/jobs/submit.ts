@@ -204,7 +204,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     }
     throw new ApiError(
       'INTERNAL_ERROR',
-      `Job ${job.id} was stored, but the platform did not confirm that its run started: it may be running. Do not submit its items again as they are: cancel it first (POST ${JOBS_PATH}/${job.id}/cancel, or the dashboard's Jobs page), after which none of its items not yet started runs or is charged, then submit again those its results show pending.`,
+      `Job ${job.id} was stored, but the platform did not confirm that its run started: it may be running. Do not submit its items again as they are: cancel it first (POST ${JOBS_PATH}/${job.id}/cancel, or the dashboard's Jobs page), after which none of its items not yet started runs or is charged, then submit again those its results show pending.${once ? ` Sending this submission again with the same ${IDEMPOTENCY_KEY_HEADER} is safe: it is answered this job and queues no other.` : ''}`,
     );
   }
   return viewOf((await findJob(env.DB, job.id))!);
