@@ -65,9 +65,9 @@ export class McpGateway extends WorkerEntrypoint<Env> implements McpGatewayProto
   }
 
   /** A workspace tool (onboarding, databases, webhook endpoints): validated like REST, through the same functions as its REST twin. */
-  callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<WorkspaceToolOutcome> {
+  callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string, meta?: unknown): Promise<WorkspaceToolOutcome> {
     if (!isWorkspaceTool(toolName)) return Promise.resolve({ ok: false, status: 404, error: { code: 'NOT_FOUND', message: `No tool ${toolName}.` } });
-    return workspaceOutcome(requestId, toolName, () => runWorkspaceTool(this.env, principal, toolName, input ?? {}));
+    return workspaceOutcome(requestId, toolName, () => runWorkspaceTool(this.env, principal, toolName, input ?? {}, meta));
   }
 
   /** One of the workspace's databases with its size and tables, as GET /v1/databases/{id} answers it: free, in the workspace's window. */

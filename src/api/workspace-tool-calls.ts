@@ -8,11 +8,15 @@ import { validationErrorFromZod } from '../core/validation';
 import { listEndpointsWithDeliveries } from '../services/webhooks/endpoints';
 import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../services/workspace-tools';
 import { assertResultsKept, findWorkspaceJob, resultsPage, viewOf } from '../services/jobs/store';
-import { submitJob } from '../services/jobs/submit';
+import { submitJob, submitJobOnce } from '../services/jobs/submit';
+import { idempotencyKeyFromMcpMeta, readIdempotencyKey } from '../services/idempotency';
 import { ApiError } from '../core/errors';
 
-/** What each workspace tool does once its arguments are valid: the very functions of its REST twin. */
-export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: WorkspaceToolName, input: unknown): Promise<unknown> {
+/**
+ * What each workspace tool does once its arguments are valid: the very functions of its REST twin. `meta` is
+ * the call's `_meta`: `idempotency_key` there makes a job submission safe to retry, as the header does on REST.
+ */
+export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: WorkspaceToolName, input: unknown, meta?: unknown): Promise<unknown> {
   switch (name) {
     case 'sluice_onboarding': {
       // Free, but each call is a row in D1: it counts in the workspace's window as every free call does.
@@ -36,8 +40,11 @@ export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: 
     }
     case 'sluice_jobs_submit': {
       const submission = argumentsOf(name, input);
+      const sent = idempotencyKeyFromMcpMeta(meta);
+      const once = sent && readIdempotencyKey(sent);
+      if (once && 'problem' in once) throw ApiError.validation([once.problem]);
       await admitFreeCall(env, principal);
-      return submitJob(env, principal, submission);
+      return once ? (await submitJobOnce(env, principal, submission, once.key)).view : submitJob(env, principal, submission);
     }
     case 'sluice_jobs_status': {
       const { jobId } = argumentsOf(name, input);

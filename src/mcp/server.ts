@@ -92,7 +92,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
       });
     }
     if (isWorkspaceTool(params.name)) {
-      const outcome = (await env.API.callWorkspaceTool(principal, params.name, params.arguments ?? {}, requestId)) as WorkspaceToolOutcome;
+      const outcome = (await env.API.callWorkspaceTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as WorkspaceToolOutcome;
       return outcome.ok ? toolResult({ data: outcome.data }) : toolError(outcome.error);
     }
     // An unknown tool is a protocol error (MCP: -32602), not a tool result the model should read as data.

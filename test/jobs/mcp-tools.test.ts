@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mcpCall } from '../mcp/in-isolate';
 import { credit, ops, provision } from '../support/api';
@@ -39,6 +40,25 @@ describe('data jobs over MCP', () => {
     const hidden = await mcpCall(strangerToken, 'sluice_jobs_status', { jobId: id });
     expect(hidden.isError).toBe(true);
     expect(JSON.stringify(hidden)).toContain('NOT_FOUND');
+  });
+
+  it('makes one job of sluice_jobs_submit calls with one _meta.idempotency_key, as the header does on REST', async () => {
+    const account = await provision({ plan: 'payg' });
+    await credit(account.organizationId, { purchasedCents: 10 });
+    const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    const job = { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'once.com' }] };
+    const first = await mcpCall(token, 'sluice_jobs_submit', job, { idempotency_key: 'mcp-submit-1' });
+    const again = await mcpCall(token, 'sluice_jobs_submit', job, { idempotency_key: 'mcp-submit-1' });
+    expect(again.structuredContent.data.id).toBe(first.structuredContent.data.id);
+    const other = await mcpCall(token, 'sluice_jobs_submit', { ...job, name: 'other' }, { idempotency_key: 'mcp-submit-1' });
+    expect(other.isError).toBe(true);
+    expect(JSON.stringify(other)).toContain(`which made job ${first.structuredContent.data.id}`);
+    const malformed = await mcpCall(token, 'sluice_jobs_submit', job, { idempotency_key: 42 });
+    expect(malformed.isError).toBe(true);
+    expect(JSON.stringify(malformed)).toContain('_meta.idempotency_key');
+    await driveJob(first.structuredContent.data.id, time, (view) => view.finishedAt !== null);
+    const jobs = await env.DB.prepare('SELECT COUNT(*) AS n FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number }>();
+    expect(jobs!.n).toBe(1);
   });
 
   it("sluice_jobs_submit takes connectionId and into as the REST route does, refusing a connection or a table before queueing", async () => {

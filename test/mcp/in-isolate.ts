@@ -5,7 +5,7 @@ import mcpApp from '../../src/mcp/index';
 import { authenticateMcpBearer } from '../../src/services/auth';
 
 /** The mcp worker with its service binding answered by the api worker's own McpGateway, in this isolate. */
-export async function mcpCall(token: string, name: string, args: unknown) {
+export async function mcpCall(token: string, name: string, args: unknown, meta?: Record<string, unknown>) {
   const gateway = new McpGateway(createExecutionContext(), env);
   const context = createExecutionContext();
   const api = { authenticate: (bearerToken: string) => authenticateMcpBearer(env, bearerToken, (promise) => context.waitUntil(promise)), callWorkspaceTool: gateway.callWorkspaceTool.bind(gateway) };
@@ -13,7 +13,7 @@ export async function mcpCall(token: string, name: string, args: unknown) {
     new Request(`${new URL(env.MCP_URL).origin}/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } }),
     }),
     { ...env, API: api },
     context,

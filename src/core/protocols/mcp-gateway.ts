@@ -21,7 +21,7 @@ export interface McpGatewayProtocol extends Rpc.WorkerEntrypointBranded {
   /** `toolMeta` is the call's `_meta`, where an idempotency key travels (MCP has no per-call headers). */
   callTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string, toolMeta?: unknown): Promise<ToolOutcome>;
   /** A workspace tool (onboarding, databases, webhook endpoints), through the same functions as its REST twin. */
-  callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string): Promise<WorkspaceToolOutcome>;
+  callWorkspaceTool(principal: KeyPrincipal, toolName: string, input: unknown, requestId: string, meta?: unknown): Promise<WorkspaceToolOutcome>;
   /** One of the workspace's databases with its size and tables, as GET /v1/databases/{id} answers it. */
   describeDatabase(principal: KeyPrincipal, databaseId: string, requestId: string): Promise<WorkspaceToolOutcome>;
   /** `/llms.txt` as the api worker serves it, its URLs this installation's. */
