@@ -24,6 +24,8 @@ import { completeTemplateArgument, readable, readResource, RESOURCE_TEMPLATES, R
 import { listTools } from './tool-listing';
 import { type CatalogTool, SearchInput, searchTools } from '../operations/tools';
 import { isWorkspaceTool } from '../services/workspace-tools';
+import { operationOfJob } from '../services/jobs/operations';
+import { mcpToolName } from '../core/operation';
 import { protocolError } from './protocol-error';
 import { detailsFromZod } from '../core/validation';
 
@@ -92,6 +94,10 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
       });
     }
     if (isWorkspaceTool(params.name)) {
+      // A job runs its operation as that operation's tool would: an endpoint that does not serve the tool (a facet
+      // of another group, a custom server without it) does not run it as a job either.
+      const unserved = params.name === 'sluice_jobs_submit' ? unservedJobOperation(params.arguments, enabled) : undefined;
+      if (unserved) return toolError(unserved);
       const outcome = (await env.API.callWorkspaceTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as WorkspaceToolOutcome;
       return outcome.ok ? toolResult({ data: outcome.data }) : toolError(outcome.error);
     }
@@ -137,6 +143,18 @@ function malformedRequest(body: unknown): Response | undefined {
   if (!checked || checked.schema.safeParse({ method: message.method, params: message.params }).success) return undefined;
   const error = { code: ErrorCode.InvalidParams, message: `Invalid params: ${message.method as string} takes ${checked.takes}.` };
   return Response.json({ jsonrpc: '2.0', id: message.id ?? null, error });
+}
+
+/** The refusal of a job whose operation's tool this endpoint does not serve; undefined when it does (or the pipeline will refuse the arguments). */
+function unservedJobOperation(args: Record<string, unknown> | undefined, enabled: Set<string>): ToolError | undefined {
+  const name = args?.operation;
+  const operation = typeof name === 'string' ? operationOfJob(name) : undefined;
+  if (!operation || enabled.has(mcpToolName(operation))) return undefined;
+  return {
+    code: 'VALIDATION_ERROR',
+    message: `${name as string} is not served at this MCP endpoint, so it does not run here as a job either: its tool ${mcpToolName(operation)} is not among this server's tools. Submit the job at an endpoint that serves it (/mcp, or its group's).`,
+    details: [{ field: 'operation', location: 'body', message: `Not served at this endpoint (${mcpToolName(operation)}).` }],
+  };
 }
 
 function toolResult(structured: Record<string, unknown>): CallToolResult {

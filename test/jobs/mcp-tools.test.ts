@@ -47,18 +47,39 @@ describe('data jobs over MCP', () => {
     await credit(account.organizationId, { purchasedCents: 10 });
     const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
     const job = { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'once.com' }] };
-    const first = await mcpCall(token, 'sluice_jobs_submit', job, { idempotency_key: 'mcp-submit-1' });
-    const again = await mcpCall(token, 'sluice_jobs_submit', job, { idempotency_key: 'mcp-submit-1' });
+    const first = await mcpCall(token, 'sluice_jobs_submit', job, { meta: { idempotency_key: 'mcp-submit-1' } });
+    const again = await mcpCall(token, 'sluice_jobs_submit', job, { meta: { idempotency_key: 'mcp-submit-1' } });
     expect(again.structuredContent.data.id).toBe(first.structuredContent.data.id);
-    const other = await mcpCall(token, 'sluice_jobs_submit', { ...job, name: 'other' }, { idempotency_key: 'mcp-submit-1' });
+    const other = await mcpCall(token, 'sluice_jobs_submit', { ...job, name: 'other' }, { meta: { idempotency_key: 'mcp-submit-1' } });
     expect(other.isError).toBe(true);
     expect(JSON.stringify(other)).toContain(`which made job ${first.structuredContent.data.id}`);
-    const malformed = await mcpCall(token, 'sluice_jobs_submit', job, { idempotency_key: 42 });
+    const malformed = await mcpCall(token, 'sluice_jobs_submit', job, { meta: { idempotency_key: 42 } });
     expect(malformed.isError).toBe(true);
     expect(JSON.stringify(malformed)).toContain('_meta.idempotency_key');
     await driveJob(first.structuredContent.data.id, time, (view) => view.finishedAt !== null);
     const jobs = await env.DB.prepare('SELECT COUNT(*) AS n FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number }>();
     expect(jobs!.n).toBe(1);
+  });
+
+  it('runs as a job only what the endpoint serves: a facet refuses an operation of another group, naming it, and queues nothing', async () => {
+    const account = await provision({ plan: 'payg' });
+    await credit(account.organizationId, { purchasedCents: 10 });
+    const token = (await ops('POST', '/keys', { workspaceId: account.workspaceId, scope: 'workspace_mcp', name: 'mcp' })).body.data.key;
+    const job = { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'facet.com' }] };
+    const refused = await mcpCall(token, 'sluice_jobs_submit', job, { path: '/mcp/web' });
+    expect(refused.isError).toBe(true);
+    const text = (refused as unknown as { content: { text: string }[] }).content[0]!.text;
+    expect(JSON.parse(text.slice(text.indexOf('\n') + 1)).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'operation', location: 'body', message: 'Not served at this endpoint (data_linkedin_get_company_by_domain).' }],
+    });
+    const jobs = async () => (await env.DB.prepare('SELECT COUNT(*) AS n FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number }>())!.n;
+    expect(await jobs()).toBe(0);
+    // Its own group's facet runs it.
+    const accepted = await mcpCall(token, 'sluice_jobs_submit', job, { path: '/mcp/social' });
+    expect(accepted.isError).toBeUndefined();
+    await driveJob(accepted.structuredContent.data.id, time, (view) => view.finishedAt !== null);
+    expect(await jobs()).toBe(1);
   });
 
   it("sluice_jobs_submit takes connectionId and into as the REST route does, refusing a connection or a table before queueing", async () => {
