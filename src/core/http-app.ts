@@ -59,7 +59,7 @@ export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {
     if (path.length > 1 && path.endsWith('/')) {
       const meant = path.replace(/\/+$/, '') || '/';
       const answers = METHODS.filter((method) => routeTable!.match(method, meant)[0].length > 0);
-      if (answers.length > 0) return failure(c, trailingSlash(c.req.method, path, answers));
+      if (answers.length > 0) return failure(c, ApiError.notFound(`No route ${c.req.method} ${path}: paths take no trailing slash. ${meant} answers ${answers.join(', ')}.`));
     }
     const allowed = METHODS.filter((method) => routeTable!.match(method, path)[0].length > 0);
     if (allowed.length > 0) {
@@ -74,12 +74,6 @@ export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {
   });
 
   return app;
-}
-
-/** 404 NOT_FOUND for a route asked with a trailing slash: paths take none, and the one without it answers `answers`. */
-export function trailingSlash(method: string, path: string, answers: string[]): ApiError {
-  const meant = path.replace(/\/+$/, '') || '/';
-  return ApiError.notFound(`No route ${method} ${path}: paths take no trailing slash. ${meant} answers ${answers.join(', ')}.`);
 }
 
 /** Routes with a concrete method (not middleware), so a wrong method can be told apart from a wrong path. */

@@ -6,7 +6,6 @@ import { ApiError } from '../../core/errors';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../services/idempotency';
 import { type Call, execute } from '../../services/pipeline';
 import { unreadableJsonBody } from '../../core/request-body';
-import { trailingSlash } from '../../core/http-app';
 import { ensureServing } from '../../services/platform-switches';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
@@ -53,12 +52,8 @@ export function knownSourceAndOperation(prefix: string): MiddlewareHandler<AppEn
   const slugs = CATALOG.map((platform) => platform.slug);
   return async (c, next) => {
     if (paths.has(c.req.path)) return next();
-    // A known path with a trailing slash: told which one was meant, not that its source has no such operation.
-    const meant = c.req.path.replace(/\/+$/, '');
-    if (meant !== c.req.path && paths.has(meant)) {
-      const methods = OPERATIONS.filter((operation) => dataPathsOf(operation, prefix).includes(meant)).map((operation) => operation.method);
-      throw trailingSlash(c.req.method, c.req.path, [...new Set(methods)]);
-    }
+    // A known path with a trailing slash is no route: the app's not-found handler says which one was meant.
+    if (c.req.path.endsWith('/') && paths.has(c.req.path.replace(/\/+$/, ''))) return next();
     const [slug = '', name = ''] = c.req.path.slice(prefix.length).split('/');
     // Sluice's own source (data jobs, routes/jobs.ts) is no registry row: its unknown paths are plain 404s.
     if (slug === AGNT_SLUG && prefix === DATA_PREFIX) return next();

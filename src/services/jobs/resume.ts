@@ -1,5 +1,5 @@
 import type { Env } from '../../core/config';
-import { clock } from '../../core/clock';
+import { clock, nowIso } from '../../core/clock';
 import { findRun, release } from './instances';
 import { finishJob } from './run';
 import { setReason } from './store';
@@ -71,7 +71,7 @@ export async function reviveStrandedJobs(env: Env, checks = STRANDED_CHECKS): Pr
     .all<{ id: string }>();
   if (results.length === 0) return { ended: [] };
   await env.DB.prepare('UPDATE data_jobs SET checked_at = ? WHERE id IN (SELECT value FROM json_each(?))')
-    .bind(new Date(clock.now()).toISOString(), JSON.stringify(results.map((row) => row.id)))
+    .bind(nowIso(), JSON.stringify(results.map((row) => row.id)))
     .run();
   const ended: string[] = [];
   for (const { id } of results) {
