@@ -8,8 +8,8 @@ import { validationErrorFromZod } from '../core/validation';
 import { listEndpointsWithDeliveries } from '../services/webhooks/endpoints';
 import { WORKSPACE_TOOLS, type WorkspaceToolName } from '../services/workspace-tools';
 import { assertResultsKept, findWorkspaceJob, resultsPage, viewOf } from '../services/jobs/store';
-import { submitJob, submitJobOnce } from '../services/jobs/submit';
-import { idempotencyKeyFromMcpMeta, readIdempotencyKey } from '../services/idempotency';
+import { submitJobOnce } from '../services/jobs/submit';
+import { idempotencyKeyFromMcpMeta, sentIdempotencyKey } from '../services/idempotency';
 import { ApiError } from '../core/errors';
 
 /**
@@ -40,11 +40,9 @@ export async function runWorkspaceTool(env: Env, principal: KeyPrincipal, name: 
     }
     case 'sluice_jobs_submit': {
       const submission = argumentsOf(name, input);
-      const sent = idempotencyKeyFromMcpMeta(meta);
-      const once = sent && readIdempotencyKey(sent);
-      if (once && 'problem' in once) throw ApiError.validation([once.problem]);
+      const key = sentIdempotencyKey(idempotencyKeyFromMcpMeta(meta));
       await admitFreeCall(env, principal);
-      return once ? (await submitJobOnce(env, principal, submission, once.key)).view : submitJob(env, principal, submission);
+      return (await submitJobOnce(env, principal, submission, key)).view;
     }
     case 'sluice_jobs_status': {
       const { jobId } = argumentsOf(name, input);

@@ -48,6 +48,14 @@ export function readIdempotencyKey(sent: SentIdempotencyKey): { key: string } | 
   return { problem: { field: sent.field, location: sent.location, message: 'Must be 1 to 255 printable ASCII characters.' } };
 }
 
+/** The key sent, if any: undefined when none was, 400 VALIDATION_ERROR naming where it was sent when it is malformed. */
+export function sentIdempotencyKey(sent: SentIdempotencyKey | undefined): string | undefined {
+  if (!sent) return undefined;
+  const read = readIdempotencyKey(sent);
+  if ('problem' in read) throw ApiError.validation([read.problem]);
+  return read.key;
+}
+
 /** What a success answered, as kept for its retries. */
 export interface KeptAnswer {
   data: unknown;

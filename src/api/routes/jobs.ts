@@ -12,8 +12,8 @@ import { admitFreeCall } from '../../services/pipeline';
 import { cancelJob } from '../../services/jobs/cancel';
 import { assertResultsKept, findWorkspaceJob, listJobs, resultsPage, viewOf } from '../../services/jobs/store';
 import { streamItems } from '../../services/jobs/download';
-import { JobSubmission, MAX_JOB_BODY_BYTES, submitJob, submitJobOnce } from '../../services/jobs/submit';
-import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader, readIdempotencyKey, REPLAYED_HEADER } from '../../services/idempotency';
+import { JobSubmission, MAX_JOB_BODY_BYTES, submitJobOnce } from '../../services/jobs/submit';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader, REPLAYED_HEADER, sentIdempotencyKey } from '../../services/idempotency';
 
 /** POST /v1/data/agnt/jobs reads up to 10 MB; everything else keeps the 1 MB cap. */
 export function jobsBodyLimit(method: string, path: string): number | undefined {
@@ -166,11 +166,8 @@ async function jobOf(c: Context<AppEnv>, id: string) {
 export function registerJobs(app: OpenAPIHono<AppEnv>) {
   app.openapi(submitRoute, async (c) => {
     const headers = await admitted(c);
-    const sent = idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER));
-    const once = sent && readIdempotencyKey(sent);
-    if (once && 'problem' in once) throw ApiError.validation([once.problem]);
-    if (!once) return c.json(success(await submitJob(c.env, c.get('principal'), c.req.valid('json'))), 202, headers);
-    const { view, replayed } = await submitJobOnce(c.env, c.get('principal'), c.req.valid('json'), once.key);
+    const key = sentIdempotencyKey(idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)));
+    const { view, replayed } = await submitJobOnce(c.env, c.get('principal'), c.req.valid('json'), key);
     return c.json(success(view), 202, replayed ? { ...headers, [REPLAYED_HEADER]: 'true' } : headers);
   });
 

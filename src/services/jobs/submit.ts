@@ -211,12 +211,14 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
 }
 
 /**
- * A submission sent with an Idempotency-Key: the first makes the job under the key; a retry with the same key
- * and the same submission (by SHA-256 of its canonical JSON) is answered that job as it is now, and makes
- * nothing, so a client that lost the answer cannot run and pay for the items twice; the same key with another
- * submission is refused. A refused submission stores nothing, so its retry is checked afresh.
+ * A submission, with the Idempotency-Key it was sent with (without one it is `submitJob`'s). The first with a
+ * key makes the job under it; a retry with the same key and the same submission (by SHA-256 of its canonical
+ * JSON) is answered that job as it is now, and makes nothing, so a client that lost the answer cannot run and
+ * pay for the items twice; the same key with another submission is refused. A refused submission stores
+ * nothing, so its retry is checked afresh.
  */
-export async function submitJobOnce(env: Env, principal: JobSubmitter, submission: JobSubmission, key: string): Promise<{ view: JobView; replayed: boolean }> {
+export async function submitJobOnce(env: Env, principal: JobSubmitter, submission: JobSubmission, key: string | undefined): Promise<{ view: JobView; replayed: boolean }> {
+  if (key === undefined) return { view: await submitJob(env, principal, submission), replayed: false };
   const digest = await sha256Hex(JSON.stringify(canonicalize(submission)));
   const earlier = await jobSubmittedAs(env, principal.workspaceId, key, digest);
   if (earlier) return { view: earlier, replayed: true };
