@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { cpuMs, median, servingWorkerd, workerdChildren } from './measure';
+import { unboundedOrganization } from './accounts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -88,12 +89,10 @@ async function start(name: string, checkout: string, port: number, upstreamUrl: 
   // The workerd serving the api, not the databases' process beside it (measure.ts, servingWorkerd).
   const pids = servingWorkerd(workerdChildren().filter((pid) => !before.includes(pid)), port);
   const ops = opsClient(stack.urls.api!, stack.settings.OPS_TOKEN!);
-  const organization = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'A/B', plan: 'business' });
-  await ops.call('PUT', `/ops/v1/organizations/${organization.id}/plan`, { plan: 'business', rpm: 1_000_000 });
-  await ops.call('POST', `/ops/v1/organizations/${organization.id}/wallet/credit`, { purchasedCents: 100_000_000 });
+  const organizationId = await unboundedOrganization(ops, 'A/B');
   const keys: string[] = [];
   for (let made = 0; made < WORKSPACES; made++) {
-    const workspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: `a/b ${made}` });
+    const workspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId, name: `a/b ${made}` });
     keys.push((await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: 'a/b' })).key);
   }
   let sequence = 0;

@@ -34,6 +34,7 @@ import { opsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { median, quietAfter } from './measure';
 import { skeletonWorker } from './skeleton';
+import { unboundedOrganization } from './accounts';
 
 const ROUNDS = Number(process.env.BENCH_INSTR_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_INSTR_CALLS ?? 150);
@@ -116,10 +117,8 @@ try {
 
   const api = stack.urls.api!;
   const ops = opsClient(api, stack.settings.OPS_TOKEN!);
-  const organization = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Instructions', plan: 'business' });
-  await ops.call('PUT', `/ops/v1/organizations/${organization.id}/plan`, { plan: 'business', rpm: 1_000_000 });
-  await ops.call('POST', `/ops/v1/organizations/${organization.id}/wallet/credit`, { purchasedCents: 100_000_000 });
-  const workspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: 'Instructions' });
+  const organizationId = await unboundedOrganization(ops, 'Instructions');
+  const workspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId, name: 'Instructions' });
   const { key } = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: 'instructions' });
 
   let sequence = 0;

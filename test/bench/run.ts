@@ -43,6 +43,7 @@ import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
 import { cpuMs, median, quietAfter, servingWorkerd, workerdChildren } from './measure';
 import { SKELETON_MODES, skeletonWorker } from './skeleton';
+import { unboundedOrganization } from './accounts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -649,10 +650,7 @@ async function main() {
   try {
     const api = stack.urls.api!;
     const ops = opsClient(api, stack.settings.OPS_TOKEN!);
-    const organization = await ops.call<{ id: string }>('POST', '/ops/v1/organizations', { name: 'Bench', plan: 'business' });
-    // A ceiling far above what the machine can serve, so the bench measures the pipeline, not the limiter.
-    await ops.call('PUT', `/ops/v1/organizations/${organization.id}/plan`, { plan: 'business', rpm: 1_000_000 });
-    await ops.call('POST', `/ops/v1/organizations/${organization.id}/wallet/credit`, { purchasedCents: 100_000_000 });
+    const organization = { id: await unboundedOrganization(ops, 'Bench') };
     const workspace = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: 'Bench' });
     const key = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: 'bench' });
     const auth = { authorization: `Bearer ${key.key}` };
