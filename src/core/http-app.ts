@@ -6,7 +6,7 @@ import { requestIdAndSecurityHeaders } from './security-headers';
 import { failure } from './envelope';
 import { ApiError } from './errors';
 import { readRequestBody, unreadableJsonBody } from './request-body';
-import { locationOfTarget, validationErrorFromZod } from './validation';
+import { locationOfTarget, queryValidationError, validationErrorFromZod } from './validation';
 import type { Env } from './config';
 import type { AppEnv } from './context';
 
@@ -31,8 +31,9 @@ export interface AppOptions<E extends BaseEnv> {
  */
 export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {}): OpenAPIHono<E> {
   const app = new OpenAPIHono<E>({
-    defaultHook: (result) => {
-      if (!result.success) throw validationErrorFromZod(result.error, locationOfTarget(result.target));
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      throw result.target === 'query' ? queryValidationError(result.error, c.req.url) : validationErrorFromZod(result.error, locationOfTarget(result.target));
     },
   });
 

@@ -12,6 +12,8 @@ export function locationOfTarget(target: string): ErrorLocation {
   return LOCATION_OF_TARGET[target] ?? 'body';
 }
 
+const UNKNOWN_FIELD = 'Unknown field.';
+
 /** One detail per offending field: issues on the same field are joined into one message. */
 export function detailsFromZod(error: z.ZodError, location: ErrorLocation): ErrorDetail[] {
   const byField = new Map<string, string[]>();
@@ -23,7 +25,7 @@ export function detailsFromZod(error: z.ZodError, location: ErrorLocation): Erro
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       // A schema may say why a field is refused here (Perplexity's models always search, say).
-      const message = /^Unrecognized keys?\b/.test(issue.message) ? 'Unknown field.' : issue.message;
+      const message = /^Unrecognized keys?\b/.test(issue.message) ? UNKNOWN_FIELD : issue.message;
       for (const key of issue.keys) add(fieldName([...issue.path, key], location), message);
       continue;
     }
@@ -34,6 +36,35 @@ export function detailsFromZod(error: z.ZodError, location: ErrorLocation): Erro
 
 export function validationErrorFromZod(error: z.ZodError, location: ErrorLocation): ApiError {
   return ApiError.validation(detailsFromZod(error, location));
+}
+
+const SENT_MORE_THAN_ONCE = 'Sent more than once: send it once.';
+
+/** The parameters a query names more than once. No parameter of this API takes a list by repetition. */
+function repeatedQueryParameters(url: string): Set<string> {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  const start = url.indexOf('?');
+  if (start >= 0) for (const name of new URLSearchParams(url.slice(start + 1)).keys()) (seen.has(name) ? repeated : seen).add(name);
+  return repeated;
+}
+
+/**
+ * Refuses a query that names a parameter more than once, before it is read as one value: a data GET would
+ * otherwise call (and charge) with whichever came first.
+ */
+export function refuseRepeatedQueryParameters(url: string): void {
+  const repeated = repeatedQueryParameters(url);
+  if (repeated.size > 0) throw ApiError.validation([...repeated].map((field) => ({ field, location: 'query', message: SENT_MORE_THAN_ONCE })));
+}
+
+/**
+ * A route's query that its schema refused. A parameter sent twice reached the schema as a list, which it
+ * would call the wrong type ("Expected a number"); it is named as sent twice instead, unless it is unknown.
+ */
+export function queryValidationError(error: z.ZodError, url: string): ApiError {
+  const repeated = repeatedQueryParameters(url);
+  return ApiError.validation(detailsFromZod(error, 'query').map((detail) => (repeated.has(detail.field) && detail.message !== UNKNOWN_FIELD ? { ...detail, message: SENT_MORE_THAN_ONCE } : detail)));
 }
 
 function fieldName(path: PropertyKey[], location: ErrorLocation): string {

@@ -6,6 +6,7 @@ import { ApiError } from '../../core/errors';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../services/idempotency';
 import { type Call, execute } from '../../services/pipeline';
 import { unreadableJsonBody } from '../../core/request-body';
+import { refuseRepeatedQueryParameters } from '../../core/validation';
 import { ensureServing } from '../../services/platform-switches';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
@@ -96,7 +97,9 @@ export async function handle(
 
 /** The call's input as sent: a GET's query, another method's JSON body (a body that is not JSON is refused here). */
 export async function inputOf(c: Context<AppEnv>, operation: Operation): Promise<unknown> {
-  return operation.method === 'GET' ? c.req.query() : readJsonBody(c);
+  if (operation.method !== 'GET') return readJsonBody(c);
+  refuseRepeatedQueryParameters(c.req.url);
+  return c.req.query();
 }
 
 /** An empty body reads as `{}`, so the answer names the missing fields rather than the body. */

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { bearer, call, eventually, funded, json, wallet } from '../support/api';
+
+/** A query naming a parameter twice: read as one value it was a guess, read as a list a misleading type error. */
+describe('a query parameter sent more than once', () => {
+  it('is refused on a data GET with VALIDATION_ERROR naming it, before any call is made or charged', async () => {
+    const account = await funded(10, 'payg');
+    const response = await call('/v1/data/linkedin/get-company-by-domain?domain=stripe.com&domain=acme.com', bearer(account.key));
+    expect(response.status).toBe(400);
+    const { error } = await json(response);
+    expect(error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'domain', location: 'query', message: 'Sent more than once: send it once.' }] });
+    // Sent once, the same call goes through, and its cent is the only one the wallet is charged.
+    expect((await call('/v1/data/linkedin/get-company-by-domain?domain=stripe.com', bearer(account.key))).status).toBe(200);
+    const charged = await eventually(() => wallet(account.organizationId), (state) => state.purchasedBalanceCents < 10);
+    expect(charged.purchasedBalanceCents).toBe(9);
+  });
+
+  it('is named as sent twice on a route with a typed query, rather than as the wrong type; an unknown one stays unknown', async () => {
+    const account = await funded(10);
+    const usage = await json(await call('/v1/usage?limit=5&limit=6', bearer(account.key)));
+    expect(usage.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'limit', location: 'query', message: 'Sent more than once: send it once.' }] });
+    const credits = await json(await call('/v1/credits?verbose=1&verbose=2', bearer(account.key)));
+    expect(credits.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'verbose', location: 'query', message: 'Unknown field.' }] });
+  });
+});
