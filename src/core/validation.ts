@@ -59,6 +59,17 @@ export function refuseRepeatedQueryParameters(url: string): void {
 }
 
 /**
+ * Refuses any query on an operation that takes its input as a JSON body: `POST /scrape?formats=html` would
+ * otherwise run without what the caller thought they asked for.
+ */
+export function refuseQueryOfBodyOperation(url: string): void {
+  const start = url.indexOf('?');
+  if (start < 0) return;
+  const names = new Set(new URLSearchParams(url.slice(start + 1)).keys());
+  if (names.size > 0) throw ApiError.validation([...names].map((field) => ({ field, location: 'query', message: 'Not read: this operation takes its input in the JSON body.' })));
+}
+
+/**
  * A route's query that its schema refused. A parameter sent twice reached the schema as a list, which it
  * would call the wrong type ("Expected a number"); it is named as sent twice instead, unless it is unknown.
  */

@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../services/idempotency';
 import { type Call, execute } from '../../services/pipeline';
 import { unreadableJsonBody } from '../../core/request-body';
-import { refuseRepeatedQueryParameters } from '../../core/validation';
+import { refuseQueryOfBodyOperation, refuseRepeatedQueryParameters } from '../../core/validation';
 import { ensureServing } from '../../services/platform-switches';
 import { OPERATIONS } from '../../operations';
 import { CATALOG } from '../../operations/catalog';
@@ -97,7 +97,10 @@ export async function handle(
 
 /** The call's input as sent: a GET's query, another method's JSON body (a body that is not JSON is refused here). */
 export async function inputOf(c: Context<AppEnv>, operation: Operation): Promise<unknown> {
-  if (operation.method !== 'GET') return readJsonBody(c);
+  if (operation.method !== 'GET') {
+    refuseQueryOfBodyOperation(c.req.url);
+    return readJsonBody(c);
+  }
   refuseRepeatedQueryParameters(c.req.url);
   return c.req.query();
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearer, call, eventually, funded, json, wallet } from '../support/api';
+import { bearer, call, eventually, expectReleasedUncharged, funded, json, tool, wallet } from '../support/api';
 
 /** A query naming a parameter twice: read as one value it was a guess, read as a list a misleading type error. */
 describe('a query parameter sent more than once', () => {
@@ -21,5 +21,22 @@ describe('a query parameter sent more than once', () => {
     expect(usage.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'limit', location: 'query', message: 'Sent more than once: send it once.' }] });
     const credits = await json(await call('/v1/credits?verbose=1&verbose=2', bearer(account.key)));
     expect(credits.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'verbose', location: 'query', message: 'Unknown field.' }] });
+  });
+});
+
+describe('a query on an operation that takes a JSON body', () => {
+  it('is refused with VALIDATION_ERROR naming each parameter, nothing run or charged', async () => {
+    const account = await funded(10, 'payg');
+    const response = await tool(account.key, '/scrape?formats=html&onlyMainContent=false', { url: 'https://example.com/' });
+    expect(response.status).toBe(400);
+    const { error } = await json(response);
+    expect(error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [
+        { field: 'formats', location: 'query', message: 'Not read: this operation takes its input in the JSON body.' },
+        { field: 'onlyMainContent', location: 'query', message: 'Not read: this operation takes its input in the JSON body.' },
+      ],
+    });
+    await expectReleasedUncharged(account.organizationId, 10);
   });
 });
