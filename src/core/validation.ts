@@ -40,12 +40,17 @@ export function validationErrorFromZod(error: z.ZodError, location: ErrorLocatio
 
 const SENT_MORE_THAN_ONCE = 'Sent more than once: send it once.';
 
+/** Every parameter name of a URL's query, in order, repeats included. */
+function queryNames(url: string): string[] {
+  const start = url.indexOf('?');
+  return start < 0 ? [] : [...new URLSearchParams(url.slice(start + 1)).keys()];
+}
+
 /** The parameters a query names more than once. No parameter of this API takes a list by repetition. */
 function repeatedQueryParameters(url: string): Set<string> {
   const seen = new Set<string>();
   const repeated = new Set<string>();
-  const start = url.indexOf('?');
-  if (start >= 0) for (const name of new URLSearchParams(url.slice(start + 1)).keys()) (seen.has(name) ? repeated : seen).add(name);
+  for (const name of queryNames(url)) (seen.has(name) ? repeated : seen).add(name);
   return repeated;
 }
 
@@ -63,9 +68,7 @@ export function refuseRepeatedQueryParameters(url: string): void {
  * otherwise run without what the caller thought they asked for.
  */
 export function refuseQueryOfBodyOperation(url: string): void {
-  const start = url.indexOf('?');
-  if (start < 0) return;
-  const names = new Set(new URLSearchParams(url.slice(start + 1)).keys());
+  const names = new Set(queryNames(url));
   if (names.size > 0) throw ApiError.validation([...names].map((field) => ({ field, location: 'query', message: 'Not read: this operation takes its input in the JSON body.' })));
 }
 

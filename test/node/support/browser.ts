@@ -36,8 +36,8 @@ export async function watchedPage(context: BrowserContext): Promise<WatchedPage>
 }
 
 /**
- * The whole page as a person sees it, saved to look at. JPEG: encoding ~30 full-page PNGs cost the dashboard's
- * file about 10 of its 110 CPU-seconds more (measured alone: 97-106 against 112-114).
+ * The whole page as a person sees it, saved to look at. JPEG rather than PNG: the dashboard's file, which saves
+ * about 30, took 112-114 CPU-seconds alone with PNG and 97-106 with JPEG.
  */
 export function screenshot(page: Page, name: string) {
   return page.screenshot({ path: join(SCREENSHOTS, `${name}.jpeg`), type: 'jpeg', quality: 80, fullPage: true });
