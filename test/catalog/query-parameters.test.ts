@@ -40,3 +40,20 @@ describe('a query on an operation that takes a JSON body', () => {
     await expectReleasedUncharged(account.organizationId, 10);
   });
 });
+
+describe('HEAD on a metered operation', () => {
+  it('is refused with ENDPOINT_NOT_FOUND and Allow: GET, neither run nor charged, while GET is', async () => {
+    const account = await funded(10, 'payg');
+    const path = '/v1/data/linkedin/get-company-by-domain?domain=stripe.com';
+    const head = await call(path, { method: 'HEAD', headers: { authorization: `Bearer ${account.key}` } });
+    expect(head.status).toBe(404);
+    expect(head.headers.get('allow')).toBe('GET');
+    expect(head.headers.get('ratelimit-remaining')).toBeNull();
+    // GET after it: the window counts one call, and the wallet is charged its one cent only.
+    const get = await call(path, bearer(account.key));
+    expect(get.status).toBe(200);
+    expect(get.headers.get('ratelimit-remaining')).toBe('59');
+    const charged = await eventually(() => wallet(account.organizationId), (state) => state.purchasedBalanceCents < 10);
+    expect(charged.purchasedBalanceCents).toBe(9);
+  });
+});

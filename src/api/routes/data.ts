@@ -78,6 +78,10 @@ export async function handle(
   surface: Pick<Call, 'admit' | 'instead' | 'connection'> = {},
   read: unknown = undefined,
 ) {
+  // Routed to GET by the app, a HEAD would run the call and be charged for an answer it never shows.
+  if (c.req.method === 'HEAD') {
+    throw new ApiError('ENDPOINT_NOT_FOUND', `HEAD is not served at ${c.req.path}: it would run the call, and charge it, without its answer. Send GET.`, { headers: { Allow: 'GET' } });
+  }
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   await ensureServing(c.env.DB, operation.platform, waitUntil);
   const isQuery = operation.method === 'GET';
