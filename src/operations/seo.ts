@@ -28,14 +28,15 @@ const DAY = 24 * HOUR;
 
 // ---------------------------------------------------------------- inputs
 
-const DOMAIN = '(?:[A-Za-z0-9-]+\\.)+[A-Za-z]{2,}';
+// An internationalized domain in its ASCII (xn--) form, whose top-level domain may be one too (xn--p1ai, .рф).
+const DOMAIN = '(?:[A-Za-z0-9-]+\\.)+(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]+)';
 // No regex flags: they are lost in the OpenAPI document, so clients would validate differently.
 const bareDomain = z
   .string()
   .trim()
   .min(1)
   .max(253)
-  .regex(new RegExp(`^${DOMAIN}$`), 'Expected a bare domain such as example.com, without protocol or path.')
+  .regex(new RegExp(`^${DOMAIN}$`), 'Expected a bare domain such as example.com (an internationalized one in its xn-- form), without protocol or path.')
   .openapi({ example: 'example.com' });
 
 const domainOrPage = z

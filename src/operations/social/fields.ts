@@ -66,13 +66,16 @@ export const country = z
   .regex(/^[A-Za-z]{2}$/, 'An ISO 3166-1 alpha-2 country code, such as US.')
   .openapi({ example: 'US' });
 
-/** A bare domain such as example.com, without protocol or path. */
+/**
+ * A bare domain such as example.com, without protocol or path; an internationalized one in its ASCII (`xn--`)
+ * form, whose top-level domain may be one too (`xn--p1ai`, .рф).
+ */
 export const domain = z
   .string()
   .trim()
   .min(1)
   .max(253)
-  .regex(/^(?!https?:\/\/)[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/, 'Expected a bare domain such as example.com, without protocol or path.')
+  .regex(/^(?!https?:\/\/)[A-Za-z0-9.-]+\.(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]+)$/, 'Expected a bare domain such as example.com (an internationalized one in its xn-- form), without protocol or path.')
   .openapi({ example: 'stripe.com' });
 
 export const HOUR = 60 * 60 * 1000;
