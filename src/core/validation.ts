@@ -92,6 +92,7 @@ function humanMessage(issue: z.core.$ZodIssue): string {
   if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) return 'Required.';
   // A query value that is not a number reaches a coerced number field as NaN, which the sender never wrote.
   if (issue.code === 'invalid_type' && /received NaN$/.test(issue.message)) return 'Expected a number.';
-  const message = issue.message.replace(/^Invalid input: /, '');
+  // zod's "Invalid input: expected object, received array" reads as a sentence of its own.
+  const message = issue.message.replace(/^Invalid input: /, '').replace(/^expected /, 'Expected ');
   return /[.!?]$/.test(message) ? message : `${message}.`;
 }

@@ -118,6 +118,13 @@ describe('validation of the web tools: 400 VALIDATION_ERROR naming each offendin
     });
   });
 
+  it('refuses a body that is not an object, saying so in a sentence', async () => {
+    for (const [body, kind] of [[[], 'array'], [null, 'null'], ['page', 'string']] as const) {
+      const { error } = await json(await tool(account.key, '/scrape', JSON.stringify(body)));
+      expect(error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body', location: 'body', message: `Expected object, received ${kind}.` }] });
+    }
+  });
+
   it('refuses at /v1/data/web/scrape exactly as at /scrape', async () => {
     await expectRefused('/v1/data/web/scrape', { url, proxy: 'stealth' }, ['proxy']);
   });
