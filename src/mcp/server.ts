@@ -28,6 +28,7 @@ import { operationOfJob } from '../services/jobs/operations';
 import { mcpToolName } from '../core/operation';
 import { protocolError } from './protocol-error';
 import { detailsFromZod } from '../core/validation';
+import { NoParameters } from '../core/schemas';
 
 /** What one MCP endpoint serves: its name and its tools (its prompts follow from them). */
 export interface Toolset {
@@ -81,10 +82,8 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
     }
     if (params.name === 'sluice_tools_list_enabled') {
       // Its input schema takes no properties (additionalProperties false): one sent is refused, as any tool's unknown field is.
-      const unknown = Object.keys(params.arguments ?? {});
-      if (unknown.length > 0) {
-        return toolError({ code: 'VALIDATION_ERROR', message: 'sluice_tools_list_enabled takes no arguments.', details: unknown.map((field) => ({ field, location: 'body', message: 'Unknown field.' })) });
-      }
+      const parsed = NoParameters.safeParse(params.arguments ?? {});
+      if (!parsed.success) return toolError({ code: 'VALIDATION_ERROR', message: 'sluice_tools_list_enabled takes no arguments.', details: detailsFromZod(parsed.error, 'body') });
       const missing = await env.API.missingSettings();
       return toolResult({
         tools: enabledTools.map(({ name, price }) => {
