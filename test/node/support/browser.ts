@@ -36,11 +36,11 @@ export async function watchedPage(context: BrowserContext): Promise<WatchedPage>
 }
 
 /**
- * The whole page as a person sees it, saved to look at. JPEG rather than PNG: the dashboard's file, which saves
- * about 30, took 112-114 CPU-seconds alone with PNG and 97-106 with JPEG.
+ * The whole page as a person sees it, saved to look at. PNG, though JPEG cost the dashboard's file about 10
+ * fewer CPU-seconds of its ~110: the image viewer this project's sessions look with shows PNG only.
  */
 export function screenshot(page: Page, name: string) {
-  return page.screenshot({ path: join(SCREENSHOTS, `${name}.jpeg`), type: 'jpeg', quality: 80, fullPage: true });
+  return page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
 /**
