@@ -73,11 +73,20 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     // An evicted object forgets neither a revocation nor the requests counted in this window (kept under
     // its own key by gates from before it went into the state row).
     void ctx.blockConcurrencyWhile(async () => {
-      const stored = await ctx.storage.get<StoredWindow | string[]>([WINDOW_KEY, 'revoked']);
+      const [stored, alarm] = await Promise.all([ctx.storage.get<StoredWindow | string[]>([WINDOW_KEY, 'revoked']), ctx.storage.getAlarm()]);
       this.window.restore((this.book.storedPart(this.window.name) ?? stored.get(WINDOW_KEY)) as StoredWindow | undefined);
       this.revoked = new Set((stored.get('revoked') as string[] | undefined) ?? []);
+      // The alarm an earlier instance set still stands, unless this one has set its own since it started
+      // (a test's direct call is not held back by this read): it only ever moves it earlier.
+      this.alarmAt ??= alarm;
+      // Charges stored and never sent go at once. A message sent whose reply was not stored (this gate was
+      // out of memory before its next write) goes again first in the next report, which the call that woke
+      // it sends; were none to come, the alarm already set (an idle lease's return, a hold's expiry) sends
+      // it, or this one within IDLE_LEASE_MS. Sending it from an alarm of its own cost every call to a
+      // workspace quiet for 10 s an alarm more.
+      if (this.book.hasUnsent()) this.alarmNoLaterThan(Date.now() + REPORT_MS);
+      else if (this.book.outgoing) this.alarmNoLaterThan(Date.now() + IDLE_LEASE_MS);
     });
-    if (this.book.hasUnsent() || this.book.outgoing) this.alarmNoLaterThan(Date.now() + REPORT_MS);
   }
 
   /**

@@ -469,6 +469,42 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it('restarted with a message whose reply it had not stored, keeps the alarm it had, which sends the message again if no call does', async () => {
+    const account = await provision();
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
+    await credit(account.organizationId, { purchasedCents: 100 });
+    const gate = gateOf(env, account.workspaceId);
+    const walletStub = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+    const captures = () => runInDurableObject(walletStub, (_, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n);
+
+    expect((await companyByDomain(account.key, 'quiet.example.com')).status).toBe(200);
+    expect(await eventually(captures, (n) => n === 1)).toBe(1);
+    await runInDurableObject(gate, async (_, state) => {
+      expect(new LeaseBook(state.storage.sql).outgoing?.charges).toHaveLength(1);
+      // The lease it holds goes back at IDLE_LEASE_MS: that alarm is set, and a restart (a gate out of memory
+      // after 10 s idle) keeps it rather than setting one of its own for the message.
+      const idleReturn = await state.storage.getAlarm();
+      expect(idleReturn).toBeGreaterThan(Date.now() + IDLE_LEASE_MS / 2);
+      new WorkspaceGate(state, env as never);
+      await state.blockConcurrencyWhile(async () => {});
+      expect(await state.storage.getAlarm()).toBe(idleReturn);
+
+      // With no alarm set, a restart sets one within IDLE_LEASE_MS, so the message cannot wait for ever.
+      await state.storage.deleteAlarm();
+      const before = Date.now();
+      const restarted = new WorkspaceGate(state, env as never);
+      await state.blockConcurrencyWhile(async () => {});
+      const alarm = await state.storage.getAlarm();
+      expect(alarm).toBeGreaterThanOrEqual(before + IDLE_LEASE_MS);
+      expect(alarm).toBeLessThanOrEqual(Date.now() + IDLE_LEASE_MS);
+      // That alarm sends the message again; the wallet answers it from its stored reply and applies nothing twice.
+      await restarted.alarm();
+      expect(new LeaseBook(state.storage.sql).outgoing).toBeNull();
+    });
+    expect(await captures()).toBe(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
+  });
+
   it("keeps its window and the wallet's figures through a restart, stored in the lease's row, and reads them where older gates kept them", async () => {
     vi.spyOn(clock, 'now').mockReturnValue(Date.parse('2026-11-25T10:00:10.000Z'));
     const account = await provision();
