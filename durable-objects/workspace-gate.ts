@@ -79,12 +79,14 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       // The alarm an earlier instance set still stands, unless this one has set its own since it started
       // (a test's direct call is not held back by this read): it only ever moves it earlier.
       this.alarmAt ??= alarm;
-      // Charges stored and never sent go at once. A message sent whose reply was not stored (this gate was
-      // out of memory before its next write) goes again first in the next report, which the call that woke
-      // it sends; were none to come, the alarm already set (an idle lease's return, a hold's expiry) sends
-      // it, or this one within IDLE_LEASE_MS. Sending it from an alarm of its own cost every call to a
-      // workspace quiet for 10 s an alarm more.
-      if (this.book.hasUnsent()) this.alarmNoLaterThan(Date.now() + REPORT_MS);
+      // A message the wallet refused goes again at its next attempt, before anything else; charges stored
+      // and never sent go at once. A message sent whose reply was not stored (this gate was out of memory
+      // before its next write) goes again first in the next report, which the call that woke it sends; were
+      // none to come, the alarm already set (an idle lease's return, a hold's expiry) sends it, or this one
+      // within IDLE_LEASE_MS. Sending it from an alarm of its own cost every call to a workspace quiet for
+      // 10 s an alarm more.
+      if (this.book.delivery) this.alarmAtClock(this.book.delivery.retryAt);
+      else if (this.book.hasUnsent()) this.alarmNoLaterThan(Date.now() + REPORT_MS);
       else if (this.book.outgoing) this.alarmNoLaterThan(Date.now() + IDLE_LEASE_MS);
     });
   }

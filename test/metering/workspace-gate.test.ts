@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VIEW_FRESH_MS } from '../../durable-objects/credit-view';
 import { IDLE_LEASE_MS, KEY_USE_REPORT_MS, RECALL_IDLE_MS, REPORT_MS, WorkspaceGate } from '../../durable-objects/workspace-gate';
 import type { UsageRow } from '../../src/core/usage';
-import { LeaseBook } from '../../durable-objects/lease-book';
+import { FIRST_RETRY_MS, LeaseBook } from '../../durable-objects/lease-book';
 import { OrgWallet } from '../../durable-objects/org-wallet';
 import type { WalletLink } from '../../durable-objects/wallet-link';
 import type { SyncMessage } from '../../src/core/protocols/lease';
@@ -469,7 +469,7 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
-  it('restarted with a message whose reply it had not stored, keeps the alarm it had, which sends the message again if no call does', async () => {
+  it('restarted with a message whose reply it had not stored, keeps the alarm it had, which sends the message again if no call does; a refused one goes at its next attempt', async () => {
     const account = await provision();
     await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
     await credit(account.organizationId, { purchasedCents: 100 });
@@ -497,8 +497,15 @@ describe('the workspace gate on the hot path', () => {
       const alarm = await state.storage.getAlarm();
       expect(alarm).toBeGreaterThanOrEqual(before + IDLE_LEASE_MS);
       expect(alarm).toBeLessThanOrEqual(Date.now() + IDLE_LEASE_MS);
+
+      // A message the wallet refused goes again at its next attempt, ahead of a later alarm (due now here).
+      (restarted as unknown as { book: LeaseBook }).book.undelivered('refused', clock.now() - FIRST_RETRY_MS);
+      await state.storage.setAlarm(Date.now() + 60_000);
+      const retrying = new WorkspaceGate(state, env as never);
+      await state.blockConcurrencyWhile(async () => {});
+      expect(await state.storage.getAlarm()).toBeLessThanOrEqual(Date.now());
       // That alarm sends the message again; the wallet answers it from its stored reply and applies nothing twice.
-      await restarted.alarm();
+      await retrying.alarm();
       expect(new LeaseBook(state.storage.sql).outgoing).toBeNull();
     });
     expect(await captures()).toBe(1);
