@@ -218,8 +218,12 @@ describe('the dashboard in chromium', () => {
     }
     await screenshot(page, 'jobs-waiting-on-key-limit-phone');
     await page.setViewportSize(wide);
-    // Cancelled, so it does not look again for the rest of the suite.
+    // Cancelled, so it does not look again for the rest of the suite. The page, following the job, reloads
+    // once it sees it end: waited for here, or it cuts the next test's navigation short (net::ERR_ABORTED).
+    const reloadedOnEnd = page.waitForEvent('load');
     expect((await fetch(`${apiUrl}/v1/data/agnt/jobs/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await reloadedOnEnd;
+    expect(await row.locator('[data-job-status]').textContent()).toBe('cancelled');
   });
 
   it('revokes the key in the page, and the very next REST call is refused', async () => {
