@@ -239,6 +239,17 @@ interface TurnFigures extends Figures {
   longestTail: number;
 }
 
+/** One turn of `calls` calls: its load's time, and the CPU `pids` spent once they went quiet after it (TURN_TAIL). */
+async function measuredTurn(request: autocannon.Options, pids: number[], calls: number) {
+  const started = performance.now();
+  const cpuBefore = cpuMs(pids);
+  // autocannon notices its last answer at its next sample: every 20 ms, not every second, so the turn's time holds.
+  const loaded = await autocannon({ ...request, connections: CONNECTIONS, amount: calls, sampleInt: 20 });
+  const seconds = (performance.now() - started) / 1_000;
+  const tail = await quietAfter(pids, TURN_TAIL);
+  return { loaded, seconds, tail, cpuSpent: cpuMs(pids) - cpuBefore };
+}
+
 /**
  * Loads rows that are compared with each other in turns, one at a time, instead of one whole row after the
  * other. Rows a minute apart ran on a machine in different states (other processes, a collection, state the
@@ -273,14 +284,10 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
   for (let turn = 0; turn < TURNS; turn++) {
     for (const row of running) {
       if (!row) continue;
-      const started = performance.now();
-      row.starts.push(started);
-      const cpuBefore = cpuMs(row.target.cpuOf ?? []);
-      // autocannon notices its last answer at its next sample: every 20 ms, not every second, so the turn's time holds.
-      const loaded = await autocannon({ ...row.request, connections: CONNECTIONS, amount: row.calls ?? TURN_CALLS, sampleInt: 20 });
-      const seconds = (performance.now() - started) / 1_000;
-      row.tails.push(await quietAfter(row.target.cpuOf ?? [], TURN_TAIL));
-      row.turns.push({ requests: loaded.requests.total, seconds, cpuMs: cpuMs(row.target.cpuOf ?? []) - cpuBefore, p99: loaded.latency.p99, failures: loaded.non2xx + loaded.errors });
+      row.starts.push(performance.now());
+      const { loaded, seconds, tail, cpuSpent } = await measuredTurn(row.request, row.target.cpuOf ?? [], row.calls ?? TURN_CALLS);
+      row.tails.push(tail);
+      row.turns.push({ requests: loaded.requests.total, seconds, cpuMs: cpuSpent, p99: loaded.latency.p99, failures: loaded.non2xx + loaded.errors });
     }
   }
   const figures: Array<TurnFigures | undefined> = [];
@@ -512,11 +519,6 @@ async function storageBytes(ops: OpsClient, organizationId: string, stack: Await
 }
 
 /**
- * What the calls since `before` added to the wallet's and D1's databases, per call. The wallet's figure is its
- * detail hour (captures are folded into a row a day after LEDGER_DETAIL_MS), D1's is the usage row with its
- * index entries and hourly and daily totals. Read once the usage rows have landed (the outbox flushes within 0.5 s).
- */
-/**
  * A workspace called less often than every 10 s finds its gate out of memory, locally and on Cloudflare
  * (OBJECT_IDLE_S), so its gate starts again for the call: its constructor, its SQLite, and the message whose
  * reply it had not stored yet, sent again (decisions.md, "One row a report in the gate"). A round of the
@@ -524,18 +526,20 @@ async function storageBytes(ops: OpsClient, organizationId: string, stack: Await
  * quiet: what a quiet workspace's call costs against a warm one's. No aim; the figure the trade-off is weighed by.
  */
 async function quietWorkspaces(url: string, target: Target, calls: number): Promise<string> {
-  const pids = target.cpuOf ?? [];
   const round = async () => {
-    const before = cpuMs(pids);
-    const loaded = await autocannon({ ...requestOf(url, target), connections: CONNECTIONS, amount: calls, sampleInt: 20 });
-    await quietAfter(pids, TURN_TAIL);
-    return (cpuMs(pids) - before) / loaded.requests.total;
+    const { loaded, cpuSpent } = await measuredTurn(requestOf(url, target), target.cpuOf ?? [], calls);
+    return cpuSpent / loaded.requests.total;
   };
   await new Promise((resolve) => setTimeout(resolve, 13_000));
   const [cold, warm] = [await round(), await round()];
   return `${QUIET_LINE} (its gate started again) / the same round at once: workerd CPU ${cold.toFixed(2)} against ${warm.toFixed(2)} ms a call, +${(cold - warm).toFixed(2)} ms (no aim: what a workspace called less often than every ${OBJECT_IDLE_S} s pays)`;
 }
 
+/**
+ * What the calls since `before` added to the wallet's and D1's databases, per call. The wallet's figure is its
+ * detail hour (captures are folded into a row a day after LEDGER_DETAIL_MS), D1's is the usage row with its
+ * index entries and hourly and daily totals. Read once the usage rows have landed (the outbox flushes within 0.5 s).
+ */
 async function bytesPerCall(ops: OpsClient, organizationId: string, stack: Awaited<ReturnType<typeof startStack>>, before: { wallet: number; d1: number; calls: number }): Promise<string> {
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   const after = await storageBytes(ops, organizationId, stack);

@@ -71,6 +71,24 @@ async function callFor(account: Provisioned, bindings: Env = env): Promise<{ cal
   return { call: { env: bindings, principal: principal!, requestId: 'req_test', waitUntil: (promise) => context.waitUntil(promise) }, context };
 }
 
+/** The captures in an organization's wallet's ledger: one per success it has applied. */
+function captureCount(organizationId: string): Promise<number> {
+  return runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organizationId)), (_, state) =>
+    state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n,
+  );
+}
+
+/** A pay-as-you-go workspace with a dollar, after one call (to `domain`) that its gate reported and the wallet applied. */
+async function afterOneReportedCall(domain: string): Promise<{ account: Provisioned; gate: ReturnType<typeof gateOf>; captures: () => Promise<number> }> {
+  const account = await provision();
+  await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
+  await credit(account.organizationId, { purchasedCents: 100 });
+  const captures = () => captureCount(account.organizationId);
+  expect((await companyByDomain(account.key, domain)).status).toBe(200);
+  expect(await eventually(captures, (n) => n === 1)).toBe(1);
+  return { account, gate: gateOf(env, account.workspaceId), captures };
+}
+
 /** An operation whose upstream answers only when the test says so. */
 function gated(): { operation: Operation; started: Promise<void>; finish: () => void } {
   let markStarted!: () => void;
@@ -390,10 +408,7 @@ describe('the workspace gate on the hot path', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 100 });
     const gate = gateOf(env, account.workspaceId);
-    const captures = () =>
-      runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
-        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n,
-      );
+    const captures = () => captureCount(account.organizationId);
     /** The gate's messages the wallet has applied (each carries the next sequence number). */
     const messages = () =>
       runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
@@ -437,15 +452,7 @@ describe('the workspace gate on the hot path', () => {
   });
 
   it('restarts after a reply it had not stored: sends that message again, which the wallet applies once, and shows the right balance meanwhile', async () => {
-    const account = await provision();
-    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
-    await credit(account.organizationId, { purchasedCents: 100 });
-    const gate = gateOf(env, account.workspaceId);
-    const walletStub = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
-    const captures = () => runInDurableObject(walletStub, (_, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n);
-
-    expect((await companyByDomain(account.key, 'before.example.com')).status).toBe(200);
-    expect(await eventually(captures, (n) => n === 1)).toBe(1);
+    const { account, gate, captures } = await afterOneReportedCall('before.example.com');
     await runInDurableObject(gate, async (_, state) => {
       // The wallet took the report and the gate applied its reply, without a commit of its own for it: a
       // restart now (a new object over the same storage) finds that message still outgoing.
@@ -470,15 +477,7 @@ describe('the workspace gate on the hot path', () => {
   });
 
   it('restarted with a message whose reply it had not stored, keeps the alarm it had, which sends the message again if no call does; a refused one goes at its next attempt', async () => {
-    const account = await provision();
-    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
-    await credit(account.organizationId, { purchasedCents: 100 });
-    const gate = gateOf(env, account.workspaceId);
-    const walletStub = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
-    const captures = () => runInDurableObject(walletStub, (_, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n);
-
-    expect((await companyByDomain(account.key, 'quiet.example.com')).status).toBe(200);
-    expect(await eventually(captures, (n) => n === 1)).toBe(1);
+    const { account, gate, captures } = await afterOneReportedCall('quiet.example.com');
     await runInDurableObject(gate, async (_, state) => {
       expect(new LeaseBook(state.storage.sql).outgoing?.charges).toHaveLength(1);
       // The lease it holds goes back at IDLE_LEASE_MS: that alarm is set, and a restart (a gate out of memory
