@@ -324,7 +324,9 @@ async function startDatabaseProcess(worker: WorkerOptions, shared: { cf: false; 
     if (busy || stopped) return;
     busy = true;
     try {
-      const answered = await fetch(current.url, { signal: AbortSignal.timeout(DATABASE_PING_TIMEOUT_MS) }).then((response) => response.body?.cancel().then(() => true) ?? true, () => false);
+      // The answer is read to its end, not cancelled: a cancelled body closes the connection while workerd may
+      // still be writing it, and workerd then prints a "Broken pipe" error with a stack into the terminal.
+      const answered = await fetch(current.url, { signal: AbortSignal.timeout(DATABASE_PING_TIMEOUT_MS) }).then((response) => response.arrayBuffer().then(() => true), () => false);
       if (answered) answeredAt = Date.now();
       else if (Date.now() - answeredAt > DATABASE_LIMITS.statementMs && !stopped) {
         log(`A workspace database statement ran past ${DATABASE_LIMITS.statementMs / 1000} s: restarting the databases' process.`);
