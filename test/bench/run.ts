@@ -205,10 +205,10 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
  * is one round of its 1,000 workspaces), and its CPU is read once its workerd has gone quiet after it (TURN_TAIL):
  * at least 700 ms (the gate reports within 100 ms, the wallet writes usage rows to D1 within 500 ms), then until
  * 300 ms pass with no more than a clock tick of CPU, at most 5 s. BENCH_TURN_CALLS (default 500) lengthens
- * the turns, so a profiler gets more of each row; BENCH_TURNS (default 4) adds turns, so a ratio's median
- * stands on more of them than the machine's minute-to-minute noise moves (±40 points a turn here).
+ * the turns, so a profiler gets more of each row. BENCH_TURNS (default 8) sets their number: a turn of item 5
+ * moves by ±40 points on this machine, and with four turns a whole run moved from 23 % to 95 % (2026-11-29).
  */
-const TURNS = Number(process.env.BENCH_TURNS ?? 4);
+const TURNS = Number(process.env.BENCH_TURNS ?? 8);
 const TURN_CALLS = Number(process.env.BENCH_TURN_CALLS ?? 500);
 const TURN_TAIL = { minMs: 700, windowMs: 300, maxMs: 5_000 };
 /**
