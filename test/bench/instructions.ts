@@ -22,7 +22,9 @@
  * pay more than the interval work, and one connection instead of four runs at the same pace under valgrind.)
  *
  * Options: BENCH_INSTR_ROUNDS (default 3), BENCH_INSTR_CALLS (calls a turn, default 150), BENCH_INSTR_KEEP
- * (a folder to keep each row's last turn's callgrind file in, for `callgrind_annotate`).
+ * (a folder to keep each row's last turn's callgrind file in, for `callgrind_annotate`), BENCH_INSTR_CACHE=1
+ * (callgrind's cache simulation too: each row's first-level instruction and data misses and last-level misses a
+ * call, to tell whether the product's larger code costs more than its instructions; about twice as slow).
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +41,7 @@ import { unboundedOrganization } from './accounts';
 const ROUNDS = Number(process.env.BENCH_INSTR_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_INSTR_CALLS ?? 150);
 const KEEP = process.env.BENCH_INSTR_KEEP;
+const CACHE = process.env.BENCH_INSTR_CACHE === '1';
 const CONNECTIONS = 4;
 const SKELETON_NAME = 'bench-skeleton-cached';
 /** Under valgrind what a turn leaves takes seconds to finish, not a fraction of one. */
@@ -77,7 +80,7 @@ writeFileSync(
 config=$(mktemp -p ${scratch} config.XXXXXX)
 cat > "$config"
 if grep -q ${SKELETON_NAME} "$config"; then
-  exec valgrind --tool=callgrind --fair-sched=yes --smc-check=all-non-file --instr-atstart=no --callgrind-out-file=${scratch}/callgrind.%p --log-file=${scratch}/valgrind.%p ${workerd} "$@" < "$config"
+  exec valgrind --tool=callgrind${CACHE ? ' --cache-sim=yes' : ''} --fair-sched=yes --smc-check=all-non-file --instr-atstart=no --callgrind-out-file=${scratch}/callgrind.%p --log-file=${scratch}/valgrind.%p ${workerd} "$@" < "$config"
 fi
 exec ${workerd} "$@" < "$config"
 `,
@@ -139,6 +142,8 @@ try {
     perCall: number;
     callsPerSecond: number;
     file: string;
+    /** With BENCH_INSTR_CACHE: the simulated cache's misses in the turn, by kind. */
+    misses: Misses | undefined;
   }
 
   console.error('Warming both up (V8 compiles what runs often) ...');
@@ -157,10 +162,10 @@ try {
       const file = dump();
       const failures = result.non2xx + result.errors;
       if (failures > 0) throw new Error(`${name}: ${failures} of ${CALLS} calls failed`);
-      const total = Number(/^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'))?.[1]);
+      const { total, misses } = countsOf(readFileSync(file, 'utf8'));
       const previous = row.turns.at(-1)?.file;
       if (previous) rmSync(previous);
-      row.turns.push({ perCall: total / CALLS, callsPerSecond: CALLS / seconds, file });
+      row.turns.push({ perCall: total / CALLS, callsPerSecond: CALLS / seconds, file, misses });
       console.error(`round ${round + 1}, ${name}: ${millions(total / CALLS)} instructions a call, ${(CALLS / seconds).toFixed(1)} calls/s`);
     }
   }
@@ -176,6 +181,17 @@ try {
     `the product's own work over the skeleton, by instructions: ${millions(product - skeleton)} a call, ${((100 * (product - skeleton)) / skeleton).toFixed(0)} % of the skeleton (aim: 25 % or less) — ` +
       `at ${pace.toFixed(0)} calls/s a report carries a call or two where the bench's carry about fifty: an upper bound`,
   );
+  if (CACHE) {
+    console.log("callgrind's simulated cache, misses a call (median turn), and as a share of the instructions:");
+    for (const name of ['skeleton', 'product'] as Row[]) {
+      const kind = (of: keyof Misses) => median(rows[name].turns.map((turn) => turn.misses![of])) / CALLS;
+      const instructions = perCall(name);
+      console.log(
+        `${name}: first-level instruction ${(kind('instruction') / 1e3).toFixed(1)} k (${((100 * kind('instruction')) / instructions).toFixed(2)} %), ` +
+          `data ${(kind('data') / 1e3).toFixed(1)} k (${((100 * kind('data')) / instructions).toFixed(2)} %), last level ${(kind('lastLevel') / 1e3).toFixed(2)} k`,
+      );
+    }
+  }
   const [skeletonAreas, productAreas] = [areasOf(rows.skeleton.turns.at(-1)!.file), areasOf(rows.product.turns.at(-1)!.file)];
   console.log('where the difference is (the last turn of each, thousands of instructions a call):');
   console.log('| area | skeleton | product | difference |\n|---|---:|---:|---:|');
@@ -193,13 +209,29 @@ try {
 await new Promise((resolve) => process.stdout.write('', resolve));
 process.exit(0);
 
+interface Misses {
+  instruction: number;
+  data: number;
+  lastLevel: number;
+}
+
+/** A callgrind file's instructions, and with the cache simulation its misses (I1mr; D1mr + D1mw; ILmr + DLmr + DLmw). */
+function countsOf(text: string): { total: number; misses: Misses | undefined } {
+  const events = /^events: (.*)$/m.exec(text)?.[1]?.trim().split(/\s+/) ?? [];
+  const totals = /^(?:totals|summary): (.*)$/m.exec(text)?.[1]?.trim().split(/\s+/).map(Number) ?? [];
+  const of = (...names: string[]) => names.reduce((sum, name) => sum + (totals[events.indexOf(name)] ?? 0), 0);
+  const total = of('Ir');
+  if (!(total > 0)) throw new Error('callgrind counted no instructions in the turn');
+  return { total, misses: events.includes('I1mr') ? { instruction: of('I1mr'), data: of('D1mr', 'D1mw'), lastLevel: of('ILmr', 'DLmr', 'DLmw') } : undefined };
+}
+
 function millions(count: number): string {
   return `${(count / 1e6).toFixed(2)} M`;
 }
 
 /** Instructions of a callgrind file by area (AREAS), from each function's own count (`callgrind_annotate`). */
 function areasOf(file: string): Map<string, number> {
-  const annotated = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const annotated = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', '--show=Ir', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   const areas = new Map<string, number>();
   for (const line of annotated.split('\n')) {
     // "1,234,567 ( 1.23%)  file:function [object]"
