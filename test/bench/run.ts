@@ -206,7 +206,7 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
  * at least 700 ms (the gate reports within 100 ms, the wallet writes usage rows to D1 within 500 ms), then until
  * 300 ms pass with no more than a clock tick of CPU, at most 5 s. BENCH_TURN_CALLS (default 500) lengthens
  * the turns, so a profiler gets more of each row. BENCH_TURNS (default 8) sets their number: a turn of item 5
- * moves by ±40 points on this machine, and with four turns a whole run moved from 23 % to 95 % (2026-11-29).
+ * moves by ±40 points on this machine, and with four turns runs of the same code gave from 23 % to 95 % (2026-11-29).
  */
 const TURNS = Number(process.env.BENCH_TURNS ?? 8);
 const TURN_CALLS = Number(process.env.BENCH_TURN_CALLS ?? 500);
