@@ -747,12 +747,14 @@ async function main() {
     for (let n = 0; n < workspaceKeys.length; n += 10) {
       await Promise.all(Array.from({ length: 10 }, (_, offset) => rotatingWorkspace(n + offset)).map(({ path, headers }) => fetch(`${api}${path.replace('ws', 'warm')}`, { headers }).then((response) => response.body?.cancel())));
     }
+    // The rotation, as the row loads it and as the quiet line calls it again after 13 s.
+    const workspaceRotation = { url: `${api}${rotatingWorkspace(0).path}`, target: { fresh: rotatingWorkspace, cpuOf: servingPids }, calls: workspaceKeys.length };
     const [oneWorkspaceRow, workspacesRow] = await loadInTurns([
       { name: ONE_WORKSPACE_ROW, url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids } },
-      { name: WORKSPACES_ROW, url: `${api}${rotatingWorkspace(0).path}`, target: { fresh: rotatingWorkspace, cpuOf: servingPids }, calls: workspaceKeys.length },
+      { name: WORKSPACES_ROW, ...workspaceRotation },
     ]);
     const storageLine = runs(STORAGE_LINE) ? await bytesPerCall(ops, organization.id, stack, storageBefore) : undefined;
-    const quietLine = runs(QUIET_LINE) ? await quietWorkspaces(`${api}${rotatingWorkspace(0).path}`, { fresh: rotatingWorkspace, cpuOf: servingPids }, workspaceKeys.length) : undefined;
+    const quietLine = runs(QUIET_LINE) ? await quietWorkspaces(workspaceRotation.url, workspaceRotation.target, workspaceRotation.calls) : undefined;
     const largeInputsLine = runs(LARGE_INPUTS_LINE) ? await largeInputs(api, auth, stackWorkerd, INSPECTOR_PORT) : undefined;
     const jobLinesOut = runs(JOB_LINE) ? await jobLines(api, auth, stackWorkerd) : [];
     const mcpRow = await load('the same call as an MCP tool call', `${stack.urls.mcp}/mcp`, { headers: mcpHeaders, fresh: toolCall, cpuOf: servingPids });
