@@ -12,19 +12,22 @@
  * be counted rather than guessed. What it does not see: the kernel's work (sockets, WAL writes) and memory
  * stalls, which `npm run bench`'s CPU time includes. It complements that figure; it does not replace it.
  *
- * One bias, stated with the figures: under valgrind a call takes about fifty times longer, while the gate's
- * reports (every 100 ms at most) and the wallet's writes to D1 (every 500 ms) keep real time. At the bench's
- * pace a report carries some fifty calls and a write to D1 a few hundred; here one or two, and a dozen. The
- * product's work per interval is so counted many times over, and its share over the skeleton here is an
- * upper bound of the share at the bench's pace. That work also makes the product's turns agree less than the
- * skeleton's: within about 5 % (the skeleton's within 3 %), with now and then a turn a quarter dearer, which
- * the median leaves out. (Fitting that work out by turns of two paces failed: calls one at a time with pauses
- * pay more than the interval work, and one connection instead of four runs at the same pace under valgrind.)
+ * Under valgrind a call takes some thirty times longer, while the gate reports every 100 ms at most and the
+ * wallet writes to D1 every 500 ms, by the process's clock. Were that clock real, a report would carry a call or
+ * two where the bench's carry about fifty, and the product's work per interval would be counted many times
+ * over: 52-57 % of the skeleton with a real clock, 35 % with the slowed one (2026-11-29). So the counted
+ * workerd's clock runs BENCH_INSTR_SLOWER times slower (`slow-clock.c`, compiled here with `cc` and preloaded),
+ * near valgrind's own slowdown: its reports and writes carry about as many calls as at the bench's pace, and
+ * each turn waits for the last of them before it is read. Without a C compiler, or with BENCH_INSTR_SLOWER=1,
+ * the clock is real and the share printed is an upper bound. A turn of the product agrees with the next within
+ * about 5 % (the skeleton's within 3 %), with now and then one a quarter dearer (a full garbage collection fell
+ * in it), which the median leaves out.
  *
  * Options: BENCH_INSTR_ROUNDS (default 3), BENCH_INSTR_CALLS (calls a turn, default 150), BENCH_INSTR_KEEP
  * (a folder to keep each row's last turn's callgrind file in, for `callgrind_annotate`), BENCH_INSTR_CACHE=1
  * (callgrind's cache simulation too: each row's first-level instruction and data misses and last-level misses a
- * call, to tell whether the product's larger code costs more than its instructions; about twice as slow).
+ * call, to tell whether the product's larger code costs more than its instructions; about twice as slow),
+ * BENCH_INSTR_SLOWER (how many times slower the counted workerd's clock runs, default 30; 1 for real time).
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,6 +50,10 @@ const SKELETON_NAME = 'bench-skeleton-cached';
 /** Under valgrind what a turn leaves takes seconds to finish, not a fraction of one. */
 const TAIL = { minMs: 1_500, windowMs: 500, maxMs: 60_000 };
 const PORTS = { SLUICE_API_PORT: '19500', SLUICE_MCP_PORT: '19501', SLUICE_APP_PORT: '19502' };
+const SLOWER_ASKED = Number(process.env.BENCH_INSTR_SLOWER ?? 30);
+/** The gate's REPORT_MS and the outbox's USAGE_FLUSH_MS (the objects' modules load only in workerd). */
+const REPORT_MS = 100;
+const USAGE_FLUSH_MS = 500;
 
 /** Where an instruction was spent, by the function callgrind names: the first pattern that matches. */
 const AREAS: Array<[area: string, pattern: RegExp]> = [
@@ -67,6 +74,13 @@ try {
 const scratch = mkdtempSync('/dev/shm/sluice-instructions-');
 const workerd = (createRequire(import.meta.url)('workerd') as { default: string }).default;
 
+/** The slowed clock, built for this run; undefined (real time) when asked for none or no C compiler is here. */
+const slowClock = SLOWER_ASKED > 1 ? buildSlowClock(join(scratch, 'slow-clock.so')) : undefined;
+/** How many times slower the counted workerd's clock runs. */
+const SLOWER = slowClock ? SLOWER_ASKED : 1;
+/** After a turn, the longest until its last report has reached the wallet and the wallet has written its rows to D1, by the real clock. */
+const INTERVALS_MS = SLOWER > 1 ? (REPORT_MS + USAGE_FLUSH_MS) * SLOWER + 2_000 : 0;
+
 /**
  * The workerd Miniflare starts, wrapped: the process whose config (on stdin) serves the skeleton runs under
  * callgrind, counting nothing until the turns begin; the others (the migrations' and the workspace databases'
@@ -74,13 +88,14 @@ const workerd = (createRequire(import.meta.url)('workerd') as { default: string 
  * threads run: without it the product's JavaScript stayed in the interpreter, which natively it leaves.
  */
 const wrapper = join(scratch, 'workerd.sh');
+const clockEnv = slowClock ? `env LD_PRELOAD=${slowClock} SLOW_CLOCK=${SLOWER} ` : '';
 writeFileSync(
   wrapper,
   `#!/bin/sh
 config=$(mktemp -p ${scratch} config.XXXXXX)
 cat > "$config"
 if grep -q ${SKELETON_NAME} "$config"; then
-  exec valgrind --tool=callgrind${CACHE ? ' --cache-sim=yes' : ''} --fair-sched=yes --smc-check=all-non-file --instr-atstart=no --callgrind-out-file=${scratch}/callgrind.%p --log-file=${scratch}/valgrind.%p ${workerd} "$@" < "$config"
+  exec ${clockEnv}valgrind --tool=callgrind${CACHE ? ' --cache-sim=yes' : ''} --fair-sched=yes --smc-check=all-non-file --instr-atstart=no --callgrind-out-file=${scratch}/callgrind.%p --log-file=${scratch}/valgrind.%p ${workerd} "$@" < "$config"
 fi
 exec ${workerd} "$@" < "$config"
 `,
@@ -149,6 +164,7 @@ try {
   console.error('Warming both up (V8 compiles what runs often) ...');
   control('--instr=on');
   for (const row of Object.values(rows)) await autocannon({ ...row.options, connections: CONNECTIONS, amount: 300 });
+  await new Promise((resolve) => setTimeout(resolve, INTERVALS_MS));
   await quietAfter([pid], TAIL);
 
   for (let round = 0; round < ROUNDS; round++) {
@@ -158,6 +174,8 @@ try {
       const started = performance.now();
       const result = await autocannon({ ...row.options, connections: CONNECTIONS, amount: CALLS, sampleInt: 20 });
       const seconds = (performance.now() - started) / 1_000;
+      // Its last report and the wallet's write to D1 come on the slowed clock, after the load has ended.
+      await new Promise((resolve) => setTimeout(resolve, INTERVALS_MS));
       await quietAfter([pid], TAIL);
       const file = dump();
       const failures = result.non2xx + result.errors;
@@ -175,12 +193,16 @@ try {
   const pace = median(rows.product.turns.map((turn) => turn.callsPerSecond));
   const list = (name: Row) => rows[name].turns.map((turn) => millions(turn.perCall)).join(', ');
   console.log(`\nInstructions executed by the stack's workerd, counted by ${execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()} (callgrind); ${ROUNDS} rounds, turns of ${CALLS} calls at ${CONNECTIONS} connections`);
+  // At this pace, how many calls one of the gate's reports carries (one every REPORT_MS of the counted process's clock).
+  const perReport = (pace * REPORT_MS * SLOWER) / 1_000;
+  console.log(
+    SLOWER > 1
+      ? `its clock ran ${SLOWER} times slower (test/bench/slow-clock.c): a report carried about ${perReport.toFixed(0)} calls (about fifty at the bench's pace)`
+      : `its clock ran in real time${SLOWER_ASKED > 1 ? ' (no C compiler to build test/bench/slow-clock.c: apt-get install -y gcc)' : ''}: a report carried about ${Math.max(1, perReport).toFixed(0)} calls where the bench's carry about fifty, so the share below is an upper bound`,
+  );
   console.log(`skeleton with the response cache's work, same workerd: ${millions(skeleton)} a call (median turn; turns ${list('skeleton')})`);
   console.log(`metered get-company-by-domain (never cached): ${millions(product)} a call (median turn; turns ${list('product')}), ${pace.toFixed(1)} calls/s under valgrind`);
-  console.log(
-    `the product's own work over the skeleton, by instructions: ${millions(product - skeleton)} a call, ${((100 * (product - skeleton)) / skeleton).toFixed(0)} % of the skeleton (aim: 25 % or less) — ` +
-      `at ${pace.toFixed(0)} calls/s a report carries a call or two where the bench's carry about fifty: an upper bound`,
-  );
+  console.log(`the product's own work over the skeleton, by instructions: ${millions(product - skeleton)} a call, ${((100 * (product - skeleton)) / skeleton).toFixed(0)} % of the skeleton (aim: 25 % or less)`);
   if (CACHE) {
     console.log("callgrind's simulated cache, misses a call (median turn), and as a share of the instructions:");
     for (const name of ['skeleton', 'product'] as Row[]) {
@@ -208,6 +230,16 @@ try {
 // A pipe takes stdout's writes asynchronously: the summary is flushed before the handles are cut.
 await new Promise((resolve) => process.stdout.write('', resolve));
 process.exit(0);
+
+/** Compiles `slow-clock.c` to `output`; undefined when no C compiler can. */
+function buildSlowClock(output: string): string | undefined {
+  try {
+    execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', output, join(import.meta.dirname, 'slow-clock.c')], { stdio: 'ignore' });
+    return output;
+  } catch {
+    return undefined;
+  }
+}
 
 interface Misses {
   instruction: number;
