@@ -15,7 +15,7 @@
  * Under valgrind a call takes some thirty times longer, while the gate reports every 100 ms at most and the
  * wallet writes to D1 every 500 ms, by the process's clock. Were that clock real, a report would carry a call or
  * two where the bench's carry about fifty, and the product's work per interval would be counted many times
- * over: 52-57 % of the skeleton with a real clock, 35 % with the slowed one (2026-11-29). So the counted
+ * over: 52-57 % of the skeleton with a real clock, 30-35 % with the slowed one (2026-11-29). So the counted
  * workerd's clock runs BENCH_INSTR_SLOWER times slower (`slow-clock.c`, compiled here with `cc` and preloaded),
  * near valgrind's own slowdown: its reports and writes carry about as many calls as at the bench's pace, and
  * each turn waits for the last of them before it is read. Without a C compiler, or with BENCH_INSTR_SLOWER=1,
