@@ -3,8 +3,8 @@
  * bench:instructions` into the workerd it counts under valgrind, so that process's timers and intervals (the
  * gate's reports, the wallet's writes to D1) see about as many calls go by as at the bench's native pace.
  * Wall clocks and monotonic clocks read SLOW_CLOCK times slower from the moment the process starts; CPU-time
- * clocks are left alone. Written for this bench because libfaketime hangs workerd before its first line
- * (its start-up allocates, and workerd's allocator asks the clock while it starts).
+ * clocks are left alone. Written for this bench because workerd hangs under libfaketime before it prints its
+ * version, even with no offset.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
