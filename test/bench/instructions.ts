@@ -51,7 +51,7 @@ const SKELETON_NAME = 'bench-skeleton-cached';
 const TAIL = { minMs: 1_500, windowMs: 500, maxMs: 60_000 };
 const PORTS = { SLUICE_API_PORT: '19500', SLUICE_MCP_PORT: '19501', SLUICE_APP_PORT: '19502' };
 const SLOWER_ASKED = Number(process.env.BENCH_INSTR_SLOWER ?? 30);
-/** The gate's REPORT_MS and the outbox's USAGE_FLUSH_MS, written out: the gate's module loads only in workerd. */
+/** The gate's REPORT_MS and the outbox's USAGE_FLUSH_MS, written out: the objects' modules are typed for workerd, not Node. */
 const REPORT_MS = 100;
 const USAGE_FLUSH_MS = 500;
 
@@ -80,6 +80,8 @@ const slowClock = SLOWER_ASKED > 1 ? buildSlowClock(join(scratch, 'slow-clock.so
 const SLOWER = slowClock ? SLOWER_ASKED : 1;
 /** After a turn, the longest until its last report has reached the wallet and the wallet has written its rows to D1, by the real clock. */
 const INTERVALS_MS = SLOWER > 1 ? (REPORT_MS + USAGE_FLUSH_MS) * SLOWER + 2_000 : 0;
+/** Waits INTERVALS_MS: what the product's calls left on the slowed clock (its last report, the wallet's write to D1) is then done. */
+const intervalsPassed = () => new Promise((resolve) => setTimeout(resolve, INTERVALS_MS));
 
 /**
  * The workerd Miniflare starts, wrapped: the process whose config (on stdin) serves the skeleton runs under
@@ -164,7 +166,7 @@ try {
   console.error('Warming both up (V8 compiles what runs often) ...');
   control('--instr=on');
   for (const row of Object.values(rows)) await autocannon({ ...row.options, connections: CONNECTIONS, amount: 300 });
-  await new Promise((resolve) => setTimeout(resolve, INTERVALS_MS));
+  await intervalsPassed();
   await quietAfter([pid], TAIL);
 
   for (let round = 0; round < ROUNDS; round++) {
@@ -175,7 +177,7 @@ try {
       const result = await autocannon({ ...row.options, connections: CONNECTIONS, amount: CALLS, sampleInt: 20 });
       const seconds = (performance.now() - started) / 1_000;
       // The product's last report and the wallet's write to D1 come on the slowed clock, after the load has ended.
-      if (name === 'product') await new Promise((resolve) => setTimeout(resolve, INTERVALS_MS));
+      if (name === 'product') await intervalsPassed();
       await quietAfter([pid], TAIL);
       const file = dump();
       const failures = result.non2xx + result.errors;
