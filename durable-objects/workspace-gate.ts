@@ -5,7 +5,7 @@ import { requestsPerMinute, SMALLEST_PLAN } from '../src/core/plans';
 import type { UsageRow } from '../src/core/usage';
 import { KeyBudgets } from './key-budgets';
 import type { KeyBudget, KeyLimit } from '../src/core/protocols/key-limits';
-import type { FreeAnswer, FreeAsk, MeterAnswer, MeterAsk, SettleAnswer, WorkspaceGateProtocol } from '../src/core/protocols/gate';
+import type { FreeAnswer, FreeAsk, MeterAnswer, MeterAsk, SettleAnswer, UsageOutcome, WorkspaceGateProtocol } from '../src/core/protocols/gate';
 import { LeaseBook } from './lease-book';
 import { LeaseDraws } from './lease-draws';
 import { type Balance, planInForce, type Terms } from '../src/core/protocols/lease';
@@ -59,6 +59,11 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   private alarmAt: number | null = null;
   /** When (injectable clock) the last report was begun: reports are at least REPORT_MS apart. */
   private reportedAt = 0;
+  /**
+   * The usage row `meter` brought for each call it holds money for, by hold: `settle` then carries only how
+   * the call ended. Kept in memory like the holds, and dropped with them.
+   */
+  private readonly rows = new Map<string, UsageRow>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -196,6 +201,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       this.refuse(ask.usage, taken.kind === 'busy' ? 409 : 402, taken.kind === 'busy' ? 'CONFLICT' : 'INSUFFICIENT_CREDITS');
       return { ...taken, admission };
     }
+    this.rows.set(ask.usage.id, ask.usage);
     return { kind: 'held', holdId: ask.usage.id, admission };
   }
 
@@ -218,12 +224,19 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
 
   /**
    * Ends a call: a success spends up to what was held and gives the rest back, anything else gives it
-   * all back; either way its usage row is stored here before this answers. A success whose hold is gone
-   * (it outlived it, or this object restarted) takes the money again, so it is billed exactly once; when
-   * the money is no longer there it is refused and billed nothing. `budgetKeyId` is the key whose monthly limit
-   * a late capture counts in (a data job's item: the key that submitted the job).
+   * all back; either way its usage row is stored here before this answers: the row `meter` brought,
+   * completed with how the call `ended`, or `ended` itself when it is a whole row. Given only an outcome for
+   * a row this object no longer has (it restarted, or the hold expired), it answers `row_needed` and changes
+   * nothing. A success whose hold is gone takes the money again, so it is billed exactly once; when the money
+   * is no longer there it is refused and billed nothing. `budgetKeyId` is the key whose monthly limit a late
+   * capture counts in (a data job's item: the key that submitted the job).
    */
-  async settle(holdId: string, actualUnits: number, usage: UsageRow, budgetKeyId: string = usage.keyId): Promise<SettleAnswer> {
+  async settle(holdId: string, actualUnits: number, ended: UsageOutcome | UsageRow, budgetKeyId?: string): Promise<SettleAnswer> {
+    const brought = this.rows.get(holdId);
+    this.rows.delete(holdId);
+    const usage = 'id' in ended ? ended : brought && { ...brought, ...ended };
+    if (!usage) return { kind: 'row_needed' };
+    budgetKeyId ??= usage.keyId;
     this.book.bind(usage);
     if (usage.status >= 400) {
       this.book.release(holdId);
@@ -316,7 +329,10 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   /** Gives back the money of calls that outlived their holds, reports finished calls, and returns an idle lease. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    for (const holdId of this.book.expireHolds(clock.now())) this.budgets.release(holdId);
+    for (const holdId of this.book.expireHolds(clock.now())) {
+      this.budgets.release(holdId);
+      this.rows.delete(holdId);
+    }
     const idle = clock.now() - this.lastMeter >= IDLE_LEASE_MS;
     await this.report(idle);
     // What no message has stored since (the last reply, the window's count): a quiet gate that restarts

@@ -1,5 +1,5 @@
 import type { Balance } from '../core/protocols/lease';
-import type { Admission, Shortfall } from '../core/protocols/gate';
+import type { Admission, SettleAnswer, Shortfall } from '../core/protocols/gate';
 import { freshnessOf, operationId, timeLimitOf, type Operation } from '../core/operation';
 import type { KeyPrincipal } from '../core/records';
 import { clock } from '../core/clock';
@@ -165,7 +165,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     );
     const actual = call.connection ? quote : Math.min(quote, operation.price.settle(input, result));
     // Awaited: the charge and its usage row are in the gate's storage before the answer leaves.
-    const settled = await gate.settle(metered.holdId, actual, usage(200, null, actual, cached), principal.budgetKey?.keyId);
+    const settled = await settle(gate, metered.holdId, actual, usage(200, null, actual, cached), principal.budgetKey?.keyId);
     held = false;
     if (settled.kind !== 'captured') throw shortfallError(settled as Shortfall, principal.budgetKey?.keyId);
     return {
@@ -180,10 +180,20 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     // Awaited, so the very next call finds the money back; were it lost, the hold's expiry gives it back.
     if (held) {
       const row = usage(apiError?.status ?? 500, apiError?.code ?? 'INTERNAL_ERROR', 0);
-      await gate.settle(holdId, 0, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
+      await settle(gate, holdId, 0, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
     }
     throw error;
   }
+}
+
+/**
+ * The gate's `settle` with how the call ended: the gate completes the row `meter` brought, so the row crosses
+ * once. A gate that no longer has it (it restarted, or the hold expired) asks, and is sent the whole row.
+ */
+async function settle(gate: Gate, holdId: string, actualUnits: number, row: UsageRow, budgetKeyId?: string): Promise<SettleAnswer> {
+  const { status, errorCode, costUnits, cached, latencyMs, createdAt } = row;
+  const answer = await gate.settle(holdId, actualUnits, { status, errorCode, costUnits, cached, latencyMs, createdAt }, budgetKeyId);
+  return answer.kind === 'row_needed' ? gate.settle(holdId, actualUnits, row, budgetKeyId) : answer;
 }
 
 export function rateLimited(admission: Admission): ApiError {

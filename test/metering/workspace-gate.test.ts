@@ -8,7 +8,7 @@ import { FIRST_RETRY_MS, LeaseBook } from '../../durable-objects/lease-book';
 import { OrgWallet } from '../../durable-objects/org-wallet';
 import type { WalletLink } from '../../durable-objects/wallet-link';
 import type { SyncMessage } from '../../src/core/protocols/lease';
-import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
+import { HOLD_GRACE_MS, type MeterAsk, type SettleAnswer } from '../../src/core/protocols/gate';
 import { findPrincipal } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
 import type { Env } from '../../src/core/config';
@@ -28,8 +28,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A namespace whose stubs pass each method call through `around`, with the method's name and the call itself. */
-function intercepted<T>(namespace: T, around: (method: string, call: () => unknown) => unknown): T {
+/** A namespace whose stubs pass each method call through `around`, with the method's name, the call itself and its arguments. */
+function intercepted<T>(namespace: T, around: (method: string, call: () => unknown, args: unknown[]) => unknown): T {
   const inner = namespace as unknown as DurableObjectNamespace;
   return {
     idFromName: (value: string) => inner.idFromName(value),
@@ -39,7 +39,7 @@ function intercepted<T>(namespace: T, around: (method: string, call: () => unkno
         get(target, property) {
           const value = Reflect.get(target, property);
           if (typeof property !== 'string' || typeof value !== 'function') return value;
-          return (...args: unknown[]) => around(property, () => (target as unknown as Record<string, (...rest: unknown[]) => unknown>)[property]!(...args));
+          return (...args: unknown[]) => around(property, () => (target as unknown as Record<string, (...rest: unknown[]) => unknown>)[property]!(...args), args);
         },
       });
     },
@@ -138,6 +138,46 @@ describe('the workspace gate on the hot path', () => {
     }
   });
 
+  it("sends a call's usage row once: `meter` brings it, `settle` only how the call ended, and the row stored is that one completed", async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 100 });
+    const sent = new Map<string, unknown[]>();
+    const bindings = { ...env, WORKSPACE_GATE: intercepted(env.WORKSPACE_GATE, (method, call, args) => (sent.set(method, args), call())) } as Env;
+    const { call: metered, context } = await callFor(account, bindings);
+    await execute(companyByDomainOperation, { domain: 'once.example.com' }, 'query', metered);
+    await waitOnExecutionContext(context);
+
+    const brought = (sent.get('meter')![0] as MeterAsk).usage;
+    const [holdId, actualUnits, ended] = sent.get('settle')!;
+    expect([holdId, actualUnits]).toEqual([brought.id, CENT]);
+    expect(ended).toEqual({ status: 200, errorCode: null, costUnits: CENT, cached: false, latencyMs: expect.any(Number), createdAt: expect.any(String) });
+    const stored = await eventually(
+      () => env.DB.prepare('SELECT id, request_id, key_id, operation, status, cost_units FROM usage WHERE workspace_id = ?').bind(account.workspaceId).all(),
+      (result) => result.results.length === 1,
+    );
+    expect(stored.results).toEqual([{ id: brought.id, request_id: 'req_test', key_id: account.keyId, operation: brought.operation, status: 200, cost_units: CENT }]);
+  });
+
+  it('asks for the whole usage row when it no longer has the one `meter` brought (it restarted), and bills the call once it has it', async () => {
+    const { account, gate, captures } = await afterOneReportedCall('before.example.com');
+    await runInDurableObject(gate, async (_, state) => {
+      const usage: UsageRow = {
+        id: `use_${'m'.repeat(24)}`, requestId: 'req_meter', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+        operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 0, createdAt: new Date(clock.now()).toISOString(),
+      };
+      const first = new WorkspaceGate(state, env as never);
+      await state.blockConcurrencyWhile(async () => {});
+      expect((await first.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+      const restarted = new WorkspaceGate(state, env as never);
+      await state.blockConcurrencyWhile(async () => {});
+      const ended = { status: 200, errorCode: null, costUnits: CENT, cached: false, latencyMs: 5, createdAt: usage.createdAt };
+      expect(await restarted.settle(usage.id, CENT, ended)).toEqual({ kind: 'row_needed' });
+      expect(await restarted.settle(usage.id, CENT, { ...usage, ...ended })).toMatchObject({ kind: 'captured', balance: { purchasedUnits: 98 * CENT } });
+      await restarted.flush();
+    });
+    expect(await captures()).toBe(2);
+  });
+
   it('looks the response cache up while the gate meters: the lookup does not wait for the money to be held', async () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 100 });
@@ -233,17 +273,26 @@ describe('the workspace gate on the hot path', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 5 });
     const { operation, started, finish } = gated();
-    const { call: metered, context } = await callFor(account);
+    const settled: string[] = [];
+    const gates = intercepted(env.WORKSPACE_GATE, async (method, call) => {
+      const answer = await call();
+      if (method === 'settle') settled.push((answer as SettleAnswer).kind);
+      return answer;
+    });
+    const bindings = { ...env, WORKSPACE_GATE: gates } as Env;
+    const { call: metered, context } = await callFor(account, bindings);
     const pending = execute(operation, { domain: 'late.example.com' }, 'query', metered);
     await started;
 
-    // The call outlives its hold: the alarm gives the money back to the lease.
+    // The call outlives its hold: the alarm gives the money back to the lease, and drops the row `meter` brought.
     vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 30_000 + HOLD_GRACE_MS + 1);
     await runDurableObjectAlarm(gateOf(env, account.workspaceId));
     finish();
     const outcome = await pending;
     await waitOnExecutionContext(context);
     expect(outcome.meta).toMatchObject({ costCents: 1, purchasedBalanceCents: 4 });
+    // Its outcome alone could not settle it: the whole row went after it.
+    expect(settled).toEqual(['row_needed', 'captured']);
 
     const { balance, ledger } = await settledStatement(env, account.organizationId);
     expect(balance).toMatchObject({ purchasedUnits: 40_000, heldUnits: 0 });

@@ -22,8 +22,11 @@ export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
   meter(ask: MeterAsk): Promise<MeterAnswer>;
   /** Before a free call: revocation and the window only. */
   admitFree(ask: FreeAsk): Promise<FreeAnswer>;
-  /** After the upstream call: captures `actualUnits` of the hold (0 releases it) and records the usage row. */
-  settle(holdId: string, actualUnits: number, usage: UsageRow, budgetKeyId?: string): Promise<SettleAnswer>;
+  /**
+   * After the upstream call: captures `actualUnits` of the hold (0 releases it) and records the usage row:
+   * the one `meter` brought, completed with how the call ended, or a whole row when the gate asks for one.
+   */
+  settle(holdId: string, actualUnits: number, ended: UsageOutcome | UsageRow, budgetKeyId?: string): Promise<SettleAnswer>;
   /** Records a usage row of a call that spent nothing. */
   record(usage: UsageRow): boolean;
   /** Sends what waits for the wallet now. */
@@ -79,4 +82,14 @@ export interface FreeAsk {
 
 export type FreeAnswer = { kind: 'revoked' } | { kind: 'limited'; admission: Admission } | { kind: 'admitted'; admission: Admission };
 
-export type SettleAnswer = { kind: 'captured'; balance: Balance | null } | { kind: 'released' } | Shortfall;
+/**
+ * How a metered call ended, which completes the usage row `meter` brought: all `settle` needs to carry while
+ * the gate still holds that row (the row is sent once, not twice).
+ */
+export type UsageOutcome = Pick<UsageRow, 'status' | 'errorCode' | 'costUnits' | 'cached' | 'latencyMs' | 'createdAt'>;
+
+/**
+ * `row_needed`: the gate no longer has the row `meter` brought (it restarted, or the hold expired), so it
+ * was sent only an outcome it cannot complete; settled again with the whole row, the call is billed as usual.
+ */
+export type SettleAnswer = { kind: 'captured'; balance: Balance | null } | { kind: 'released' } | { kind: 'row_needed' } | Shortfall;
