@@ -51,9 +51,17 @@ const SKELETON_NAME = 'bench-skeleton-cached';
 const TAIL = { minMs: 1_500, windowMs: 500, maxMs: 60_000 };
 const PORTS = { SLUICE_API_PORT: '19500', SLUICE_MCP_PORT: '19501', SLUICE_APP_PORT: '19502' };
 const SLOWER_ASKED = Number(process.env.BENCH_INSTR_SLOWER ?? 30);
-/** The gate's REPORT_MS and the outbox's USAGE_FLUSH_MS, written out: the objects' modules are typed for workerd, not Node. */
-const REPORT_MS = 100;
-const USAGE_FLUSH_MS = 500;
+/**
+ * A number the product declares (`export const NAME = 1_000;`), read from its source: the objects' modules are
+ * typed for workerd, not Node, so they are not imported here. A declaration of another form stops the run.
+ */
+function declared(file: string, name: string): number {
+  const match = new RegExp(`export const ${name} = ([\\d_]+);`).exec(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8'));
+  if (!match) throw new Error(`${file} no longer declares ${name} as a plain number; the instruction bench waits on it.`);
+  return Number(match[1]!.replaceAll('_', ''));
+}
+const REPORT_MS = declared('durable-objects/workspace-gate.ts', 'REPORT_MS');
+const USAGE_FLUSH_MS = declared('durable-objects/usage-outbox.ts', 'USAGE_FLUSH_MS');
 
 /** Where an instruction was spent, by the function callgrind names: the first pattern that matches. */
 const AREAS: Array<[area: string, pattern: RegExp]> = [
