@@ -142,7 +142,11 @@ describe('the workspace gate on the hot path', () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 100 });
     const sent = new Map<string, unknown[]>();
-    const bindings = { ...env, WORKSPACE_GATE: intercepted(env.WORKSPACE_GATE, (method, call, args) => (sent.set(method, args), call())) } as Env;
+    const gates = intercepted(env.WORKSPACE_GATE, (method, call, args) => {
+      sent.set(method, args);
+      return call();
+    });
+    const bindings = { ...env, WORKSPACE_GATE: gates } as Env;
     const { call: metered, context } = await callFor(account, bindings);
     await execute(companyByDomainOperation, { domain: 'once.example.com' }, 'query', metered);
     await waitOnExecutionContext(context);
