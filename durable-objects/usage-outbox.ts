@@ -2,26 +2,43 @@ import { insertUsageRows, stampKeyUses, type UsageRow } from '../src/core/usage'
 
 /** How long a usage row may wait in the outbox, so rows of busy moments travel to D1 together. */
 export const USAGE_FLUSH_MS = 500;
-const BATCH = 100;
+/** Usage rows written to D1 in one statement: queued lots are taken whole until this many are gathered. */
+const ROWS_PER_WRITE = 100;
+const KEY_USES_PER_WRITE = 100;
 
 /**
  * Usage rows and key uses on their way to D1, kept in the wallet's own SQLite in the same transaction
  * as the money movement they describe, then written to D1 in batches by the wallet's alarm. One D1
  * write per batch instead of one per call, and a row is never lost: it leaves the outbox only once D1
- * has it. Key uses keep only each key's latest time, so 1,000 calls of a key are one `last_used_at` write.
+ * has it. A gate's message queues its rows as one lot, the JSON text D1's insert reads, so a call's row
+ * costs the wallet no row of its own, neither written nor deleted (D1's insert ignores an id it has, so a
+ * row queued twice lands once). Key uses keep only each key's latest time, so 1,000 calls of a key are one
+ * `last_used_at` write.
  */
 export class UsageOutbox {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
-      CREATE TABLE IF NOT EXISTS usage_outbox (id TEXT PRIMARY KEY, row TEXT NOT NULL, queued_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS usage_lots (seq INTEGER PRIMARY KEY, rows TEXT NOT NULL, count INTEGER NOT NULL, queued_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS key_use_outbox (key_id TEXT PRIMARY KEY, used_at INTEGER NOT NULL, queued_at INTEGER NOT NULL);
     `);
+    // A wallet from before lots kept a row each (`usage_outbox`): what still waits there becomes the first lot,
+    // its rows joined as they were queued, unparsed (a row D1 would refuse is refused there, not here).
+    const older = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage_outbox'").toArray().length > 0;
+    if (older) {
+      sql.exec(`
+        INSERT INTO usage_lots (seq, rows, count, queued_at)
+          SELECT 0, '[' || rows || ']', count, queued_at
+            FROM (SELECT group_concat(row, ',') AS rows, COUNT(*) AS count, MIN(queued_at) AS queued_at FROM (SELECT row, queued_at FROM usage_outbox ORDER BY rowid))
+           WHERE count > 0;
+        DROP TABLE usage_outbox;
+      `);
+    }
   }
 
-  /** Queues rows in one statement, in their order: a message's hundred rows cost one insert, not a hundred. */
+  /** Queues rows as one lot, in their order: a message's hundred rows cost one row here, not a hundred. */
   add(rows: readonly UsageRow[]): void {
     if (rows.length === 0) return;
-    this.sql.exec("INSERT OR IGNORE INTO usage_outbox (id, row, queued_at) SELECT value ->> '$.id', value, ? FROM json_each(?) ORDER BY key", Date.now(), JSON.stringify(rows));
+    this.sql.exec('INSERT INTO usage_lots (rows, count, queued_at) VALUES (?, ?, ?)', JSON.stringify(rows), rows.length, Date.now());
   }
 
   useKey(keyId: string, at: number): void {
@@ -34,35 +51,43 @@ export class UsageOutbox {
 
   /** Whether a usage row queued before `at` (real time) still waits for D1. */
   waitsSince(at: number): boolean {
-    const oldest = this.sql.exec<{ queued_at: number }>('SELECT queued_at FROM usage_outbox ORDER BY rowid LIMIT 1').toArray()[0];
+    const oldest = this.sql.exec<{ queued_at: number }>('SELECT queued_at FROM usage_lots ORDER BY seq LIMIT 1').toArray()[0];
     return oldest !== undefined && oldest.queued_at < at;
   }
 
   /** When the oldest waiting entry is due, or null when the outbox is empty. */
   dueAt(): number | null {
-    // The first row in insertion order (rowid) is the oldest: one step down the table's b-tree, not a scan.
+    // The first row in insertion order is the oldest: one step down the table's b-tree, not a scan.
     const oldest = this.sql
       .exec<{ at: number | null }>(
-        'SELECT MIN(at) AS at FROM (SELECT (SELECT queued_at FROM usage_outbox ORDER BY rowid LIMIT 1) AS at UNION ALL SELECT (SELECT queued_at FROM key_use_outbox ORDER BY rowid LIMIT 1))',
+        'SELECT MIN(at) AS at FROM (SELECT (SELECT queued_at FROM usage_lots ORDER BY seq LIMIT 1) AS at UNION ALL SELECT (SELECT queued_at FROM key_use_outbox ORDER BY rowid LIMIT 1))',
       )
       .one().at;
     return oldest === null ? null : oldest + USAGE_FLUSH_MS;
   }
 
   /**
-   * Writes every waiting row to D1, a batch at a time, oldest first; a failed batch stays for the alarm's
-   * retry. Each batch is read in rowid (insertion) order, so it costs the batch, not a sort of the whole
-   * outbox: a backlog while D1 lags drains in linear time.
+   * Writes every waiting row to D1, oldest first, in statements of about ROWS_PER_WRITE rows (whole lots: a
+   * lot is never split, so one statement carries at most a message's rows more); a failed write stays for
+   * the alarm's retry. Each write reads its lots in order and deletes them by their range, so it costs the
+   * lots it writes, not the outbox: a backlog while D1 lags drains in linear time.
    */
   async flush(db: D1Database): Promise<void> {
     for (;;) {
-      const waiting = this.sql.exec<{ id: string; row: string }>('SELECT id, row FROM usage_outbox ORDER BY rowid LIMIT ?', BATCH).toArray();
-      if (waiting.length === 0) break;
-      await insertUsageRows(db, `[${waiting.map((entry) => entry.row).join(',')}]`).run();
-      this.sql.exec(`DELETE FROM usage_outbox WHERE id IN (${waiting.map(() => '?').join(', ')})`, ...waiting.map((entry) => entry.id));
+      const lots: { seq: number; rows: string }[] = [];
+      let count = 0;
+      for (const lot of this.sql.exec<{ seq: number; rows: string; count: number }>('SELECT seq, rows, count FROM usage_lots ORDER BY seq')) {
+        lots.push(lot);
+        count += lot.count;
+        if (count >= ROWS_PER_WRITE) break;
+      }
+      if (lots.length === 0) break;
+      // Each lot is a JSON array: their elements joined are the one array D1's insert reads.
+      await insertUsageRows(db, `[${lots.map((lot) => lot.rows.slice(1, -1)).join(',')}]`).run();
+      this.sql.exec('DELETE FROM usage_lots WHERE seq <= ?', lots.at(-1)!.seq);
     }
     for (;;) {
-      const uses = this.sql.exec<{ key_id: string; used_at: number }>('SELECT key_id, used_at FROM key_use_outbox ORDER BY rowid LIMIT ?', BATCH).toArray();
+      const uses = this.sql.exec<{ key_id: string; used_at: number }>('SELECT key_id, used_at FROM key_use_outbox ORDER BY rowid LIMIT ?', KEY_USES_PER_WRITE).toArray();
       if (uses.length === 0) return;
       await stampKeyUses(db, JSON.stringify(uses.map((use) => [use.key_id, new Date(use.used_at).toISOString()]))).run();
       // A newer use that arrived during the write stays queued: only the uses just written leave.

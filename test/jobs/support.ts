@@ -113,7 +113,7 @@ export async function landedUsageOfJob(account: { organizationId: string; worksp
   const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
   await runDurableObjectAlarm(wallet);
   await eventually(
-    () => runInDurableObject(wallet, (_, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM usage_outbox').one().n),
+    () => runInDurableObject(wallet, (_, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM usage_lots').one().n),
     (waiting) => waiting === 0,
   );
   return usageOfKey(await jobKeyId(jobId));

@@ -81,10 +81,10 @@ describe("the wallet's ledger", () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 10 });
-    // First in the outbox, a row D1 refuses (not even JSON), queued over an hour ago: as when D1 has refused
-    // every batch since; the call's own usage row queues behind it.
+    // First in the outbox, a lot D1 refuses (not even JSON), queued over an hour ago: as when D1 has refused
+    // every write since; the call's own usage row queues behind it.
     const queue = (sql: string, ...bindings: unknown[]) => runInDurableObject(walletOf(account.organizationId), (_, state) => void state.storage.sql.exec(sql, ...bindings));
-    await queue("INSERT INTO usage_outbox (id, row, queued_at) VALUES ('use_refused', '{', ?)", Date.now() - LEDGER_DETAIL_MS - MINUTE);
+    await queue("INSERT INTO usage_lots (seq, rows, count, queued_at) VALUES (0, '[{]', 1, ?)", Date.now() - LEDGER_DETAIL_MS - MINUTE);
     expect((await companyByDomain(account.key, 'waiting.example.com')).status).toBe(200);
     const captures = async () => (await settledStatement(env, account.organizationId, 1_000)).ledger.filter((entry) => entry.kind === 'capture');
     expect(await captures()).toHaveLength(1);
@@ -93,7 +93,7 @@ describe("the wallet's ledger", () => {
     await runWalletAlarm(account.organizationId);
     expect(await captures()).toHaveLength(1);
 
-    await queue("DELETE FROM usage_outbox WHERE id = 'use_refused'");
+    await queue('DELETE FROM usage_lots WHERE seq = 0');
     await runWalletAlarm(account.organizationId);
     expect(await captures()).toEqual([]);
   });
