@@ -212,6 +212,14 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 8);
 const TURN_CALLS = Number(process.env.BENCH_TURN_CALLS ?? 500);
 const TURN_TAIL = { minMs: 700, windowMs: 300, maxMs: 5_000 };
 /**
+ * Calls of each of item 5's rows before their turns (BENCH_WARM_CALLS). V8 optimizes a function only after it
+ * has run for a while, and the product has some fifty times the skeleton's code, much of it run once a report
+ * (every fifty calls or so): after 300 warm-up calls, a counted turn still spent 3.2 % of the product's
+ * instructions in V8's optimizing compilers, against 0.1 % of the skeleton's (`npm run bench:instructions`,
+ * 2026-11-29), part of it warm-up an isolate pays once.
+ */
+const WARM_CALLS = Number(process.env.BENCH_WARM_CALLS ?? 5_000);
+/**
  * workerd drops an object idle for 10 s (its SQLite closed, its constructor run again at the next call).
  * Cloudflare takes an object that could hibernate (no timer, no awaited fetch, no event in progress) out of
  * memory after 10 s idle too, and runs its constructor again at the next call (the Durable Objects lifecycle
@@ -261,7 +269,7 @@ async function measuredTurn(request: autocannon.Options, pids: number[], calls: 
  * for the next; the longest tail is printed with the ratios, and one that reached its bound is named there.
  * The turns are printed beside the ratios, so a run shows how far its own turns agree.
  */
-async function loadInTurns(rows: Array<{ name: string; url: string; target: Target; calls?: number }>): Promise<Array<TurnFigures | undefined>> {
+async function loadInTurns(rows: Array<{ name: string; url: string; target: Target; calls?: number; warmCalls?: number }>): Promise<Array<TurnFigures | undefined>> {
   const running = rows.map((row) => {
     if (!runs(row.name)) return undefined;
     // Each row its own run of sequence numbers, so a rotation walks its workspaces in order across turns.
@@ -271,6 +279,8 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
     const target = fresh ? { ...row.target, fresh: () => fresh(++calls) } : row.target;
     return { ...row, request: requestOf(row.url, target), starts: [] as number[], tails: [] as number[], turns: [] as Array<{ requests: number; seconds: number; cpuMs: number; p99: number; failures: number }> };
   });
+  // The calls a row asks for before anything is measured (item 5's rows: WARM_CALLS), so V8 has optimized its code.
+  for (const row of running) if (row?.warmCalls) await autocannon({ ...row.request, connections: CONNECTIONS, amount: row.warmCalls });
   // A warm-up before the turns: two seconds of a row, or a whole round of a row with a number of calls (a
   // rotation), so every object its first turn calls has just been called. A rotation's warm-up of two seconds
   // reached 600 of its 1,000 gates; the other 400, last called by the first calls before the row, were idle
@@ -737,10 +747,10 @@ async function main() {
     // The rows of issue 30's two ratios in turns: the product's work over the skeleton, then the rotation over
     // one workspace (a turn of it calls each of the 1,000 once; a round of two rows keeps its gates in memory).
     const [cachedSkeletonRow, inStackSkeletonRow, meteredRow] = await loadInTurns([
-      { name: "bare worker and object: the metered design with the response cache's lookup and store, no product", url: bare.cached, target: { cpuOf: workerdBefore } },
+      { name: "bare worker and object: the metered design with the response cache's lookup and store, no product", url: bare.cached, target: { cpuOf: workerdBefore }, warmCalls: WARM_CALLS },
       // Before the product's turn, not right after it: were the product's turn to reach TURN_TAIL's bound, what its calls left would land in the bare skeleton's turn, in another workerd.
-      { name: IN_STACK_SKELETON_ROW, url: stack.extraUrls[IN_STACK_SKELETON] ?? '', target: { cpuOf: servingPids } },
-      { name: 'metered get-company-by-domain (never cached)', url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids } },
+      { name: IN_STACK_SKELETON_ROW, url: stack.extraUrls[IN_STACK_SKELETON] ?? '', target: { cpuOf: servingPids }, warmCalls: WARM_CALLS },
+      { name: 'metered get-company-by-domain (never cached)', url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids }, warmCalls: WARM_CALLS },
     ]);
     const storageBefore = await storageBytes(ops, organization.id, stack);
     // Each workspace's first call (its gate's first lease) once, before the row: the row measures the rotation's steady state.
