@@ -81,8 +81,20 @@ async function storeAnswer(url: string, result: ProviderResult, freshnessMs: num
   await caches.default.put(url, response);
 }
 
-/** The entry's address: the SHA-256 of the canonical input (keys sorted, so field order never matters). */
-async function cacheUrl(key: CacheEntryKey): Promise<string> {
+/**
+ * Inputs whose canonical JSON is at most this long are written out in their entry's address; longer ones are
+ * addressed by its SHA-256. Most inputs are a domain or a query: written out, their address costs no digest
+ * (about 7 µs of CPU a call for the digest and its await, against under 1 µs, measured in a loop in workerd).
+ */
+export const WRITTEN_OUT_CHARS = 256;
+
+/**
+ * The entry's address, from the canonical input (keys sorted, so field order never matters): written out
+ * (`i/`, URL-encoded, one path segment) when short, else its SHA-256 (`h/`), so the two never meet.
+ */
+function cacheUrl(key: CacheEntryKey): string | Promise<string> {
   const canonical = JSON.stringify(canonicalize(key.input));
-  return `https://response-cache.sluice.invalid/${key.organizationId}/${key.operation}/${await sha256Hex(canonical)}`;
+  const entries = `https://response-cache.sluice.invalid/${key.organizationId}/${key.operation}`;
+  if (canonical.length <= WRITTEN_OUT_CHARS) return `${entries}/i/${encodeURIComponent(canonical)}`;
+  return sha256Hex(canonical).then((digest) => `${entries}/h/${digest}`);
 }
