@@ -325,8 +325,12 @@ async function startDatabaseProcess(worker: WorkerOptions, shared: { cf: false; 
     busy = true;
     try {
       // The answer is read to its end, not cancelled: a cancelled body closes the connection while workerd may
-      // still be writing it, and workerd then prints a "Broken pipe" error with a stack into the terminal.
-      const answered = await fetch(current.url, { signal: AbortSignal.timeout(DATABASE_PING_TIMEOUT_MS) }).then((response) => response.arrayBuffer().then(() => true), () => false);
+      // still be writing it, and workerd then prints a "Broken pipe" error with a stack into the terminal. A
+      // timeout while the body is read counts as no answer too: thrown from this timer's callback, it ended
+      // the process ("TimeoutError", a bench on a loaded machine, 2026-11-29).
+      const answered = await fetch(current.url, { signal: AbortSignal.timeout(DATABASE_PING_TIMEOUT_MS) })
+        .then((response) => response.arrayBuffer())
+        .then(() => true, () => false);
       if (answered) answeredAt = Date.now();
       else if (Date.now() - answeredAt > DATABASE_LIMITS.statementMs && !stopped) {
         log(`A workspace database statement ran past ${DATABASE_LIMITS.statementMs / 1000} s: restarting the databases' process.`);
