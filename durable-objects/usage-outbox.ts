@@ -74,17 +74,19 @@ export class UsageOutbox {
    */
   async flush(db: D1Database): Promise<void> {
     for (;;) {
-      const lots: { seq: number; rows: string }[] = [];
-      let count = 0;
-      for (const lot of this.sql.exec<{ seq: number; rows: string; count: number }>('SELECT seq, rows, count FROM usage_lots ORDER BY seq')) {
-        lots.push(lot);
-        count += lot.count;
-        if (count >= ROWS_PER_WRITE) break;
+      // The lots to take, by their counts alone (a lot holds a row at least, so ROWS_PER_WRITE lots always
+      // suffice), then their rows: every statement read to its end, none left open across the write.
+      const counts = this.sql.exec<{ seq: number; count: number }>('SELECT seq, count FROM usage_lots ORDER BY seq LIMIT ?', ROWS_PER_WRITE).toArray();
+      if (counts.length === 0) break;
+      let [taken, through] = [0, 0];
+      for (const { seq, count } of counts) {
+        [taken, through] = [taken + count, seq];
+        if (taken >= ROWS_PER_WRITE) break;
       }
-      if (lots.length === 0) break;
+      const lots = this.sql.exec<{ rows: string }>('SELECT rows FROM usage_lots WHERE seq <= ? ORDER BY seq', through).toArray();
       // Each lot is a JSON array: their elements joined are the one array D1's insert reads.
       await insertUsageRows(db, `[${lots.map((lot) => lot.rows.slice(1, -1)).join(',')}]`).run();
-      this.sql.exec('DELETE FROM usage_lots WHERE seq <= ?', lots.at(-1)!.seq);
+      this.sql.exec('DELETE FROM usage_lots WHERE seq <= ?', through);
     }
     for (;;) {
       const uses = this.sql.exec<{ key_id: string; used_at: number }>('SELECT key_id, used_at FROM key_use_outbox ORDER BY rowid LIMIT ?', KEY_USES_PER_WRITE).toArray();
