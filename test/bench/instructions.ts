@@ -31,7 +31,7 @@
  * off (valgrind runs several times faster so), and each turn's line says how much of it went to the compilers.
  * Some of it never ends: V8 drops optimized code whose embedded object shapes a full collection cleared, and
  * optimizes it again (`--trace-deopt`: "embedded weak objects cleared", then "dependent field type changed";
- * 0.8-1.9 % of the product's instructions after 6,000 and 20,000 warm-up calls, 2026-11-29), so the summary
+ * 0.8-1.8 % of the product's instructions after 6,000 and 20,000 warm-up calls, 2026-11-29), so the summary
  * says the product was still warming up only above 2 %.
  *
  * Options: BENCH_INSTR_ROUNDS (default 3), BENCH_INSTR_CALLS (calls a turn, default 150), BENCH_INSTR_KEEP
