@@ -9,7 +9,7 @@ import type { Meta } from '../core/envelope';
 import { ApiError, type ErrorLocation } from '../core/errors';
 import { gateOf, knownExhausted, rateLimitHeaders, rememberExhausted, secondsUntilReset } from './gate';
 import { claimIdempotencyKey, readIdempotencyKey, replayOf, type SentIdempotencyKey } from './idempotency';
-import { newId } from '../core/ids';
+import { newCallId } from '../core/ids';
 import { centsFromUnits, centsInWords } from '../core/money';
 import { plansPageUrl, subscriptionRequired } from './plan-caps';
 import { answerFromCache, lookUpAnswer } from './response-cache';
@@ -69,7 +69,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   const { env, principal } = call;
   const gate = gateOf(env, principal.workspaceId);
   // The call's id (its usage row's and its hold's): a retry that takes over a dead call's idempotency claim uses that call's.
-  let usageId = newId('use');
+  let usageId = newCallId();
   const usage: UsageOf = (status, errorCode, costUnits, cached = false) => usageRow(call, operation, usageId, { status, errorCode, costUnits, cached }, started);
   /** Records a refused call's row in one gate message, which also says whether the key may still be served. */
   const refuse = async (error: ApiError): Promise<never> => {

@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
 import { insertUsageRows, type UsageRow } from '../../src/core/usage';
+import { companyByDomain, eventually, funded, wallet } from '../support/api';
 
 /** A row with every optional field and flag set, and one with none of them: each column must come back as sent. */
 const FULL: UsageRow = {
@@ -50,5 +52,34 @@ describe('usage rows written to D1 in one statement', () => {
         created_at: '2026-11-28T21:00:01.000Z', sandbox: 0, connection_id: null,
       },
     ]);
+  });
+});
+
+describe("a call's id", () => {
+  it('sorts after the ids of the calls before it, in D1 and in the ledger, and differs within a millisecond', async () => {
+    const account = await funded(10);
+    const start = Date.now();
+    // Seven calls, two of them in one millisecond: random ids would come in this order once in 2,520 runs.
+    const instants = [start, start + 1, start + 1, start + 2, start + 5, start + 1_000, start + 60_000];
+    const now = vi.spyOn(clock, 'now');
+    for (const [index, instant] of instants.entries()) {
+      now.mockReturnValue(instant);
+      expect((await companyByDomain(account.key, `order${index}.com`)).status).toBe(200);
+    }
+    now.mockRestore();
+
+    const rows = await eventually(
+      () => env.DB.prepare('SELECT id, created_at AS createdAt FROM usage WHERE workspace_id = ? ORDER BY id').bind(account.workspaceId).all<{ id: string; createdAt: string }>(),
+      (result) => result.results.length === instants.length,
+    );
+    // Ordered by id, the rows are in the order the calls were made (their times; the two of one millisecond either way).
+    expect(rows.results.map((row) => row.createdAt)).toEqual(instants.map((instant) => new Date(instant).toISOString()));
+    expect(new Set(rows.results.map((row) => row.id)).size).toBe(instants.length);
+    for (const row of rows.results) expect(row.id).toMatch(/^use_[0-9a-f]{36}$/);
+    // The wallet's captures, in the order it applied them (the calls'), carry the same ids, their times in sorted order.
+    const captures: string[] = (await wallet(account.organizationId)).ledger.filter((entry: { kind: string }) => entry.kind === 'capture').map((entry: { holdId: string }) => entry.holdId).reverse();
+    expect(new Set(captures)).toEqual(new Set(rows.results.map((row) => row.id)));
+    const timeOf = (id: string) => id.slice(0, 'use_'.length + 12);
+    expect(captures.map(timeOf)).toEqual(rows.results.map((row) => timeOf(row.id)));
   });
 });
