@@ -9,7 +9,9 @@
  *   - GET /v1/credits (authentication + a wallet read), with one key and with 1,000 keys in rotation,
  *   - the metered company-by-domain call (authentication, window, hold, upstream, capture, usage row), in
  *     turns with the skeleton that does the same cache work (in the bare workers' workerd, and again in the
- *     stack's own workerd, so the process's cost is the same on both sides), and again in turns with the same call from
+ *     stack's own workerd, so the process's cost is the same on both sides), with the kernel's part of each
+ *     row's CPU and its write system calls and bytes a call (sockets and SQLite's WAL pages, which
+ *     `npm run bench:instructions` does not count), and again in turns with the same call from
  *     1,000 workspaces of the organization called in rotation (the wallet's work per workspace),
  *     then what those calls added to the wallets' and D1's files per call, and the api's resident memory
  *     after 150 inputs of ~850 KB whose vendor is not configured (nothing about an input may stay),
@@ -41,7 +43,7 @@ import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
-import { cpuMs, median, quietAfter, servingWorkerd, workerdChildren } from './measure';
+import { cpuMs, kernelWork, median, quietAfter, servingWorkerd, workerdChildren } from './measure';
 import { SKELETON_MODES, skeletonWorker } from './skeleton';
 import { unboundedOrganization } from './accounts';
 
@@ -62,6 +64,8 @@ interface Figures {
   failures: number;
   /** CPU time of the workerd processes serving the target, per request of the loaded run: holds up on a busy machine. */
   cpuMsPerRequest?: number;
+  /** Of that, the kernel's: its CPU time, and the write system calls and bytes a request (`kernelWork`). */
+  kernelPerRequest?: { ms: number; writes: number; bytes: number };
 }
 
 /** A request per call; `fresh` makes each one different, so the response cache never answers it. */
@@ -252,11 +256,14 @@ interface TurnFigures extends Figures {
 async function measuredTurn(request: autocannon.Options, pids: number[], calls: number) {
   const started = performance.now();
   const cpuBefore = cpuMs(pids);
+  const kernelBefore = kernelWork(pids);
   // autocannon notices its last answer at its next sample: every 20 ms, not every second, so the turn's time holds.
   const loaded = await autocannon({ ...request, connections: CONNECTIONS, amount: calls, sampleInt: 20 });
   const seconds = (performance.now() - started) / 1_000;
   const tail = await quietAfter(pids, TURN_TAIL);
-  return { loaded, seconds, tail, cpuSpent: cpuMs(pids) - cpuBefore };
+  const kernelAfter = kernelWork(pids);
+  const kernel = { ms: kernelAfter.kernelMs - kernelBefore.kernelMs, writes: kernelAfter.writes - kernelBefore.writes, bytes: kernelAfter.writtenBytes - kernelBefore.writtenBytes };
+  return { loaded, seconds, tail, cpuSpent: cpuMs(pids) - cpuBefore, kernel };
 }
 
 /**
@@ -277,7 +284,7 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
     sequence += 1_000_000;
     const fresh = row.target.fresh;
     const target = fresh ? { ...row.target, fresh: () => fresh(++calls) } : row.target;
-    return { ...row, request: requestOf(row.url, target), starts: [] as number[], tails: [] as number[], turns: [] as Array<{ requests: number; seconds: number; cpuMs: number; p99: number; failures: number }> };
+    return { ...row, request: requestOf(row.url, target), starts: [] as number[], tails: [] as number[], turns: [] as Array<{ requests: number; seconds: number; cpuMs: number; kernel: { ms: number; writes: number; bytes: number }; p99: number; failures: number }> };
   });
   // The calls a row asks for before anything is measured (item 5's rows: WARM_CALLS), so V8 has optimized its code.
   for (const row of running) if (row?.warmCalls) await autocannon({ ...row.request, connections: CONNECTIONS, amount: row.warmCalls });
@@ -296,9 +303,9 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
     for (const row of running) {
       if (!row) continue;
       row.starts.push(performance.now());
-      const { loaded, seconds, tail, cpuSpent } = await measuredTurn(row.request, row.target.cpuOf ?? [], row.calls ?? TURN_CALLS);
+      const { loaded, seconds, tail, cpuSpent, kernel } = await measuredTurn(row.request, row.target.cpuOf ?? [], row.calls ?? TURN_CALLS);
       row.tails.push(tail);
-      row.turns.push({ requests: loaded.requests.total, seconds, cpuMs: cpuSpent, p99: loaded.latency.p99, failures: loaded.non2xx + loaded.errors });
+      row.turns.push({ requests: loaded.requests.total, seconds, cpuMs: cpuSpent, kernel, p99: loaded.latency.p99, failures: loaded.non2xx + loaded.errors });
     }
   }
   const figures: Array<TurnFigures | undefined> = [];
@@ -319,12 +326,19 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
       p99: single.latency.p99,
       failures: sum('failures') + single.non2xx + single.errors,
       ...(measuresCpu && sum('requests') > 0 ? { cpuMsPerRequest: sum('cpuMs') / sum('requests') } : {}),
+      ...(measuresCpu && sum('requests') > 0 ? { kernelPerRequest: perRequest(row.turns.map((turn) => turn.kernel), sum('requests')) } : {}),
       turns: row.turns.map((turn) => ({ requestsPerSecond: turn.requests / turn.seconds, ...(measuresCpu && turn.requests > 0 ? { cpuMsPerRequest: turn.cpuMs / turn.requests } : {}) })),
       longestRound: Math.max(0, ...row.starts.slice(1).map((start, index) => (start - row.starts[index]!) / 1_000)),
       longestTail: Math.max(0, ...row.tails) / 1_000,
     });
   }
   return figures;
+}
+
+/** Turns' kernel work summed, a request. */
+function perRequest(kernel: Array<{ ms: number; writes: number; bytes: number }>, requests: number) {
+  const total = (part: 'ms' | 'writes' | 'bytes') => kernel.reduce((sum, turn) => sum + turn[part], 0) / requests;
+  return { ms: total('ms'), writes: total('writes'), bytes: total('bytes') };
 }
 
 function residentMb(pid: number): number {
@@ -851,6 +865,12 @@ async function main() {
     };
     productOver(cachedSkeletonRow, 'in a workerd of its own');
     productOver(inStackSkeletonRow, "in the stack's workerd");
+    // What callgrind's count (`npm run bench:instructions`) does not see: sockets and SQLite's WAL pages.
+    const kernelText = (row: Figures | undefined) =>
+      row?.kernelPerRequest ? `${row.kernelPerRequest.ms.toFixed(2)} ms, ${row.kernelPerRequest.writes.toFixed(1)} writes of ${(row.kernelPerRequest.bytes / 1_024).toFixed(1)} KB` : '?';
+    if (meteredRow?.kernelPerRequest) {
+      console.log(`of that CPU, the kernel's a call: metered ${kernelText(meteredRow)}; the cached skeleton in its own workerd ${kernelText(cachedSkeletonRow)}, in the stack's ${kernelText(inStackSkeletonRow)}`);
+    }
     if (meteredRow) console.log(roundNote(meteredRow));
     if (creditsRow && floorRow && relayRow) {
       console.log(`/v1/credits / floor throughput: ${ratio(creditsRow, floorRow)} (aim: 0.30 or better); / relay: ${ratio(creditsRow, relayRow)} (aim: 1.00 or better)`);
