@@ -6141,7 +6141,7 @@ export interface operations {
                      *         },
                      *         "rows": [
                      *           {
-                     *             "id": "use_9f8e7d6c5b4a39281706f5e4",
+                     *             "id": "use_01a202b0f28c9f8e7d6c5b4a39281706f5e4",
                      *             "requestId": "req_1a2b3c4d5e6f7a8b9c0d1e2f",
                      *             "keyId": "key_4d5e6f7a8b9c0d1e2f3a4b5c",
                      *             "operation": "web.scrape",

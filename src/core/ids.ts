@@ -13,7 +13,7 @@ export function newId(prefix: IdPrefix): string {
  * keyed by: `use_`, the time in ms (12 hex digits), then 96 random bits. Ids made later sort later, so those
  * rows join their indexes at the end, where a commit of fifty calls dirties a page or two; a random key
  * lands on a different page of the index for each call, and SQLite writes every page a commit touched
- * (performance.md, "ids that sort by time"). Calls in the same millisecond differ by their random part.
+ * (performance.md, "2026-11-29 (evening)"). Calls in the same millisecond differ by their random part.
  */
 export function newCallId(now: number = clock.now()): string {
   return `use_${Math.trunc(now).toString(16).padStart(12, '0')}${randomHex(12)}`;
