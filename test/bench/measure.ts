@@ -64,26 +64,38 @@ export function cpuMs(pids: number[]): number {
   }, 0);
 }
 
+/** What the kernel did for a process: its CPU time in ms, and the write system calls and bytes it wrote. */
+export interface KernelWork {
+  ms: number;
+  writes: number;
+  bytes: number;
+}
+
 /**
- * What the kernel did for `pids`: its CPU time in ms (field 15 of stat, part of `cpuMs`), and the write system
+ * What the kernel did for `pids` so far: its CPU time (field 15 of stat, part of `cpuMs`), and the write system
  * calls and bytes written (`syscw` and `wchar` of /proc/PID/io: sockets, pipes and files alike, SQLite's WAL
  * pages among them). Instructions counted under callgrind do not see this work; CPU time does.
  */
-export function kernelWork(pids: number[]): { kernelMs: number; writes: number; writtenBytes: number } {
-  const work = { kernelMs: 0, writes: 0, writtenBytes: 0 };
+export function kernelWork(pids: number[]): KernelWork {
+  const work = { ms: 0, writes: 0, bytes: 0 };
   for (const pid of pids) {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       const io = readFileSync(`/proc/${pid}/io`, 'utf8');
       const counter = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
-      work.kernelMs += (Number(fields[12]) * 1000) / CLOCK_TICKS_PER_S;
+      work.ms += (Number(fields[12]) * 1000) / CLOCK_TICKS_PER_S;
       work.writes += counter('syscw');
-      work.writtenBytes += counter('wchar');
+      work.bytes += counter('wchar');
     } catch {
       // The process has ended: it adds nothing.
     }
   }
   return work;
+}
+
+/** The kernel's work between two readings of `kernelWork`. */
+export function kernelBetween(before: KernelWork, after: KernelWork): KernelWork {
+  return { ms: after.ms - before.ms, writes: after.writes - before.writes, bytes: after.bytes - before.bytes };
 }
 
 /** The middle value (the mean of the two middle ones for an even count): one disturbed turn does not move it. */

@@ -43,7 +43,7 @@ import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
-import { cpuMs, kernelWork, median, quietAfter, servingWorkerd, workerdChildren } from './measure';
+import { cpuMs, kernelBetween, kernelWork, median, type KernelWork, quietAfter, servingWorkerd, workerdChildren } from './measure';
 import { SKELETON_MODES, skeletonWorker } from './skeleton';
 import { unboundedOrganization } from './accounts';
 
@@ -65,7 +65,7 @@ interface Figures {
   /** CPU time of the workerd processes serving the target, per request of the loaded run: holds up on a busy machine. */
   cpuMsPerRequest?: number;
   /** Of that, the kernel's: its CPU time, and the write system calls and bytes a request (`kernelWork`). */
-  kernelPerRequest?: { ms: number; writes: number; bytes: number };
+  kernelPerRequest?: KernelWork;
 }
 
 /** A request per call; `fresh` makes each one different, so the response cache never answers it. */
@@ -261,9 +261,7 @@ async function measuredTurn(request: autocannon.Options, pids: number[], calls: 
   const loaded = await autocannon({ ...request, connections: CONNECTIONS, amount: calls, sampleInt: 20 });
   const seconds = (performance.now() - started) / 1_000;
   const tail = await quietAfter(pids, TURN_TAIL);
-  const kernelAfter = kernelWork(pids);
-  const kernel = { ms: kernelAfter.kernelMs - kernelBefore.kernelMs, writes: kernelAfter.writes - kernelBefore.writes, bytes: kernelAfter.writtenBytes - kernelBefore.writtenBytes };
-  return { loaded, seconds, tail, cpuSpent: cpuMs(pids) - cpuBefore, kernel };
+  return { loaded, seconds, tail, cpuSpent: cpuMs(pids) - cpuBefore, kernel: kernelBetween(kernelBefore, kernelWork(pids)) };
 }
 
 /**
@@ -284,7 +282,7 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
     sequence += 1_000_000;
     const fresh = row.target.fresh;
     const target = fresh ? { ...row.target, fresh: () => fresh(++calls) } : row.target;
-    return { ...row, request: requestOf(row.url, target), starts: [] as number[], tails: [] as number[], turns: [] as Array<{ requests: number; seconds: number; cpuMs: number; kernel: { ms: number; writes: number; bytes: number }; p99: number; failures: number }> };
+    return { ...row, request: requestOf(row.url, target), starts: [] as number[], tails: [] as number[], turns: [] as Array<{ requests: number; seconds: number; cpuMs: number; kernel: KernelWork; p99: number; failures: number }> };
   });
   // The calls a row asks for before anything is measured (item 5's rows: WARM_CALLS), so V8 has optimized its code.
   for (const row of running) if (row?.warmCalls) await autocannon({ ...row.request, connections: CONNECTIONS, amount: row.warmCalls });
@@ -336,8 +334,8 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
 }
 
 /** Turns' kernel work summed, a request. */
-function perRequest(kernel: Array<{ ms: number; writes: number; bytes: number }>, requests: number) {
-  const total = (part: 'ms' | 'writes' | 'bytes') => kernel.reduce((sum, turn) => sum + turn[part], 0) / requests;
+function perRequest(turns: KernelWork[], requests: number): KernelWork {
+  const total = (part: keyof KernelWork) => turns.reduce((sum, turn) => sum + turn[part], 0) / requests;
   return { ms: total('ms'), writes: total('writes'), bytes: total('bytes') };
 }
 
