@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { insertUsageRows, type UsageRow } from '../../src/core/usage';
 import { companyByDomain, eventually, funded, wallet } from '../support/api';
@@ -56,6 +56,10 @@ describe('usage rows written to D1 in one statement', () => {
 });
 
 describe("a call's id", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it('sorts after the ids of the calls before it, in D1 and in the ledger, and differs within a millisecond', async () => {
     const account = await funded(10);
     const start = Date.now();
