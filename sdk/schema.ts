@@ -6156,7 +6156,7 @@ export interface operations {
                      *             "jobId": null
                      *           }
                      *         ],
-                     *         "nextCursor": "WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfOWY4ZTdkIl0"
+                     *         "nextCursor": "WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfMDFhMjAyYjBmMjhjOWY4ZTdkNmM1YjRhMzkyODE3MDZmNWU0Il0"
                      *       }
                      *     }
                      */

@@ -15,8 +15,8 @@ export function newId(prefix: IdPrefix): string {
  * lands on a different page of the index for each call, and SQLite writes every page a commit touched
  * (performance.md, "2026-11-29 (evening)"). Calls in the same millisecond differ by their random part.
  */
-export function newCallId(now: number = clock.now()): string {
-  return `use_${Math.trunc(now).toString(16).padStart(12, '0')}${randomHex(12)}`;
+export function newCallId(): string {
+  return `use_${Math.trunc(clock.now()).toString(16).padStart(12, '0')}${randomHex(12)}`;
 }
 
 export function randomHex(bytes: number): string {

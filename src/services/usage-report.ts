@@ -11,7 +11,7 @@ export const UsageQuery = z.strictObject({
   from: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Start (inclusive), ISO 8601. Default: 30 days before `to`.', example: '2026-11-01T00:00:00Z' }),
   to: z.iso.datetime({ offset: true }).optional().openapi({ description: 'End (exclusive), ISO 8601. Default: now.', example: '2026-11-22T00:00:00Z' }),
   limit: z.coerce.number().int().min(1).max(500).default(50).openapi({ description: 'Rows per page, 1-500.', example: 50 }),
-  cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page.', example: 'WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfOWY4ZTdkIl0' }),
+  cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page.', example: 'WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfMDFhMjAyYjBmMjhjOWY4ZTdkNmM1YjRhMzkyODE3MDZmNWU0Il0' }),
 });
 
 const Totals = z.object({ calls: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), costCents: z.number() });

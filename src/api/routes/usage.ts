@@ -28,7 +28,7 @@ const route = createRoute({
         rows: [
           { id: 'use_01a202b0f28c9f8e7d6c5b4a39281706f5e4', requestId: 'req_1a2b3c4d5e6f7a8b9c0d1e2f', keyId: 'key_4d5e6f7a8b9c0d1e2f3a4b5c', operation: 'web.scrape', status: 200, errorCode: null, costCents: 0.1, cached: false, latencyMs: 412, createdAt: '2026-11-22T09:58:01.000Z', sandbox: false, connectionId: null, jobId: null },
         ],
-        nextCursor: 'WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfOWY4ZTdkIl0',
+        nextCursor: 'WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfMDFhMjAyYjBmMjhjOWY4ZTdkNmM1YjRhMzkyODE3MDZmNWU0Il0',
       }),
     }),
     ...errorResponses(400, 401, 403),
