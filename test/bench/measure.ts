@@ -52,15 +52,21 @@ export function servingWorkerd(pids: number[], port: number): number[] {
 
 const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** User plus system CPU time of `pids`, in ms, from /proc (fields 14 and 15 of stat). */
+/** A process's user and system CPU time so far, in ms, from /proc (fields 14 and 15 of stat); null once it has ended. */
+function cpuTimesOf(pid: number): { user: number; system: number } | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return { user: (Number(fields[11]) * 1000) / CLOCK_TICKS_PER_S, system: (Number(fields[12]) * 1000) / CLOCK_TICKS_PER_S };
+  } catch {
+    return null;
+  }
+}
+
+/** User plus system CPU time of `pids`, in ms. */
 export function cpuMs(pids: number[]): number {
   return pids.reduce((sum, pid) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return sum + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
-    } catch {
-      return sum;
-    }
+    const times = cpuTimesOf(pid);
+    return times ? sum + times.user + times.system : sum;
   }, 0);
 }
 
@@ -72,7 +78,7 @@ export interface KernelWork {
 }
 
 /**
- * What the kernel did for `pids` so far: its CPU time (field 15 of stat, part of `cpuMs`), and the write system
+ * What the kernel did for `pids` so far: its CPU time (the system part of `cpuMs`), and the write system
  * calls and bytes written (`syscw` and `wchar` of /proc/PID/io: sockets, pipes and files alike, SQLite's WAL
  * pages among them). Instructions counted under callgrind do not see this work; CPU time does.
  */
@@ -80,10 +86,11 @@ export function kernelWork(pids: number[]): KernelWork {
   const work = { ms: 0, writes: 0, bytes: 0 };
   for (const pid of pids) {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const times = cpuTimesOf(pid);
+      if (!times) continue;
       const io = readFileSync(`/proc/${pid}/io`, 'utf8');
       const counter = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
-      work.ms += (Number(fields[12]) * 1000) / CLOCK_TICKS_PER_S;
+      work.ms += times.system;
       work.writes += counter('syscw');
       work.bytes += counter('wchar');
     } catch {
