@@ -70,6 +70,31 @@ export function cpuMs(pids: number[]): number {
   }, 0);
 }
 
+/**
+ * CPU time of `pids` in ms, to the nanosecond: each thread's time on a CPU as the scheduler counts it (the first
+ * field of /proc/PID/task/TID/schedstat), summed. `/proc/PID/stat` counts in clock ticks of 10 ms, too coarse
+ * for a block of a hundred calls; this reading is what those ticks are scaled to.
+ */
+export function preciseCpuMs(pids: number[]): number {
+  let ns = 0;
+  for (const pid of pids) {
+    let threads: string[] = [];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const thread of threads) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // The thread has ended; a process's own threads outlive its requests.
+      }
+    }
+  }
+  return ns / 1e6;
+}
+
 /** What the kernel did for a process: its CPU time in ms, and the write system calls and bytes it wrote. */
 export interface KernelWork {
   ms: number;

@@ -43,7 +43,8 @@ import { startStack } from '../../scripts/stack';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
-import { cpuMs, kernelBetween, kernelWork, median, type KernelWork, quietAfter, servingWorkerd, workerdChildren } from './measure';
+import { Pool } from 'undici';
+import { cpuMs, kernelBetween, kernelWork, median, type KernelWork, preciseCpuMs, quietAfter, servingWorkerd, workerdChildren } from './measure';
 import { SKELETON_MODES, skeletonWorker } from './skeleton';
 import { unboundedOrganization } from './accounts';
 
@@ -94,6 +95,7 @@ const LARGE_INPUTS_LINE = 'large inputs';
 const IN_STACK_SKELETON = 'bench-skeleton-cached';
 const IN_STACK_SKELETON_ROW = "the same skeleton with the response cache's work, served by the stack's workerd";
 const STORAGE_LINE = 'bytes per call';
+const INTERLEAVED_ROW = 'metered call and the cached skeleton in blocks that alternate';
 const INSPECTOR_PORT = Number(process.env.SLUICE_INSPECTOR_PORT ?? 19229);
 const USAGE_ROWS = { small: 'GET /v1/usage, 1,000 calls of history', large: 'GET /v1/usage, 100,000 calls of history' };
 
@@ -331,6 +333,89 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
     });
   }
   return figures;
+}
+
+/**
+ * Item 5 read a second way: the product and the cached skeleton in its own workerd, loaded in blocks of
+ * BLOCK_CALLS calls that alternate (product then skeleton, then skeleton then product) for INTERLEAVED_ROUNDS
+ * rounds, over connections kept open from block to block. Turns of 500 calls a second or two long, one row's
+ * after the other's, each waiting for its workerd to go quiet, leave each row to a different second of a
+ * machine whose speed moves from one second to the next; blocks a tenth of a second long share its moments
+ * evenly. The two rows are served by two processes, so no block waits for quiet: what a block's calls leave for
+ * later (the gate's reports, the wallet's writes to D1) runs in the product's own process and counts for it
+ * whenever it runs, and each row's CPU is its process's from the first block to quiet after the last. CPU is
+ * read to the nanosecond (`preciseCpuMs`), so each block's own figure is printed too, as quantiles: a block
+ * carries some of the work the one before it left, the total does not.
+ *
+ * The method's own error, measured with the skeleton against itself (BENCH_INTERLEAVED_AGAINST=skeleton loads
+ * the cached skeleton in the stack's workerd in the product's place): 1 % over a run, 2026-11-29.
+ */
+const INTERLEAVED_ROUNDS = Number(process.env.BENCH_INTERLEAVED_ROUNDS ?? 160);
+const BLOCK_CALLS = Number(process.env.BENCH_BLOCK_CALLS ?? 100);
+const WARM_ROUNDS = 20;
+/** BENCH_INTERLEAVED_AGAINST=skeleton: the skeleton in the stack's workerd in the product's place, the same work on both sides. */
+const SELF_CHECK = process.env.BENCH_INTERLEAVED_AGAINST === 'skeleton';
+
+interface InterleavedRow {
+  origin: string;
+  path: (n: number) => string;
+  headers: Record<string, string>;
+  pids: number[];
+}
+
+interface Interleaved {
+  /** CPU a call of each row over the whole run, its quiet tail included. */
+  cpuMsPerCall: [number, number];
+  /** Each block's CPU a call, per row, in the order run. */
+  blocks: [number[], number[]];
+  failures: number;
+  seconds: number;
+}
+
+async function loadInterleaved(rows: [InterleavedRow, InterleavedRow]): Promise<Interleaved> {
+  const pools = rows.map((row) => new Pool(row.origin, { connections: CONNECTIONS, pipelining: 1 }));
+  let failures = 0;
+  /** One block: BLOCK_CALLS calls of a row, CONNECTIONS at a time, each a new input; answers its CPU a call. */
+  const block = async (index: 0 | 1) => {
+    const row = rows[index];
+    const cpuBefore = preciseCpuMs(row.pids);
+    let left = BLOCK_CALLS;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (left > 0) {
+          left -= 1;
+          const answer = await pools[index]!.request({ path: row.path(++sequence), method: 'GET', headers: row.headers });
+          await answer.body.dump();
+          if (answer.statusCode >= 300) failures += 1;
+        }
+      }),
+    );
+    return (preciseCpuMs(row.pids) - cpuBefore) / BLOCK_CALLS;
+  };
+  try {
+    // Both rows warmed first (V8 optimizes a function only after it has run a while), with nothing counted.
+    for (let round = 0; round < WARM_ROUNDS; round++) for (const index of [0, 1] as const) await block(index);
+    failures = 0;
+    const started = performance.now();
+    const before = rows.map((row) => preciseCpuMs(row.pids));
+    const blocks: [number[], number[]] = [[], []];
+    for (let round = 0; round < INTERLEAVED_ROUNDS; round++) {
+      for (const index of round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) blocks[index].push(await block(index));
+    }
+    const seconds = (performance.now() - started) / 1_000;
+    await Promise.all(rows.map((row) => quietAfter(row.pids, TURN_TAIL)));
+    const calls = INTERLEAVED_ROUNDS * BLOCK_CALLS;
+    const total = rows.map((row, index) => (preciseCpuMs(row.pids) - before[index]!) / calls);
+    return { cpuMsPerCall: [total[0]!, total[1]!], blocks, failures, seconds };
+  } finally {
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+}
+
+/** The value below which `share` of `values` lie. */
+function quantile(values: number[], share: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!;
 }
 
 /** Turns' kernel work summed, a request. */
@@ -704,7 +789,7 @@ async function main() {
       LINKEDIN_BASE_URL: upstream.url,
     },
     // The cached skeleton once more, in the stack's own workerd: item 5 compared within one process.
-    alongside: runs(IN_STACK_SKELETON_ROW) ? [skeletonWorker(IN_STACK_SKELETON, 'two-calls-cached', upstream.url)] : [],
+    alongside: runs(IN_STACK_SKELETON_ROW) || SELF_CHECK ? [skeletonWorker(IN_STACK_SKELETON, 'two-calls-cached', upstream.url)] : [],
     log: (line) => console.error(line),
   });
   try {
@@ -764,6 +849,15 @@ async function main() {
       { name: IN_STACK_SKELETON_ROW, url: stack.extraUrls[IN_STACK_SKELETON] ?? '', target: { cpuOf: servingPids }, warmCalls: WARM_CALLS },
       { name: 'metered get-company-by-domain (never cached)', url: `${api}${companyPath(0).path}`, target: { headers: auth, fresh: companyPath, cpuOf: servingPids }, warmCalls: WARM_CALLS },
     ]);
+    // Item 5 in alternating blocks (or the method's own error: SELF_CHECK).
+    const interleaved = runs(INTERLEAVED_ROW)
+      ? await loadInterleaved([
+          { origin: bare.cached, path: () => '/', headers: {}, pids: workerdBefore },
+          SELF_CHECK
+            ? { origin: stack.extraUrls[IN_STACK_SKELETON] ?? '', path: () => '/', headers: {}, pids: servingPids }
+            : { origin: api, path: (n) => `/v1/data/linkedin/get-company-by-domain?domain=block${n}.example.com`, headers: auth, pids: servingPids },
+        ])
+      : undefined;
     const storageBefore = await storageBytes(ops, organization.id, stack);
     // Each workspace's first call (its gate's first lease) once, before the row: the row measures the rotation's steady state.
     for (let n = 0; n < workspaceKeys.length; n += 10) {
@@ -863,6 +957,22 @@ async function main() {
     };
     productOver(cachedSkeletonRow, 'in a workerd of its own');
     productOver(inStackSkeletonRow, "in the stack's workerd");
+    if (interleaved) {
+      const [skeleton, product] = interleaved.cpuMsPerCall;
+      const share = (a: number, b: number) => `${((100 * (b - a)) / a).toFixed(0)} %`;
+      const atQuantile = (q: number) => {
+        const [a, b] = [quantile(interleaved.blocks[0], q), quantile(interleaved.blocks[1], q)];
+        return `${share(a, b)} (${b.toFixed(2)} against ${a.toFixed(2)})`;
+      };
+      const what = SELF_CHECK ? "the cached skeleton in the stack's workerd (the method's own error: 0 % is exact)" : "the product's own work";
+      console.log(
+        `${what} over the cached skeleton in its own workerd, ${INTERLEAVED_ROUNDS} rounds of ${BLOCK_CALLS}-call blocks that alternate (${interleaved.seconds.toFixed(0)} s): ` +
+          `${(product - skeleton).toFixed(2)} ms a call (CPU ${product.toFixed(2)} against ${skeleton.toFixed(2)} ms), ${share(skeleton, product)} of that skeleton${SELF_CHECK ? '' : ' (aim: 25 % or less)'}; ` +
+          `by the blocks' CPU a call, at their first quartile ${atQuantile(0.25)}, median ${atQuantile(0.5)}, third quartile ${atQuantile(0.75)}` +
+          `${interleaved.failures > 0 ? `; ${interleaved.failures} calls failed` : ''}`,
+      );
+      if (interleaved.failures > 0) process.exitCode = 1;
+    }
     // What callgrind's count (`npm run bench:instructions`) does not see: sockets and SQLite's WAL pages.
     const kernelText = (row: Figures | undefined) =>
       row?.kernelPerRequest ? `${row.kernelPerRequest.ms.toFixed(2)} ms, ${row.kernelPerRequest.writes.toFixed(1)} writes of ${(row.kernelPerRequest.bytes / 1_024).toFixed(1)} KB` : '?';
