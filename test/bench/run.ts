@@ -348,11 +348,12 @@ async function loadInTurns(rows: Array<{ name: string; url: string; target: Targ
  * carries some of the work the one before it left, the total does not.
  *
  * The method's own error, measured with the skeleton against itself (BENCH_INTERLEAVED_AGAINST=skeleton loads
- * the cached skeleton in the stack's workerd in the product's place): 1 % over a run, 2026-11-29.
+ * the cached skeleton in the stack's workerd in the product's place): 0 and 1 % over two runs, 2026-11-29. The
+ * machine still weighs the product and the skeleton differently from one run to the next: ten runs read item 5
+ * from 15 to 40 % (docs/performance.md).
  */
 const INTERLEAVED_ROUNDS = Number(process.env.BENCH_INTERLEAVED_ROUNDS ?? 160);
 const BLOCK_CALLS = Number(process.env.BENCH_BLOCK_CALLS ?? 100);
-const WARM_ROUNDS = 20;
 /** BENCH_INTERLEAVED_AGAINST=skeleton: the skeleton in the stack's workerd in the product's place, the same work on both sides. */
 const SELF_CHECK = process.env.BENCH_INTERLEAVED_AGAINST === 'skeleton';
 
@@ -393,8 +394,9 @@ async function loadInterleaved(rows: [InterleavedRow, InterleavedRow]): Promise<
     return (preciseCpuMs(row.pids) - cpuBefore) / BLOCK_CALLS;
   };
   try {
-    // Both rows warmed first (V8 optimizes a function only after it has run a while), with nothing counted.
-    for (let round = 0; round < WARM_ROUNDS; round++) for (const index of [0, 1] as const) await block(index);
+    // Both rows warmed first with as many calls as the turns' rows (WARM_CALLS), in blocks, nothing counted: V8
+    // optimizes a function only after it has run a while, and after 2,000 calls a run of the product read 33-40 %.
+    for (let round = 0; round < Math.ceil(WARM_CALLS / BLOCK_CALLS); round++) for (const index of [0, 1] as const) await block(index);
     failures = 0;
     const started = performance.now();
     const before = rows.map((row) => preciseCpuMs(row.pids));
