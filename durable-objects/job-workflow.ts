@@ -1,6 +1,7 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from 'cloudflare:workers';
 import type { Env } from '../src/core/config';
 import type { DataJobParams } from '../src/core/protocols/job';
+import { release } from '../src/services/jobs/instances';
 import { finishJob, runSlice } from '../src/services/jobs/run';
 import { LOOK_AGAIN_EVENT } from '../src/services/jobs/wake';
 
@@ -20,7 +21,7 @@ const SLICE_STEP = { retries: { limit: 10, delay: '2 seconds', backoff: 'exponen
  */
 export async function lookAgainAfter(step: Pick<WorkflowStep, 'waitForEvent' | 'sleep'>, name: string, ms: number): Promise<void> {
   try {
-    await step.waitForEvent(name, { type: LOOK_AGAIN_EVENT, timeout: ms });
+    release(await step.waitForEvent(name, { type: LOOK_AGAIN_EVENT, timeout: ms }));
   } catch (error) {
     const { name: kind, message } = error instanceof Error ? error : { name: 'unknown', message: String(error) };
     if (message.startsWith(ENGINE_ABORT)) throw error;
@@ -46,15 +47,23 @@ const ENGINE_ABORT = 'Aborting engine:';
  */
 export class DataJobWorkflow extends WorkflowEntrypoint<Env, DataJobParams> {
   override async run(event: Readonly<WorkflowEvent<DataJobParams>>, step: WorkflowStep): Promise<void> {
-    const { jobId } = event.payload;
-    for (let slice = 0; ; slice++) {
-      const outcome = await step.do(`slice ${slice}`, SLICE_STEP, () => runSlice(this.env, jobId));
-      if (outcome.kind === 'done') break;
-      if (outcome.kind !== 'wait') continue;
-      const ms = Math.max(1, Math.ceil(outcome.ms));
-      if (outcome.wakeable) await lookAgainAfter(step, `wait ${slice}`, ms);
-      else await step.sleep(`wait ${slice}`, ms);
-    }
-    await step.do('finish', SLICE_STEP, () => finishJob(this.env, jobId));
+    await runJob(this.env, event.payload.jobId, step);
   }
+}
+
+/**
+ * The run's steps. The step is the engine's, reached by RPC locally and on Cloudflare, so what each step answers
+ * is an RPC result that holds the callback it carried until it is let go of, once read (`release`).
+ */
+export async function runJob(env: Env, jobId: string, step: Pick<WorkflowStep, 'do' | 'sleep' | 'waitForEvent'>): Promise<void> {
+  for (let slice = 0; ; slice++) {
+    const outcome = await step.do(`slice ${slice}`, SLICE_STEP, () => runSlice(env, jobId));
+    release(outcome);
+    if (outcome.kind === 'done') break;
+    if (outcome.kind !== 'wait') continue;
+    const ms = Math.max(1, Math.ceil(outcome.ms));
+    if (outcome.wakeable) await lookAgainAfter(step, `wait ${slice}`, ms);
+    else await step.sleep(`wait ${slice}`, ms);
+  }
+  release(await step.do('finish', SLICE_STEP, () => finishJob(env, jobId)));
 }

@@ -1,11 +1,13 @@
 import type { Env } from '../../core/config';
 
 /**
- * Lets go of a Workflow instance handle nothing here uses further: locally (Miniflare) it is an RPC result
- * that holds its connection until it is disposed or collected, which workerd warns of.
+ * Lets go of an RPC result once it has been read: a Workflow instance handle, or what a step of a run answered.
+ * Such a result holds what its call carried (its connection, the step's callback) until it is disposed or
+ * collected, and workerd warns when the collector gets there first ("An RPC result was not disposed
+ * properly"). The data in it stays readable. Anything that is no RPC result is left as it is.
  */
-export function release(instance: WorkflowInstance): void {
-  (instance as Partial<Disposable>)[Symbol.dispose]?.();
+export function release(result: unknown): void {
+  if (typeof result === 'object' && result !== null) (result as Partial<Disposable>)[Symbol.dispose]?.();
 }
 
 /**
