@@ -1,6 +1,7 @@
 /** What the bench (`run.ts`) and its A/B (`ab.ts`) read of the machine: workerd's processes and their CPU, and the middle of a list. */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import type { Pool } from 'undici';
 
 /** Process ids of the workerd processes this process started (Miniflare spawns them as children). */
 export function workerdChildren(): number[] {
@@ -130,6 +131,12 @@ export function kernelBetween(before: KernelWork, after: KernelWork): KernelWork
   return { ms: after.ms - before.ms, writes: after.writes - before.writes, bytes: after.bytes - before.bytes };
 }
 
+/** The value below which `share` of `values` lie. */
+export function quantile(values: number[], share: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!;
+}
+
 /** The middle value (the mean of the two middle ones for an even count): one disturbed turn does not move it. */
 export function median(values: number[]): number {
   const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
@@ -155,4 +162,30 @@ export async function quietAfter(pids: number[], options: { minMs: number; windo
     if (cpuMs(pids) - before <= tick) break;
   }
   return performance.now() - started;
+}
+
+/**
+ * One block of a load: `calls` GET requests through `pool` (its connections kept open from block to block, so
+ * no block pays for opening them), `connections` at a time, the nth asking `path(n)` with `headers(n)`.
+ * Answers the block's wall time in ms and how many calls did not answer 2xx.
+ */
+export async function loadBlock(
+  pool: Pool,
+  calls: number,
+  connections: number,
+  request: (n: number) => { path: string; headers: Record<string, string> },
+): Promise<{ ms: number; failures: number }> {
+  const started = performance.now();
+  let [next, failures] = [0, 0];
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (next < calls) {
+        const { path, headers } = request(next++);
+        const answer = await pool.request({ path, method: 'GET', headers });
+        await answer.body.dump();
+        if (answer.statusCode >= 300) failures += 1;
+      }
+    }),
+  );
+  return { ms: performance.now() - started, failures };
 }

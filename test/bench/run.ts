@@ -44,7 +44,7 @@ import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
 import { Pool } from 'undici';
-import { cpuMs, kernelBetween, kernelWork, median, type KernelWork, preciseCpuMs, quietAfter, servingWorkerd, workerdChildren } from './measure';
+import { cpuMs, kernelBetween, kernelWork, loadBlock, median, type KernelWork, preciseCpuMs, quantile, quietAfter, servingWorkerd, workerdChildren } from './measure';
 import { SKELETON_MODES, skeletonWorker } from './skeleton';
 import { unboundedOrganization } from './accounts';
 
@@ -376,21 +376,12 @@ interface Interleaved {
 async function loadInterleaved(rows: [InterleavedRow, InterleavedRow]): Promise<Interleaved> {
   const pools = rows.map((row) => new Pool(row.origin, { connections: CONNECTIONS, pipelining: 1 }));
   let failures = 0;
-  /** One block: BLOCK_CALLS calls of a row, CONNECTIONS at a time, each a new input; answers its CPU a call. */
+  /** One block of a row: BLOCK_CALLS calls, each a new input; answers its CPU a call. */
   const block = async (index: 0 | 1) => {
     const row = rows[index];
     const cpuBefore = preciseCpuMs(row.pids);
-    let left = BLOCK_CALLS;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (left > 0) {
-          left -= 1;
-          const answer = await pools[index]!.request({ path: row.path(++sequence), method: 'GET', headers: row.headers });
-          await answer.body.dump();
-          if (answer.statusCode >= 300) failures += 1;
-        }
-      }),
-    );
+    const loaded = await loadBlock(pools[index]!, BLOCK_CALLS, CONNECTIONS, () => ({ path: row.path(++sequence), headers: row.headers }));
+    failures += loaded.failures;
     return (preciseCpuMs(row.pids) - cpuBefore) / BLOCK_CALLS;
   };
   try {
@@ -412,12 +403,6 @@ async function loadInterleaved(rows: [InterleavedRow, InterleavedRow]): Promise<
   } finally {
     await Promise.all(pools.map((pool) => pool.close()));
   }
-}
-
-/** The value below which `share` of `values` lie. */
-function quantile(values: number[], share: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!;
 }
 
 /** Turns' kernel work summed, a request. */
