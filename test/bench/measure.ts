@@ -1,4 +1,4 @@
-/** What the bench (`run.ts`) and its A/B (`ab.ts`) read of the machine: workerd's processes and their CPU, and the middle of a list. */
+/** What the bench (`run.ts`) and its A/B (`ab.ts`) share: workerd's processes and their CPU, a block of load, a list's middle and quantiles. */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Pool } from 'undici';
@@ -166,8 +166,8 @@ export async function quietAfter(pids: number[], options: { minMs: number; windo
 
 /**
  * One block of a load: `calls` GET requests through `pool` (its connections kept open from block to block, so
- * no block pays for opening them), `connections` at a time, the nth asking `path(n)` with `headers(n)`.
- * Answers the block's wall time in ms and how many calls did not answer 2xx.
+ * no block pays for opening them), `connections` at a time, the nth (from 0) asking the path and headers
+ * `request(n)` gives. Answers the block's wall time in ms and how many calls did not answer 2xx.
  */
 export async function loadBlock(
   pool: Pool,
