@@ -52,8 +52,9 @@ export class DataJobWorkflow extends WorkflowEntrypoint<Env, DataJobParams> {
 }
 
 /**
- * The run's steps. The step is the engine's, reached by RPC locally and on Cloudflare, so what each step answers
- * is an RPC result that holds the callback it carried until it is let go of, once read (`release`).
+ * The run's steps. Locally the step is Miniflare's engine, reached by RPC, so what each step answers is an RPC
+ * result that holds the callback it carried until it is let go of, once read (`release`); an answer that is plain
+ * data is left as it is.
  */
 export async function runJob(env: Env, jobId: string, step: Pick<WorkflowStep, 'do' | 'sleep' | 'waitForEvent'>): Promise<void> {
   for (let slice = 0; ; slice++) {
