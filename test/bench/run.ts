@@ -405,6 +405,11 @@ async function loadInterleaved(rows: [InterleavedRow, InterleavedRow]): Promise<
   }
 }
 
+/** How far `value` is over `base`, in whole percent of `base`. */
+function percentOver(base: number, value: number): string {
+  return ((100 * (value - base)) / base).toFixed(0);
+}
+
 /** Turns' kernel work summed, a request. */
 function perRequest(turns: KernelWork[], requests: number): KernelWork {
   const total = (part: keyof KernelWork) => turns.reduce((sum, turn) => sum + turn[part], 0) / requests;
@@ -934,19 +939,19 @@ async function main() {
       const over = meteredRow.cpuMsPerRequest - floorRow.cpuMsPerRequest;
       const overIn = (turn: number) => {
         const [metered, skeleton] = [meteredRow.turns[turn]?.cpuMsPerRequest, floorRow.turns[turn]?.cpuMsPerRequest];
-        return metered === undefined || skeleton === undefined ? '?' : `${((100 * (metered - skeleton)) / skeleton).toFixed(0)}`;
+        return metered === undefined || skeleton === undefined ? '?' : percentOver(skeleton, metered);
       };
       const perTurn = meteredRow.turns.map((_, turn) => overIn(turn));
       console.log(
         `the product's own work over the skeleton with the same cache work ${which}: ${over.toFixed(2)} ms a call (CPU ${cpuText(meteredRow)} against ${cpuText(floorRow)} ms), ` +
-          `${((100 * over) / floorRow.cpuMsPerRequest).toFixed(0)} % of that skeleton over all turns, median turn ${median(perTurn.map(Number)).toFixed(0)} % (aim: 25 % or less; each turn: ${perTurn.join(', ')} %)`,
+          `${percentOver(floorRow.cpuMsPerRequest, meteredRow.cpuMsPerRequest)} % of that skeleton over all turns, median turn ${median(perTurn.map(Number)).toFixed(0)} % (aim: 25 % or less; each turn: ${perTurn.join(', ')} %)`,
       );
     };
     productOver(cachedSkeletonRow, 'in a workerd of its own');
     productOver(inStackSkeletonRow, "in the stack's workerd");
     if (interleaved) {
       const [skeleton, product] = interleaved.cpuMsPerCall;
-      const share = (a: number, b: number) => `${((100 * (b - a)) / a).toFixed(0)} %`;
+      const share = (a: number, b: number) => `${percentOver(a, b)} %`;
       const atQuantile = (q: number) => {
         const [a, b] = [quantile(interleaved.blocks[0], q), quantile(interleaved.blocks[1], q)];
         return `${share(a, b)} (${b.toFixed(2)} against ${a.toFixed(2)})`;
