@@ -40,6 +40,7 @@ import WebSocket from 'ws';
 import { Log, LogLevel, Miniflare } from 'miniflare';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
 import { startStack } from '../../scripts/stack';
+import { DEFAULT_CHROMIUM } from '../../scripts/browser-service';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
@@ -464,6 +465,12 @@ const RENDER_ROWS = 'rendered scrape';
  */
 async function renderRows(api: string, headers: Record<string, string>, others: Record<string, string>, site: string, workerd: number[], browserPids: () => number[]): Promise<string[]> {
   if (!runs(RENDER_ROWS)) return [];
+  // Without a browser the stack's service answers 503 and a shell page is read as served: figures, but not the browser's.
+  const chromium = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM;
+  if (!existsSync(chromium)) {
+    process.exitCode = 1;
+    return [`the browser's rows: not run, no chromium at ${chromium} (apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run installs it)`];
+  }
   let n = 0;
   const scrape = async (url: string, as = headers) => {
     const started = performance.now();
