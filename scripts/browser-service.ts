@@ -77,6 +77,8 @@ interface Session {
 export interface BrowserService {
   /** `127.0.0.1:port`, what the stack binds BROWSER to. */
   address: string;
+  /** The chromium it launches (`executablePath`, else Debian's); a session asked for while it is missing is refused with 503. */
+  executablePath: string;
   /** Process ids of the running chromium browsers (their renderers are their children). */
   browserPids(): number[];
   stop(): Promise<void>;
@@ -221,6 +223,7 @@ export async function startBrowserService(options: BrowserServiceOptions = {}): 
   let stopping: Promise<void> | undefined;
   return {
     address,
+    executablePath,
     browserPids: () => [...sessions.values()].flatMap((session) => (session.process.pid ? [session.process.pid] : [])),
     stop: () =>
       (stopping ??= new Promise<void>((resolve) => {

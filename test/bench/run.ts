@@ -40,7 +40,7 @@ import WebSocket from 'ws';
 import { Log, LogLevel, Miniflare } from 'miniflare';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
 import { startStack } from '../../scripts/stack';
-import { DEFAULT_CHROMIUM } from '../../scripts/browser-service';
+import type { BrowserService } from '../../scripts/browser-service';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
@@ -463,13 +463,13 @@ const RENDER_ROWS = 'rendered scrape';
  * 100 ms, asked by two workspaces of the organization (`headers`' and `others`'). Renders take seconds, so
  * these are counted calls, not autocannon's timed load.
  */
-async function renderRows(api: string, headers: Record<string, string>, others: Record<string, string>, site: string, workerd: number[], browserPids: () => number[]): Promise<string[]> {
+async function renderRows(api: string, headers: Record<string, string>, others: Record<string, string>, site: string, workerd: number[], browser: BrowserService | undefined): Promise<string[]> {
   if (!runs(RENDER_ROWS)) return [];
   // Without a browser the stack's service answers 503 and a shell page is read as served: figures, but not the browser's.
-  const chromium = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM;
-  if (!existsSync(chromium)) {
+  if (!browser || !existsSync(browser.executablePath)) {
     process.exitCode = 1;
-    return [`the browser's rows: not run, no chromium at ${chromium} (apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run installs it)`];
+    const missing = browser ? `no chromium at ${browser.executablePath} (apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run installs it)` : 'the stack has no browser service';
+    return [`the browser's rows: not run, ${missing}`];
   }
   let n = 0;
   const scrape = async (url: string, as = headers) => {
@@ -493,7 +493,7 @@ async function renderRows(api: string, headers: Record<string, string>, others: 
   const sampler = (async () => {
     while (sampling) {
       const workerdMb = resident(workerd);
-      const browserMb = (await Promise.all((await withDescendants(browserPids())).map(proportionalMb))).reduce((sum, mb) => sum + mb, 0);
+      const browserMb = (await Promise.all((await withDescendants(browser.browserPids())).map(proportionalMb))).reduce((sum, mb) => sum + mb, 0);
       if (workerdMb + browserMb > peak.total) peak = { total: workerdMb + browserMb, workerd: workerdMb, browser: browserMb };
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -837,7 +837,7 @@ async function main() {
     const renderer = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId: organization.id, name: 'Bench renders' });
     const rendererKey = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: renderer.id, name: 'bench' });
     const json = { 'content-type': 'application/json' };
-    const renderLines = await renderRows(api, { ...auth, ...json }, { authorization: `Bearer ${rendererKey.key}`, ...json }, renderSite.url, stackWorkerd, () => stack.browser?.browserPids() ?? []);
+    const renderLines = await renderRows(api, { ...auth, ...json }, { authorization: `Bearer ${rendererKey.key}`, ...json }, renderSite.url, stackWorkerd, stack.browser);
     const creditsRow = await load('GET /v1/credits', `${api}/v1/credits`, { headers: auth, cpuOf: servingPids });
     const rotatingRow = await load(ROTATION_ROW, `${api}/v1/credits`, { headers: auth, fresh: rotatingKey, cpuOf: servingPids });
     // The rows of issue 30's two ratios in turns: the product's work over the skeleton, then the rotation over
