@@ -120,10 +120,9 @@ try {
   let failures = 0;
   /** A round of one side: its calls, and what they cost (CPU, or with --latency the mean wall time at one connection). */
   const round = async (side: Side, calls: number) => {
-    const cpuBefore = preciseCpuMs(side.pids);
-    const loaded = await loadBlock(side.pool, calls, CONNECTIONS, () => side.request(sequence++));
+    const loaded = await loadBlock(side.pool, side.pids, calls, CONNECTIONS, () => side.request(sequence++));
     failures += loaded.failures;
-    return values.latency ? loaded.ms / calls : (preciseCpuMs(side.pids) - cpuBefore) / calls;
+    return values.latency ? loaded.ms / calls : loaded.cpuMsPerCall;
   };
   // Every workspace's first call (its gate's first lease), then the warm-up, before the rounds: they measure the steady state.
   for (const side of sides) await round(side, Math.max(WARM_CALLS, 2 * WORKSPACES));

@@ -167,14 +167,17 @@ export async function quietAfter(pids: number[], options: { minMs: number; windo
 /**
  * One block of a load: `calls` GET requests through `pool` (its connections kept open from block to block, so
  * no block pays for opening them), `connections` at a time, the nth (from 0) asking the path and headers
- * `request(n)` gives. Answers the block's wall time in ms and how many calls did not answer 2xx.
+ * `request(n)` gives. Answers the block's wall time in ms, the CPU a call of `pids` over the block
+ * (`preciseCpuMs`), and how many calls did not answer 2xx.
  */
 export async function loadBlock(
   pool: Pool,
+  pids: number[],
   calls: number,
   connections: number,
   request: (n: number) => { path: string; headers: Record<string, string> },
-): Promise<{ ms: number; failures: number }> {
+): Promise<{ ms: number; cpuMsPerCall: number; failures: number }> {
+  const cpuBefore = preciseCpuMs(pids);
   const started = performance.now();
   let [next, failures] = [0, 0];
   await Promise.all(
@@ -187,5 +190,6 @@ export async function loadBlock(
       }
     }),
   );
-  return { ms: performance.now() - started, failures };
+  const ms = performance.now() - started;
+  return { ms, cpuMsPerCall: (preciseCpuMs(pids) - cpuBefore) / calls, failures };
 }

@@ -380,10 +380,9 @@ async function loadInterleaved(rows: [InterleavedRow, InterleavedRow]): Promise<
   /** One block of a row: BLOCK_CALLS calls, each a new input; answers its CPU a call. */
   const block = async (index: 0 | 1) => {
     const row = rows[index];
-    const cpuBefore = preciseCpuMs(row.pids);
-    const loaded = await loadBlock(pools[index]!, BLOCK_CALLS, CONNECTIONS, () => ({ path: row.path(++sequence), headers: row.headers }));
+    const loaded = await loadBlock(pools[index]!, row.pids, BLOCK_CALLS, CONNECTIONS, () => ({ path: row.path(++sequence), headers: row.headers }));
     failures += loaded.failures;
-    return (preciseCpuMs(row.pids) - cpuBefore) / BLOCK_CALLS;
+    return loaded.cpuMsPerCall;
   };
   try {
     // Both rows warmed first with as many calls as the turns' rows (WARM_CALLS), in blocks, nothing counted: V8
