@@ -57,6 +57,9 @@ const CALLS = Number(process.env.BENCH_INSTR_CALLS ?? 150);
 const KEEP = process.env.BENCH_INSTR_KEEP;
 const CACHE = process.env.BENCH_INSTR_CACHE === '1';
 const WARMUP = Number(process.env.BENCH_INSTR_WARMUP ?? 5_000);
+/** What is counted: `skeleton` (item 5: the metered call against the cached skeleton) or `workspaces` (item 2: 1,000 workspaces in rotation against one). */
+const COMPARE = process.env.BENCH_INSTR_COMPARE ?? 'skeleton';
+if (COMPARE !== 'skeleton' && COMPARE !== 'workspaces') throw new Error(`BENCH_INSTR_COMPARE is skeleton or workspaces, not ${COMPARE}`);
 const CONNECTIONS = 4;
 const SKELETON_NAME = 'bench-skeleton-cached';
 /** Under valgrind what a turn leaves takes seconds to finish, not a fraction of one. */
@@ -166,19 +169,38 @@ try {
   const { key } = await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: workspace.id, name: 'instructions' });
 
   let sequence = 0;
-  const rows = {
-    skeleton: { options: { url: stack.extraUrls[SKELETON_NAME]! } as autocannon.Options, turns: [] as Turn[] },
-    product: {
-      options: {
-        url: `${api}/v1/data/linkedin/get-company-by-domain?domain=i0.example.com`,
-        headers: { authorization: `Bearer ${key}` },
-        // A new input each call: never cached, as the bench's metered row.
-        requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/data/linkedin/get-company-by-domain?domain=i${++sequence}.example.com` }) }],
-      } as autocannon.Options,
-      turns: [] as Turn[],
-    },
-  };
-  type Row = keyof typeof rows;
+  /** A metered call with a new input each call (never cached, as the bench's metered row), with the key `keyOf` gives for the call's number. */
+  const metered = (keyOf: (n: number) => string): autocannon.Options => ({
+    url: `${api}/v1/data/linkedin/get-company-by-domain?domain=i0.example.com`,
+    requests: [
+      {
+        setupRequest: (request: autocannon.Request) => {
+          const n = ++sequence;
+          return { ...request, path: `/v1/data/linkedin/get-company-by-domain?domain=i${n}.example.com`, headers: { ...request.headers, authorization: `Bearer ${keyOf(n)}` } };
+        },
+      },
+    ],
+  });
+  // Item 2 (BENCH_INSTR_COMPARE=workspaces): the organization's 1,000 workspaces, a key each, called in turn.
+  const workspaceKeys: string[] = [];
+  for (let made = 0; made < (COMPARE === 'workspaces' ? 1_000 : 0); made++) {
+    const sibling = await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId, name: `rotation ${made}` });
+    workspaceKeys.push((await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId: sibling.id, name: 'instructions' })).key);
+  }
+  // The rotation's own count, so it walks its workspaces in order whatever the other row's calls.
+  let rotated = 0;
+  const rotation = metered(() => workspaceKeys[rotated++ % workspaceKeys.length]!);
+  const rows: Record<Row, { label: string; options: autocannon.Options; turns: Turn[] }> =
+    COMPARE === 'workspaces'
+      ? {
+          base: { label: 'metered get-company-by-domain, one workspace', options: metered(() => key), turns: [] },
+          subject: { label: 'the same, 1,000 workspaces of the organization in rotation', options: rotation, turns: [] },
+        }
+      : {
+          base: { label: "skeleton with the response cache's work, same workerd", options: { url: stack.extraUrls[SKELETON_NAME]! }, turns: [] },
+          subject: { label: 'metered get-company-by-domain (never cached)', options: metered(() => key), turns: [] },
+        };
+  type Row = 'base' | 'subject';
   interface Turn {
     perCall: number;
     /** Instructions a call in V8's optimizing compilers (COMPILING). */
@@ -202,14 +224,14 @@ try {
   await quietAfter([pid], TAIL);
 
   for (let round = 0; round < ROUNDS; round++) {
-    for (const name of (round % 2 === 0 ? ['skeleton', 'product'] : ['product', 'skeleton']) as Row[]) {
+    for (const name of (round % 2 === 0 ? ['base', 'subject'] : ['subject', 'base']) as Row[]) {
       const row = rows[name];
       control('--zero');
       const started = performance.now();
       const result = await autocannon({ ...row.options, connections: CONNECTIONS, amount: CALLS, sampleInt: 20 });
       const seconds = (performance.now() - started) / 1_000;
       // The product's last report and the wallet's write to D1 come on the slowed clock, after the load has ended.
-      if (name === 'product') await intervalsPassed();
+      if (COMPARE === 'workspaces' || name === 'subject') await intervalsPassed();
       await quietAfter([pid], TAIL);
       const file = dump();
       const failures = result.non2xx + result.errors;
@@ -225,8 +247,8 @@ try {
   }
 
   const perCall = (name: Row) => median(rows[name].turns.map((turn) => turn.perCall));
-  const [skeleton, product] = [perCall('skeleton'), perCall('product')];
-  const pace = median(rows.product.turns.map((turn) => turn.callsPerSecond));
+  const [base, subject] = [perCall('base'), perCall('subject')];
+  const pace = median(rows.subject.turns.map((turn) => turn.callsPerSecond));
   const list = (name: Row) => rows[name].turns.map((turn) => millions(turn.perCall)).join(', ');
   console.log(`\nInstructions executed by the stack's workerd, counted by ${execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()} (callgrind); ${ROUNDS} rounds, turns of ${CALLS} calls at ${CONNECTIONS} connections`);
   // At this pace, how many calls one of the gate's reports carries (one every REPORT_MS of the counted process's clock).
@@ -236,33 +258,37 @@ try {
       ? `its clock ran ${SLOWER} times slower (test/bench/slow-clock.c): a report carried about ${perReport.toFixed(0)} calls (about fifty at the bench's pace)`
       : `its clock ran in real time${SLOWER_ASKED > 1 ? ' (no C compiler to build test/bench/slow-clock.c: apt-get install -y gcc)' : ''}: a report carried about ${Math.max(1, perReport).toFixed(0)} calls where the bench's carry about fifty, so the share below is an upper bound`,
   );
-  console.log(`skeleton with the response cache's work, same workerd: ${millions(skeleton)} a call (median turn; turns ${list('skeleton')})`);
-  console.log(`metered get-company-by-domain (never cached): ${millions(product)} a call (median turn; turns ${list('product')}), ${pace.toFixed(1)} calls/s under valgrind`);
-  console.log(`the product's own work over the skeleton, by instructions: ${millions(product - skeleton)} a call, ${((100 * (product - skeleton)) / skeleton).toFixed(0)} % of the skeleton (aim: 25 % or less)`);
+  console.log(`${rows.base.label}: ${millions(base)} a call (median turn; turns ${list('base')})`);
+  console.log(`${rows.subject.label}: ${millions(subject)} a call (median turn; turns ${list('subject')}), ${pace.toFixed(1)} calls/s under valgrind`);
+  console.log(
+    COMPARE === 'workspaces'
+      ? `the rotation's work over one workspace, by instructions: ${millions(subject - base)} a call; one workspace / the rotation ${(base / subject).toFixed(2)} (item 2's aim for throughput: 0.80 or better)`
+      : `the product's own work over the skeleton, by instructions: ${millions(subject - base)} a call, ${((100 * (subject - base)) / base).toFixed(0)} % of the skeleton (aim: 25 % or less)`,
+  );
   // A turn counted while V8 still optimizes the product's code (it has some fifty times the skeleton's) counts
   // its warm-up as the product's work; the re-optimizing after full collections stays under the 2 % said here.
   const compiling = (name: Row) => median(rows[name].turns.map((turn) => turn.compiling));
-  const stillCompiling = compiling('product') > 0.02 * product;
+  const stillCompiling = compiling('subject') > 0.02 * subject;
   console.log(
-    `V8's optimizing compilers in those turns (median): the product ${thousands(compiling('product'))} a call, the skeleton ${thousands(compiling('skeleton'))}` +
-      (stillCompiling ? `: the product was still warming up, so the share above counts part of its warm-up; warm it longer (BENCH_INSTR_WARMUP, now ${WARMUP})` : ': warmed up'),
+    `V8's optimizing compilers in those turns (median): ${thousands(compiling('base'))} a call in the first, ${thousands(compiling('subject'))} in the second` +
+      (stillCompiling ? `: the second was still warming up, so the difference above counts part of its warm-up; warm it longer (BENCH_INSTR_WARMUP, now ${WARMUP})` : ': warmed up'),
   );
   if (CACHE) {
     console.log("callgrind's simulated cache, misses a call (median turn), and as a share of the instructions:");
-    for (const name of ['skeleton', 'product'] as Row[]) {
+    for (const name of ['base', 'subject'] as Row[]) {
       const kind = (of: keyof Misses) => median(rows[name].turns.map((turn) => turn.misses![of])) / CALLS;
       const instructions = perCall(name);
       console.log(
-        `${name}: first-level instruction ${(kind('instruction') / 1e3).toFixed(1)} k (${((100 * kind('instruction')) / instructions).toFixed(2)} %), ` +
+        `${rows[name].label}: first-level instruction ${(kind('instruction') / 1e3).toFixed(1)} k (${((100 * kind('instruction')) / instructions).toFixed(2)} %), ` +
           `data ${(kind('data') / 1e3).toFixed(1)} k (${((100 * kind('data')) / instructions).toFixed(2)} %), last level ${(kind('lastLevel') / 1e3).toFixed(2)} k`,
       );
     }
   }
-  const [skeletonAreas, productAreas] = [rows.skeleton.turns.at(-1)!.areas, rows.product.turns.at(-1)!.areas];
+  const [baseAreas, subjectAreas] = [rows.base.turns.at(-1)!.areas, rows.subject.turns.at(-1)!.areas];
   console.log('where the difference is (the last turn of each, thousands of instructions a call):');
-  console.log('| area | skeleton | product | difference |\n|---|---:|---:|---:|');
+  console.log(`| area | ${COMPARE === 'workspaces' ? 'one workspace | rotation' : 'skeleton | product'} | difference |\n|---|---:|---:|---:|`);
   for (const area of [...AREAS.map(([name]) => name), 'other']) {
-    const [was, is] = [(skeletonAreas.get(area) ?? 0) / CALLS / 1e3, (productAreas.get(area) ?? 0) / CALLS / 1e3];
+    const [was, is] = [(baseAreas.get(area) ?? 0) / CALLS / 1e3, (subjectAreas.get(area) ?? 0) / CALLS / 1e3];
     console.log(`| ${area} | ${was.toFixed(0)} | ${is.toFixed(0)} | ${(is - was >= 0 ? '+' : '') + (is - was).toFixed(0)} |`);
   }
   if (KEEP) for (const name of Object.keys(rows) as Row[]) copyFileSync(rows[name].turns.at(-1)!.file, join(KEEP, `${name}.callgrind`));
