@@ -76,14 +76,16 @@ export class KeyBudgets {
 
   /**
    * The call spent `spentUnits` (never more than it reserved): that much counts in the month of `at`, its
-   * usage row's time. Stored by the charge the caller stores in the same turn, not here.
+   * usage row's time. Stored by the charge the caller has stored, before this (on the waiting list or, in a
+   * message, in the sums): a key whose spend is not in memory is read back with it when next asked.
    */
   capture(holdId: string, spentUnits: number, at: number): void {
     const reservation = this.reservations.get(holdId);
     if (!reservation) return;
     this.release(holdId);
-    if (spentUnits <= 0) return;
-    this.remember(this.spent, reservation.keyId, addSpend(this.storedSpend(reservation.keyId), utcMonthOf(at).start, spentUnits));
+    const known = this.spent.get(reservation.keyId);
+    if (spentUnits <= 0 || !known) return;
+    this.spent.set(reservation.keyId, addSpend(known, utcMonthOf(at).start, spentUnits));
   }
 
   /**

@@ -195,14 +195,32 @@ export class LeaseBook {
     return this.holds.get(id);
   }
 
-  /** Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease; answers what it spent. */
-  capture(hold: Hold, actualUnits: number, usage: UsageRow, budgetKeyId: string = usage.keyId): number {
+  /**
+   * Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease;
+   * answers what it spent. The charge is stored before this returns: on the waiting list, or, given `sendNow`
+   * and with no message outgoing, in a message composed now (answered, for the caller to send) with what
+   * `sendNow.ask` asks for once the charge counts. A workspace called every few seconds then writes its
+   * call's charge once, in the message, instead of onto the waiting list and off it again in the same turn.
+   */
+  capture(
+    hold: Hold,
+    actualUnits: number,
+    usage: UsageRow,
+    budgetKeyId: string = usage.keyId,
+    sendNow?: { ask: () => { need: number; target: number }; now: number },
+  ): { spent: number; message: SyncMessage | null } {
     this.drop(hold);
     const spent = Math.max(0, Math.min(actualUnits, hold.subscriptionUnits + hold.purchasedUnits));
     const subscriptionUnits = Math.min(spent, hold.subscriptionUnits);
     const budget = budgetKeyId === usage.keyId ? {} : { budgetKeyId };
-    this.addCharge({ id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage, ...budget });
-    return spent;
+    const charge: Charge = { id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage, ...budget };
+    if (!sendNow || this.state.outgoing) {
+      this.addCharge(charge);
+      return { spent, message: null };
+    }
+    this.addTo(this.pending, charge, charge.generation);
+    const { need, target } = sendNow.ask();
+    return { spent, message: this.compose(need, Math.max(need, target), false, sendNow.now, charge) };
   }
 
   release(id: string): void {
@@ -252,20 +270,25 @@ export class LeaseBook {
   }
 
   /**
-   * The next message: every charge not yet sent (up to a batch), the key uses, and the whole free lease
-   * when `giveBackAll`. Stored before it is sent, in the same transaction that takes its charges off the
-   * waiting list, so it is sent again, unchanged, should its reply be lost.
+   * The next message: every charge not yet sent (up to a batch), then `also` (a charge not stored yet:
+   * `capture`), the key uses, and the whole free lease when `giveBackAll`. Stored before it is sent, in the
+   * same transaction that takes its charges off the waiting list, so it is sent again, unchanged, should its
+   * reply be lost.
    */
-  compose(needUnits: number, targetUnits: number, giveBackAll: boolean, now: number): SyncMessage {
-    // Taken off the waiting list and read in one statement, oldest first.
-    const rows = this.sql
-      .exec<{ doc: string }>('DELETE FROM charges WHERE rowid IN (SELECT rowid FROM charges ORDER BY rowid LIMIT ?) RETURNING doc', CHARGES_PER_MESSAGE)
-      .toArray();
+  compose(needUnits: number, targetUnits: number, giveBackAll: boolean, now: number, also?: Charge): SyncMessage {
+    // Taken off the waiting list and read in one statement, oldest first. The limit is part of the statement's
+    // text: a bound one makes SQLite compile the statement again at every run (its plan depends on the value).
+    const rows =
+      this.unsent > 0
+        ? this.sql.exec<{ doc: string }>(`DELETE FROM charges WHERE rowid IN (SELECT rowid FROM charges ORDER BY rowid LIMIT ${CHARGES_PER_MESSAGE}) RETURNING doc`).toArray()
+        : [];
     this.unsent -= rows.length;
+    const charges = rows.map((row) => JSON.parse(row.doc) as Charge);
+    if (also) charges.push(also);
     const message: SyncMessage = {
       seq: this.state.seq + 1,
       generation: this.state.generation,
-      charges: rows.map((row) => JSON.parse(row.doc) as Charge),
+      charges,
       giveBack: giveBackAll ? this.free(now) : { ...ZERO },
       needUnits,
       targetUnits,

@@ -76,7 +76,7 @@ export class UsageOutbox {
     for (;;) {
       // The lots to take, by their counts alone (a lot holds a row at least, so ROWS_PER_WRITE lots always
       // suffice), then their rows: every statement read to its end, none left open across the write.
-      const counts = this.sql.exec<{ seq: number; count: number }>('SELECT seq, count FROM usage_lots ORDER BY seq LIMIT ?', ROWS_PER_WRITE).toArray();
+      const counts = this.sql.exec<{ seq: number; count: number }>(`SELECT seq, count FROM usage_lots ORDER BY seq LIMIT ${ROWS_PER_WRITE}`).toArray();
       if (counts.length === 0) break;
       let [taken, through] = [0, 0];
       for (const { seq, count } of counts) {
@@ -89,7 +89,7 @@ export class UsageOutbox {
       this.sql.exec('DELETE FROM usage_lots WHERE seq <= ?', through);
     }
     for (;;) {
-      const uses = this.sql.exec<{ key_id: string; used_at: number }>('SELECT key_id, used_at FROM key_use_outbox ORDER BY rowid LIMIT ?', KEY_USES_PER_WRITE).toArray();
+      const uses = this.sql.exec<{ key_id: string; used_at: number }>(`SELECT key_id, used_at FROM key_use_outbox ORDER BY rowid LIMIT ${KEY_USES_PER_WRITE}`).toArray();
       if (uses.length === 0) return;
       await stampKeyUses(db, JSON.stringify(uses.map((use) => [use.key_id, new Date(use.used_at).toISOString()]))).run();
       // A newer use that arrived during the write stays queued: only the uses just written leave.

@@ -3,7 +3,8 @@ import type { SyncMessage, SyncReply } from '../src/core/protocols/lease';
 import type { OrgWalletProtocol } from '../src/core/protocols/wallet';
 import type { CreditView } from './credit-view';
 import type { KeyBudgets } from './key-budgets';
-import { type LeaseBook, PARKED_RETRY_MS } from './lease-book';
+import type { UsageRow } from '../src/core/usage';
+import { type Hold, type LeaseBook, PARKED_RETRY_MS } from './lease-book';
 
 /** The wallet has not taken the outgoing message (this attempt failed, or the next is not due): nothing else can be sent before it. */
 export class Undelivered extends Error {
@@ -45,6 +46,8 @@ export const REPORT_ONLY: Need = () => ({ need: 0, target: 0 });
 export class WalletLink {
   /** Every exchange with the wallet, one after another. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Turns queued or running: none, and the line is free for a message composed at once (`capture`). */
+  private turns = 0;
   private walletId: { organizationId: string; id: DurableObjectId } | undefined;
 
   constructor(
@@ -60,7 +63,7 @@ export class WalletLink {
    * The need is worked out when the turn comes, not when it was queued: an earlier turn may have met it.
    */
   exchange(ask: Need, giveBackAll: boolean): Promise<SyncReply | undefined> {
-    const turn = this.queue.then(async () => {
+    return this.enqueue(async () => {
       let reply: SyncReply | undefined;
       if (this.book.outgoing) reply = await this.deliver(this.book.outgoing);
       const { need, target } = ask();
@@ -74,8 +77,20 @@ export class WalletLink {
       }
       return reply;
     });
-    this.queue = turn.catch(() => undefined);
-    return turn;
+  }
+
+  /**
+   * A finished call's charge (`LeaseBook.capture`), stored before this returns. Given `ask` while the line is
+   * free (no turn queued or running, no message outgoing), it goes at once, in a message composed now with what
+   * `ask` asks for, and the turn that sends it is answered; else it waits on the list for the next message.
+   */
+  capture(hold: Hold, actualUnits: number, usage: UsageRow, budgetKeyId: string, ask?: Need): { spent: number; sending: Promise<SyncReply> | null } {
+    const sendNow = ask && this.turns === 0 ? { ask, now: clock.now() } : undefined;
+    const { spent, message } = this.book.capture(hold, actualUnits, usage, budgetKeyId, sendNow);
+    if (!message) return { spent, sending: null };
+    // In the same turn as the charges leave the waiting list (`exchange`).
+    this.budgets.moveToSums(message.charges);
+    return { spent, sending: this.enqueue(() => this.deliver(message)) };
   }
 
   /**
@@ -88,13 +103,21 @@ export class WalletLink {
    * delivered: what is shown, never what is charged.
    */
   read(): Promise<void> {
-    const turn = this.queue.then(async () => {
+    return this.enqueue(async () => {
       if (this.book.outgoing) {
         if (await reached(this.deliver(this.book.outgoing))) return;
       }
       const { balance, terms } = await this.wallet().summary(this.book.owner!.workspaceId);
       this.book.learnTerms(terms);
       this.view.read(balance, clock.now());
+    });
+  }
+
+  /** Runs `work` as the queue's next turn, once every turn before it has ended, and counts it while it waits or runs. */
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    this.turns += 1;
+    const turn = this.queue.then(work).finally(() => {
+      this.turns -= 1;
     });
     this.queue = turn.catch(() => undefined);
     return turn;

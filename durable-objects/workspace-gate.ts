@@ -269,8 +269,11 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     }
     // The charge stored is the key's spend stored: a key's spend is its sum plus its waiting charges.
     const spentBy = this.budgets.keyOf(hold.id) ?? budgetKeyId;
-    this.budgets.capture(hold.id, this.book.capture(hold, actualUnits, usage, spentBy), Date.parse(usage.createdAt));
-    this.reportSoon();
+    // When a report is due now, the charge goes in it, composed at once (`reportSoon`).
+    const { spent, sending } = this.link.capture(hold, actualUnits, usage, spentBy, this.reportDue() ? this.draws.topUp : undefined);
+    this.budgets.capture(hold.id, spent, Date.parse(usage.createdAt));
+    if (sending) void this.report(false, sending);
+    else this.reportSoon();
     return { kind: 'captured', balance: this.view.balance(this.book.unacknowledged) };
   }
 
@@ -345,11 +348,13 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    * sets the alarm for whatever is due next. A report the wallet does not take stays stored and is sent
    * again on its schedule.
    */
-  private async report(giveBackAll: boolean): Promise<void> {
+  private async report(giveBackAll: boolean, sending?: Promise<unknown>): Promise<void> {
     this.reportedAt = clock.now();
     try {
-      // The message stores the window with it; without one, the alarm stores it (`persist`).
-      if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && this.book.freeUnits(clock.now()) > 0))) {
+      // The message stores the window with it; without one, the alarm stores it (`persist`). One composed
+      // with a call's charge as it settled is on its way already (`sending`).
+      if (sending) await sending;
+      else if (this.book.owner && (this.book.hasUnsent() || this.book.outgoing || (giveBackAll && this.book.freeUnits(clock.now()) > 0))) {
         // A lease running low is topped up by the report, not by a call that finds it short (a message that
         // gives the lease back asks for nothing: WalletLink).
         await this.link.exchange(this.draws.topUp, giveBackAll);
@@ -380,9 +385,14 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     const delivery = this.book.delivery;
     // A message the wallet has not taken goes first, when its next attempt is due.
     if (delivery) this.alarmAtClock(delivery.retryAt);
-    else if (clock.now() - this.reportedAt >= REPORT_MS) void this.report(false);
+    else if (this.reportDue()) void this.report(false);
     // Never further off than REPORT_MS, whatever the clock did since the last report.
     else this.alarmNoLaterThan(Date.now() + Math.min(REPORT_MS, Math.max(0, this.reportedAt + REPORT_MS - clock.now())));
+  }
+
+  /** Whether a finished call's report goes at once: the wallet has taken every message, and none was begun within REPORT_MS. */
+  private reportDue(): boolean {
+    return !this.book.delivery && clock.now() - this.reportedAt >= REPORT_MS;
   }
 
   /** The earliest of: a report due, a hold's expiry, the idle lease's return. */
