@@ -70,7 +70,11 @@ describe('OrgWallet', () => {
   it('applies a charge once: spent from the balance and the lease, with a ledger capture and a usage row', async () => {
     const stub = freshWallet();
     await stub.credit({ purchasedUnits: 1_000 });
-    await stub.sync('ws_a', message(1, { needUnits: 100, targetUnits: 100 }));
+    const draw = message(1, { needUnits: 100, targetUnits: 100 });
+    const drawn = await stub.sync('ws_a', draw);
+    // A draw sent again (its reply was lost) is answered with its reply, not granted twice.
+    expect(await stub.sync('ws_a', draw)).toEqual(drawn);
+    expect(drawn).toMatchObject({ grantedUnits: 100, balance: { heldUnits: 100 } });
     const report = message(2, { charges: [charge('use_1', 0, 40)] });
     const applied = await stub.sync('ws_a', report);
     expect(applied).toMatchObject({ lease: { purchasedUnits: 60 }, balance: { purchasedUnits: 960, heldUnits: 60 } });
