@@ -38,7 +38,10 @@
  * (callgrind's cache simulation too: each row's first-level instruction and data misses and last-level misses a
  * call, to tell whether the product's larger code costs more than its instructions; about twice as slow),
  * BENCH_INSTR_SLOWER (how many times slower the counted workerd's clock runs, default 30; 1 for real time),
- * BENCH_INSTR_WARMUP (uncounted calls of each row before the counted warm-up, default 5,000; 0 for none).
+ * BENCH_INSTR_WARMUP (uncounted calls of each row before the counted warm-up, default 5,000; 0 for none),
+ * BENCH_INSTR_COMPARE (`skeleton`, the default: item 5, the metered call against the cached skeleton;
+ * `workspaces`: item 2, the metered call from 1,000 workspaces of one organization in rotation, a turn calling each
+ * once, against the same call from one workspace in turns of BENCH_INSTR_CALLS).
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -190,15 +193,18 @@ try {
   // The rotation's own count, so it walks its workspaces in order whatever the other row's calls.
   let rotated = 0;
   const rotation = metered(() => workspaceKeys[rotated++ % workspaceKeys.length]!);
-  const rows: Record<Row, { label: string; options: autocannon.Options; turns: Turn[] }> =
+  // A rotation's turn calls each of its workspaces once, as the bench's does. With shorter turns a workspace
+  // waited seven turns and their quiet for its next call, past workerd's 10 s (300 s of the slowed clock) after
+  // which it drops an idle object: 1,650 of a 150-call turn's statements were prepared afresh (gates started).
+  const rows: Record<Row, { label: string; options: autocannon.Options; calls: number; turns: Turn[] }> =
     COMPARE === 'workspaces'
       ? {
-          base: { label: 'metered get-company-by-domain, one workspace', options: metered(() => key), turns: [] },
-          subject: { label: 'the same, 1,000 workspaces of the organization in rotation', options: rotation, turns: [] },
+          base: { label: 'metered get-company-by-domain, one workspace', options: metered(() => key), calls: CALLS, turns: [] },
+          subject: { label: 'the same, 1,000 workspaces of the organization in rotation', options: rotation, calls: workspaceKeys.length, turns: [] },
         }
       : {
-          base: { label: "skeleton with the response cache's work, same workerd", options: { url: stack.extraUrls[SKELETON_NAME]! }, turns: [] },
-          subject: { label: 'metered get-company-by-domain (never cached)', options: metered(() => key), turns: [] },
+          base: { label: "skeleton with the response cache's work, same workerd", options: { url: stack.extraUrls[SKELETON_NAME]! }, calls: CALLS, turns: [] },
+          subject: { label: 'metered get-company-by-domain (never cached)', options: metered(() => key), calls: CALLS, turns: [] },
         };
   type Row = 'base' | 'subject';
   interface Turn {
@@ -228,21 +234,21 @@ try {
       const row = rows[name];
       control('--zero');
       const started = performance.now();
-      const result = await autocannon({ ...row.options, connections: CONNECTIONS, amount: CALLS, sampleInt: 20 });
+      const result = await autocannon({ ...row.options, connections: CONNECTIONS, amount: row.calls, sampleInt: 20 });
       const seconds = (performance.now() - started) / 1_000;
       // The product's last report and the wallet's write to D1 come on the slowed clock, after the load has ended.
       if (COMPARE === 'workspaces' || name === 'subject') await intervalsPassed();
       await quietAfter([pid], TAIL);
       const file = dump();
       const failures = result.non2xx + result.errors;
-      if (failures > 0) throw new Error(`${name}: ${failures} of ${CALLS} calls failed`);
+      if (failures > 0) throw new Error(`${name}: ${failures} of ${row.calls} calls failed`);
       const { total, misses } = countsOf(readFileSync(file, 'utf8'));
       const areas = areasOf(file);
-      const compiling = (areas.get(COMPILING) ?? 0) / CALLS;
+      const compiling = (areas.get(COMPILING) ?? 0) / row.calls;
       const previous = row.turns.at(-1)?.file;
       if (previous) rmSync(previous);
-      row.turns.push({ perCall: total / CALLS, compiling, areas, callsPerSecond: CALLS / seconds, file, misses });
-      console.error(`round ${round + 1}, ${name}: ${millions(total / CALLS)} instructions a call (${thousands(compiling)} of them compiling), ${(CALLS / seconds).toFixed(1)} calls/s`);
+      row.turns.push({ perCall: total / row.calls, compiling, areas, callsPerSecond: row.calls / seconds, file, misses });
+      console.error(`round ${round + 1}, ${name}: ${millions(total / row.calls)} instructions a call (${thousands(compiling)} of them compiling), ${(row.calls / seconds).toFixed(1)} calls/s`);
     }
   }
 
@@ -250,7 +256,7 @@ try {
   const [base, subject] = [perCall('base'), perCall('subject')];
   const pace = median(rows.subject.turns.map((turn) => turn.callsPerSecond));
   const list = (name: Row) => rows[name].turns.map((turn) => millions(turn.perCall)).join(', ');
-  console.log(`\nInstructions executed by the stack's workerd, counted by ${execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()} (callgrind); ${ROUNDS} rounds, turns of ${CALLS} calls at ${CONNECTIONS} connections`);
+  console.log(`\nInstructions executed by the stack's workerd, counted by ${execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()} (callgrind); ${ROUNDS} rounds, turns of ${rows.base.calls} and ${rows.subject.calls} calls at ${CONNECTIONS} connections`);
   // At this pace, how many calls one of the gate's reports carries (one every REPORT_MS of the counted process's clock).
   const perReport = (pace * REPORT_MS * SLOWER) / 1_000;
   console.log(
@@ -276,7 +282,7 @@ try {
   if (CACHE) {
     console.log("callgrind's simulated cache, misses a call (median turn), and as a share of the instructions:");
     for (const name of ['base', 'subject'] as Row[]) {
-      const kind = (of: keyof Misses) => median(rows[name].turns.map((turn) => turn.misses![of])) / CALLS;
+      const kind = (of: keyof Misses) => median(rows[name].turns.map((turn) => turn.misses![of])) / rows[name].calls;
       const instructions = perCall(name);
       console.log(
         `${rows[name].label}: first-level instruction ${(kind('instruction') / 1e3).toFixed(1)} k (${((100 * kind('instruction')) / instructions).toFixed(2)} %), ` +
@@ -288,7 +294,7 @@ try {
   console.log('where the difference is (the last turn of each, thousands of instructions a call):');
   console.log(`| area | ${COMPARE === 'workspaces' ? 'one workspace | rotation' : 'skeleton | product'} | difference |\n|---|---:|---:|---:|`);
   for (const area of [...AREAS.map(([name]) => name), 'other']) {
-    const [was, is] = [(baseAreas.get(area) ?? 0) / CALLS / 1e3, (subjectAreas.get(area) ?? 0) / CALLS / 1e3];
+    const [was, is] = [(baseAreas.get(area) ?? 0) / rows.base.calls / 1e3, (subjectAreas.get(area) ?? 0) / rows.subject.calls / 1e3];
     console.log(`| ${area} | ${was.toFixed(0)} | ${is.toFixed(0)} | ${(is - was >= 0 ? '+' : '') + (is - was).toFixed(0)} |`);
   }
   if (KEEP) for (const name of Object.keys(rows) as Row[]) copyFileSync(rows[name].turns.at(-1)!.file, join(KEEP, `${name}.callgrind`));
