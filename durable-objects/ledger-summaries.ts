@@ -30,7 +30,7 @@ export class LedgerSummaries {
     if (now < this.nextPassAt || !reconciled) return false;
     const cutoff = now - LEDGER_DETAIL_MS;
     // Captures in seq order (the rowid b-tree from its start): the old ones are a prefix.
-    const oldest = this.sql.exec<{ seq: number; at: number }>("SELECT seq, at FROM ledger WHERE kind = 'capture' ORDER BY seq LIMIT ?", ROWS_PER_PASS).toArray();
+    const oldest = this.sql.exec<{ seq: number; at: number }>(`SELECT seq, at FROM ledger WHERE kind = 'capture' ORDER BY seq LIMIT ${ROWS_PER_PASS}`).toArray();
     const due = oldest.findIndex((row) => row.at >= cutoff);
     const count = due === -1 ? oldest.length : due;
     if (count === 0) {

@@ -407,8 +407,8 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return this.sql
       .exec<{ id: string }>(
         `SELECT workspace_id AS id FROM leases WHERE workspace_id <> ? AND subscription_units + purchased_units > 0
-          ORDER BY subscription_units + purchased_units DESC LIMIT ?`,
-        workspaceId, HOLDERS_TOLD,
+          ORDER BY subscription_units + purchased_units DESC LIMIT ${HOLDERS_TOLD}`,
+        workspaceId,
       )
       .toArray()
       .map((row) => row.id);
