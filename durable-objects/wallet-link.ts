@@ -1,9 +1,9 @@
 import { clock } from '../src/core/clock';
 import type { SyncMessage, SyncReply } from '../src/core/protocols/lease';
 import type { OrgWalletProtocol } from '../src/core/protocols/wallet';
+import type { UsageRow } from '../src/core/usage';
 import type { CreditView } from './credit-view';
 import type { KeyBudgets } from './key-budgets';
-import type { UsageRow } from '../src/core/usage';
 import { type Hold, type LeaseBook, PARKED_RETRY_MS } from './lease-book';
 
 /** The wallet has not taken the outgoing message (this attempt failed, or the next is not due): nothing else can be sent before it. */

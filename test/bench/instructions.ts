@@ -193,6 +193,7 @@ try {
   // The rotation's own count, so it walks its workspaces in order whatever the other row's calls.
   let rotated = 0;
   const rotation = metered(() => workspaceKeys[rotated++ % workspaceKeys.length]!);
+  type Row = 'base' | 'subject';
   // A rotation's turn calls each of its workspaces once, as the bench's does. With shorter turns a workspace
   // waited seven turns and their quiet for its next call, past workerd's 10 s (300 s of the slowed clock) after
   // which it drops an idle object: 1,650 of a 150-call turn's statements were prepared afresh (gates started).
@@ -206,7 +207,6 @@ try {
           base: { label: "skeleton with the response cache's work, same workerd", options: { url: stack.extraUrls[SKELETON_NAME]! }, calls: CALLS, turns: [] },
           subject: { label: 'metered get-company-by-domain (never cached)', options: metered(() => key), calls: CALLS, turns: [] },
         };
-  type Row = 'base' | 'subject';
   interface Turn {
     perCall: number;
     /** Instructions a call in V8's optimizing compilers (COMPILING). */
