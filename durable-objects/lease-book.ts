@@ -284,7 +284,10 @@ export class LeaseBook {
         : [];
     this.unsent -= rows.length;
     const charges = rows.map((row) => JSON.parse(row.doc) as Charge);
-    if (also) charges.push(also);
+    // A charge goes once, as the list's unique id has it: one waiting with the same id (a retry took over its
+    // call's id) keeps its place, and `also` counts no more.
+    if (also && charges.some((charge) => charge.id === also.id)) this.addTo(this.pending, also, also.generation, -1);
+    else if (also) charges.push(also);
     const message: SyncMessage = {
       seq: this.state.seq + 1,
       generation: this.state.generation,

@@ -529,6 +529,59 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it('sends a charge that settles while a turn to the wallet waits in its queue once, behind that turn, not in a message of its own beside it', async () => {
+    const { account, gate, captures } = await afterOneReportedCall('first.example.com');
+    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
+    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    // A report is due: the last one went more than REPORT_MS ago by the injectable clock.
+    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * REPORT_MS);
+    const sent = watchSyncs();
+    await runInDurableObject(gate, async (object) => {
+      const instance = object as unknown as WorkspaceGate;
+      const usage: UsageRow = {
+        id: `use_${'q'.repeat(24)}`, requestId: 'req_queued', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+        operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
+      };
+      expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+      // A read of the wallet's figures (a `/v1/credits` with stale figures) is queued and has not run yet when the call settles.
+      const reading = (instance as unknown as { link: WalletLink }).link.read();
+      expect(await instance.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).toMatchObject({ kind: 'captured' });
+      await reading;
+      await instance.flush();
+      expect(instance.keyBudgets([account.keyId])[0]!.spentUnits).toBe(2 * CENT);
+    });
+    const seqs = sent.filter((sync) => sync.workspaceId === account.workspaceId).map((sync) => sync.message.seq);
+    expect(seqs.length).toBeGreaterThan(0);
+    // Each message once: a message composed beside the queued turn would be sent by that turn and again by its own.
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(await captures()).toBe(2);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+  });
+
+  it('puts a call id in a message once when a retry that took it over settles while the first charge still waits, as the waiting list would', async () => {
+    const { account, gate, captures } = await afterOneReportedCall('first.example.com');
+    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
+    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    await runInDurableObject(gate, async (object) => {
+      const instance = object as unknown as WorkspaceGate;
+      const book = (instance as unknown as { book: LeaseBook }).book;
+      const usage: UsageRow = {
+        id: `use_${'t'.repeat(24)}`, requestId: 'req_took_over', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+        operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: CENT, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
+      };
+      const now = clock.now();
+      // The first call's charge waits on the list; the retry that took over its id is captured as a report falls due.
+      expect(book.capture(book.take(usage.id, CENT, now + 1_000, now)!, CENT, usage).message).toBeNull();
+      const { message } = book.capture(book.take(usage.id, CENT, now + 1_000, now)!, CENT, usage, account.keyId, { ask: () => ({ need: 0, target: 0 }), now });
+      expect(message!.charges.map((charge) => charge.id)).toEqual([usage.id]);
+      await instance.flush();
+      // Nothing is left counted as on its way to the wallet.
+      expect(book.unacknowledged).toEqual({ subscriptionUnits: 0, purchasedUnits: 0 });
+    });
+    expect(await captures()).toBe(2);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+  });
+
   it('restarted with a message whose reply it had not stored, keeps the alarm it had, which sends the message again if no call does; a refused one goes at its next attempt', async () => {
     const { account, gate, captures } = await afterOneReportedCall('quiet.example.com');
     await runInDurableObject(gate, async (_, state) => {
