@@ -117,6 +117,22 @@ export class KeyBudgets {
     }
   }
 
+  /**
+   * Charges the wallet had applied before (`SyncReply.alreadyCharged`: a retry took over a call id it had
+   * charged): their spend, added to the sums when they left the waiting list, comes out of the sums and of
+   * memory again. The caller stores the reply's acknowledgement in the same turn, so it is taken out once.
+   */
+  unspend(charges: readonly Charge[]): void {
+    for (const charge of charges) {
+      const { monthStart, units } = spendOf(charge);
+      if (units <= 0) continue;
+      const keyId = budgetKeyOf(charge);
+      this.sql.exec('UPDATE key_spend SET spent_units = MAX(0, spent_units - ?) WHERE key_id = ? AND month_start = ?', units, keyId, monthStart);
+      const known = this.spent.get(keyId);
+      if (known?.monthStart === monthStart) this.spent.set(keyId, { monthStart, units: Math.max(0, known.units - units) });
+    }
+  }
+
   /** Each key's limit, spend this month and what it holds now. */
   budgets(keyIds: string[], now: number): KeyBudget[] {
     const resetsAt = utcMonthOf(now).end;

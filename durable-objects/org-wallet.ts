@@ -198,7 +198,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       const { generation } = figures;
       const lease: Split = { subscriptionUnits: figures.lease_subscription ?? 0, purchasedUnits: figures.lease_purchased ?? 0 };
       const held: Split = { ...lease };
-      const account = this.applyCharges(message.charges, generation, held, figures);
+      const { alreadyCharged, ...account } = this.applyCharges(message.charges, generation, held, figures);
       // Subscription units of an earlier generation are already gone from the lease (and the account).
       if (message.generation === generation) held.subscriptionUnits -= message.giveBack.subscriptionUnits;
       held.purchasedUnits -= message.giveBack.purchasedUnits;
@@ -224,6 +224,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         grantedUnits: granted,
         unleasedUnits: unleased,
         ...(granted === 0 && message.needUnits > unleased ? { holders: this.holdersBesides(workspaceId) } : {}),
+        ...(alreadyCharged.length > 0 ? { alreadyCharged } : {}),
         balance,
         terms: termsOf(figures),
       };
@@ -343,10 +344,11 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
    * costs the same few statements whatever its size: its usage rows queued in one, its captures written in
    * one (those already there left out), the account written once.
    */
-  private applyCharges(charges: Charge[], generation: number, lease: Split, account: AccountRow): Split {
+  private applyCharges(charges: Charge[], generation: number, lease: Split, account: AccountRow): Split & { alreadyCharged: string[] } {
     let subscription = account.subscription_units;
     let purchased = account.purchased_units;
-    if (charges.length === 0) return { subscriptionUnits: subscription, purchasedUnits: purchased };
+    const alreadyCharged: string[] = [];
+    if (charges.length === 0) return { subscriptionUnits: subscription, purchasedUnits: purchased, alreadyCharged };
     this.creditWatch.beforeCharges(charges[0]!.usage.organizationId, subscription + purchased);
     this.outbox.add(charges.map((charge) => charge.usage));
     if (charges.some((charge) => charge.usage.errorCode === 'INSUFFICIENT_CREDITS')) this.creditWatch.refusedForCredits();
@@ -362,7 +364,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       // In the message's order, each capture with the balances after it; one already in the ledger (sent
       // again) is left out before the running sums, so it is neither spent nor counted twice.
       const written = this.sql
-        .exec<{ subscription: number; purchased: number }>(
+        .exec<{ id: string; subscription: number; purchased: number }>(
           `INSERT INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
            SELECT ?, 'capture', charge.id, -charge.subscription, -charge.purchased,
                   ? - SUM(charge.subscription) OVER spent, ? - SUM(charge.purchased) OVER spent
@@ -370,7 +372,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
             WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE kind = 'capture' AND hold_id = charge.id)
            WINDOW spent AS (ORDER BY charge.n ROWS UNBOUNDED PRECEDING)
            ORDER BY charge.n
-           RETURNING -subscription_delta AS subscription, -purchased_delta AS purchased`,
+           RETURNING hold_id AS id, -subscription_delta AS subscription, -purchased_delta AS purchased`,
           clock.now(), subscription, purchased, JSON.stringify([...successes.values()]),
         )
         .toArray();
@@ -379,10 +381,12 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         purchased -= capture.purchased;
         lease.subscriptionUnits -= capture.subscription;
         lease.purchasedUnits -= capture.purchased;
+        successes.delete(capture.id);
       }
+      alreadyCharged.push(...successes.keys());
     }
     // The account was written with the captures (the trigger account_after_capture).
-    return { subscriptionUnits: subscription, purchasedUnits: purchased };
+    return { subscriptionUnits: subscription, purchasedUnits: purchased, alreadyCharged };
   }
 
   /**

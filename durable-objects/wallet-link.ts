@@ -148,6 +148,12 @@ export class WalletLink {
     }
     // The reply's balance is current only in the current allowance generation.
     if (this.book.acknowledge(message, reply)) this.view.read(reply.balance, clock.now());
+    if (reply.alreadyCharged) {
+      const ids = new Set(reply.alreadyCharged);
+      this.budgets.unspend(message.charges.filter((charge) => ids.has(charge.id)));
+      // Stored with the spend taken out, so a restart cannot send the message again and take it out twice.
+      this.book.persist();
+    }
     if (before?.parked) console.log(JSON.stringify({ level: 'info', note: 'parked gate message delivered', organizationId, workspaceId, seq: message.seq, attempts: before.attempts + 1 }));
     return reply;
   }

@@ -488,10 +488,14 @@ describe('the workspace gate on the hot path', () => {
     // (at one instant of the injectable clock) take a message or a few (one per REPORT_MS of real time,
     // when the alarm fires between them), not one each.
     const messagesBefore = await messages();
+    const busySince = Date.now();
     for (let n = 0; n < 10; n++) expect((await companyByDomain(account.key, `busy${n}.example.com`)).status).toBe(200);
+    const busyFor = Date.now() - busySince;
     await runDurableObjectAlarm(gate);
     expect(await eventually(captures, (n) => n === 11)).toBe(11);
-    expect((await messages()) - messagesBefore).toBeLessThanOrEqual(5);
+    // At most one message per REPORT_MS of real time (the alarm's), and the one run here: a loaded machine that
+    // takes longer over the ten calls lets more alarms fire between them, never one per call while they come fast.
+    expect((await messages()) - messagesBefore).toBeLessThanOrEqual(Math.min(10, Math.floor(busyFor / REPORT_MS) + 2));
     // The gate's own alarm may have fired beside the one run here, its reply still on its way once the wallet
     // has the captures: a call whose report queued behind it would find its charge waiting when that report
     // ends, and be batched behind the alarm. So the reply is awaited in the gate too.
@@ -580,6 +584,39 @@ describe('the workspace gate on the hot path', () => {
     });
     expect(await captures()).toBe(2);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+  });
+
+  it("counts a key's spend once when a retry takes over a call id the wallet has charged already, in memory and once restarted", async () => {
+    const { account, gate, captures } = await afterOneReportedCall('first.example.com');
+    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
+    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    const charged = await runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
+      state.storage.sql.exec<{ id: string }>("SELECT hold_id AS id FROM ledger WHERE kind = 'capture'").one().id,
+    );
+    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * REPORT_MS);
+    await runInDurableObject(gate, async (object, state) => {
+      const instance = object as unknown as WorkspaceGate;
+      expect(instance.keyBudgets([account.keyId])[0]!.spentUnits).toBe(CENT);
+      // The retry of a call whose answer was lost after it was charged: same call id, asked and answered again.
+      const usage: UsageRow = {
+        id: charged, requestId: 'req_retry', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+        operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
+      };
+      expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+      expect(await instance.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).toMatchObject({ kind: 'captured' });
+      // Its report went at once; once the reply is in, nothing else is written before the restart below.
+      const book = (instance as unknown as { book: LeaseBook }).book;
+      for (let waited = 0; book.outgoing !== null && waited < 5_000; waited += 5) await scheduler.wait(5);
+      expect(book.outgoing).toBeNull();
+      expect(instance.keyBudgets([account.keyId])[0]!.spentUnits).toBe(CENT);
+      // A restart sends nothing again that would take the spend out a second time.
+      const restarted = new WorkspaceGate(state, env as never);
+      await state.blockConcurrencyWhile(async () => {});
+      await restarted.flush();
+      expect(restarted.keyBudgets([account.keyId])[0]!.spentUnits).toBe(CENT);
+    });
+    expect(await captures()).toBe(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
   });
 
   it('restarted with a message whose reply it had not stored, keeps the alarm it had, which sends the message again if no call does; a refused one goes at its next attempt', async () => {

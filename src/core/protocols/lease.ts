@@ -78,6 +78,11 @@ export interface SyncReply {
    * money, largest first (at most a few): the gate asks them to give an idle lease back, then draws again.
    */
   holders?: string[];
+  /**
+   * The call ids of this message's charges that the wallet had applied before (a retry that took over a call id
+   * the wallet had already charged): not spent again, so the gate takes them back out of its keys' spend.
+   */
+  alreadyCharged?: string[];
   balance: Balance;
   terms: Terms;
 }
