@@ -214,7 +214,8 @@ export class LeaseBook {
     const subscriptionUnits = Math.min(spent, hold.subscriptionUnits);
     const budget = budgetKeyId === usage.keyId ? {} : { budgetKeyId };
     const charge: Charge = { id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage, ...budget };
-    if (!sendNow || this.state.outgoing) {
+    // A message carries CHARGES_PER_MESSAGE at most: with that many waiting, this one waits behind them.
+    if (!sendNow || this.state.outgoing || this.unsent >= CHARGES_PER_MESSAGE) {
       this.addCharge(charge);
       return { spent, message: null };
     }

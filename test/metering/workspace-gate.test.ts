@@ -586,6 +586,37 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it('composes no message of more than 500 charges, a call settled behind a full list of them included', async () => {
+    const { account, gate } = await afterOneReportedCall('first.example.com');
+    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
+    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    const sent = watchSyncs();
+    await runInDurableObject(gate, async (object) => {
+      const instance = object as unknown as WorkspaceGate;
+      const book = (instance as unknown as { book: LeaseBook }).book;
+      const now = clock.now();
+      const capture = (n: number, sendNow?: Parameters<LeaseBook['capture']>[4]) => {
+        const usage: UsageRow = {
+          id: `use_full${String(n).padStart(20, '0')}`, requestId: `req_${n}`, organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+          operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(now).toISOString(),
+        };
+        return book.capture(book.take(usage.id, 0, now + 1_000, now)!, 0, usage, account.keyId, sendNow).message;
+      };
+      for (let n = 0; n < 500; n++) expect(capture(n)).toBeNull();
+      // The 501st, with a report due: it waits behind the 500 rather than make the message one longer.
+      capture(500, { ask: () => ({ need: 0, target: 0 }), now });
+      await instance.flush();
+      await instance.flush();
+      expect(book.hasUnsent()).toBe(false);
+    });
+    const rows = await runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
+      state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n,
+    );
+    expect(rows).toBe(502);
+    const sizes = sent.filter((sync) => sync.workspaceId === account.workspaceId).map((sync) => sync.message.charges.length);
+    expect(Math.max(...sizes)).toBe(500);
+  });
+
   it("counts a key's spend once when a retry takes over a call id the wallet has charged already, in memory and once restarted", async () => {
     const { account, gate, captures } = await afterOneReportedCall('first.example.com');
     const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
