@@ -340,9 +340,10 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
 
   /**
    * Charges spend from the account and from the lease that earmarked them, each with its ledger capture
-   * and queued usage row. A charge already in the ledger (its unique index) is not spent again. A message
-   * costs the same few statements whatever its size: its usage rows queued in one, its captures written in
-   * one (those already there left out), the account written once.
+   * and queued usage row. A charge already in the ledger (its unique index) is not spent again; its id is
+   * answered (`alreadyCharged`), for the gate to take it back out of its key's spend. A message costs the
+   * same few statements whatever its size: its usage rows queued in one, its captures written in one (those
+   * already there left out), the account written once.
    */
   private applyCharges(charges: Charge[], generation: number, lease: Split, account: AccountRow): Split & { alreadyCharged: string[] } {
     let subscription = account.subscription_units;
