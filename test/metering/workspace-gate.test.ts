@@ -89,6 +89,22 @@ async function afterOneReportedCall(domain: string): Promise<{ account: Provisio
   return { account, gate: gateOf(env, account.workspaceId), captures };
 }
 
+/** `afterOneReportedCall`, once the gate has also applied the wallet's reply (nothing outgoing). */
+async function afterOneAcknowledgedCall(domain: string): Promise<Awaited<ReturnType<typeof afterOneReportedCall>>> {
+  const reported = await afterOneReportedCall(domain);
+  const acknowledged = () => runInDurableObject(reported.gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
+  expect(await eventually(acknowledged, (done) => done)).toBe(true);
+  return reported;
+}
+
+/** A usage row of `account`'s key, as `meter` is brought it (status 0) or as a call ended. */
+function rowOf(account: Provisioned, id: string, requestId: string, ended: { status: number; costUnits: number } = { status: 0, costUnits: 0 }): UsageRow {
+  return {
+    id, requestId, organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId, operation: 'linkedin.get-company-by-domain',
+    errorCode: null, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(), ...ended,
+  };
+}
+
 /** An operation whose upstream answers only when the test says so. */
 function gated(): { operation: Operation; started: Promise<void>; finish: () => void } {
   let markStarted!: () => void;
@@ -534,18 +550,13 @@ describe('the workspace gate on the hot path', () => {
   });
 
   it('sends a charge that settles while a turn to the wallet waits in its queue once, behind that turn, not in a message of its own beside it', async () => {
-    const { account, gate, captures } = await afterOneReportedCall('first.example.com');
-    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
-    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    const { account, gate, captures } = await afterOneAcknowledgedCall('first.example.com');
     // A report is due: the last one went more than REPORT_MS ago by the injectable clock.
     vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * REPORT_MS);
     const sent = watchSyncs();
     await runInDurableObject(gate, async (object) => {
       const instance = object as unknown as WorkspaceGate;
-      const usage: UsageRow = {
-        id: `use_${'q'.repeat(24)}`, requestId: 'req_queued', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
-        operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
-      };
+      const usage = rowOf(account, `use_${'q'.repeat(24)}`, 'req_queued');
       expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
       // A read of the wallet's figures (a `/v1/credits` with stale figures) is queued and has not run yet when the call settles.
       const reading = (instance as unknown as { link: WalletLink }).link.read();
@@ -563,16 +574,11 @@ describe('the workspace gate on the hot path', () => {
   });
 
   it('puts a call id in a message once when a retry that took it over settles while the first charge still waits, as the waiting list would', async () => {
-    const { account, gate, captures } = await afterOneReportedCall('first.example.com');
-    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
-    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    const { account, gate, captures } = await afterOneAcknowledgedCall('first.example.com');
     await runInDurableObject(gate, async (object) => {
       const instance = object as unknown as WorkspaceGate;
       const book = (instance as unknown as { book: LeaseBook }).book;
-      const usage: UsageRow = {
-        id: `use_${'t'.repeat(24)}`, requestId: 'req_took_over', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
-        operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: CENT, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
-      };
+      const usage = rowOf(account, `use_${'t'.repeat(24)}`, 'req_took_over', { status: 200, costUnits: CENT });
       const now = clock.now();
       // The first call's charge waits on the list; the retry that took over its id is captured as a report falls due.
       expect(book.capture(book.take(usage.id, CENT, now + 1_000, now)!, CENT, usage).message).toBeNull();
@@ -587,19 +593,14 @@ describe('the workspace gate on the hot path', () => {
   });
 
   it('composes no message of more than 500 charges, a call settled behind a full list of them included', async () => {
-    const { account, gate } = await afterOneReportedCall('first.example.com');
-    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
-    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    const { account, gate } = await afterOneAcknowledgedCall('first.example.com');
     const sent = watchSyncs();
     await runInDurableObject(gate, async (object) => {
       const instance = object as unknown as WorkspaceGate;
       const book = (instance as unknown as { book: LeaseBook }).book;
       const now = clock.now();
       const capture = (n: number, sendNow?: Parameters<LeaseBook['capture']>[4]) => {
-        const usage: UsageRow = {
-          id: `use_full${String(n).padStart(20, '0')}`, requestId: `req_${n}`, organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
-          operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(now).toISOString(),
-        };
+        const usage = rowOf(account, `use_full${String(n).padStart(20, '0')}`, `req_${n}`, { status: 200, costUnits: 0 });
         return book.capture(book.take(usage.id, 0, now + 1_000, now)!, 0, usage, account.keyId, sendNow).message;
       };
       for (let n = 0; n < 500; n++) expect(capture(n)).toBeNull();
@@ -618,9 +619,7 @@ describe('the workspace gate on the hot path', () => {
   });
 
   it("counts a key's spend once when a retry takes over a call id the wallet has charged already, in memory and once restarted", async () => {
-    const { account, gate, captures } = await afterOneReportedCall('first.example.com');
-    const acknowledged = () => runInDurableObject(gate, (instance) => (instance as unknown as { book: LeaseBook }).book.outgoing === null);
-    expect(await eventually(acknowledged, (done) => done)).toBe(true);
+    const { account, gate, captures } = await afterOneAcknowledgedCall('first.example.com');
     const charged = await runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId)), (_, state) =>
       state.storage.sql.exec<{ id: string }>("SELECT hold_id AS id FROM ledger WHERE kind = 'capture'").one().id,
     );
@@ -629,10 +628,7 @@ describe('the workspace gate on the hot path', () => {
       const instance = object as unknown as WorkspaceGate;
       expect(instance.keyBudgets([account.keyId])[0]!.spentUnits).toBe(CENT);
       // The retry of a call whose answer was lost after it was charged: same call id, asked and answered again.
-      const usage: UsageRow = {
-        id: charged, requestId: 'req_retry', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
-        operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 1, createdAt: new Date(clock.now()).toISOString(),
-      };
+      const usage = rowOf(account, charged, 'req_retry');
       expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
       expect(await instance.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).toMatchObject({ kind: 'captured' });
       // Its report went at once; once the reply is in, nothing else is written before the restart below.
