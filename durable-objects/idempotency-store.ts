@@ -2,6 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import type { ObjectBindings } from '../src/core/object-bindings';
 import type { ClaimAnswer, IdempotencyStoreProtocol } from '../src/core/protocols/idempotency';
+import { LEDGER_DETAIL_MS } from './ledger-summaries';
 
 /** How long a key protects its call: a retry within this long of the first call is answered from here. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -19,6 +20,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   digest: string;
   state: State;
   running_until: number;
+  expires_at: number;
   answer: string | null;
   answer_bytes: number;
   call_id: string | null;
@@ -63,7 +65,9 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
    * The first call with a key claims it for `runningForMs` (its time limit and the hold's grace: past
    * that, a call still unanswered is dead and its money was given back). A retry learns what became of it.
    * A claim taken over from a dead call keeps that call's id: a process killed after the gate stored the
-   * charge and before `complete` left a charge under that id, which the wallet and D1 then count once.
+   * charge and before `complete` left a charge under that id, which the wallet and D1 then count once. The
+   * wallet matches ids only for its detail window (`LEDGER_DETAIL_MS`), so a takeover of a call begun half of
+   * that ago or more is marked `lateTakeover`, for the caller to look for the call's charge first.
    */
   claim(key: string, digest: string, runningForMs: number, callId: string): ClaimAnswer {
     const now = clock.now();
@@ -77,6 +81,8 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
     }
     const expiresAt = now + IDEMPOTENCY_WINDOW_MS;
     const id = row?.call_id ?? callId;
+    // A lapsed first call begun half the wallet's detail window ago or more: its capture may be folded by now.
+    const lateTakeover = row !== undefined && now - (row.expires_at - IDEMPOTENCY_WINDOW_MS) >= LEDGER_DETAIL_MS / 2;
     this.ctx.storage.sql.exec(
       `INSERT OR REPLACE INTO idempotency_keys (key, digest, state, running_until, expires_at, answer, answer_bytes, call_id)
        VALUES (?, ?, 'running', ?, ?, NULL, 0, ?)`,
@@ -87,7 +93,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
       id,
     );
     this.alarmNoLaterThan(Date.now() + (expiresAt - now));
-    return { kind: 'claimed', callId: id };
+    return { kind: 'claimed', callId: id, ...(lateTakeover ? { lateTakeover } : {}) };
   }
 
   /**
@@ -125,7 +131,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
 
   private rowOf(key: string): KeyRow | undefined {
     return this.ctx.storage.sql
-      .exec<KeyRow>('SELECT digest, state, running_until, answer, answer_bytes, call_id FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
+      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
       .toArray()[0];
   }
 

@@ -80,6 +80,12 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
     case 'replay':
       return { kind: 'replay', answer: JSON.parse(answer.answer) as KeptAnswer };
     case 'claimed':
+      // A first call begun long ago that was charged cannot run again as itself: the wallet may have folded its
+      // capture, so it would be charged twice. Its answer is gone with its process; the key says so from now on.
+      if (answer.lateTakeover && (await wasCharged(env, answer.callId))) {
+        await store.complete(key, digest, null, 0);
+        return refused(LOST_ANSWER);
+      }
       return {
         kind: 'claimed',
         callId: answer.callId,
@@ -107,10 +113,18 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
       return refused(`The first call with this ${IDEMPOTENCY_KEY_HEADER} is still running. Retry in ${retryAfter} s to receive its answer; this request was not charged.`, retryAfter);
     }
     case 'unkept':
+      if (answer.answerBytes === 0) return refused(LOST_ANSWER);
       return refused(
         `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer (${answer.answerBytes} bytes) was too large to keep for replays, so it cannot be sent again. Send a new key to run the call again.`,
       );
   }
+}
+
+const LOST_ANSWER = `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer was lost before it could be kept (the server stopped during the call), so it cannot be sent again. Send a new key to run the call again; this request was not charged.`;
+
+/** Whether a call's usage row says it succeeded and was charged (D1 keeps the rows well past a key's day). */
+async function wasCharged(env: Env, callId: string): Promise<boolean> {
+  return (await env.DB.prepare('SELECT 1 FROM usage WHERE id = ? AND status = 200 AND cost_units > 0').bind(callId).first()) !== null;
 }
 
 function refused(message: string, retryAfter?: number): Claim {

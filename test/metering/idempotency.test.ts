@@ -199,6 +199,40 @@ describe('Idempotency-Key on metered calls', () => {
     expect(usage.filter((row) => row.costCents > 0)).toHaveLength(2);
   });
 
+  it('does not charge again the retry that takes over a charged call after the wallet folded its capture: the answer is lost, and the key says so', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    expect((await lookup(account, 'folded.example.com', key)).status).toBe(200);
+    await eventually(() => charges(account.organizationId), (count) => count === 1);
+    // The charged row in D1, where the wallet's flush puts it.
+    await eventually(
+      async () => (await json(await call('/v1/usage?limit=5', { headers: { authorization: `Bearer ${account.key}` } }))).data.rows as { costCents: number }[],
+      (rows) => rows.some((row) => row.costCents > 0),
+    );
+    // What a SIGKILL between the gate's settle and the store's `complete` leaves, retried two hours later: by
+    // then the wallet has folded the capture into its day row (its alarm at that time), and keeps no id to match.
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
+    await runInDurableObject(store, (_instance, state) => {
+      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
+    });
+    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * 60 * 60 * 1000);
+    const walletObject = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+    await runInDurableObject(walletObject, (instance) => (instance as unknown as { alarm(): Promise<void> }).alarm());
+    expect(await runInDurableObject(walletObject, (_, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n)).toBe(0);
+
+    for (const attempt of [1, 2]) {
+      const retry = await lookup(account, 'folded.example.com', key);
+      expect(retry.status, `attempt ${attempt}`).toBe(409);
+      const { error } = await json(retry);
+      expect(error.code).toBe('CONFLICT');
+      expect(error.message).toContain('was lost');
+      expect(error.retryAfter).toBeUndefined();
+    }
+    // Charged once: a new key runs the call again, and is charged for it.
+    expect((await lookup(account, 'folded.example.com', uniqueKey())).status).toBe(200);
+    await eventually(async () => (await wallet(account.organizationId)).purchasedBalanceCents, (cents) => cents === 98);
+  });
+
   it('tells the retry of a call lost past its time limit to come back when its claim lapses, and then runs it', async () => {
     const account = await funded(100, 'payg');
     const key = uniqueKey();

@@ -4,14 +4,26 @@ export type ClaimAnswer =
    * as `callId`: the first call's id when it died, so that if it was charged before it died, the wallet's ledger
    * and the usage table (both keyed by that id) take this call's charge and row as the same call's, once.
    */
-  | { kind: 'claimed'; callId: string }
+  | {
+      kind: 'claimed';
+      callId: string;
+      /**
+       * Set when this call takes over a first call begun so long ago (half the wallet's `LEDGER_DETAIL_MS` or
+       * more) that the wallet may no longer know its capture by id: were that call charged, this one would be
+       * charged again. The caller looks for its charged usage row before it runs (services/idempotency.ts).
+       */
+      lateTakeover?: true;
+    }
   /** The first call succeeded: its answer, as the JSON text the pipeline stored. */
   | { kind: 'replay'; answer: string }
   /** The first call has no answer yet; its claim lapses (the call presumed dead) in `lapsesInMs`. */
   | { kind: 'running'; lapsesInMs: number }
   /** The key was first used for another operation or input. */
   | { kind: 'mismatch' }
-  /** The first call succeeded and was charged, but its answer was too big to keep. */
+  /**
+   * The first call succeeded and was charged, but its answer was too big to keep, or (`answerBytes` 0) it was
+   * lost: the call's process died before keeping it, and the retry came after the wallet's detail of it.
+   */
   | { kind: 'unkept'; answerBytes: number };
 
 
