@@ -67,16 +67,24 @@ export class WalletLink {
       let reply: SyncReply | undefined;
       if (this.book.outgoing) reply = await this.deliver(this.book.outgoing);
       const { need, target } = ask();
-      const givesBack = giveBackAll && this.book.freeUnits(clock.now()) > 0;
-      if (need > 0 || givesBack || this.book.hasUnsent() || this.book.neverSynced) {
+      const givesBack = () => giveBackAll && this.book.freeUnits(clock.now()) > 0;
+      if (need > 0 || givesBack() || this.book.hasUnsent() || this.book.neverSynced) {
         // A message that gives the lease back asks for nothing: a report's top-up waits for the next call.
-        const message = this.book.compose(need, giveBackAll ? 0 : Math.max(need, target), giveBackAll, clock.now());
-        // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.
-        this.budgets.moveToSums(message.charges);
-        reply = await this.deliver(message);
+        reply = await this.send(need, giveBackAll ? 0 : Math.max(need, target), giveBackAll);
+        // A charge the wallet had applied before (a retry took over its call id) was not spent from the lease:
+        // the money it counted is free again, and goes back with the rest.
+        while (reply.alreadyCharged && givesBack()) reply = await this.send(0, 0, true);
       }
       return reply;
     });
+  }
+
+  /** Composes the next message and delivers it. */
+  private send(need: number, target: number, giveBackAll: boolean): Promise<SyncReply> {
+    const message = this.book.compose(need, target, giveBackAll, clock.now());
+    // In the same turn as the charges leave the waiting list, so a key's stored spend stays exact.
+    this.budgets.moveToSums(message.charges);
+    return this.deliver(message);
   }
 
   /**

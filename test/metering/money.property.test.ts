@@ -123,6 +123,8 @@ describe('the money property, end to end', () => {
 type GateStep =
   | { kind: 'meter'; workspace: number; cents: number }
   | { kind: 'settle'; pick: number; succeeds: boolean; spendsAll: boolean }
+  /** An idempotent retry that takes over a call's id: one whose process died in flight, or after it was charged and before its answer was kept. */
+  | { kind: 'take over'; pick: number; charged: boolean }
   | { kind: 'expire'; workspace: number }
   | { kind: 'flush'; workspace: number }
   | { kind: 'top up'; cents: number }
@@ -131,6 +133,7 @@ type GateStep =
 const gateStep: fc.Arbitrary<GateStep> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('meter' as const), workspace: fc.nat(WORKSPACES - 1), cents: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('settle' as const), pick: fc.nat(), succeeds: fc.boolean(), spendsAll: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('take over' as const), pick: fc.nat(), charged: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const), workspace: fc.nat(WORKSPACES - 1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('flush' as const), workspace: fc.nat(WORKSPACES - 1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('top up' as const), cents: fc.integer({ min: 1, max: 6 }) }) },
@@ -141,7 +144,7 @@ const gateStep: fc.Arbitrary<GateStep> = fc.oneof(
 const keyLimits = fc.array(fc.option(fc.integer({ min: 0, max: 8 }), { nil: null }), { minLength: WORKSPACES, maxLength: WORKSPACES });
 
 describe('the money property, at the gates', () => {
-  it('bills each success once, late captures and expired holds included, and never spends money that is not there, nor past a key limit', { timeout: 240_000 }, async () => {
+  it('bills each success once, late captures, expired holds and retries that take over a call included, and never spends money that is not there, nor past a key limit', { timeout: 240_000 }, async () => {
     let offset = 0;
     vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
     let sequence = 0;
@@ -151,10 +154,12 @@ describe('the money property, at the gates', () => {
         const started = clock.now();
         for (const [index, limit] of limits.entries()) if (limit !== null) await ops('PUT', `/keys/${org.workspaces[index]!.keyId}/limit`, { monthlyLimitCents: limit });
         let putIn = startCents;
-        const open: Array<{ workspace: number; usage: UsageRow; cents: number }> = [];
-        const capturedByKey = limits.map(() => 0);
-        let capturedCents = 0;
-        let captures = 0;
+        type Call = { workspace: number; usage: UsageRow; cents: number };
+        const open: Call[] = [];
+        /** What the wallet must hold, by call id: the first capture of an id, which its retries do not add to. */
+        const charged = new Map<string, { workspace: number; cents: number }>();
+        /** Charged calls no retry is running for: a retry's claim keeps a second one off the id while it runs. */
+        const idle: Call[] = [];
         const rowOf = (workspace: number, status: number, costUnits: number): UsageRow => ({
           id: `use_${(sequence += 1).toString(16).padStart(24, '0')}`,
           requestId: `req_${sequence}`,
@@ -175,27 +180,34 @@ describe('the money property, at the gates', () => {
           const row = { ...rowOf(entry.workspace, succeeds ? 200 : 502, succeeds ? actual * CENT : 0), id: entry.usage.id };
           const answer = await gate.settle(entry.usage.id, succeeds ? actual * CENT : 0, row);
           if (answer.kind === 'captured') {
-            captures += 1;
-            capturedCents += actual;
-            capturedByKey[entry.workspace]! += actual;
+            if (!charged.has(entry.usage.id)) charged.set(entry.usage.id, { workspace: entry.workspace, cents: actual });
           } else if (succeeds) {
             expect(['insufficient', 'busy', 'key_limit']).toContain(answer.kind);
           }
+          if (charged.has(entry.usage.id)) idle.push(entry);
+        };
+        const meter = async (workspaceIndex: number, usage: UsageRow, cents: number) => {
+          const workspace = org.workspaces[workspaceIndex]!;
+          const answer = await gateOf(env, workspace.id).meter({ keyId: workspace.keyId, amountUnits: cents * CENT, ttlMs: 1_000, usage });
+          if (answer.kind === 'held') open.push({ workspace: workspaceIndex, usage, cents });
+          else expect(['insufficient', 'busy', 'key_limit']).toContain(answer.kind);
         };
 
         for (const batch of batches) {
           await Promise.all(
             batch.map(async (step) => {
               if (step.kind === 'meter') {
-                const workspace = org.workspaces[step.workspace]!;
-                const usage = rowOf(step.workspace, 0, 0);
-                const answer = await gateOf(env, workspace.id).meter({ keyId: workspace.keyId, amountUnits: step.cents * CENT, ttlMs: 1_000, usage });
-                if (answer.kind === 'held') open.push({ workspace: step.workspace, usage, cents: step.cents });
-                else expect(['insufficient', 'busy', 'key_limit']).toContain(answer.kind);
+                await meter(step.workspace, rowOf(step.workspace, 0, 0), step.cents);
               } else if (step.kind === 'settle') {
                 if (open.length === 0) return;
                 const [entry] = open.splice(step.pick % open.length, 1);
                 await settle(entry!, step.succeeds, step.spendsAll);
+              } else if (step.kind === 'take over') {
+                // The first call never settles (in flight) or never keeps its answer (charged): the retry runs as the same call.
+                const from = step.charged ? idle : open;
+                if (from.length === 0) return;
+                const [dead] = from.splice(step.pick % from.length, 1);
+                await meter(dead!.workspace, { ...rowOf(dead!.workspace, 0, 0), id: dead!.usage.id }, dead!.cents);
               } else if (step.kind === 'expire') {
                 // Holds outlive their calls: the alarm gives their money back; their captures come late.
                 offset += 1_000 + HOLD_GRACE_MS + 1;
@@ -217,9 +229,10 @@ describe('the money property, at the gates', () => {
         const { balance, ledger } = await settledStatement(env, org.organizationId, 100_000);
         const captureRows = ledger.filter((entry) => entry.kind === 'capture');
         const captured = 0 - captureRows.reduce((sum, entry) => sum + entry.purchasedDelta + entry.subscriptionDelta, 0);
+        const capturedByKey = limits.map((_, index) => [...charged.values()].filter((call) => call.workspace === index).reduce((sum, call) => sum + call.cents, 0));
         expect(balance.heldUnits).toBe(0);
-        expect(captureRows).toHaveLength(captures);
-        expect(captured).toBe(capturedCents * CENT);
+        expect(captureRows.map((entry) => entry.holdId).sort()).toEqual([...charged.keys()].sort());
+        expect(captured).toBe(capturedByKey.reduce((sum, cents) => sum + cents, 0) * CENT);
         expect(balance.purchasedUnits + captured).toBe(putIn * CENT);
 
         // No key spent past its limit, and each gate's count of its key's spend is the ledger's, nothing held.

@@ -646,6 +646,28 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
   });
 
+  it('gives back, when it gives its lease back, the money a retry of a charged call id counted, which the wallet did not spend', async () => {
+    const { account, gate, captures } = await afterOneAcknowledgedCall('first.example.com');
+    const walletOf = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+    const charged = await runInDurableObject(walletOf, (_, state) => state.storage.sql.exec<{ id: string }>("SELECT hold_id AS id FROM ledger WHERE kind = 'capture'").one().id);
+    const sent = watchSyncs();
+    await runInDurableObject(gate, async (object) => {
+      const instance = object as unknown as WorkspaceGate;
+      // Within REPORT_MS of the last report, so the retry's charge waits on the list and goes with the lease given back.
+      (instance as unknown as { reportedAt: number }).reportedAt = clock.now();
+      const usage = rowOf(account, charged, 'req_retry');
+      expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+      expect(await instance.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).toMatchObject({ kind: 'captured' });
+      await instance.flush();
+    });
+    // The message that gave the lease back carried the retry's charge, which the wallet had applied already.
+    expect(sent.some((sync) => sync.message.charges.some((charge) => charge.id === charged) && sync.message.giveBack.purchasedUnits > 0)).toBe(true);
+    const balance = await walletOf.balance();
+    expect(balance.heldUnits).toBe(0);
+    expect(balance.purchasedUnits).toBe(99 * CENT);
+    expect(await captures()).toBe(1);
+  });
+
   it('restarted with a message whose reply it had not stored, keeps the alarm it had, which sends the message again if no call does; a refused one goes at its next attempt', async () => {
     const { account, gate, captures } = await afterOneReportedCall('quiet.example.com');
     await runInDurableObject(gate, async (_, state) => {
