@@ -24,6 +24,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   answer: string | null;
   answer_bytes: number;
   call_id: string | null;
+  cost_units: number;
 }
 
 /**
@@ -51,12 +52,13 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
       expires_at INTEGER NOT NULL,
       answer TEXT,
       answer_bytes INTEGER NOT NULL DEFAULT 0,
-      call_id TEXT
+      call_id TEXT,
+      cost_units INTEGER NOT NULL DEFAULT 0
     )`);
-    // Stores made before call ids were kept get the column; their running claims lapse as before.
-    if (!sql.exec<{ name: string }>('PRAGMA table_info(idempotency_keys)').toArray().some((column) => column.name === 'call_id')) {
-      sql.exec('ALTER TABLE idempotency_keys ADD COLUMN call_id TEXT');
-    }
+    // Stores made before call ids and charges were kept get the columns; their running claims lapse as before.
+    const columns = new Set(sql.exec<{ name: string }>('PRAGMA table_info(idempotency_keys)').toArray().map((column) => column.name));
+    if (!columns.has('call_id')) sql.exec('ALTER TABLE idempotency_keys ADD COLUMN call_id TEXT');
+    if (!columns.has('cost_units')) sql.exec('ALTER TABLE idempotency_keys ADD COLUMN cost_units INTEGER NOT NULL DEFAULT 0');
     sql.exec('CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at)');
     this.keptBytes = sql.exec<{ kept: number }>("SELECT COALESCE(SUM(answer_bytes), 0) AS kept FROM idempotency_keys WHERE state = 'answered'").one().kept;
   }
@@ -76,7 +78,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
     if (row) {
       if (row.digest !== digest) return { kind: 'mismatch' };
       if (row.state === 'answered') return { kind: 'replay', answer: row.answer! };
-      if (row.state === 'unkept') return { kind: 'unkept', answerBytes: row.answer_bytes };
+      if (row.state === 'unkept') return { kind: 'unkept', answerBytes: row.answer_bytes, costUnits: row.cost_units };
       if (row.running_until > now) return { kind: 'running', lapsesInMs: row.running_until - now };
     }
     const expiresAt = now + IDEMPOTENCY_WINDOW_MS;
@@ -98,17 +100,19 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
 
   /**
    * Keeps a success's answer for the retries to come, or, when it is null (over the per-answer bound)
-   * or the workspace keeps too much already, only that it succeeded. Answers whether the answer was kept.
+   * or the workspace keeps too much already, only that it succeeded and what it was charged. Answers
+   * whether the answer was kept.
    */
-  complete(key: string, digest: string, answer: string | null, answerBytes: number): boolean {
+  complete(key: string, digest: string, answer: string | null, answerBytes: number, costUnits: number): boolean {
     const row = this.rowOf(key);
     if (!row || row.digest !== digest || row.state !== 'running') return false;
     const kept = answer !== null && this.keptBytes + answerBytes <= KEPT_BYTES_PER_WORKSPACE;
     this.ctx.storage.sql.exec(
-      'UPDATE idempotency_keys SET state = ?, answer = ?, answer_bytes = ? WHERE key = ?',
+      'UPDATE idempotency_keys SET state = ?, answer = ?, answer_bytes = ?, cost_units = ? WHERE key = ?',
       kept ? 'answered' : 'unkept',
       kept ? answer : null,
       answerBytes,
+      costUnits,
       key,
     );
     if (kept) this.keptBytes += answerBytes;
@@ -131,7 +135,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
 
   private rowOf(key: string): KeyRow | undefined {
     return this.ctx.storage.sql
-      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
+      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id, cost_units FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
       .toArray()[0];
   }
 

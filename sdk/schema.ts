@@ -3593,7 +3593,7 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             data?: unknown;
-            /** @description A failure's reason; on a success, why it carries no data (ANSWER_TOO_LARGE: an answer over 1 MB, charged, is not kept by a job). */
+            /** @description A failure's reason; on a success, why it carries no data: ANSWER_TOO_LARGE (an answer over 1 MB, charged, is not kept by a job) or ANSWER_LOST (the call was charged, and its answer lost when the job's run stopped during it). */
             error?: {
                 code: string;
                 message: string;

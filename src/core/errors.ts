@@ -48,6 +48,14 @@ interface ApiErrorOptions {
   extra?: Record<string, unknown>;
   /** What the vendor said, for a layer that reads it otherwise (a connection's call: services/connections.ts); never sent. */
   upstream?: UpstreamFailure;
+  /** A retry refused because its first call succeeded and was charged but its answer is gone, for a layer that counts it (a data job's item: services/jobs/run.ts); never sent. */
+  answerGone?: AnswerGone;
+}
+
+/** What an idempotency key's first call was charged, and its answer's size (0: lost with its process; more: too large to keep). */
+export interface AnswerGone {
+  costUnits: number;
+  answerBytes: number;
 }
 
 /** A vendor failure that means something else when the credentials are the workspace's own. */
@@ -70,6 +78,7 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
   readonly upstream?: UpstreamFailure;
+  readonly answerGone?: AnswerGone;
 
   constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(message);
@@ -83,6 +92,7 @@ export class ApiError extends Error {
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
     if (options.upstream) this.upstream = options.upstream;
+    if (options.answerGone) this.answerGone = options.answerGone;
   }
 
   static validation(details: ErrorDetail[], message = describeDetails(details)): ApiError {

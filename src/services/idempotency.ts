@@ -4,7 +4,8 @@ import { operationId, type Operation } from '../core/operation';
 import type { Env } from '../core/config';
 import { canonicalize, sha256Hex } from '../core/digest';
 import type { Meta } from '../core/envelope';
-import { ApiError, type ErrorDetail, type ErrorLocation } from '../core/errors';
+import { type AnswerGone, ApiError, type ErrorDetail, type ErrorLocation } from '../core/errors';
+import { unitsFromCents } from '../core/money';
 
 /** The request header (REST) and the `_meta` member of a tool call (MCP) that carry a key. */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -82,9 +83,10 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
     case 'claimed':
       // A first call begun long ago that was charged cannot run again as itself: the wallet may have folded its
       // capture, so it would be charged twice. Its answer is gone with its process; the key says so from now on.
-      if (answer.lateTakeover && (await wasCharged(env, answer.callId))) {
-        await store.complete(key, digest, null, 0);
-        return refused(LOST_ANSWER);
+      const charged = answer.lateTakeover ? await chargedUnits(env, answer.callId) : null;
+      if (charged !== null) {
+        await store.complete(key, digest, null, 0, charged);
+        return gone(LOST_ANSWER, { costUnits: charged, answerBytes: 0 });
       }
       return {
         kind: 'claimed',
@@ -92,7 +94,7 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
         keep: async (kept) => {
           const text = JSON.stringify(kept);
           const bytes = new TextEncoder().encode(text).byteLength;
-          await store.complete(key, digest, bytes <= MAX_KEPT_ANSWER_BYTES ? text : null, bytes);
+          await store.complete(key, digest, bytes <= MAX_KEPT_ANSWER_BYTES ? text : null, bytes, unitsFromCents(kept.meta.costCents));
         },
         giveBack: () => store.release(key, digest),
       };
@@ -112,23 +114,31 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
       const retryAfter = Math.min(timeLimitMs > LONG_CALL_MS ? RUNNING_RETRY_AFTER_S.long : RUNNING_RETRY_AFTER_S.short, lapsesIn);
       return refused(`The first call with this ${IDEMPOTENCY_KEY_HEADER} is still running. Retry in ${retryAfter} s to receive its answer; this request was not charged.`, retryAfter);
     }
-    case 'unkept':
-      if (answer.answerBytes === 0) return refused(LOST_ANSWER);
-      return refused(
-        `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer (${answer.answerBytes} bytes) was too large to keep for replays, so it cannot be sent again. Send a new key to run the call again.`,
+    case 'unkept': {
+      const { answerBytes, costUnits } = answer;
+      if (answerBytes === 0) return gone(LOST_ANSWER, { costUnits, answerBytes });
+      return gone(
+        `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer (${answerBytes} bytes) was too large to keep for replays, so it cannot be sent again. Send a new key to run the call again.`,
+        { costUnits, answerBytes },
       );
+    }
   }
 }
 
 const LOST_ANSWER = `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer was lost before it could be kept (the server stopped during the call), so it cannot be sent again. Send a new key to run the call again; this request was not charged.`;
 
-/** Whether a call's usage row says it succeeded and was charged (D1 keeps the rows well past a key's day). */
-async function wasCharged(env: Env, callId: string): Promise<boolean> {
-  return (await env.DB.prepare('SELECT 1 FROM usage WHERE id = ? AND status = 200 AND cost_units > 0').bind(callId).first()) !== null;
+/** What a call was charged, when its usage row says it succeeded and was charged; else null (D1 keeps the rows well past a key's day). */
+async function chargedUnits(env: Env, callId: string): Promise<number | null> {
+  return env.DB.prepare('SELECT cost_units FROM usage WHERE id = ? AND status = 200 AND cost_units > 0').bind(callId).first<number>('cost_units');
 }
 
 function refused(message: string, retryAfter?: number): Claim {
   return { kind: 'refused', error: new ApiError('CONFLICT', message, retryAfter === undefined ? {} : { retryAfter }) };
+}
+
+/** A retry of a first call that was charged and whose answer is gone: refused like any conflict, with what it was charged. */
+function gone(message: string, answerGone: AnswerGone): Claim {
+  return { kind: 'refused', error: new ApiError('CONFLICT', message, { answerGone }) };
 }
 
 /** A kept answer as a retry receives it: the first call's data and meta, marked as a replay. */

@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:workers';
 import Papa from 'papaparse';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
+import { insertUsageRows } from '../../src/core/usage';
 import { timeLimitOf } from '../../src/core/operation';
 import { createKey } from '../../src/services/accounts';
 import { claimIdempotencyKey } from '../../src/services/idempotency';
@@ -8,10 +10,14 @@ import { operationOfJob } from '../../src/services/jobs/operations';
 import { runSlice } from '../../src/services/jobs/run';
 import { INLINE_DATA_BYTES, itemWrites, MAX_ITEM_DATA_BYTES, PAGE_ANSWER_BYTES, recount, resultsPage } from '../../src/services/jobs/store';
 import { unitsFromCents } from '../../src/core/money';
-import { funded, json, provision } from '../support/api';
+import { funded, json, provision, wallet } from '../support/api';
 import { jobRequest, storedJob } from './support';
 
 const PAGE = unitsFromCents(0.1);
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe("an item whose answer is larger than a job keeps", () => {
   it('is written as succeeded and charged, with no data and a note saying so, in the same batch as a small one (D1 would refuse the whole batch)', async () => {
@@ -40,23 +46,51 @@ describe("an item whose answer is larger than a job keeps", () => {
   });
 });
 
-describe('an item whose first call was charged but whose answer was too large to keep for its retry', () => {
-  it('ends failed with the reason when its slice runs again, instead of waiting a second and asking again without end', async () => {
+describe("an item whose first call was charged on a run of its slice that stopped before writing it, its answer gone", () => {
+  /** A job of one lookup with its key, and the item's idempotency key claimed by that first call (`call`). */
+  async function stoppedSlice(domain: string, call: string) {
     const account = await funded(100);
     const operationName = 'linkedin/get-company-by-domain';
-    const input = { domain: 'lost-slice.example.com' };
+    const input = { domain };
     const job = await storedJob(1, { operation: operationName, inputs: [input], account });
     const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
     await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, job.id).run();
-    // The slice that ran the item was charged and lost before it wrote: the item's key holds an answer too large to keep.
     const operation = operationOfJob(operationName)!;
-    const claim = await claimIdempotencyKey(env, job.workspaceId, `${job.id}:0`, operation, input, timeLimitOf(operation, input), 'call_lost');
+    const claim = await claimIdempotencyKey(env, job.workspaceId, `${job.id}:0`, operation, input, timeLimitOf(operation, input), call);
     if (claim.kind !== 'claimed') throw new Error(`the item's key was not free: ${claim.kind}`);
+    return { job, claim };
+  }
+
+  /** The item as its slice, run again, writes it, and the job's spend. */
+  async function runAgain(jobId: string) {
+    await runSlice(env, jobId);
+    const [item] = (await resultsPage(env, jobId, { limit: 10 })).items;
+    const counted = await env.DB.prepare('SELECT succeeded, failed, spent_units AS spent FROM data_jobs WHERE id = ?').bind(jobId).first();
+    return { item, counted };
+  }
+
+  it('too large to keep: succeeded and charged with no data, as the first run would have written it, instead of asking again without end', async () => {
+    const { job, claim } = await stoppedSlice('lost-slice.example.com', 'call_large');
     await claim.keep({ data: { blob: 'x'.repeat(MAX_ITEM_DATA_BYTES + 1) }, meta: { costCents: 1, purchasedBalanceCents: 0, subscriptionRemainingCents: 0, cached: false, latencyMs: 1 } });
 
-    await runSlice(env, job.id);
-    const [item] = (await resultsPage(env, job.id, { limit: 10 })).items;
-    expect(item).toMatchObject({ index: 0, status: 'failed', error: { code: 'CONFLICT', message: expect.stringContaining('too large to keep') } });
+    const { item, counted } = await runAgain(job.id);
+    expect(item).toMatchObject({ index: 0, status: 'succeeded', data: null, error: { code: 'ANSWER_TOO_LARGE', message: expect.stringContaining('succeeded and was charged') }, costCents: 1 });
+    expect(counted).toEqual({ succeeded: 1, failed: 0, spent: unitsFromCents(1) });
+  });
+
+  it("lost with that run, found charged when the slice runs again hours later: succeeded and charged with no data, and the job's spend counts it", async () => {
+    const { job } = await stoppedSlice('lost-answer.example.com', 'use_lostjobitem000000000000');
+    // The call's charged row reached D1; its process died before the answer was kept, and the slice runs two hours on.
+    const row = { id: 'use_lostjobitem000000000000', requestId: 'req_lost', organizationId: job.organizationId, workspaceId: job.workspaceId, keyId: 'key_lost', operation: 'linkedin.get-company-by-domain', status: 200, errorCode: null, costUnits: unitsFromCents(1), cached: false, latencyMs: 1, createdAt: new Date().toISOString() };
+    await insertUsageRows(env.DB, JSON.stringify([row])).run();
+    const twoHours = 2 * 60 * 60 * 1000;
+    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + twoHours);
+
+    const { item, counted } = await runAgain(job.id);
+    expect(item).toMatchObject({ index: 0, status: 'succeeded', data: null, error: { code: 'ANSWER_LOST', message: expect.stringContaining('succeeded and was charged') }, costCents: 1 });
+    expect(counted).toEqual({ succeeded: 1, failed: 0, spent: unitsFromCents(1) });
+    // Not run again: nothing more was charged.
+    expect((await wallet(job.organizationId)).purchasedBalanceCents).toBe(100);
   });
 });
 

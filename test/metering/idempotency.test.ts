@@ -1,6 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { IdempotencyStore } from '../../durable-objects/idempotency-store';
 import { clock } from '../../src/core/clock';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
@@ -351,5 +352,22 @@ describe('Idempotency-Key on metered calls', () => {
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(0);
+  });
+});
+
+describe('an idempotency store kept from before call ids and charges were kept', () => {
+  it('gains the columns when it starts, answers its old rows (a charge of 0 where none was kept) and takes new claims', async () => {
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(`ws_old_${crypto.randomUUID()}`));
+    await runInDurableObject(store, (_instance, state) => {
+      const sql = state.storage.sql;
+      sql.exec('DROP TABLE idempotency_keys');
+      sql.exec(`CREATE TABLE idempotency_keys (key TEXT PRIMARY KEY, digest TEXT NOT NULL, state TEXT NOT NULL, running_until INTEGER NOT NULL, expires_at INTEGER NOT NULL, answer TEXT, answer_bytes INTEGER NOT NULL DEFAULT 0)`);
+      sql.exec("INSERT INTO idempotency_keys VALUES ('old', 'digest', 'unkept', 0, ?, NULL, 2000000)", Date.now() + DAY_MS);
+      const restarted = new IdempotencyStore(state, env as never);
+      expect(restarted.claim('old', 'digest', 1_000, 'use_new')).toEqual({ kind: 'unkept', answerBytes: 2_000_000, costUnits: 0 });
+      expect(restarted.claim('fresh', 'digest', 1_000, 'use_fresh')).toEqual({ kind: 'claimed', callId: 'use_fresh' });
+      expect(restarted.complete('fresh', 'digest', null, 1, 10_000)).toBe(false);
+      expect(restarted.claim('fresh', 'digest', 1_000, 'use_again')).toEqual({ kind: 'unkept', answerBytes: 1, costUnits: 10_000 });
+    });
   });
 });

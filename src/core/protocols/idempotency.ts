@@ -23,8 +23,9 @@ export type ClaimAnswer =
   /**
    * The first call succeeded and was charged, but its answer was too big to keep, or (`answerBytes` 0) it was
    * lost: the call's process died before keeping it, and the retry came after the wallet's detail of it.
+   * `costUnits`: what it was charged (0 in a store from before this was kept).
    */
-  | { kind: 'unkept'; answerBytes: number };
+  | { kind: 'unkept'; answerBytes: number; costUnits: number };
 
 
 /**
@@ -35,8 +36,8 @@ export type ClaimAnswer =
 export interface IdempotencyStoreProtocol extends Rpc.DurableObjectBranded {
   /** `callId`: the usage row (and hold) id this call will use if it is the first. */
   claim(key: string, digest: string, runningForMs: number, callId: string): ClaimAnswer;
-  /** Keeps the first call's answer (null when it is too big to keep); false when the claim was lost. */
-  complete(key: string, digest: string, answer: string | null, answerBytes: number): boolean;
+  /** Keeps the first call's answer (null when it is too big to keep) and what it was charged; false when the claim was lost. */
+  complete(key: string, digest: string, answer: string | null, answerBytes: number, costUnits: number): boolean;
   /** The call failed: the key is free for a retry. */
   release(key: string, digest: string): void;
 }

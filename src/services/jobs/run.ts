@@ -310,9 +310,13 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, 
   }
   if (error.code === 'CONFLICT' && error.retryAfter !== undefined) {
     // Money held by calls in flight, or this item's own first call still running (soon again) or lost (when
-    // its claim lapses): again after retryAfter, not counted as an attempt. A CONFLICT with no time to wait
-    // (its first call's answer was too large to keep) is the item's end: retried, it would never change.
+    // its claim lapses): again after retryAfter, not counted as an attempt.
     return { kind: 'written', write: { idx, status: 'pending', attempts: attempts - 1, retryAt: now + error.retryAfter * 1000 } };
+  }
+  if (error.answerGone) {
+    // The item's first call, on a run of its slice that stopped before writing it, succeeded and was charged, and
+    // its answer is gone (too large to keep, or lost with that run): it succeeded, as that run would have written it.
+    return { kind: 'written', write: { idx, status: 'succeeded', data: null, costUnits: error.answerGone.costUnits, attempts, goneBytes: error.answerGone.answerBytes } };
   }
   if (isTransient(error) && attempts <= RETRY_BACKOFF_MS.length) {
     return { kind: 'written', write: { idx, status: 'pending', attempts, retryAt: now + RETRY_BACKOFF_MS[attempts - 1]! } };

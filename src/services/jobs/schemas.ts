@@ -45,7 +45,7 @@ export const JobItem = z
     error: z
       .object({ code: z.string(), message: z.string() })
       .optional()
-      .openapi({ description: "A failure's reason; on a success, why it carries no data (ANSWER_TOO_LARGE: an answer over 1 MB, charged, is not kept by a job)." }),
+      .openapi({ description: "A failure's reason; on a success, why it carries no data: ANSWER_TOO_LARGE (an answer over 1 MB, charged, is not kept by a job) or ANSWER_LOST (the call was charged, and its answer lost when the job's run stopped during it)." }),
     costCents: z.number(),
   })
   .openapi('DataJobItem');

@@ -213,7 +213,8 @@ export async function pendingItems(db: D1Database, jobId: string, limit: number)
 
 /** One item's outcome as the runner writes it. */
 export type ItemWrite =
-  | { idx: number; status: 'succeeded'; data: unknown; costUnits: number; attempts: number }
+  /** `goneBytes`: the call succeeded and was charged on an earlier run of its slice, and its answer is not here: too large to keep, or (0) lost with that run. */
+  | { idx: number; status: 'succeeded'; data: unknown; costUnits: number; attempts: number; goneBytes?: number }
   | { idx: number; status: 'failed'; code: string; message: string; attempts: number }
   | { idx: number; status: 'pending'; attempts: number; retryAt: number };
 
@@ -253,14 +254,16 @@ export async function itemWrites(stores: ItemStores, jobId: string, writes: read
 async function itemWrite({ DB: db, RESULTS: results }: ItemStores, jobId: string, write: ItemWrite): Promise<D1PreparedStatement> {
   if (write.status === 'succeeded') {
     const data = JSON.stringify(write.data ?? null);
-    const bytes = new TextEncoder().encode(data).byteLength;
+    const bytes = write.goneBytes ?? new TextEncoder().encode(data).byteLength;
     // Succeeded and charged all the same: the row says so, and where to get the answer.
-    const tooLarge =
-      bytes > MAX_ITEM_DATA_BYTES
-        ? `The answer (${bytes} bytes) is larger than a job keeps (${MAX_ITEM_DATA_BYTES} bytes); the call succeeded and was charged. Make it directly to receive the answer.`
-        : null;
+    const [code, note] =
+      write.goneBytes === 0
+        ? ['ANSWER_LOST', "The call succeeded and was charged, but its answer was lost: the job's run stopped during the call. Submit the item again to receive an answer."]
+        : bytes > MAX_ITEM_DATA_BYTES
+          ? ['ANSWER_TOO_LARGE', `The answer (${bytes} bytes) is larger than a job keeps (${MAX_ITEM_DATA_BYTES} bytes); the call succeeded and was charged. Make it directly to receive the answer.`]
+          : [null, null];
     let key: string | null = null;
-    if (!tooLarge && bytes > INLINE_DATA_BYTES) {
+    if (!note && bytes > INLINE_DATA_BYTES) {
       key = `${answersPrefix(jobId)}${write.idx}-${crypto.randomUUID()}.json`;
       await results.put(key, data, { httpMetadata: { contentType: 'application/json' } });
     }
@@ -268,7 +271,7 @@ async function itemWrite({ DB: db, RESULTS: results }: ItemStores, jobId: string
       .prepare(
         "UPDATE data_job_items SET status = 'succeeded', data = ?3, data_key = ?8, data_bytes = ?9, cost_units = ?4, attempts = ?5, error_code = ?6, error_message = ?7 WHERE job_id = ?1 AND idx = ?2 AND status = 'pending'",
       )
-      .bind(jobId, write.idx, tooLarge ? 'null' : key ? null : data, write.costUnits, write.attempts, tooLarge ? 'ANSWER_TOO_LARGE' : null, tooLarge, key, key ? bytes : null);
+      .bind(jobId, write.idx, note ? 'null' : key ? null : data, write.costUnits, write.attempts, code, note, key, key ? bytes : null);
   }
   if (write.status === 'failed') {
     return db
