@@ -197,7 +197,8 @@ export class LeaseBook {
 
   /**
    * Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease;
-   * answers what it spent. The charge is stored before this returns: on the waiting list, or, given `sendNow`
+   * answers what it spent: nothing for the twin of a charge still here (a retry that took over its call id),
+   * which is dropped, its hold's money back in the lease. The charge is stored before this returns: on the waiting list, or, given `sendNow`
    * and with no message outgoing, in a message composed now (answered, for the caller to send) with what
    * `sendNow.ask` asks for once the charge counts. A workspace called every few seconds then writes its
    * call's charge once, in the message, instead of onto the waiting list and off it again in the same turn.
@@ -216,12 +217,12 @@ export class LeaseBook {
     const charge: Charge = { id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage, ...budget };
     // A message carries CHARGES_PER_MESSAGE at most: with that many waiting, this one waits behind them.
     if (!sendNow || this.state.outgoing || this.unsent >= CHARGES_PER_MESSAGE) {
-      this.addCharge(charge);
-      return { spent, message: null };
+      return { spent: this.addCharge(charge) ? spent : 0, message: null };
     }
     this.addTo(this.pending, charge, charge.generation);
     const { need, target } = sendNow.ask();
-    return { spent, message: this.compose(need, Math.max(need, target), false, sendNow.now, charge) };
+    const message = this.compose(need, Math.max(need, target), false, sendNow.now, charge);
+    return { spent: message.charges.includes(charge) ? spent : 0, message };
   }
 
   release(id: string): void {
@@ -379,11 +380,13 @@ export class LeaseBook {
     this.pending.subscriptionUnits = 0;
   }
 
-  private addCharge(charge: Charge): void {
+  /** Stores a charge on the waiting list; false for the twin of one waiting there, which is dropped. */
+  private addCharge(charge: Charge): boolean {
     // RETURNING, not rowsWritten: SQLite's count of rows written is not whether this insert took place.
-    if (this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?) RETURNING id', charge.id, JSON.stringify(charge)).toArray().length === 0) return;
+    if (this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?) RETURNING id', charge.id, JSON.stringify(charge)).toArray().length === 0) return false;
     this.unsent += 1;
     this.addTo(this.pending, charge, charge.generation);
+    return true;
   }
 
   private drop(hold: Hold): void {

@@ -592,6 +592,38 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it("counts a key's spend once when a retry that took over a call id settles while the first charge still waits, on the list or composed at once", async () => {
+    const { account, gate, captures } = await afterOneAcknowledgedCall('first.example.com');
+    let offset = 0;
+    vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
+    await runInDurableObject(gate, async (object) => {
+      const instance = object as unknown as WorkspaceGate;
+      const spent = () => instance.keyBudgets([account.keyId])[0]!.spentUnits;
+      /** A call to `id` metered and settled: a success, charged at a cent. */
+      const settled = async (id: string) => {
+        const usage = rowOf(account, id, `req_${id}`);
+        expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+        expect(await instance.settle(usage.id, CENT, { ...usage, status: 200, costUnits: CENT })).toMatchObject({ kind: 'captured' });
+      };
+      // A report went just now: the first call's charge waits on the list, and so does its retry's.
+      (instance as unknown as { reportedAt: number }).reportedAt = clock.now();
+      await settled(`use_${'l'.repeat(24)}`);
+      await settled(`use_${'l'.repeat(24)}`);
+      expect(spent()).toBe(2 * CENT);
+      await instance.flush();
+      // Again, with a report due when the retry settles: its charge is composed into a message at once.
+      (instance as unknown as { reportedAt: number }).reportedAt = clock.now();
+      await settled(`use_${'n'.repeat(24)}`);
+      offset += 2 * REPORT_MS;
+      await settled(`use_${'n'.repeat(24)}`);
+      expect(spent()).toBe(3 * CENT);
+      await instance.flush();
+      expect(spent()).toBe(3 * CENT);
+    });
+    expect(await captures()).toBe(3);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(97);
+  });
+
   it('composes no message of more than 500 charges, a call settled behind a full list of them included', async () => {
     const { account, gate } = await afterOneAcknowledgedCall('first.example.com');
     const sent = watchSyncs();
