@@ -47,37 +47,47 @@ async function usageRows(organizationId: string, count: number) {
   ).results as Array<{ id: string; requestId: string; status: number; cost: number }>;
 }
 
+/** The items for which `test` holds, then the others. */
+function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((item) => !test(item))];
+}
+
 type Action =
-  | { kind: 'call'; workspace: number; outcome: 'ok' | 'fails' | 'client gone' }
+  /** `key`: sent with one of a few Idempotency-Keys, so that calls repeat, race or reuse one another's key. */
+  | { kind: 'call'; workspace: number; outcome: 'ok' | 'fails' | 'client gone'; key: number | null }
   | { kind: 'revoke'; workspace: number }
   | { kind: 'top up'; cents: number }
   | { kind: 'plan'; rpm: number | null };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant('call' as const), workspace: fc.nat(WORKSPACES - 1), outcome: fc.constantFrom('ok' as const, 'ok' as const, 'fails' as const, 'client gone' as const) }) },
+  { weight: 8, arbitrary: fc.record({ kind: fc.constant('call' as const), workspace: fc.nat(WORKSPACES - 1), outcome: fc.constantFrom('ok' as const, 'ok' as const, 'fails' as const, 'client gone' as const), key: fc.option(fc.nat(2), { nil: null }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('revoke' as const), workspace: fc.nat(WORKSPACES - 1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('top up' as const), cents: fc.integer({ min: 1, max: 5 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('plan' as const), rpm: fc.option(fc.constantFrom(4, 50, 1_000_000), { nil: null }) }) },
 );
 
 describe('the money property, end to end', () => {
-  it('balance + captured = start, and ledger = usage rows = successes, under concurrent mixes', { timeout: 240_000 }, async () => {
+  it('balance + captured = start, and ledger = usage rows = successes, under concurrent mixes with idempotency keys', { timeout: 240_000 }, async () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 12 }), fc.array(fc.array(action, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), async (startCents, waves) => {
         run += 1;
         const org = await organization(startCents);
         let putIn = startCents;
-        const answers: Array<{ status: number; requestId: string | null; costCents?: number }> = [];
+        const answers: Array<{ status: number; requestId: string | null; costCents?: number; replayed: boolean }> = [];
         for (const [wave, actions] of waves.entries()) {
           await Promise.all(
             actions.map(async (step, index) => {
               if (step.kind === 'call') {
-                const domain = { ok: `ok-${run}-${wave}-${index}.example.com`, fails: 'status500.com', 'client gone': 'slow.com' }[step.outcome];
+                // A success sent again with its key asks the same: it is answered again, uncharged.
+                const ok = step.key === null ? `ok-${run}-${wave}-${index}` : `ok-${run}-key-${step.key}`;
+                const domain = { ok: `${ok}.example.com`, fails: 'status500.com', 'client gone': 'slow.com' }[step.outcome];
                 const signal = step.outcome === 'client gone' ? AbortSignal.timeout(60) : undefined;
-                const response = await call(`/v1/data/linkedin/get-company-by-domain?domain=${domain}`, { ...bearer(org.workspaces[step.workspace]!.key), ...(signal ? { signal } : {}) });
+                const headers: Record<string, string> = step.key === null ? {} : { 'idempotency-key': `key-${run}-${step.key}` };
+                const response = await call(`/v1/data/linkedin/get-company-by-domain?domain=${domain}`, { ...bearer(org.workspaces[step.workspace]!.key, { headers }), ...(signal ? { signal } : {}) });
                 const body = await json(response);
-                answers.push({ status: response.status, requestId: response.headers.get('x-request-id'), ...(body.meta ? { costCents: body.meta.costCents } : {}) });
+                const replayed = response.headers.get('idempotent-replayed') === 'true';
+                answers.push({ status: response.status, requestId: response.headers.get('x-request-id'), ...(body.meta ? { costCents: body.meta.costCents } : {}), replayed });
               } else if (step.kind === 'revoke') {
                 const workspace = org.workspaces[step.workspace]!;
                 const old = workspace.keyId;
@@ -95,27 +105,31 @@ describe('the money property, end to end', () => {
         }
 
         expect(answers.filter((answer) => answer.status >= 500 && answer.status !== 502)).toEqual([]);
-        const successes = answers.filter((answer) => answer.status === 200);
-        for (const success of successes) expect(success.costCents).toBe(1);
+        for (const success of answers.filter((answer) => answer.status === 200)) expect(success.costCents).toBe(1);
+        // A replay shows the first call's answer and cost; it is not charged again.
+        const successes = answers.filter((answer) => answer.status === 200 && !answer.replayed);
 
         const { balance, ledger } = await settledStatement(env, org.organizationId, 100_000);
-        const captures = ledger.filter((entry) => entry.kind === 'capture');
+        // The ledger counts every success, a replay with a capture of nothing.
+        const [captures, free] = partition(ledger.filter((entry) => entry.kind === 'capture'), (entry) => entry.purchasedDelta + entry.subscriptionDelta !== 0);
         const captured = 0 - captures.reduce((sum, entry) => sum + entry.purchasedDelta + entry.subscriptionDelta, 0);
         expect(balance.heldUnits).toBe(0);
         expect(balance.purchasedUnits + captured).toBe(putIn * CENT);
         expect(captures).toHaveLength(successes.length);
+        expect(free).toHaveLength(answers.filter((answer) => answer.replayed).length);
         expect(captured).toBe(successes.length * CENT);
 
         // Every call that reached the pipeline has its row, except those the window refused or a revoked key never got to make.
         const recorded = answers.filter((answer) => answer.status !== 429 && answer.status !== 401);
         const rows = await usageRows(org.organizationId, recorded.length);
         expect(rows).toHaveLength(recorded.length);
-        const charged = rows.filter((row) => row.status === 200);
+        const [charged, replays] = partition(rows.filter((row) => row.status === 200), (row) => row.cost > 0);
         expect(new Set(charged.map((row) => row.requestId))).toEqual(new Set(successes.map((success) => success.requestId)));
         expect(new Set(charged.map((row) => row.id))).toEqual(new Set(captures.map((entry) => entry.holdId)));
+        expect(new Set(replays.map((row) => row.requestId))).toEqual(new Set(answers.filter((answer) => answer.replayed).map((answer) => answer.requestId)));
         expect(rows.filter((row) => row.status !== 200).every((row) => row.cost === 0)).toBe(true);
       }),
-      { numRuns: 10 },
+      { numRuns: 20 },
     );
   });
 });
