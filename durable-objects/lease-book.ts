@@ -198,10 +198,11 @@ export class LeaseBook {
   /**
    * Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease;
    * answers what it spent: nothing for the twin of a charge still here (a retry that took over its call id),
-   * which is dropped, its hold's money back in the lease. The charge is stored before this returns: on the waiting list, or, given `sendNow`
-   * and with no message outgoing, in a message composed now (answered, for the caller to send) with what
-   * `sendNow.ask` asks for once the charge counts. A workspace called every few seconds then writes its
-   * call's charge once, in the message, instead of onto the waiting list and off it again in the same turn.
+   * which is dropped, its hold's money back in the lease. The charge is stored before this returns: on the
+   * waiting list, or, given `sendNow` and with no message outgoing, in a message composed now (answered, for
+   * the caller to send) with what `sendNow.ask` asks for once the charge counts. A workspace called every few
+   * seconds then writes its call's charge once, in the message, instead of onto the waiting list and off it
+   * again in the same turn.
    */
   capture(
     hold: Hold,

@@ -80,7 +80,7 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
   switch (answer.kind) {
     case 'replay':
       return { kind: 'replay', answer: JSON.parse(answer.answer) as KeptAnswer };
-    case 'claimed':
+    case 'claimed': {
       // A first call begun long ago that was charged cannot run again as itself: the wallet may have folded its
       // capture, so it would be charged twice. Its answer is gone with its process; the key says so from now on.
       const charged = answer.lateTakeover ? await chargedUnits(env, answer.callId) : null;
@@ -98,6 +98,7 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
         },
         giveBack: () => store.release(key, digest),
       };
+    }
     case 'mismatch':
       return refused(`This ${IDEMPOTENCY_KEY_HEADER} was first used for another operation or input. A key names one call: send a new key for a different call.`);
     case 'running': {
