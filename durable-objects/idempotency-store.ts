@@ -25,6 +25,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   answer_bytes: number;
   call_id: string | null;
   cost_units: number;
+  began_at: number | null;
 }
 
 /**
@@ -53,12 +54,14 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
       answer TEXT,
       answer_bytes INTEGER NOT NULL DEFAULT 0,
       call_id TEXT,
-      cost_units INTEGER NOT NULL DEFAULT 0
+      cost_units INTEGER NOT NULL DEFAULT 0,
+      began_at INTEGER
     )`);
     // Stores made before call ids and charges were kept get the columns; their running claims lapse as before.
     const columns = new Set(sql.exec<{ name: string }>('PRAGMA table_info(idempotency_keys)').toArray().map((column) => column.name));
     if (!columns.has('call_id')) sql.exec('ALTER TABLE idempotency_keys ADD COLUMN call_id TEXT');
     if (!columns.has('cost_units')) sql.exec('ALTER TABLE idempotency_keys ADD COLUMN cost_units INTEGER NOT NULL DEFAULT 0');
+    if (!columns.has('began_at')) sql.exec('ALTER TABLE idempotency_keys ADD COLUMN began_at INTEGER');
     sql.exec('CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at)');
     this.keptBytes = sql.exec<{ kept: number }>("SELECT COALESCE(SUM(answer_bytes), 0) AS kept FROM idempotency_keys WHERE state = 'answered'").one().kept;
   }
@@ -69,7 +72,9 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
    * A claim taken over from a dead call keeps that call's id: a process killed after the gate stored the
    * charge and before `complete` left a charge under that id, which the wallet and D1 then count once. The
    * wallet matches ids only for its detail window (`LEDGER_DETAIL_MS`), so a takeover of a call begun half of
-   * that ago or more is marked `lateTakeover`, for the caller to look for the call's charge first.
+   * that ago or more is marked `lateTakeover`, for the caller to look for the call's charge first. The call
+   * began when its id was first claimed, whatever takeovers came since (`began_at`): a takeover that died
+   * too leaves the first call's charge as old as it was.
    */
   claim(key: string, digest: string, runningForMs: number, callId: string): ClaimAnswer {
     const now = clock.now();
@@ -83,16 +88,19 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
     }
     const expiresAt = now + IDEMPOTENCY_WINDOW_MS;
     const id = row?.call_id ?? callId;
+    // Rows from before `began_at` was kept began when their key was last claimed.
+    const began = row ? (row.began_at ?? row.expires_at - IDEMPOTENCY_WINDOW_MS) : now;
     // A lapsed first call begun half the wallet's detail window ago or more: its capture may be folded by now.
-    const lateTakeover = row !== undefined && now - (row.expires_at - IDEMPOTENCY_WINDOW_MS) >= LEDGER_DETAIL_MS / 2;
+    const lateTakeover = row !== undefined && now - began >= LEDGER_DETAIL_MS / 2;
     this.ctx.storage.sql.exec(
-      `INSERT OR REPLACE INTO idempotency_keys (key, digest, state, running_until, expires_at, answer, answer_bytes, call_id)
-       VALUES (?, ?, 'running', ?, ?, NULL, 0, ?)`,
+      `INSERT OR REPLACE INTO idempotency_keys (key, digest, state, running_until, expires_at, answer, answer_bytes, call_id, began_at)
+       VALUES (?, ?, 'running', ?, ?, NULL, 0, ?, ?)`,
       key,
       digest,
       now + runningForMs,
       expiresAt,
       id,
+      began,
     );
     this.alarmNoLaterThan(Date.now() + (expiresAt - now));
     return { kind: 'claimed', callId: id, ...(lateTakeover ? { lateTakeover } : {}) };
@@ -135,7 +143,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
 
   private rowOf(key: string): KeyRow | undefined {
     return this.ctx.storage.sql
-      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id, cost_units FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
+      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id, cost_units, began_at FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
       .toArray()[0];
   }
 

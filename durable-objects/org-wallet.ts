@@ -298,6 +298,15 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return this.sql.exec<{ id: string }>('SELECT workspace_id AS id FROM leases').toArray().map((row) => row.id);
   }
 
+  /**
+   * What the ledger's capture of a call took, while it keeps it in detail; null without one. A capture folded
+   * into its day's row (LedgerSummaries) is no longer known here: its usage row reached D1 before the fold.
+   */
+  captureOf(callId: string): number | null {
+    const capture = this.sql.exec<{ units: number }>("SELECT -(subscription_delta + purchased_delta) AS units FROM ledger WHERE kind = 'capture' AND hold_id = ?", callId).toArray()[0];
+    return capture?.units ?? null;
+  }
+
   /** Takes one of the organization's `limit` render slots for at most `ttlMs`: false while all are taken. */
   takeRenderSlot(id: string, ttlMs: number, limit: number): boolean {
     return this.renders.take(id, ttlMs, limit);

@@ -6,6 +6,7 @@ import { canonicalize, sha256Hex } from '../core/digest';
 import type { Meta } from '../core/envelope';
 import { type AnswerGone, ApiError, type ErrorDetail, type ErrorLocation } from '../core/errors';
 import { unitsFromCents } from '../core/money';
+import { walletOf } from './wallet';
 
 /** The request header (REST) and the `_meta` member of a tool call (MCP) that carry a key. */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -73,8 +74,16 @@ export type Claim =
  * Claims a key for one call of `operation` with `input`, scoped to the workspace. A first call is told
  * to run and then to keep its answer or give the key back; a retry gets the kept answer or the refusal.
  */
-export async function claimIdempotencyKey(env: Env, workspaceId: string, key: string, operation: Operation, input: unknown, timeLimitMs: number, callId: string): Promise<Claim> {
-  const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(workspaceId));
+export async function claimIdempotencyKey(
+  env: Env,
+  owner: { organizationId: string; workspaceId: string },
+  key: string,
+  operation: Operation,
+  input: unknown,
+  timeLimitMs: number,
+  callId: string,
+): Promise<Claim> {
+  const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(owner.workspaceId));
   const digest = await sha256Hex(`${operationId(operation)}\n${JSON.stringify(canonicalize(input))}`);
   const answer: ClaimAnswer = await store.claim(key, digest, timeLimitMs + HOLD_GRACE_MS, callId);
   switch (answer.kind) {
@@ -83,7 +92,7 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
     case 'claimed': {
       // A first call begun long ago that was charged cannot run again as itself: the wallet may have folded its
       // capture, so it would be charged twice. Its answer is gone with its process; the key says so from now on.
-      const charged = answer.lateTakeover ? await chargedUnits(env, answer.callId) : null;
+      const charged = answer.lateTakeover ? await chargedUnits(env, owner.organizationId, answer.callId) : null;
       if (charged !== null) {
         await store.complete(key, digest, null, 0, charged);
         return gone(LOST_ANSWER, { costUnits: charged, answerBytes: 0 });
@@ -128,8 +137,15 @@ export async function claimIdempotencyKey(env: Env, workspaceId: string, key: st
 
 const LOST_ANSWER = `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer was lost before it could be kept (the server stopped during the call), so it cannot be sent again. Send a new key to run the call again; this request was not charged.`;
 
-/** What a call was charged, when its usage row says it succeeded and was charged; else null (D1 keeps the rows well past a key's day). */
-async function chargedUnits(env: Env, callId: string): Promise<number | null> {
+/**
+ * What a call was charged, or null when it was not: the wallet's ledger first, then D1's usage rows (kept well
+ * past a key's day). A capture the wallet folds into its day's row had its usage row in D1 before the fold, so
+ * one the first read misses the second finds. Read the other way round, a row that landed and was folded
+ * between the two reads was missed by both, and the call charged again.
+ */
+async function chargedUnits(env: Env, organizationId: string, callId: string): Promise<number | null> {
+  const captured = await walletOf(env, organizationId).captureOf(callId);
+  if (captured !== null) return captured;
   return env.DB.prepare('SELECT cost_units FROM usage WHERE id = ? AND status = 200 AND cost_units > 0').bind(callId).first<number>('cost_units');
 }
 

@@ -56,7 +56,7 @@ describe("an item whose first call was charged on a run of its slice that stoppe
     const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
     await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, job.id).run();
     const operation = operationOfJob(operationName)!;
-    const claim = await claimIdempotencyKey(env, job.workspaceId, `${job.id}:0`, operation, input, timeLimitOf(operation, input), call);
+    const claim = await claimIdempotencyKey(env, job, `${job.id}:0`, operation, input, timeLimitOf(operation, input), call);
     if (claim.kind !== 'claimed') throw new Error(`the item's key was not free: ${claim.kind}`);
     return { job, claim };
   }

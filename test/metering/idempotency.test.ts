@@ -2,6 +2,8 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IdempotencyStore } from '../../durable-objects/idempotency-store';
+import { UsageOutbox } from '../../durable-objects/usage-outbox';
+import { gateOf } from '../../src/services/gate';
 import { clock } from '../../src/core/clock';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
@@ -234,6 +236,37 @@ describe('Idempotency-Key on metered calls', () => {
     await eventually(async () => (await wallet(account.organizationId)).purchasedBalanceCents, (cents) => cents === 98);
   });
 
+  it("does not charge again a late retry whose first call's usage row reaches D1, and its capture is folded, while the retry runs", async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    // D1 is behind: the wallet keeps the first call's usage row in its outbox, and its capture in detail.
+    const behind = vi.spyOn(UsageOutbox.prototype, 'flush').mockRejectedValue(new Error('D1 is behind'));
+    expect((await lookup(account, 'behind.example.com', key)).status).toBe(200);
+    await eventually(() => charges(account.organizationId), (count) => count === 1);
+    // Its process died before the answer was kept; the retry comes two hours later.
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
+    await runInDurableObject(store, (_instance, state) => {
+      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
+    });
+    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * 60 * 60 * 1000);
+
+    const upstream = watchUpstream({ held: true });
+    const retrying = lookup(account, 'behind.example.com', key);
+    const answered = await Promise.race([retrying.then(() => 'answered'), eventually(async () => upstream.calls, (calls) => calls > 0).then(() => 'asked')]);
+    // Meanwhile D1 catches up: the row lands and the wallet folds the capture into its day's row.
+    behind.mockRestore();
+    const walletObject = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
+    await runInDurableObject(walletObject, (instance) => (instance as unknown as { alarm(): Promise<void> }).alarm());
+    upstream.release();
+    const retry = await retrying;
+    // The wallet still had the capture when the retry asked: the answer is lost, and the call was not run again.
+    expect(answered).toBe('answered');
+    expect(retry.status).toBe(409);
+    expect((await json(retry)).error.message).toContain('was lost');
+    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
+  });
+
   it('tells the retry of a call lost past its time limit to come back when its claim lapses, and then runs it', async () => {
     const account = await funded(100, 'payg');
     const key = uniqueKey();
@@ -368,6 +401,25 @@ describe('an idempotency store kept from before call ids and charges were kept',
       expect(restarted.claim('fresh', 'digest', 1_000, 'use_fresh')).toEqual({ kind: 'claimed', callId: 'use_fresh' });
       expect(restarted.complete('fresh', 'digest', null, 1, 10_000)).toBe(false);
       expect(restarted.claim('fresh', 'digest', 1_000, 'use_again')).toEqual({ kind: 'unkept', answerBytes: 1, costUnits: 10_000 });
+    });
+  });
+});
+
+describe("an idempotency key's call taken over", () => {
+  it('stays as old as its first claim through takeovers that die too: each later takeover is late once that claim is', async () => {
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(`ws_takeovers_${crypto.randomUUID()}`));
+    const start = Date.now();
+    await runInDurableObject(store, (instance) => {
+      const at = (ms: number) => vi.spyOn(clock, 'now').mockReturnValue(start + ms);
+      const claim = () => (instance as IdempotencyStore).claim('key', 'digest', 1_000, `use_${clock.now()}`);
+      at(0);
+      expect(claim()).toEqual({ kind: 'claimed', callId: `use_${start}` });
+      // Lapsed within the half hour: the same call, not late.
+      at(10 * 60 * 1000);
+      expect(claim()).toEqual({ kind: 'claimed', callId: `use_${start}` });
+      // That takeover died too; 25 minutes after it, and 35 after the first claim: late.
+      at(35 * 60 * 1000);
+      expect(claim()).toEqual({ kind: 'claimed', callId: `use_${start}`, lateTakeover: true });
     });
   });
 });

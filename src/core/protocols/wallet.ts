@@ -58,6 +58,8 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   statement(limit?: number): { balance: Balance; ledger: LedgerEntry[]; storageBytes: number };
   /** Workspaces with a lease, so an exact statement can ask their gates to report first. */
   leaseholders(): string[];
+  /** What the ledger's capture of a call took, while the ledger keeps it in detail (not yet folded into its day's row); null without one. */
+  captureOf(callId: string): number | null;
   /** One of the organization's `limit` renders at once, for at most `ttlMs` unless freed: false while all are taken. */
   takeRenderSlot(id: string, ttlMs: number, limit: number): boolean;
   freeRenderSlot(id: string): void;
