@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IdempotencyStore } from '../../durable-objects/idempotency-store';
 import { clock } from '../../src/core/clock';
+import { unitsFromCents } from '../../src/core/money';
 import type { Env } from '../../src/core/config';
 import { createKey } from '../../src/services/accounts';
 import { runSlice } from '../../src/services/jobs/run';
@@ -13,9 +14,10 @@ import { landedUsageOfJob, storedJob } from './support';
 
 /**
  * A data job's slices stopped and run again: whatever mix of slices that stop after their calls and before
- * writing them, answers that are not kept, runs that come back hours later and waits for credits, once the job has ended every
- * item has ended, each success was charged once (one charged usage row, one capture) and each failure not at
- * all, and the job's spend, its items' costs, the usage charged and the wallet's captures are the same sum.
+ * writing them, answers that are not kept, runs that come back hours later and waits for credits, once the job
+ * has ended every item has ended, each success was charged once (one charged usage row, one capture) and each
+ * failure not at all, and the job's spend, its items' costs, the usage charged and the wallet's captures are
+ * the same sum.
  */
 
 afterEach(() => {
@@ -111,7 +113,7 @@ describe('a data job whose slices stop and run again', () => {
         const captured = 0 - ledger.filter((entry) => entry.kind === 'capture' || entry.kind === 'captures').reduce((sum, entry) => sum + entry.purchasedDelta + entry.subscriptionDelta, 0);
         expect(captured).toBe(spent);
         expect(balance.heldUnits).toBe(0);
-        expect(balance.purchasedUnits + captured).toBe(putIn * 10_000);
+        expect(balance.purchasedUnits + captured).toBe(unitsFromCents(putIn));
       }),
       { numRuns: 40 },
     );
