@@ -115,7 +115,7 @@ describe('a data job whose slices stop and run again', () => {
         expect(balance.heldUnits).toBe(0);
         expect(balance.purchasedUnits + captured).toBe(unitsFromCents(putIn));
       }),
-      { numRuns: 40 },
+      { numRuns: 25 },
     );
   });
 });

@@ -129,7 +129,7 @@ describe('the money property, end to end', () => {
         expect(new Set(replays.map((row) => row.requestId))).toEqual(new Set(answers.filter((answer) => answer.replayed).map((answer) => answer.requestId)));
         expect(rows.filter((row) => row.status !== 200).every((row) => row.cost === 0)).toBe(true);
       }),
-      { numRuns: 20 },
+      { numRuns: 12 },
     );
   });
 });
@@ -280,7 +280,7 @@ describe('the money property, at the gates', () => {
           if (sameMonth) expect(budget!.spentUnits).toBe(capturedByKey[index]! * CENT);
         }
       }),
-      { numRuns: 100 },
+      { numRuns: 50 },
     );
   });
 });
