@@ -1,3 +1,4 @@
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -8,16 +9,17 @@ import type { Env } from '../../src/core/config';
 import { createKey } from '../../src/services/accounts';
 import { runSlice } from '../../src/services/jobs/run';
 import { findJob } from '../../src/services/jobs/store';
+import { gateOf } from '../../src/services/gate';
 import { settledStatement } from '../../src/services/wallet';
 import { credit, ops, provision } from '../support/api';
 import { landedUsageOfJob, storedJob } from './support';
 
 /**
  * A data job's slices stopped and run again: whatever mix of slices that stop after their calls and before
- * writing them, answers that are not kept, runs that come back hours later and waits for credits, once the job
- * has ended every item has ended, each success was charged once (one charged usage row, one capture) and each
- * failure not at all, and the job's spend, its items' costs, the usage charged and the wallet's captures are
- * the same sum.
+ * writing them, answers that are not kept, runs that come back hours later, gates that restart and waits for
+ * credits, once the job has ended every item has ended, each success was charged once (one charged usage row,
+ * one capture) and each failure not at all, and the job's spend, its items' costs, the usage charged and the
+ * wallet's captures are the same sum.
  */
 
 afterEach(() => {
@@ -34,9 +36,11 @@ interface Fault {
   keepsNothing: boolean;
   /** The run comes back this long after the one before (a run revived by the nightly check). */
   laterBy: number;
+  /** The workspace's gate restarts after the run (evicted): its holds and the rows `meter` brought are gone. */
+  restartsGate: boolean;
 }
 
-const fault: fc.Arbitrary<Fault> = fc.record({ stops: fc.boolean(), keepsNothing: fc.boolean(), laterBy: fc.constantFrom(0, 0, 2 * HOUR) });
+const fault: fc.Arbitrary<Fault> = fc.record({ stops: fc.boolean(), keepsNothing: fc.boolean(), laterBy: fc.constantFrom(0, 0, 2 * HOUR), restartsGate: fc.boolean() });
 
 /** The job's bindings, with a D1 whose slice-ending write (its outcomes, counts and status in one batch) fails. */
 function stoppingBeforeItsWrite(bindings: Env): Env {
@@ -77,7 +81,7 @@ describe('a data job whose slices stop and run again', () => {
 
         // A claim left running is asked after every second of its call's time limit, then when it lapses.
         for (let step = 0; step < 400; step += 1) {
-          const { stops, keepsNothing, laterBy } = faults[step] ?? { stops: false, keepsNothing: false, laterBy: 0 };
+          const { stops, keepsNothing, laterBy, restartsGate } = faults[step] ?? { stops: false, keepsNothing: false, laterBy: 0, restartsGate: false };
           offset += laterBy;
           // As if `complete` never ran: the claim stays running, with the call's id, until it lapses.
           const keeping = keepsNothing ? vi.spyOn(IdempotencyStore.prototype, 'complete').mockReturnValue(false) : null;
@@ -86,6 +90,7 @@ describe('a data job whose slices stop and run again', () => {
             throw error;
           });
           keeping?.mockRestore();
+          if (restartsGate) await runInDurableObject(gateOf(env, job.workspaceId), (_, state) => state.abort('restart')).catch(() => undefined);
           if (outcome?.kind === 'done') break;
           // A wait (a retry's backoff, a first call still claimed) is over when the clock says so.
           if (outcome?.kind === 'wait') offset += outcome.ms + 1;
