@@ -127,15 +127,9 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
     return kept;
   }
 
-  /**
-   * A call that failed gives its key back: failures cost nothing, so the retry runs afresh. A call that took
-   * over a dead call's id (`keepCall`) gives back only its turn: the dead call may have been charged, so the
-   * retry takes the id over again at once, as the same call, from the same first claim.
-   */
-  release(key: string, digest: string, keepCall = false): void {
-    const sql = this.ctx.storage.sql;
-    if (keepCall) sql.exec("UPDATE idempotency_keys SET running_until = 0 WHERE key = ? AND digest = ? AND state = 'running'", key, digest);
-    else sql.exec("DELETE FROM idempotency_keys WHERE key = ? AND digest = ? AND state = 'running'", key, digest);
+  /** A call that failed gives its key back: failures cost nothing, so the retry runs afresh. */
+  release(key: string, digest: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM idempotency_keys WHERE key = ? AND digest = ? AND state = 'running'", key, digest);
   }
 
   /** Deletes what expired, so a workspace that stops sending keys does not keep their answers. */

@@ -105,8 +105,7 @@ export async function claimIdempotencyKey(
           const bytes = new TextEncoder().encode(text).byteLength;
           await store.complete(key, digest, bytes <= MAX_KEPT_ANSWER_BYTES ? text : null, bytes, unitsFromCents(kept.meta.costCents));
         },
-        // A takeover that fails keeps the dead call's id for the next retry: that call may have been charged.
-        giveBack: () => store.release(key, digest, answer.callId !== callId),
+        giveBack: () => store.release(key, digest),
       };
     }
     case 'mismatch':

@@ -267,26 +267,6 @@ describe('Idempotency-Key on metered calls', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
   });
 
-  it("keeps the dead call's id when a retry that took it over fails: the next retry is the same call, charged once", async () => {
-    const account = await funded(1, 'payg');
-    const key = uniqueKey();
-    expect((await lookup(account, 'took-over.example.com', key)).status).toBe(200);
-    await eventually(() => charges(account.organizationId), (count) => count === 1);
-    // Its process died after the charge and before the answer was kept.
-    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
-    await runInDurableObject(store, (_instance, state) => {
-      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
-    });
-    // The retry that takes the call over is refused: the cent it needs to hold was spent by the call itself.
-    expect((await lookup(account, 'took-over.example.com', key)).status).toBe(402);
-    // Topped up, the next runs as the first call again: the wallet knows its charge, and takes none more.
-    await credit(account.organizationId, { purchasedCents: 1 });
-    expect((await lookup(account, 'took-over.example.com', key)).status).toBe(200);
-    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
-    expect(await charges(account.organizationId)).toBe(1);
-    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(1);
-  });
-
   it('tells the retry of a call lost past its time limit to come back when its claim lapses, and then runs it', async () => {
     const account = await funded(100, 'payg');
     const key = uniqueKey();
