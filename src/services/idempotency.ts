@@ -126,11 +126,11 @@ export async function claimIdempotencyKey(
     }
     case 'unkept': {
       const { answerBytes, costUnits } = answer;
-      if (answerBytes === 0) return gone(LOST_ANSWER, { costUnits, answerBytes });
-      return gone(
-        `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer (${answerBytes} bytes) was too large to keep for replays, so it cannot be sent again. Send a new key to run the call again.`,
-        { costUnits, answerBytes },
-      );
+      const message =
+        answerBytes === 0
+          ? LOST_ANSWER
+          : `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer (${answerBytes} bytes) was too large to keep for replays, so it cannot be sent again. Send a new key to run the call again.`;
+      return gone(message, { costUnits, answerBytes });
     }
   }
 }

@@ -11,7 +11,7 @@ import { runSlice } from '../../src/services/jobs/run';
 import { findJob } from '../../src/services/jobs/store';
 import { gateOf } from '../../src/services/gate';
 import { settledStatement } from '../../src/services/wallet';
-import { credit, ops, provision } from '../support/api';
+import { funded, ops } from '../support/api';
 import { landedUsageOfJob, storedJob } from './support';
 
 /**
@@ -70,12 +70,11 @@ describe('a data job whose slices stop and run again', () => {
       fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }), fc.array(fault, { maxLength: 4 }), async (fails, faults) => {
         run += 1;
         // Enough for the whole job. A takeover refused for money gives the dead call's id back, and its next retry is
-        // charged again when that call was charged: a known defect (decisions.md, "A takeover that fails gives the
-        // dead call's id back"), which a start of a few cents and top-ups find within a couple of hundred cases.
+        // charged again when that call was charged: a known defect (decisions.md, "Open: a takeover that fails gives
+        // the dead call's id back"), which a start of a few cents and top-ups find within a couple of hundred cases.
         const startCents = 100;
-        const account = await provision({ plan: 'payg' });
+        const account = await funded(startCents, 'payg');
         await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000_000 });
-        await credit(account.organizationId, { purchasedCents: startCents });
         const inputs = fails.map((failing, index) => ({ domain: failing ? 'status500.com' : `stopped-${run}-${index}.example.com` }));
         const job = await storedJob(inputs.length, { operation: 'linkedin/get-company-by-domain', inputs, account });
         const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });

@@ -48,6 +48,17 @@ async function charges(organizationId: string): Promise<number> {
   return ledger.filter((entry: { kind: string; purchasedDeltaCents: number; subscriptionDeltaCents: number }) => entry.kind === 'capture' && entry.purchasedDeltaCents + entry.subscriptionDeltaCents !== 0).length;
 }
 
+/**
+ * What a SIGKILL between the gate's settle and the store's `complete` leaves of a call with `key`: the charge
+ * stored under the call's id, and its claim still running, here already past its lapse (the call presumed dead).
+ */
+async function diedBeforeKeeping(account: Provisioned, key: string): Promise<void> {
+  const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
+  await runInDurableObject(store, (_instance, state) => {
+    state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
+  });
+}
+
 function uniqueKey(): string {
   return crypto.randomUUID();
 }
@@ -179,12 +190,7 @@ describe('Idempotency-Key on metered calls', () => {
     const key = uniqueKey();
     expect((await lookup(account, 'killed.example.com', key)).status).toBe(200);
     await eventually(() => charges(account.organizationId), (count) => count === 1);
-    // What a SIGKILL between the gate's settle and the store's `complete` leaves: the charge stored under the
-    // call's id, and its claim still running, here already past its lapse (the call presumed dead).
-    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
-    await runInDurableObject(store, (_instance, state) => {
-      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
-    });
+    await diedBeforeKeeping(account, key);
 
     const retry = await lookup(account, 'killed.example.com', key);
     expect(retry.status).toBe(200);
@@ -212,12 +218,9 @@ describe('Idempotency-Key on metered calls', () => {
       async () => (await json(await call('/v1/usage?limit=5', { headers: { authorization: `Bearer ${account.key}` } }))).data.rows as { costCents: number }[],
       (rows) => rows.some((row) => row.costCents > 0),
     );
-    // What a SIGKILL between the gate's settle and the store's `complete` leaves, retried two hours later: by
-    // then the wallet has folded the capture into its day row (its alarm at that time), and keeps no id to match.
-    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
-    await runInDurableObject(store, (_instance, state) => {
-      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
-    });
+    await diedBeforeKeeping(account, key);
+    // Retried two hours later: by then the wallet has folded the capture into its day row (its alarm at that
+    // time), and keeps no id to match.
     vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * 60 * 60 * 1000);
     const walletObject = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(account.organizationId));
     await runInDurableObject(walletObject, (instance) => (instance as unknown as { alarm(): Promise<void> }).alarm());
@@ -244,10 +247,7 @@ describe('Idempotency-Key on metered calls', () => {
     expect((await lookup(account, 'behind.example.com', key)).status).toBe(200);
     await eventually(() => charges(account.organizationId), (count) => count === 1);
     // Its process died before the answer was kept; the retry comes two hours later.
-    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
-    await runInDurableObject(store, (_instance, state) => {
-      state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
-    });
+    await diedBeforeKeeping(account, key);
     vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * 60 * 60 * 1000);
 
     const upstream = watchUpstream({ held: true });
