@@ -127,9 +127,15 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
     return kept;
   }
 
-  /** A call that failed gives its key back: failures cost nothing, so the retry runs afresh. */
-  release(key: string, digest: string): void {
-    this.ctx.storage.sql.exec("DELETE FROM idempotency_keys WHERE key = ? AND digest = ? AND state = 'running'", key, digest);
+  /**
+   * A call that failed gives its key back: failures cost nothing, so the retry runs afresh, as a new call. With
+   * `keepCall`, the retry of a dead call that was a success, it gives back only its turn: the claim lapses now,
+   * and the next retry takes it over as this one did, with the first call's id and age (`claim`).
+   */
+  release(key: string, digest: string, keepCall = false): void {
+    const sql = this.ctx.storage.sql;
+    if (keepCall) sql.exec("UPDATE idempotency_keys SET running_until = ? WHERE key = ? AND digest = ? AND state = 'running'", clock.now(), key, digest);
+    else sql.exec("DELETE FROM idempotency_keys WHERE key = ? AND digest = ? AND state = 'running'", key, digest);
   }
 
   /** Deletes what expired, so a workspace that stops sending keys does not keep their answers. */

@@ -242,6 +242,16 @@ export class LeaseBook {
     return this.sql.exec('SELECT 1 FROM charges WHERE id = ?', id).toArray().length > 0;
   }
 
+  /**
+   * What a success under this call id that has not reached the wallet spent (on the waiting list, or in the
+   * message outgoing); null when none waits here. A failure's row under the id is not one.
+   */
+  waitingSuccessOf(id: string): number | null {
+    const stored = this.sql.exec<{ doc: string }>('SELECT doc FROM charges WHERE id = ?', id).toArray().map((row) => JSON.parse(row.doc) as Charge);
+    const success = [...(this.state.outgoing?.charges ?? []), ...stored].find((charge) => charge.id === id && charge.usage.status < 400);
+    return success ? success.subscriptionUnits + success.purchasedUnits : null;
+  }
+
   /** The charges on the waiting list (stored, not yet composed into a message) that count in a key's spend. */
   waitingChargesOf(keyId: string): Charge[] {
     return this.sql

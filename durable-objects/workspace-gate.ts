@@ -290,6 +290,14 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   }
 
   /**
+   * What a success under `callId` that this gate has not yet handed to the wallet spent; null when none waits
+   * here. The first place to look for a call's charge, in the order a charge moves: gate, wallet, D1.
+   */
+  waitingChargeOf(callId: string): number | null {
+    return this.book.waitingSuccessOf(callId);
+  }
+
+  /**
    * Reports everything and gives the whole free lease back; after it the wallet's statement is exact for
    * this workspace, unless the wallet does not take this gate's message: then the statement goes on
    * without this workspace's unreported charges (alerted already) rather than fail for every reader.

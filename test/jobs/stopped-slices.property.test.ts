@@ -11,13 +11,13 @@ import { runSlice } from '../../src/services/jobs/run';
 import { findJob } from '../../src/services/jobs/store';
 import { gateOf } from '../../src/services/gate';
 import { settledStatement } from '../../src/services/wallet';
-import { funded, ops } from '../support/api';
+import { credit, ops, provision } from '../support/api';
 import { landedUsageOfJob, storedJob } from './support';
 
 /**
  * A data job's slices stopped and run again: whatever mix of slices that stop after their calls and before
- * writing them, answers that are not kept, runs that come back hours later and gates that restart, once the
- * job has ended every item has ended, each success was charged once (one charged usage row, one capture) and
+ * writing them, answers that are not kept, runs that come back hours later, gates that restart and waits for
+ * credits, once the job has ended every item has ended, each success was charged once (one charged usage row, one capture) and
  * each failure not at all, and the job's spend, its items' costs, the usage charged and the wallet's captures
  * are the same sum.
  */
@@ -67,13 +67,14 @@ describe('a data job whose slices stop and run again', () => {
     vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }), fc.array(fault, { maxLength: 4 }), async (fails, faults) => {
+      fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }), fc.array(fault, { maxLength: 4 }), fc.integer({ min: 0, max: 6 }), async (fails, faults, startCents) => {
         run += 1;
-        // Enough for the whole job. A takeover refused for money gives the dead call's id back, and its next retry is
-        // charged again when that call was charged: a known defect (decisions.md, "Open: a takeover that fails gives
-        // the dead call's id back"), which a start of a few cents and top-ups find within a couple of hundred cases.
-        const startCents = 100;
-        const account = await funded(startCents, 'payg');
+        // Often too little for the whole job: it waits for credits, and is topped up, as many times as it takes. A
+        // takeover refused for money then keeps a charged dead call's id (decisions.md, "A takeover that fails keeps
+        // a charged dead call's id").
+        const account = await provision({ plan: 'payg' });
+        if (startCents > 0) await credit(account.organizationId, { purchasedCents: startCents });
+        let putIn = startCents;
         await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000_000 });
         const inputs = fails.map((failing, index) => ({ domain: failing ? 'status500.com' : `stopped-${run}-${index}.example.com` }));
         const job = await storedJob(inputs.length, { operation: 'linkedin/get-company-by-domain', inputs, account });
@@ -95,6 +96,10 @@ describe('a data job whose slices stop and run again', () => {
           if (outcome?.kind === 'done') break;
           // A wait (a retry's backoff, a first call still claimed) is over when the clock says so.
           if (outcome?.kind === 'wait') offset += outcome.ms + 1;
+          if (outcome?.kind === 'wait' && outcome.wakeable) {
+            putIn += 3;
+            await credit(account.organizationId, { purchasedCents: 3 });
+          }
         }
 
         const ended = (await findJob(env.DB, job.id))!;
@@ -115,7 +120,7 @@ describe('a data job whose slices stop and run again', () => {
         const captured = 0 - ledger.filter((entry) => entry.kind === 'capture' || entry.kind === 'captures').reduce((sum, entry) => sum + entry.purchasedDelta + entry.subscriptionDelta, 0);
         expect(captured).toBe(spent);
         expect(balance.heldUnits).toBe(0);
-        expect(balance.purchasedUnits + captured).toBe(unitsFromCents(startCents));
+        expect(balance.purchasedUnits + captured).toBe(unitsFromCents(putIn));
       }),
       { numRuns: 25 },
     );

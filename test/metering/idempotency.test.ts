@@ -2,6 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IdempotencyStore } from '../../durable-objects/idempotency-store';
+import { OrgWallet } from '../../durable-objects/org-wallet';
 import { UsageOutbox } from '../../durable-objects/usage-outbox';
 import { gateOf } from '../../src/services/gate';
 import { clock } from '../../src/core/clock';
@@ -57,6 +58,13 @@ async function diedBeforeKeeping(account: Provisioned, key: string): Promise<voi
   await runInDurableObject(store, (_instance, state) => {
     state.storage.sql.exec("UPDATE idempotency_keys SET state = 'running', answer = NULL, answer_bytes = 0, running_until = 0 WHERE key = ?", key);
   });
+}
+
+/** The captures in the wallet's ledger as it stands, without the statement's asking the gates to report first. */
+function capturesIn(organizationId: string): Promise<number> {
+  return runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organizationId)), (_, state) =>
+    state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n,
+  );
 }
 
 function uniqueKey(): string {
@@ -314,6 +322,63 @@ describe('Idempotency-Key on metered calls', () => {
     const again = await lookup(account, domain, key);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await charges(account.organizationId)).toBe(1);
+  });
+
+  it.each([
+    ['has reached the wallet', false],
+    ['still waits in the gate (the wallet unreachable)', true],
+  ])('keeps a charged dead call\'s id with its key when the retry that took it over fails: the next retry runs as that call, charged once (its charge %s)', async (_case, walletDown) => {
+    const account = await funded(100, 'payg');
+    // Two calls a minute: the retry that takes the dead call over is refused by the window (the response cache
+    // would answer it in place of a failing upstream).
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 2 });
+    // A first call draws the gate's lease and is reported, so the rest need nothing from the wallet. (Read in
+    // the ledger itself: the wallet's statement would have the gate give its lease back.)
+    expect((await lookup(account, 'warm.example.com')).status).toBe(200);
+    await eventually(() => capturesIn(account.organizationId), (count) => count === 1);
+    const unreachable = walletDown ? vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(() => {
+          throw new Error('the wallet is unreachable');
+        }) : undefined;
+    const key = uniqueKey();
+    expect((await lookup(account, 'charged-then-died.example.com', key)).status).toBe(200);
+    expect(await eventually(() => capturesIn(account.organizationId), (count) => count === 2, walletDown ? 20 : 300)).toBe(walletDown ? 1 : 2);
+    await diedBeforeKeeping(account, key);
+
+    expect((await lookup(account, 'charged-then-died.example.com', key)).status).toBe(429);
+    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 61_000);
+    const retry = await lookup(account, 'charged-then-died.example.com', key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+
+    unreachable?.mockRestore();
+    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    expect(await charges(account.organizationId)).toBe(2);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+  });
+
+  it("gives an uncharged dead call's id back when the retry that took it over fails: the next retry is a new call, charged once and recorded", async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    // The first call failed, and its process stopped before it gave the key back: its id holds only a failure.
+    vi.spyOn(IdempotencyStore.prototype, 'release').mockImplementationOnce(() => {});
+    const down = watchUpstream({ answer: () => new Response('upstream down', { status: 503 }) });
+    expect((await lookup(account, 'failed-then-died.example.com', key)).status).toBe(502);
+    await diedBeforeKeeping(account, key);
+    // Its retry takes it over and fails too (the takeover's failure row holds the id as well).
+    expect((await lookup(account, 'failed-then-died.example.com', key)).status).toBe(502);
+    expect(down.calls).toBe(2);
+    vi.mocked(globalThis.fetch).mockRestore();
+
+    const retry = await lookup(account, 'failed-then-died.example.com', key);
+    expect(retry.status).toBe(200);
+    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
+    const rows = await eventually(
+      async () => (await json(await call('/v1/usage?limit=10', { headers: { authorization: `Bearer ${account.key}` } }))).data.rows as { status: number; costCents: number }[],
+      (landed) => landed.length >= 2,
+    );
+    // One failure row: the dead call's and its takeover's share an id.
+    expect(rows.map((row) => [row.status, row.costCents]).sort()).toEqual([[200, 1], [502, 0]]);
   });
 
   it.each([

@@ -29,6 +29,8 @@ export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
   settle(holdId: string, actualUnits: number, ended: UsageOutcome | UsageRow, budgetKeyId?: string): Promise<SettleAnswer>;
   /** Records a usage row of a call that spent nothing. */
   record(usage: UsageRow): boolean;
+  /** What a success under `callId` waiting here for the wallet spent; null when none waits (services/idempotency.ts). */
+  waitingChargeOf(callId: string): number | null;
   /** Sends what waits for the wallet now. */
   flush(): Promise<void>;
   /** A sibling workspace is short: gives the free lease back if no call has asked for money here for a moment. */

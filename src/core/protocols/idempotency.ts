@@ -38,6 +38,6 @@ export interface IdempotencyStoreProtocol extends Rpc.DurableObjectBranded {
   claim(key: string, digest: string, runningForMs: number, callId: string): ClaimAnswer;
   /** Keeps the first call's answer (null when it is too big to keep) and what it was charged; false when the claim was lost. */
   complete(key: string, digest: string, answer: string | null, answerBytes: number, costUnits: number): boolean;
-  /** The call failed: the key is free for a retry. */
-  release(key: string, digest: string): void;
+  /** The call failed: the key is free for a retry, as a new call, or (`keepCall`) as this same call again. */
+  release(key: string, digest: string, keepCall?: boolean): void;
 }
