@@ -110,8 +110,8 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   try {
     outcome = await meteredCall(operation, input, call, gate, usage, started);
   } catch (error) {
-    // A failure is free, so its retry may run afresh.
-    await claim.giveBack().catch((reason: unknown) => logFailure('idempotency key not given back', call, reason));
+    // A failure is free, so its retry may run afresh (as this same call, when it may have been charged).
+    await claim.giveBack(error).catch((reason: unknown) => logFailure('idempotency key not given back', call, reason));
     throw error;
   }
   // Awaited, so a retry sent the moment this answer arrives finds it; were it lost, the claim lapses.
@@ -165,7 +165,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     );
     const actual = call.connection ? quote : Math.min(quote, operation.price.settle(input, result));
     // Awaited: the charge and its usage row are in the gate's storage before the answer leaves.
-    const settled = await settle(gate, metered.holdId, actual, usage(200, null, actual, cached), principal.budgetKey?.keyId);
+    const settled = await settle(env, gate, metered.holdId, actual, usage(200, null, actual, cached), principal.budgetKey?.keyId);
     held = false;
     if (settled.kind !== 'captured') throw shortfallError(settled as Shortfall, principal.budgetKey?.keyId);
     return {
@@ -180,7 +180,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     // Awaited, so the very next call finds the money back; were it lost, the hold's expiry gives it back.
     if (held) {
       const row = usage(apiError?.status ?? 500, apiError?.code ?? 'INTERNAL_ERROR', 0);
-      await settle(gate, holdId, 0, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
+      await settle(env, gate, holdId, 0, row).catch((reason: unknown) => logFailure('hold not released', call, reason));
     }
     throw error;
   }
@@ -189,11 +189,27 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
 /**
  * The gate's `settle` with how the call ended: the gate completes the row `meter` brought, so the row crosses
  * once. A gate that no longer has it (it restarted, or the hold expired) asks, and is sent the whole row.
+ * An answer lost on its way back (an error the platform marks retryable: the connection dropped, the gate
+ * reset) is asked for once more, whole and through a new stub: the gate may have settled the call before the
+ * answer was lost, and it settles a call once (a charge it has answers `captured` again; one it lost is taken
+ * anew, under the same id, which the wallet applies once). Without it, a call charged would answer 500.
  */
-async function settle(gate: Gate, holdId: string, actualUnits: number, row: UsageRow, budgetKeyId?: string): Promise<SettleAnswer> {
+async function settle(env: Env, gate: Gate, holdId: string, actualUnits: number, row: UsageRow, budgetKeyId?: string): Promise<SettleAnswer> {
   const { status, errorCode, costUnits, cached, latencyMs, createdAt } = row;
-  const answer = await gate.settle(holdId, actualUnits, { status, errorCode, costUnits, cached, latencyMs, createdAt }, budgetKeyId);
+  let answer: SettleAnswer;
+  try {
+    answer = await gate.settle(holdId, actualUnits, { status, errorCode, costUnits, cached, latencyMs, createdAt }, budgetKeyId);
+  } catch (error) {
+    if (!answerLost(error)) throw error;
+    return gateOf(env, row.workspaceId).settle(holdId, actualUnits, row, budgetKeyId);
+  }
   return answer.kind === 'row_needed' ? gate.settle(holdId, actualUnits, row, budgetKeyId) : answer;
+}
+
+/** An object's answer lost in transit, which Cloudflare says to ask for again: retryable, and the object not overloaded. */
+function answerLost(error: unknown): boolean {
+  const flags = error as { retryable?: unknown; overloaded?: unknown } | null;
+  return typeof flags === 'object' && flags !== null && flags.retryable === true && flags.overloaded !== true;
 }
 
 export function rateLimited(admission: Admission): ApiError {

@@ -3,6 +3,8 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IdempotencyStore } from '../../durable-objects/idempotency-store';
 import { OrgWallet } from '../../durable-objects/org-wallet';
+import { WorkspaceGate } from '../../durable-objects/workspace-gate';
+import { losingSettleAnswers } from '../support/lost-answers';
 import { UsageOutbox } from '../../durable-objects/usage-outbox';
 import { gateOf } from '../../src/services/gate';
 import { clock } from '../../src/core/clock';
@@ -354,6 +356,22 @@ describe('Idempotency-Key on metered calls', () => {
     await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
     expect(await charges(account.organizationId)).toBe(2);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+  });
+
+  it("keeps the id of a call whose settle's answer was lost twice, a 500 though the gate charged it: the retry runs as that call, not charged again", async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    const settles = losingSettleAnswers(2);
+    expect((await lookup(account, 'answer-lost.example.com', key)).status).toBe(500);
+    expect(settles.lost).toBe(2);
+    vi.mocked(WorkspaceGate.prototype.settle).mockRestore();
+
+    const retry = await lookup(account, 'answer-lost.example.com', key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    expect(await charges(account.organizationId)).toBe(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
   });
 
   it("gives an uncharged dead call's id back when the retry that took it over fails: the next retry is a new call, charged once and recorded", async () => {

@@ -19,6 +19,7 @@ import { execute, type Call } from '../../src/services/pipeline';
 import { settledStatement } from '../../src/services/wallet';
 import { OPERATIONS } from '../../src/operations';
 import type { Operation } from '../../src/core/operation';
+import { losingSettleAnswers } from '../support/lost-answers';
 import { bearer, call, companyByDomain, credit, eventually, json, ops, provision, tool, wallet, type Provisioned } from '../support/api';
 
 const CENT = 10_000;
@@ -196,6 +197,18 @@ describe('the workspace gate on the hot path', () => {
       await restarted.flush();
     });
     expect(await captures()).toBe(2);
+  });
+
+  it("asks once more for a success's settle whose answer was lost on the way back, and answers 200, billed once", async () => {
+    const { account, gate, captures } = await afterOneReportedCall('before.example.com');
+    const settles = losingSettleAnswers(1);
+    const response = await companyByDomain(account.key, 'answer-lost.example.com');
+    expect(response.status).toBe(200);
+    expect((await json(response)).meta.costCents).toBe(1);
+    expect(settles.lost).toBe(1);
+    await runInDurableObject(gate, (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    expect(await captures()).toBe(2);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
   it('looks the response cache up while the gate meters: the lookup does not wait for the money to be held', async () => {
