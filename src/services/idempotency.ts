@@ -6,8 +6,7 @@ import { canonicalize, sha256Hex } from '../core/digest';
 import type { Meta } from '../core/envelope';
 import { type AnswerGone, ApiError, type ErrorDetail, type ErrorLocation } from '../core/errors';
 import { unitsFromCents } from '../core/money';
-import { gateOf } from './gate';
-import { walletOf } from './wallet';
+import { chargeOfCall } from './call-charges';
 
 /** The request header (REST) and the `_meta` member of a tool call (MCP) that carry a key. */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -93,7 +92,7 @@ export async function claimIdempotencyKey(
     case 'claimed': {
       // A first call begun long ago that was charged cannot run again as itself: the wallet may have folded its
       // capture, so it would be charged twice. Its answer is gone with its process; the key says so from now on.
-      const charged = answer.lateTakeover ? await chargedUnits(env, owner, answer.callId) : null;
+      const charged = answer.lateTakeover ? await chargeOfCall(env, owner, answer.callId) : null;
       if (charged !== null) {
         await store.complete(key, digest, null, 0, charged);
         return gone(LOST_ANSWER, { costUnits: charged, answerBytes: 0 });
@@ -114,7 +113,7 @@ export async function claimIdempotencyKey(
         // stays until it lapses, and the next retry takes it over and asks again.
         giveBack: async (failure) => {
           const mayBeCharged = answer.callId !== callId || !(failure instanceof ApiError);
-          await store.release(key, digest, mayBeCharged && (await chargedUnits(env, owner, answer.callId)) !== null);
+          await store.release(key, digest, mayBeCharged && (await chargeOfCall(env, owner, answer.callId)) !== null);
         },
       };
     }
@@ -146,21 +145,6 @@ export async function claimIdempotencyKey(
 }
 
 const LOST_ANSWER = `The first call with this ${IDEMPOTENCY_KEY_HEADER} succeeded and was charged, but its answer was lost before it could be kept (the server stopped during the call), so it cannot be sent again. Send a new key to run the call again; this request was not charged.`;
-
-/**
- * What a call that succeeded was charged, or null when it did not succeed: read where its charge goes, in the
- * order it goes there. The workspace's gate (a charge not yet handed to the wallet), the wallet's ledger, then
- * D1's usage rows (kept well past a key's day). The gate hands a charge on once the wallet has it, and a capture
- * the wallet folds into its day's row had its usage row in D1 before the fold, so one a read misses the next
- * finds. Read the other way round, a charge that moved on between two reads was missed by both.
- */
-async function chargedUnits(env: Env, owner: { organizationId: string; workspaceId: string }, callId: string): Promise<number | null> {
-  const waiting = await gateOf(env, owner.workspaceId).waitingChargeOf(callId);
-  if (waiting !== null) return waiting;
-  const captured = await walletOf(env, owner.organizationId).captureOf(callId);
-  if (captured !== null) return captured;
-  return env.DB.prepare('SELECT cost_units FROM usage WHERE id = ? AND status = 200 AND cost_units > 0').bind(callId).first<number>('cost_units');
-}
 
 function refused(message: string, retryAfter?: number): Claim {
   return { kind: 'refused', error: new ApiError('CONFLICT', message, retryAfter === undefined ? {} : { retryAfter }) };

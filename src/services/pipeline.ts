@@ -8,6 +8,7 @@ import type { Env } from '../core/config';
 import type { Meta } from '../core/envelope';
 import { ApiError, type ErrorLocation } from '../core/errors';
 import { gateOf, knownExhausted, rateLimitHeaders, rememberExhausted, secondsUntilReset } from './gate';
+import { chargeOfCall } from './call-charges';
 import { claimIdempotencyKey, readIdempotencyKey, replayOf, type SentIdempotencyKey } from './idempotency';
 import { newCallId } from '../core/ids';
 import { centsFromUnits, centsInWords } from '../core/money';
@@ -201,7 +202,11 @@ async function settle(env: Env, gate: Gate, holdId: string, actualUnits: number,
     answer = await gate.settle(holdId, actualUnits, { status, errorCode, costUnits, cached, latencyMs, createdAt }, budgetKeyId);
   } catch (error) {
     if (!answerLost(error)) throw error;
-    return gateOf(env, row.workspaceId).settle(holdId, actualUnits, row, budgetKeyId);
+    const again = await gateOf(env, row.workspaceId).settle(holdId, actualUnits, row, budgetKeyId);
+    // Refused for money: the first may have been charged and its charge already handed on, so this one found no
+    // hold and asked for the money anew. Charged, it is the success it was.
+    if (actualUnits === 0 || again.kind === 'captured' || again.kind === 'released') return again;
+    return (await chargeOfCall(env, row, row.id)) === null ? again : { kind: 'captured', balance: null };
   }
   return answer.kind === 'row_needed' ? gate.settle(holdId, actualUnits, row, budgetKeyId) : answer;
 }

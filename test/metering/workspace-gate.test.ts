@@ -211,6 +211,18 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it("answers 200 for a success whose settle's answer was lost after its charge left the gate, though no money is left to take it again", async () => {
+    const account = await provision();
+    await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
+    await credit(account.organizationId, { purchasedCents: 1 });
+    const settles = losingSettleAnswers(1, { handedOn: true });
+    const response = await companyByDomain(account.key, 'answer-lost-late.example.com');
+    expect(response.status).toBe(200);
+    expect(settles.lost).toBe(1);
+    expect(await captureCount(account.organizationId)).toBe(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(0);
+  });
+
   it('looks the response cache up while the gate meters: the lookup does not wait for the money to be held', async () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 100 });
