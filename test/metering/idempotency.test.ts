@@ -3,7 +3,6 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IdempotencyStore } from '../../durable-objects/idempotency-store';
 import { OrgWallet } from '../../durable-objects/org-wallet';
-import { WorkspaceGate } from '../../durable-objects/workspace-gate';
 import { losingSettleAnswers } from '../support/lost-answers';
 import { UsageOutbox } from '../../durable-objects/usage-outbox';
 import { gateOf } from '../../src/services/gate';
@@ -364,7 +363,7 @@ describe('Idempotency-Key on metered calls', () => {
     const settles = losingSettleAnswers(2);
     expect((await lookup(account, 'answer-lost.example.com', key)).status).toBe(500);
     expect(settles.lost).toBe(2);
-    vi.mocked(WorkspaceGate.prototype.settle).mockRestore();
+    settles.restore();
 
     const retry = await lookup(account, 'answer-lost.example.com', key);
     expect(retry.status).toBe(200);

@@ -8,11 +8,12 @@ import { gateOf } from '../../src/services/gate';
 import type { UsageRow } from '../../src/core/usage';
 import { settledStatement, walletOf } from '../../src/services/wallet';
 import { bearer, call, credit, eventually, json, ops, provision } from '../support/api';
+import { losingSettleAnswers } from '../support/lost-answers';
 
 /**
  * The money property: whatever mix of concurrent calls, failures, client timeouts, revocations, top-ups,
- * plan changes, expired holds and late captures several workspaces of one organization go through,
- * once everything has settled the balance plus what was captured is what was put in, nothing is held,
+ * plan changes, expired holds, late captures and settles whose answers are lost several workspaces of one
+ * organization go through, once everything has settled the balance plus what was captured is what was put in, nothing is held,
  * and the ledger's captures, the usage rows that say 200 and the successes the clients saw are the same
  * calls. An overspend shows up as a capture the wallet cannot take (the balance may not go negative),
  * so a success without its capture; a double charge as a capture too many.
@@ -66,16 +67,21 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('plan' as const), rpm: fc.option(fc.constantFrom(4, 50, 1_000_000), { nil: null }) }) },
 );
 
+/** Whether a wave's settles lose their answers on the way back (a dropped connection, a gate reset mid-message). */
+const lostAnswers = fc.constantFrom('none' as const, 'none' as const, 'in the gate' as const, 'after handing the charge on' as const);
+
 describe('the money property, end to end', () => {
   it('balance + captured = start, and ledger = usage rows = successes, under concurrent mixes with idempotency keys', { timeout: 240_000 }, async () => {
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 12 }), fc.array(fc.array(action, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), async (startCents, waves) => {
+      fc.asyncProperty(fc.integer({ min: 0, max: 12 }), fc.array(fc.tuple(fc.array(action, { minLength: 1, maxLength: 12 }), lostAnswers), { minLength: 1, maxLength: 4 }), async (startCents, waves) => {
         run += 1;
         const org = await organization(startCents);
         let putIn = startCents;
         const answers: Array<{ status: number; requestId: string | null; costCents?: number; replayed: boolean }> = [];
-        for (const [wave, actions] of waves.entries()) {
+        for (const [wave, [actions, lost]] of waves.entries()) {
+          // A wave whose successes' settles each lose their first answer on the way back, the charge still in the gate or handed on.
+          const losing = lost === 'none' ? null : losingSettleAnswers(1, { handedOn: lost === 'after handing the charge on' });
           await Promise.all(
             actions.map(async (step, index) => {
               if (step.kind === 'call') {
@@ -102,6 +108,7 @@ describe('the money property, end to end', () => {
               }
             }),
           );
+          losing?.restore();
         }
 
         expect(answers.filter((answer) => answer.status >= 500 && answer.status !== 502)).toEqual([]);
