@@ -64,6 +64,8 @@ interface Figures {
   mean: number;
   p99: number;
   failures: number;
+  /** What the failures were, when there were some: answers other than 2xx, and the load tool's errors (timeouts among them). */
+  failureKinds?: string;
   /** CPU time of the workerd processes serving the target, per request of the loaded run: holds up on a busy machine. */
   cpuMsPerRequest?: number;
   /** Of that, the kernel's: its CPU time, and the write system calls and bytes a request (`kernelWork`). */
@@ -203,8 +205,17 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
     mean: single.latency.mean,
     p99: single.latency.p99,
     failures: loaded.non2xx + loaded.errors + single.non2xx + single.errors,
+    ...failureKindsOf([loaded, single]),
     ...(cpuOf.length > 0 && loaded.requests.total > 0 ? { cpuMsPerRequest: cpuSpent / loaded.requests.total } : {}),
   };
+}
+
+/** How a row's failed requests failed, for the warning that names them: statuses other than 2xx, errors, timeouts. */
+function failureKindsOf(results: autocannon.Result[]): { failureKinds?: string } {
+  const sum = (part: 'non2xx' | 'errors' | 'timeouts') => results.reduce((total, result) => total + result[part], 0);
+  if (sum('non2xx') + sum('errors') === 0) return {};
+  const statuses = results.flatMap((result) => Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count = 0 }]) => `${count} x ${status}`));
+  return { failureKinds: `${sum('non2xx')} answers not 2xx${statuses.length ? ` (${statuses.join(', ')})` : ''}, ${sum('errors')} errors of the load tool (${sum('timeouts')} of them timeouts)` };
 }
 
 /**
@@ -1038,6 +1049,7 @@ async function main() {
     if (otherwise.length > 0) process.exitCode = 1;
     if (rows.some((row) => row.failures > 0)) {
       console.log('\nWARNING: some requests did not answer 2xx; the figures above include failures.');
+      for (const row of rows.filter((row) => row.failures > 0)) console.log(`  ${row.name}: ${row.failures}${row.failureKinds ? `: ${row.failureKinds}` : ''}`);
       process.exitCode = 1;
     }
   } finally {
