@@ -68,7 +68,7 @@ export interface KeptAnswer {
 export type Claim =
   | { kind: 'replay'; answer: KeptAnswer }
   | { kind: 'refused'; error: ApiError }
-  | { kind: 'claimed'; callId: string; keep(answer: KeptAnswer): Promise<void>; giveBack(failure: unknown): Promise<void> };
+  | { kind: 'claimed'; callId: string; keep(answer: KeptAnswer): Promise<void>; giveBack(mayBeCharged: boolean): Promise<void> };
 
 /**
  * Claims a key for one call of `operation` with `input`, scoped to the workspace. A first call is told
@@ -105,15 +105,14 @@ export async function claimIdempotencyKey(
           const bytes = new TextEncoder().encode(text).byteLength;
           await store.complete(key, digest, bytes <= MAX_KEPT_ANSWER_BYTES ? text : null, bytes, unitsFromCents(kept.meta.costCents));
         },
-        // A call whose id may carry a success: a dead call's, taken over by this retry, or this call's own when it
-        // failed in a way that does not say (an ApiError is a refusal, never a charge; the gate's answer to a
-        // settle lost twice is not). Were it charged, a new call's id would have the next retry charged again, so
-        // the id stays with the key. Were it not, the id goes, or this failure's usage row (which holds it) would
-        // hide the next success's from the gate and D1 as its twin. Unread (the wallet unreachable), the claim
-        // stays until it lapses, and the next retry takes it over and asks again.
-        giveBack: async (failure) => {
-          const mayBeCharged = answer.callId !== callId || !(failure instanceof ApiError);
-          await store.release(key, digest, mayBeCharged && (await chargeOfCall(env, owner, answer.callId)) !== null);
+        // A call whose id may carry a success: a dead call's, taken over by this retry, or this call's own when
+        // the gate did not answer its success's settle (`mayBeCharged`). Were it charged, a new call's id would
+        // have the next retry charged again, so the id stays with the key. Were it not, the id goes, or this
+        // failure's usage row (which holds it) would hide the next success's from the gate and D1 as its twin.
+        // Unread (the wallet unreachable), the claim stays until it lapses, and the next retry takes it over.
+        giveBack: async (mayBeCharged) => {
+          const tookOver = answer.callId !== callId;
+          await store.release(key, digest, (tookOver || mayBeCharged) && (await chargeOfCall(env, owner, answer.callId)) !== null);
         },
       };
     }

@@ -112,7 +112,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     outcome = await meteredCall(operation, input, call, gate, usage, started);
   } catch (error) {
     // A failure is free, so its retry may run afresh (as this same call, when it may have been charged).
-    await claim.giveBack(error).catch((reason: unknown) => logFailure('idempotency key not given back', call, reason));
+    await claim.giveBack(error instanceof SettleUnanswered).catch((reason: unknown) => logFailure('idempotency key not given back', call, reason));
     throw error;
   }
   // Awaited, so a retry sent the moment this answer arrives finds it; were it lost, the claim lapses.
@@ -193,22 +193,33 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
  * An answer lost on its way back (an error the platform marks retryable: the connection dropped, the gate
  * reset) is asked for once more, whole and through a new stub: the gate may have settled the call before the
  * answer was lost, and it settles a call once (a charge it has answers `captured` again; one it lost is taken
- * anew, under the same id, which the wallet applies once). Without it, a call charged would answer 500.
+ * anew, under the same id, which the wallet applies once). Without it, a call charged would answer 500. A
+ * success's settle that fails all the same is thrown as `SettleUnanswered`: the call may have been charged.
  */
 async function settle(env: Env, gate: Gate, holdId: string, actualUnits: number, row: UsageRow, budgetKeyId?: string): Promise<SettleAnswer> {
   const { status, errorCode, costUnits, cached, latencyMs, createdAt } = row;
-  let answer: SettleAnswer;
   try {
-    answer = await gate.settle(holdId, actualUnits, { status, errorCode, costUnits, cached, latencyMs, createdAt }, budgetKeyId);
+    const answer = await gate.settle(holdId, actualUnits, { status, errorCode, costUnits, cached, latencyMs, createdAt }, budgetKeyId);
+    return answer.kind === 'row_needed' ? await gate.settle(holdId, actualUnits, row, budgetKeyId) : answer;
   } catch (error) {
-    if (!answerLost(error)) throw error;
+    if (!answerLost(error)) throw row.status === 200 ? new SettleUnanswered(error) : error;
+  }
+  try {
     const again = await gateOf(env, row.workspaceId).settle(holdId, actualUnits, row, budgetKeyId);
     // Refused for money: the first may have been charged and its charge already handed on, so this one found no
     // hold and asked for the money anew. Charged, it is the success it was.
     if (actualUnits === 0 || again.kind === 'captured' || again.kind === 'released') return again;
     return (await chargeOfCall(env, row, row.id)) === null ? again : { kind: 'captured', balance: null };
+  } catch (error) {
+    throw row.status === 200 ? new SettleUnanswered(error) : error;
   }
-  return answer.kind === 'row_needed' ? gate.settle(holdId, actualUnits, row, budgetKeyId) : answer;
+}
+
+/** A success's settle that did not answer: the gate may have charged the call (services/idempotency.ts reads whether it did). */
+export class SettleUnanswered extends Error {
+  constructor(readonly reason: unknown) {
+    super(`The gate did not answer a success's settle: ${String(reason)}`);
+  }
 }
 
 /** An object's answer lost in transit, which Cloudflare says to ask for again: retryable, and the object not overloaded. */

@@ -2,6 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IdempotencyStore } from '../../durable-objects/idempotency-store';
+import { FIRST_RETRY_MS } from '../../durable-objects/lease-book';
 import { OrgWallet } from '../../durable-objects/org-wallet';
 import { losingSettleAnswers } from '../support/lost-answers';
 import { UsageOutbox } from '../../durable-objects/usage-outbox';
@@ -371,6 +372,24 @@ describe('Idempotency-Key on metered calls', () => {
     await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
     expect(await charges(account.organizationId)).toBe(1);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
+  });
+
+  it('gives the key of a call that failed before its settle back at once, the wallet unreachable: its retry runs as soon as the wallet is back', async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    const unreachable = () => {
+      throw new Error('the wallet is unreachable');
+    };
+    // The gate's first call draws its lease from the wallet: unreachable, the call fails (500) before any charge.
+    const draws = vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(unreachable);
+    const reads = vi.spyOn(OrgWallet.prototype, 'captureOf').mockImplementation(unreachable);
+    expect((await lookup(account, 'wallet-down.example.com', key)).status).toBe(500);
+    draws.mockRestore();
+    reads.mockRestore();
+    // Past the gate's wait before it sends its failed message again.
+    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 2 * FIRST_RETRY_MS);
+    const retry = await lookup(account, 'wallet-down.example.com', key);
+    expect(retry.status).toBe(200);
   });
 
   it("gives an uncharged dead call's id back when the retry that took it over fails: the next retry is a new call, charged once and recorded", async () => {
