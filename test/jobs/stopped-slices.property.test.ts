@@ -12,14 +12,15 @@ import { findJob } from '../../src/services/jobs/store';
 import { gateOf } from '../../src/services/gate';
 import { settledStatement } from '../../src/services/wallet';
 import { credit, ops, provision } from '../support/api';
+import { losingSettleAnswers } from '../support/lost-answers';
 import { landedUsageOfJob, storedJob } from './support';
 
 /**
  * A data job's slices stopped and run again: whatever mix of slices that stop after their calls and before
- * writing them, answers that are not kept, runs that come back hours later, gates that restart and waits for
- * credits, once the job has ended every item has ended, each success was charged once (one charged usage row, one capture) and
- * each failure not at all, and the job's spend, its items' costs, the usage charged and the wallet's captures
- * are the same sum.
+ * writing them, answers that are not kept, settles whose answers are lost, runs that come back hours later,
+ * gates that restart and waits for credits, once the job has ended every item has ended, each success was
+ * charged once (one charged usage row, one capture) and each failure not at all, and the job's spend, its
+ * items' costs, the usage charged and the wallet's captures are the same sum.
  */
 
 afterEach(() => {
@@ -38,9 +39,17 @@ interface Fault {
   laterBy: number;
   /** The workspace's gate restarts after the run (evicted): its holds and the rows `meter` brought are gone. */
   restartsGate: boolean;
+  /** Each success's settle in the run loses its first answers on the way back: once (asked again), or twice (a 500, charged). */
+  losesAnswers: 0 | 1 | 2;
 }
 
-const fault: fc.Arbitrary<Fault> = fc.record({ stops: fc.boolean(), keepsNothing: fc.boolean(), laterBy: fc.constantFrom(0, 0, 2 * HOUR), restartsGate: fc.boolean() });
+const fault: fc.Arbitrary<Fault> = fc.record({
+  stops: fc.boolean(),
+  keepsNothing: fc.boolean(),
+  laterBy: fc.constantFrom(0, 0, 2 * HOUR),
+  restartsGate: fc.boolean(),
+  losesAnswers: fc.constantFrom(0 as const, 0 as const, 1 as const, 2 as const),
+});
 
 /** The job's bindings, with a D1 whose slice-ending write (its outcomes, counts and status in one batch) fails. */
 function stoppingBeforeItsWrite(bindings: Env): Env {
@@ -83,15 +92,17 @@ describe('a data job whose slices stop and run again', () => {
 
         // A claim left running is asked after every second of its call's time limit, then when it lapses.
         for (let step = 0; step < 400; step += 1) {
-          const { stops, keepsNothing, laterBy, restartsGate } = faults[step] ?? { stops: false, keepsNothing: false, laterBy: 0, restartsGate: false };
+          const { stops, keepsNothing, laterBy, restartsGate, losesAnswers } = faults[step] ?? { stops: false, keepsNothing: false, laterBy: 0, restartsGate: false, losesAnswers: 0 };
           offset += laterBy;
           // As if `complete` never ran: the claim stays running, with the call's id, until it lapses.
           const keeping = keepsNothing ? vi.spyOn(IdempotencyStore.prototype, 'complete').mockReturnValue(false) : null;
+          const losing = losesAnswers > 0 ? losingSettleAnswers(losesAnswers) : null;
           const outcome = await runSlice(stops ? stoppingBeforeItsWrite(env) : env, job.id).catch((error: unknown) => {
             if (String(error).includes('the slice stopped before writing')) return null;
             throw error;
           });
           keeping?.mockRestore();
+          losing?.restore();
           if (restartsGate) await runInDurableObject(gateOf(env, job.workspaceId), (_, state) => state.abort('restart')).catch(() => undefined);
           if (outcome?.kind === 'done') break;
           // A wait (a retry's backoff, a first call still claimed) is over when the clock says so.
