@@ -216,7 +216,7 @@ async function settle(env: Env, gate: Gate, holdId: string, actualUnits: number,
 }
 
 /** A success's settle that did not answer: the gate may have charged the call (services/idempotency.ts reads whether it did). */
-export class SettleUnanswered extends Error {
+class SettleUnanswered extends Error {
   constructor(readonly reason: unknown) {
     super(`The gate did not answer a success's settle: ${String(reason)}`);
   }

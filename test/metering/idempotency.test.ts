@@ -69,6 +69,11 @@ function capturesIn(organizationId: string): Promise<number> {
   );
 }
 
+/** A wallet method as the gate or the service finds it while the wallet cannot be reached. */
+function walletUnreachable(): never {
+  throw new Error('the wallet is unreachable');
+}
+
 function uniqueKey(): string {
   return crypto.randomUUID();
 }
@@ -338,9 +343,7 @@ describe('Idempotency-Key on metered calls', () => {
     // the ledger itself: the wallet's statement would have the gate give its lease back.)
     expect((await lookup(account, 'warm.example.com')).status).toBe(200);
     await eventually(() => capturesIn(account.organizationId), (count) => count === 1);
-    const unreachable = walletDown ? vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(() => {
-          throw new Error('the wallet is unreachable');
-        }) : undefined;
+    const unreachable = walletDown ? vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(walletUnreachable) : undefined;
     const key = uniqueKey();
     expect((await lookup(account, 'charged-then-died.example.com', key)).status).toBe(200);
     expect(await eventually(() => capturesIn(account.organizationId), (count) => count === 2, walletDown ? 20 : 300)).toBe(walletDown ? 1 : 2);
@@ -377,12 +380,9 @@ describe('Idempotency-Key on metered calls', () => {
   it('gives the key of a call that failed before its settle back at once, the wallet unreachable: its retry runs as soon as the wallet is back', async () => {
     const account = await funded(100, 'payg');
     const key = uniqueKey();
-    const unreachable = () => {
-      throw new Error('the wallet is unreachable');
-    };
     // The gate's first call draws its lease from the wallet: unreachable, the call fails (500) before any charge.
-    const draws = vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(unreachable);
-    const reads = vi.spyOn(OrgWallet.prototype, 'captureOf').mockImplementation(unreachable);
+    const draws = vi.spyOn(OrgWallet.prototype, 'sync').mockImplementation(walletUnreachable);
+    const reads = vi.spyOn(OrgWallet.prototype, 'captureOf').mockImplementation(walletUnreachable);
     expect((await lookup(account, 'wallet-down.example.com', key)).status).toBe(500);
     draws.mockRestore();
     reads.mockRestore();
