@@ -62,6 +62,11 @@ async function diedBeforeKeeping(account: Provisioned, key: string): Promise<voi
   });
 }
 
+/** Has the workspace's gate send the wallet everything it holds, so the wallet's figures are whole. */
+async function reportAll(account: Provisioned): Promise<void> {
+  await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+}
+
 /** The captures in the wallet's ledger as it stands, without the statement's asking the gates to report first. */
 function capturesIn(organizationId: string): Promise<number> {
   return runInDurableObject(env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organizationId)), (_, state) =>
@@ -278,7 +283,7 @@ describe('Idempotency-Key on metered calls', () => {
     expect(answered).toBe('answered');
     expect(retry.status).toBe(409);
     expect((await json(retry)).error.message).toContain('was lost');
-    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    await reportAll(account);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
   });
 
@@ -356,7 +361,7 @@ describe('Idempotency-Key on metered calls', () => {
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
 
     unreachable?.mockRestore();
-    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    await reportAll(account);
     expect(await charges(account.organizationId)).toBe(2);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
@@ -372,7 +377,7 @@ describe('Idempotency-Key on metered calls', () => {
     const retry = await lookup(account, 'answer-lost.example.com', key);
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
-    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    await reportAll(account);
     expect(await charges(account.organizationId)).toBe(1);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
   });
@@ -407,7 +412,7 @@ describe('Idempotency-Key on metered calls', () => {
 
     const retry = await lookup(account, 'failed-then-died.example.com', key);
     expect(retry.status).toBe(200);
-    await runInDurableObject(gateOf(env, account.workspaceId), (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    await reportAll(account);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
     const rows = await eventually(
       async () => (await json(await call('/v1/usage?limit=10', { headers: { authorization: `Bearer ${account.key}` } }))).data.rows as { status: number; costCents: number }[],
