@@ -9,7 +9,7 @@ import { MISSING_RUN, resumeUnfinishedJobs, reviveStrandedJobs } from '../../src
 import { findJob } from '../../src/services/jobs/store';
 import { finishJob } from '../../src/services/jobs/run';
 import type { Env } from '../../src/core/config';
-import { driveJob, jobKeyId, jobTime, type JobTime, storedJob, submit, usageOfKey } from './support';
+import { driveJob, jobKeyId, jobTime, type JobTime, landedUsageOfJob, storedJob, submit, usageOfKey } from './support';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -37,8 +37,7 @@ describe('resuming unfinished data jobs (npm start, after workerd stopped)', () 
 
     const job = await driveJob(id, time, (view) => view.finishedAt !== null);
     expect(job).toMatchObject({ status: 'succeeded', counts: { total: 30, succeeded: 30, failed: 0, pending: 0 }, spentCents: 30 });
-    const keyId = await jobKeyId(id);
-    const charged = await eventually(() => usageOfKey(keyId), (rows) => rows.filter((row) => row.cost_units > 0).length >= 30);
+    const charged = await landedUsageOfJob(account, id);
     expect(charged.filter((row) => row.cost_units > 0)).toHaveLength(30);
     const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM data_job_items WHERE job_id = ? AND status = 'succeeded'").bind(id).first<{ n: number }>();
     expect(rows!.n).toBe(30);
