@@ -22,19 +22,22 @@ export class LedgerSummaries {
   constructor(private readonly sql: SqlStorage) {}
 
   /**
-   * Folds the captures older than LEDGER_DETAIL_MS at `now` (the wallet's clock) into day rows, when a pass
-   * is due and `reconciled` (no usage row older than the detail window still waits for D1). Runs in the
-   * caller's transaction. Answers whether captures old enough remain for another pass.
+   * Folds the captures older than LEDGER_DETAIL_MS at `now` (the wallet's clock) into day rows when a pass is
+   * due, up to `landedThrough`, the last ledger entry whose usage rows have reached D1 (null: every one has).
+   * Runs in the caller's transaction. Answers whether captures ready to fold remain for another pass.
    */
-  fold(now: number, reconciled: boolean): boolean {
-    if (now < this.nextPassAt || !reconciled) return false;
+  fold(now: number, landedThrough: number | null): boolean {
+    if (now < this.nextPassAt) return false;
     const cutoff = now - LEDGER_DETAIL_MS;
-    // Captures in seq order (the rowid b-tree from its start): the old ones are a prefix.
+    // Captures in seq order (the rowid b-tree from its start): the ones ready are a prefix.
     const oldest = this.sql.exec<{ seq: number; at: number }>(`SELECT seq, at FROM ledger WHERE kind = 'capture' ORDER BY seq LIMIT ${ROWS_PER_PASS}`).toArray();
-    const due = oldest.findIndex((row) => row.at >= cutoff);
+    const due = oldest.findIndex((row) => row.at >= cutoff || (landedThrough !== null && row.seq > landedThrough));
     const count = due === -1 ? oldest.length : due;
     if (count === 0) {
-      this.nextPassAt = now + FOLD_EVERY_MS;
+      // None old enough: no pass before FOLD_EVERY_MS. Old ones held by a usage row on its way are looked at
+      // again by the alarm that lands it.
+      const youngest = oldest.length === 0 || oldest[0]!.at >= cutoff;
+      if (youngest) this.nextPassAt = now + FOLD_EVERY_MS;
       return false;
     }
     const [first, last] = [oldest[0]!.seq, oldest[count - 1]!.seq];

@@ -7,7 +7,7 @@ import type { WebhookBindings } from '../src/services/webhooks/bindings';
 import { CreditWatch } from './credit-watch';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
 import type { LedgerEntry, OrgWalletProtocol, WalletConfiguration } from '../src/core/protocols/wallet';
-import { LEDGER_DETAIL_MS, LedgerSummaries } from './ledger-summaries';
+import { LedgerSummaries } from './ledger-summaries';
 import { RenderSlots } from './render-slots';
 import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
 
@@ -326,9 +326,9 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       console.error(JSON.stringify({ level: 'error', note: 'usage rows kept for retry', error: String(error) }));
       this.alarmNoLaterThan(Date.now() + FLUSH_RETRY_MS);
     }
-    // Only captures whose usage rows have reached D1 are folded: none waits older than the detail window.
-    const reconciled = !this.outbox.waitsSince(Date.now() - LEDGER_DETAIL_MS);
-    if (this.ctx.storage.transactionSync(() => this.summaries.fold(clock.now(), reconciled))) this.alarmNoLaterThan(Date.now() + USAGE_FLUSH_MS);
+    // Only captures whose usage rows have reached D1 are folded: a retry's check reads D1 once the capture is gone.
+    const landedThrough = this.outbox.landedThrough();
+    if (this.ctx.storage.transactionSync(() => this.summaries.fold(clock.now(), landedThrough))) this.alarmNoLaterThan(Date.now() + USAGE_FLUSH_MS);
     try {
       await this.announceCredits();
     } catch (error) {

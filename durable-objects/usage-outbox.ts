@@ -18,9 +18,13 @@ const KEY_USES_PER_WRITE = 100;
 export class UsageOutbox {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
-      CREATE TABLE IF NOT EXISTS usage_lots (seq INTEGER PRIMARY KEY, rows TEXT NOT NULL, count INTEGER NOT NULL, queued_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS usage_lots (seq INTEGER PRIMARY KEY, rows TEXT NOT NULL, count INTEGER NOT NULL, queued_at INTEGER NOT NULL, ledger_seq INTEGER);
       CREATE TABLE IF NOT EXISTS key_use_outbox (key_id TEXT PRIMARY KEY, used_at INTEGER NOT NULL, queued_at INTEGER NOT NULL);
     `);
+    // Lots queued before `ledger_seq` was kept have none: no capture is taken for landed while one of them waits.
+    if (!sql.exec<{ name: string }>('PRAGMA table_info(usage_lots)').toArray().some((column) => column.name === 'ledger_seq')) {
+      sql.exec('ALTER TABLE usage_lots ADD COLUMN ledger_seq INTEGER');
+    }
     // A wallet from before lots kept a row each (`usage_outbox`): what still waits there becomes the first lot,
     // its rows joined as they were queued, unparsed (a row D1 would refuse is refused there, not here).
     const older = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage_outbox'").toArray().length > 0;
@@ -35,10 +39,17 @@ export class UsageOutbox {
     }
   }
 
-  /** Queues rows as one lot, in their order: a message's hundred rows cost one row here, not a hundred. */
+  /**
+   * Queues rows as one lot, in their order: a message's hundred rows cost one row here, not a hundred. The lot
+   * keeps the wallet's last ledger entry as it is queued (`ledger_seq`), before the captures of the same
+   * message are written: every capture up to it had its rows queued in an earlier lot.
+   */
   add(rows: readonly UsageRow[]): void {
     if (rows.length === 0) return;
-    this.sql.exec('INSERT INTO usage_lots (rows, count, queued_at) VALUES (?, ?, ?)', JSON.stringify(rows), rows.length, Date.now());
+    this.sql.exec(
+      'INSERT INTO usage_lots (rows, count, queued_at, ledger_seq) VALUES (?, ?, ?, COALESCE((SELECT MAX(seq) FROM ledger), 0))',
+      JSON.stringify(rows), rows.length, Date.now(),
+    );
   }
 
   useKey(keyId: string, at: number): void {
@@ -49,10 +60,14 @@ export class UsageOutbox {
     );
   }
 
-  /** Whether a usage row queued before `at` (real time) still waits for D1. */
-  waitsSince(at: number): boolean {
-    const oldest = this.sql.exec<{ queued_at: number }>('SELECT queued_at FROM usage_lots ORDER BY seq LIMIT 1').toArray()[0];
-    return oldest !== undefined && oldest.queued_at < at;
+  /**
+   * The last ledger entry whose usage rows have all reached D1: lots leave in order, so it is the one the
+   * oldest waiting lot was queued after (0 when that lot is older than the bound kept); null when none waits.
+   * Read in the ledger's own order, not by the clock, so a capture is never taken for landed while its row waits.
+   */
+  landedThrough(): number | null {
+    const oldest = this.sql.exec<{ bound: number | null }>('SELECT ledger_seq AS bound FROM usage_lots ORDER BY seq LIMIT 1').toArray()[0];
+    return oldest === undefined ? null : (oldest.bound ?? 0);
   }
 
   /** When the oldest waiting entry is due, or null when the outbox is empty. */

@@ -76,11 +76,38 @@ describe("the wallet's usage outbox", () => {
       outbox.add(rows(prefix, 2, 3));
       await expect(outbox.flush(recordingDb(true).db)).rejects.toThrow('not reachable');
       expect(lotsIn(sql)).toBe(2);
-      expect(outbox.waitsSince(Date.now() + 1)).toBe(true);
       await outbox.flush(env.DB);
       expect(lotsIn(sql)).toBe(0);
     });
     expect(await landed(prefix)).toEqual(rows(prefix, 5).map((row) => row.id));
+  });
+
+  it('says which ledger entries have their rows in D1: those before the oldest lot still waiting was queued, in the ledger\'s order, not by the clock', async () => {
+    const prefix = `bound${crypto.randomUUID().slice(0, 8)}`;
+    await inWallet(async (sql) => {
+      const outbox = new UsageOutbox(sql);
+      const entry = () => sql.exec<{ seq: number }>("INSERT INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after) VALUES (0, 'capture', ?, 0, -1, 0, 0) RETURNING seq", crypto.randomUUID()).one().seq;
+      expect(outbox.landedThrough()).toBeNull();
+      const first = entry();
+      outbox.add(rows(prefix, 2));
+      entry();
+      outbox.add(rows(prefix, 1, 2));
+      await expect(outbox.flush(recordingDb(true).db)).rejects.toThrow('not reachable');
+      // Both lots wait: the captures written after the first was queued may be theirs.
+      expect(outbox.landedThrough()).toBe(first);
+      await outbox.flush(env.DB);
+      expect(outbox.landedThrough()).toBeNull();
+      // A wallet whose lots were queued before the bound was kept: its table gains the column, and such a lot
+      // holds every entry back until it lands.
+      sql.exec('DROP TABLE usage_lots');
+      sql.exec('CREATE TABLE usage_lots (seq INTEGER PRIMARY KEY, rows TEXT NOT NULL, count INTEGER NOT NULL, queued_at INTEGER NOT NULL)');
+      sql.exec('INSERT INTO usage_lots (rows, count, queued_at) VALUES (?, 1, 0)', JSON.stringify(rows(prefix, 1, 4)));
+      const upgraded = new UsageOutbox(sql);
+      expect(upgraded.landedThrough()).toBe(0);
+      upgraded.add(rows(prefix, 1, 3));
+      await upgraded.flush(env.DB);
+      expect(upgraded.landedThrough()).toBeNull();
+    });
   });
 
   it('takes over the rows a wallet from before lots left waiting (a row each): first, in their order, before any new lot', async () => {
