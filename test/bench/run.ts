@@ -194,9 +194,10 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
   // A short warm-up so the first isolate start and JIT are not in the figures.
   await autocannon({ ...request, connections: CONNECTIONS, duration: 2 });
   const cpuBefore = cpuMs(cpuOf);
-  const loaded = await autocannon({ ...request, connections: CONNECTIONS, duration: DURATION_S });
+  const errors = new Map<string, number>();
+  const loaded = await withErrorsNoted(autocannon({ ...request, connections: CONNECTIONS, duration: DURATION_S }), 'loaded', errors);
   const cpuSpent = cpuMs(cpuOf) - cpuBefore;
-  const single = await autocannon({ ...request, connections: 1, duration: Math.max(2, DURATION_S / 2) });
+  const single = await withErrorsNoted(autocannon({ ...request, connections: 1, duration: Math.max(2, DURATION_S / 2) }), 'one connection', errors);
   return {
     name,
     requestsPerSecond: loaded.requests.average,
@@ -205,17 +206,37 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
     mean: single.latency.mean,
     p99: single.latency.p99,
     failures: loaded.non2xx + loaded.errors + single.non2xx + single.errors,
-    ...failureKindsOf([loaded, single]),
+    ...failureKindsOf([loaded, single], errors),
     ...(cpuOf.length > 0 && loaded.requests.total > 0 ? { cpuMsPerRequest: cpuSpent / loaded.requests.total } : {}),
   };
 }
 
-/** How a row's failed requests failed, for the warning that names them: statuses other than 2xx, errors, timeouts. */
-function failureKindsOf(results: autocannon.Result[]): { failureKinds?: string } {
+/**
+ * How a row's failed requests failed, for the warning that names them: statuses other than 2xx, errors, timeouts,
+ * and the load tool's errors by run and message (`errors`, from `withErrorsNoted`).
+ */
+function failureKindsOf(results: autocannon.Result[], errors = new Map<string, number>()): { failureKinds?: string } {
   const sum = (part: 'non2xx' | 'errors' | 'timeouts') => results.reduce((total, result) => total + result[part], 0);
   if (sum('non2xx') + sum('errors') === 0) return {};
   const statuses = results.flatMap((result) => Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count = 0 }]) => `${count} x ${status}`));
-  return { failureKinds: `${sum('non2xx')} answers not 2xx${statuses.length ? ` (${statuses.join(', ')})` : ''}, ${sum('errors')} errors of the load tool (${sum('timeouts')} of them timeouts)` };
+  const messages = [...errors].map(([message, count]) => `${count} x ${message}`);
+  return {
+    failureKinds:
+      `${sum('non2xx')} answers not 2xx${statuses.length ? ` (${statuses.join(', ')})` : ''}, ${sum('errors')} errors of the load tool (${sum('timeouts')} of them timeouts)` +
+      (messages.length ? `: ${messages.join('; ')}` : ''),
+  };
+}
+
+/**
+ * A load tool's run whose request errors are counted into `errors` by run and message, as they happen. Without a
+ * callback, autocannon answers its running instance made thenable, which its types call a promise.
+ */
+function withErrorsNoted(run: Promise<autocannon.Result>, label: string, errors: Map<string, number>): Promise<autocannon.Result> {
+  (run as unknown as autocannon.Instance).on('reqError', (error: Error & { code?: string }) => {
+    const message = `${label}: ${error.code ?? error.name} ${error.message}`.slice(0, 160);
+    errors.set(message, (errors.get(message) ?? 0) + 1);
+  });
+  return run;
 }
 
 /**
