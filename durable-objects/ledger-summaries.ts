@@ -29,15 +29,16 @@ export class LedgerSummaries {
   fold(now: number, landedThrough: number | null): boolean {
     if (now < this.nextPassAt) return false;
     const cutoff = now - LEDGER_DETAIL_MS;
-    // Captures in seq order (the rowid b-tree from its start): the ones ready are a prefix.
-    const oldest = this.sql.exec<{ seq: number; at: number }>(`SELECT seq, at FROM ledger WHERE kind = 'capture' ORDER BY seq LIMIT ${ROWS_PER_PASS}`).toArray();
-    const due = oldest.findIndex((row) => row.at >= cutoff || (landedThrough !== null && row.seq > landedThrough));
+    // Landed captures in seq order (the rowid b-tree from its start, up to the bound): the old ones are a prefix.
+    const oldest = this.sql
+      .exec<{ seq: number; at: number }>(`SELECT seq, at FROM ledger WHERE kind = 'capture' AND seq <= ? ORDER BY seq LIMIT ${ROWS_PER_PASS}`, landedThrough ?? Number.MAX_SAFE_INTEGER)
+      .toArray();
+    const due = oldest.findIndex((row) => row.at >= cutoff);
     const count = due === -1 ? oldest.length : due;
     if (count === 0) {
-      // None old enough: no pass before FOLD_EVERY_MS. Old ones held by a usage row on its way are looked at
-      // again by the alarm that lands it.
-      const youngest = oldest.length === 0 || oldest[0]!.at >= cutoff;
-      if (youngest) this.nextPassAt = now + FOLD_EVERY_MS;
+      // The oldest capture is too young: no pass before FOLD_EVERY_MS. One whose usage row is still on its way
+      // (none landed) is looked at again by the alarm that lands it.
+      if (oldest.length > 0 || landedThrough === null) this.nextPassAt = now + FOLD_EVERY_MS;
       return false;
     }
     const [first, last] = [oldest[0]!.seq, oldest[count - 1]!.seq];
