@@ -425,3 +425,13 @@ CREATE INDEX data_jobs_unfinished ON data_jobs (created_at) WHERE status NOT IN 
 CREATE INDEX data_jobs_unfinished_by_check ON data_jobs (checked_at, created_at) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');
 
 CREATE UNIQUE INDEX data_jobs_by_idempotency_key ON data_jobs (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+CREATE TRIGGER data_job_items_decided AFTER UPDATE OF status ON data_job_items
+WHEN OLD.status = 'pending' AND NEW.status <> 'pending'
+BEGIN
+  UPDATE data_jobs SET
+    succeeded = succeeded + (NEW.status = 'succeeded'),
+    failed = failed + (NEW.status = 'failed'),
+    spent_units = spent_units + (CASE WHEN NEW.status = 'succeeded' THEN NEW.cost_units ELSE 0 END)
+   WHERE id = NEW.job_id;
+END;

@@ -1,6 +1,6 @@
 import type { Env } from '../../core/config';
 import { nowIso } from '../../core/clock';
-import { findJob, type JobRecord, recount, setStatus } from './store';
+import { findJob, type JobRecord, setStatus } from './store';
 import { revokeJobKey } from './run';
 
 /**
@@ -12,6 +12,6 @@ import { revokeJobKey } from './run';
 export async function cancelJob(env: Env, job: JobRecord): Promise<JobRecord> {
   if (job.status === 'succeeded' || job.status === 'failed' || job.status === 'cancelled') return job;
   await revokeJobKey(env, job);
-  await env.DB.batch([setStatus(env.DB, job.id, 'cancelled', 'Cancelled by request.', nowIso()), recount(env.DB, job.id)]);
+  await setStatus(env.DB, job.id, 'cancelled', 'Cancelled by request.', nowIso()).run();
   return (await findJob(env.DB, job.id))!;
 }

@@ -11,7 +11,7 @@ import { gateOf } from '../gate';
 import { plansPageUrl } from '../plan-caps';
 import { PLAN_TABLE } from '../../core/plans';
 import { execute } from '../pipeline';
-import { findJob, isEnded, itemWrites, type ItemWrite, type JobRecord, pendingItems, recount, saveWindow, setResumeAt, setStatus } from './store';
+import { findJob, isEnded, type ItemWrite, type JobRecord, pendingItems, setResumeAt, setStatus, sliceWrites } from './store';
 import { operationOfJob } from './operations';
 import { Pacer } from './pacer';
 import { announceJobEnd } from './events';
@@ -167,11 +167,9 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
           : { kind: 'more' };
   // A refusal for money may have been the key's limit (the gate checks it first, and both answer 402): asked, not guessed.
   const waitingOn = pause?.on === 'money' && (await pastKeyLimit(env, principal, nextUnits)) ? 'key_limit' : (pause?.on ?? null);
-  const statements = await itemWrites(env, jobId, writes);
-  statements.push(recount(env.DB, jobId), saveWindow(env.DB, jobId, pacer.window), setResumeAt(env.DB, jobId, outcome.kind === 'wait' ? at + outcome.ms : 0));
   const reason = sinkFailure ?? (outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null);
-  statements.push(setStatus(env.DB, jobId, pause?.status ?? 'running', reason, nowIso(), waitingOn));
-  await env.DB.batch(statements);
+  const resumeAt = outcome.kind === 'wait' ? at + outcome.ms : 0;
+  await env.DB.batch(await sliceWrites(env, jobId, writes, { window: pacer.window, resumeAt, status: pause?.status ?? 'running', reason, waitingOn }));
   return outcome;
 }
 
@@ -330,10 +328,8 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, 
  * with an error). Run again after a crash it changes nothing twice.
  */
 export async function finishJob(env: Env, jobId: string, options: { announce?: boolean } = {}): Promise<void> {
-  const job = await findJob(env.DB, jobId);
-  if (!job) return;
-  await recount(env.DB, jobId).run();
-  const counted = (await findJob(env.DB, jobId))!;
+  const counted = await findJob(env.DB, jobId);
+  if (!counted) return;
   // The key before the end status: were the revocation to fail, the job is not yet ended, so whatever runs this
   // again (the step's retry, the nightly check) still finds it and revokes the key.
   await revokeJobKey(env, counted);

@@ -1,4 +1,4 @@
-import { clock } from '../../core/clock';
+import { clock, nowIso } from '../../core/clock';
 import { PruningBudget, STATEMENTS_PER_RUN } from '../../core/pruning';
 import { MAX_KEPT_ANSWER_BYTES } from '../idempotency';
 import { ApiError } from '../../core/errors';
@@ -283,17 +283,28 @@ async function itemWrite({ DB: db, RESULTS: results }: ItemStores, jobId: string
     .bind(jobId, write.idx, write.attempts, write.retryAt);
 }
 
-/** Counts and spend taken from the items themselves, so a slice run twice cannot count anything twice. */
-export function recount(db: D1Database, jobId: string): D1PreparedStatement {
-  return db
-    .prepare(
-      `UPDATE data_jobs SET
-         succeeded = (SELECT COUNT(*) FROM data_job_items WHERE job_id = ?1 AND status = 'succeeded'),
-         failed = (SELECT COUNT(*) FROM data_job_items WHERE job_id = ?1 AND status = 'failed'),
-         spent_units = (SELECT COALESCE(SUM(cost_units), 0) FROM data_job_items WHERE job_id = ?1 AND status = 'succeeded')
-       WHERE id = ?1`,
-    )
-    .bind(jobId);
+/** How a slice leaves its job: the rate window's state, its next look (0 while it runs), status, reason and wait. */
+export interface SliceEnd {
+  window: { resetAt: number; limit: number; remaining: number };
+  resumeAt: number;
+  status: JobStatus;
+  reason: string | null;
+  waitingOn: WaitingOn | null;
+}
+
+/**
+ * The one batch that ends a slice: its items' outcomes, then how it leaves the job. The job's counts and spend
+ * follow its items as they are decided (a trigger, migrations/0028_job_counts_kept.sql), so the batch costs the
+ * same rows whatever the job decided before it; counted again from the items, it grew with the job.
+ */
+export async function sliceWrites(stores: ItemStores, jobId: string, writes: readonly ItemWrite[], end: SliceEnd): Promise<D1PreparedStatement[]> {
+  const { DB: db } = stores;
+  return [
+    ...(await itemWrites(stores, jobId, writes)),
+    saveWindow(db, jobId, end.window),
+    setResumeAt(db, jobId, end.resumeAt),
+    setStatus(db, jobId, end.status, end.reason, nowIso(), end.waitingOn),
+  ];
 }
 
 /** The reason of a job that has not ended, its status as it is (a job ended by `finishJob` keeps it). */
