@@ -80,6 +80,27 @@ interface TotalsRow {
   sandboxCalls: number;
 }
 
+/**
+ * Up to `limit` rows of [from, to) newest first, after the cursor's row. A cursor within the range is the
+ * page's upper bound, so the index's walk starts at the cursor: as a condition beside the range, it was only a
+ * filter, and the page k pages deep walked every row newer than it (test/metering/usage-totals.test.ts). A cursor
+ * at or past `to` leaves every row of the range after it: the range alone.
+ */
+function pageOf(db: D1Database, [workspaceId, from, to]: readonly [string, string, string], after: { createdAt: string; id: string } | undefined, limit: number): D1PreparedStatement {
+  // A job's key is minted for its run alone (data_jobs.key_id is unique), so the key names the job.
+  const select = `SELECT usage.id, usage.request_id AS requestId, usage.key_id AS keyId, usage.operation, usage.status, usage.error_code AS errorCode,
+                         usage.cost_units AS costUnits, usage.cached, usage.latency_ms AS latencyMs, usage.created_at AS createdAt, usage.sandbox,
+                         usage.connection_id AS connectionId, data_jobs.id AS jobId
+                    FROM usage LEFT JOIN data_jobs ON data_jobs.key_id = usage.key_id`;
+  const order = 'ORDER BY usage.created_at DESC, usage.id DESC LIMIT ?';
+  if (after && after.createdAt < to) {
+    return db
+      .prepare(`${select} WHERE usage.workspace_id = ? AND usage.created_at >= ? AND usage.created_at <= ? AND (usage.created_at < ? OR usage.id < ?) ${order}`)
+      .bind(workspaceId, from, after.createdAt, after.createdAt, after.id, limit);
+  }
+  return db.prepare(`${select} WHERE usage.workspace_id = ? AND usage.created_at >= ? AND usage.created_at < ? ${order}`).bind(workspaceId, from, to, limit);
+}
+
 /** Totals, a per-operation breakdown and rows newest first, of one workspace over [from, to). */
 export async function usageReport(db: D1Database, workspaceId: string, query: z.infer<typeof UsageQuery>): Promise<UsageReport> {
   const { from, to, summarizedBefore } = keptRangeOf(rangeOf(query));
@@ -93,18 +114,7 @@ export async function usageReport(db: D1Database, workspaceId: string, query: z.
           GROUP BY operation ORDER BY calls DESC, operation`,
       )
       .bind(...summedBindings(workspaceId, from, to)),
-    db
-      .prepare(
-        // A job's key is minted for its run alone (data_jobs.key_id is unique), so the key names the job.
-        `SELECT usage.id, usage.request_id AS requestId, usage.key_id AS keyId, usage.operation, usage.status, usage.error_code AS errorCode,
-                usage.cost_units AS costUnits, usage.cached, usage.latency_ms AS latencyMs, usage.created_at AS createdAt, usage.sandbox,
-                usage.connection_id AS connectionId, data_jobs.id AS jobId
-           FROM usage LEFT JOIN data_jobs ON data_jobs.key_id = usage.key_id
-          WHERE usage.workspace_id = ? AND usage.created_at >= ? AND usage.created_at < ?
-            AND (? IS NULL OR (usage.created_at, usage.id) < (?, ?))
-          ORDER BY usage.created_at DESC, usage.id DESC LIMIT ?`,
-      )
-      .bind(...range, after?.createdAt ?? null, after?.createdAt ?? null, after?.id ?? null, query.limit + 1),
+    pageOf(db, range, after, query.limit + 1),
   ]);
 
   const groups = perOperation!.results as TotalsRow[];

@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LEDGER_DETAIL_MS } from '../../durable-objects/ledger-summaries';
+import { LEDGER_DETAIL_MS, LedgerSummaries } from '../../durable-objects/ledger-summaries';
 import type { OrgWallet } from '../../durable-objects/org-wallet';
 import { clock } from '../../src/core/clock';
 import type { LedgerEntry } from '../../src/core/protocols/wallet';
@@ -99,5 +99,34 @@ describe("the wallet's ledger", () => {
     expect(await captures()).toEqual([]);
     const landed = await env.DB.prepare('SELECT COUNT(*) AS n FROM usage WHERE workspace_id = ? AND status = 200').bind(account.workspaceId).first<{ n: number }>();
     expect(landed!.n).toBe(1);
+  });
+  it("reads about the captures a pass folds, not the hour of detail behind them, and none past the landed bound", async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 1 });
+    await runInDurableObject(walletOf(account.organizationId), (_, state) => {
+      const { sql } = state.storage;
+      // An hour of detail at a million calls a day, less a few: 40,000 captures, the first 20 older than the hour.
+      sql.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 39999)
+         INSERT INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
+         SELECT CASE WHEN i < 20 THEN ?1 + i ELSE ?1 + ?2 + i END, 'capture', 'use_' || i, 0, -1, 0, 1000000 - i FROM n`,
+        T0, LEDGER_DETAIL_MS,
+      );
+      const read: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+      const counting = { exec: (query: string, ...bindings: unknown[]) => read[read.push(sql.exec(query, ...bindings)) - 1]! } as unknown as SqlStorage;
+      const rowsRead = () => read.splice(0).reduce((sum, cursor) => sum + cursor.rowsRead, 0);
+      const captures = () => sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n;
+      const firstSeq = sql.exec<{ seq: number }>("SELECT MIN(seq) AS seq FROM ledger WHERE kind = 'capture'").one().seq;
+
+      // Only the first ten have landed: the pass folds those and reads nothing past them.
+      new LedgerSummaries(counting).fold(T0 + LEDGER_DETAIL_MS + 100, firstSeq + 9);
+      expect(captures()).toBe(39_990);
+      // Tens of rows (48 here): by the (kind, hold_id) index, a pass read every capture four times (160,016).
+      expect(rowsRead()).toBeLessThan(100);
+      // All landed: the next ten fold, and the young ones behind them are left unread.
+      new LedgerSummaries(counting).fold(T0 + LEDGER_DETAIL_MS + 100, null);
+      expect(captures()).toBe(39_980);
+      expect(rowsRead()).toBeLessThan(100);
+    });
   });
 });

@@ -73,3 +73,49 @@ describe('usage totals kept per hour', () => {
     );
   });
 });
+
+describe('usage rows paged by the index', () => {
+  it('walks every row of the range once, newest first, and reads about a page of rows however deep the page', async () => {
+    const workspaceId = `ws_pages_${++workspaces}`;
+    // 3,000 rows, three to a millisecond, so pages also break between rows of the same instant.
+    const rows: UsageRow[] = Array.from({ length: 3_000 }, (_, index) => ({
+      id: `use_${String(index).padStart(6, '0')}_${workspaceId}`,
+      requestId: `req_${index}`,
+      organizationId: 'org_pages',
+      workspaceId,
+      keyId: 'key_a',
+      operation: OPERATIONS[index % 3]!,
+      status: 200,
+      errorCode: null,
+      costUnits: 100,
+      cached: false,
+      latencyMs: 5,
+      createdAt: new Date(START + Math.floor(index / 3)).toISOString(),
+    }));
+    await env.DB.batch([insertUsageRows(env.DB, JSON.stringify(rows))]);
+    // The page's statement is the batch's second: what D1 read for it, page after page.
+    const pageReads: number[] = [];
+    const recording = {
+      prepare: (query: string) => env.DB.prepare(query),
+      batch: async (statements: D1PreparedStatement[]) => {
+        const results = await env.DB.batch(statements);
+        pageReads.push(results[1]!.meta.rows_read);
+        return results;
+      },
+    } as unknown as D1Database;
+
+    const walked: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const report = await usageReport(recording, workspaceId, { from: new Date(START).toISOString(), to: new Date(START + SPAN_MS).toISOString(), limit: 100, ...(cursor ? { cursor } : {}) });
+      walked.push(...report.rows.map((row) => row.id));
+      cursor = report.nextCursor ?? undefined;
+    } while (cursor);
+
+    const newestFirst = [...rows].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1)).map((row) => row.id);
+    expect(walked).toEqual(newestFirst);
+    expect(pageReads).toHaveLength(30);
+    // The last page reads what the first does (its 101 rows and their jobs' lookups), not the 2,900 rows before it.
+    expect(Math.max(...pageReads)).toBeLessThan(2 * pageReads[0]!);
+  });
+});
