@@ -37,8 +37,6 @@ CREATE TABLE api_keys (
 
 CREATE UNIQUE INDEX api_keys_by_hash ON api_keys (key_hash);
 
-CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
-
 CREATE TABLE usage (
   id               TEXT PRIMARY KEY,
   request_id       TEXT NOT NULL,
@@ -435,3 +433,7 @@ BEGIN
     spent_units = spent_units + (CASE WHEN NEW.status = 'succeeded' THEN NEW.cost_units ELSE 0 END)
    WHERE id = NEW.job_id;
 END;
+
+CREATE INDEX api_keys_by_workspace_scope ON api_keys (workspace_id, scope, created_at, id);
+
+CREATE INDEX data_jobs_unfinished_by_workspace ON data_jobs (workspace_id) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');
