@@ -158,8 +158,6 @@ CREATE TABLE oauth_tokens (
   used_at    INTEGER
 );
 
-CREATE INDEX oauth_tokens_by_grant ON oauth_tokens (grant_id);
-
 CREATE TABLE mcp_servers (
   id           TEXT PRIMARY KEY,
   workspace_id TEXT NOT NULL REFERENCES workspaces (id),
@@ -437,3 +435,5 @@ END;
 CREATE INDEX api_keys_by_workspace_scope ON api_keys (workspace_id, scope, created_at, id);
 
 CREATE INDEX data_jobs_unfinished_by_workspace ON data_jobs (workspace_id) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');
+
+CREATE INDEX oauth_tokens_by_grant_kind ON oauth_tokens (grant_id, kind, expires_at);

@@ -2,37 +2,12 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { listKeys } from '../src/services/accounts';
 import { unfinishedItems } from '../src/services/jobs/store';
+import { sha256Hex } from '../src/core/digest';
+import { exchangeToken } from '../src/services/oauth/tokens';
+import { connect } from './mcp-oauth/support';
+import { signUp } from './support/dashboard';
 import { provision } from './support/api';
-
-/**
- * D1 that notes the rows each statement read (D1's `rows_read`), for reads whose cost must not grow with rows
- * that pile up. Each statement is answered through `all()`, whose answer carries the figure.
- */
-function recordingDb(reads: number[]): D1Database {
-  const wrap = (statement: D1PreparedStatement): D1PreparedStatement =>
-    ({
-      bind: (...values: unknown[]) => wrap(statement.bind(...values)),
-      all: async () => {
-        const answer = await statement.all();
-        reads.push(answer.meta.rows_read);
-        return answer;
-      },
-      first: async (column?: string) => {
-        const answer = await statement.all<Record<string, unknown>>();
-        reads.push(answer.meta.rows_read);
-        const row = answer.results[0] ?? null;
-        return column ? (row?.[column] ?? null) : row;
-      },
-    }) as unknown as D1PreparedStatement;
-  return { prepare: (query: string) => wrap(env.DB.prepare(query)) } as unknown as D1Database;
-}
-
-/** The rows `read` took, answered with what it answered. */
-async function rowsReadBy<T>(read: (db: D1Database) => Promise<T>): Promise<{ answer: T; rows: number }> {
-  const reads: number[] = [];
-  const answer = await read(recordingDb(reads));
-  return { answer, rows: reads.reduce((sum, n) => sum + n, 0) };
-}
+import { rowsReadBy } from './support/rows-read';
 
 describe('reads that stay flat as rows pile up', () => {
   it("lists a workspace's keys of one scope reading those keys, not the thousands of job keys beside them", async () => {
@@ -69,6 +44,23 @@ describe('reads that stay flat as rows pile up', () => {
     await addJobs(3_000, 'succeeded', 1);
     const after = await rowsReadBy((db) => unfinishedItems(db, account.workspaceId));
     expect(after.answer).toBe(2 * 9);
+    expect(after.rows).toBeLessThanOrEqual(before.rows + 2);
+  });
+  it("refreshes an OAuth grant reading its expired access tokens, not the used refresh tokens a month of refreshes kept", async () => {
+    const tokens = await connect(await signUp());
+    const refreshed = async (refreshToken: string) =>
+      rowsReadBy(async (db) => (await exchangeToken(db, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId }))) as { refresh_token: string });
+    const before = await refreshed(tokens.refresh_token);
+    // A month of refreshes every 15 minutes: each left its refresh token, used, to recognise a replay.
+    const grant = await env.DB.prepare('SELECT grant_id AS id FROM oauth_tokens WHERE hash = ?').bind(await sha256Hex(before.answer.refresh_token)).first<{ id: string }>();
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2879)
+       INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at, used_at) SELECT 'used_' || ?1 || '_' || i, ?1, 'refresh', ?2, ?3 FROM n`,
+    )
+      .bind(grant!.id, Date.now() + 86_400_000, Date.now())
+      .run();
+    const after = await refreshed(before.answer.refresh_token);
+    expect(after.answer.refresh_token).toMatch(/./);
     expect(after.rows).toBeLessThanOrEqual(before.rows + 2);
   });
 });
