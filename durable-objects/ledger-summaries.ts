@@ -12,7 +12,7 @@ export const LEDGER_DETAIL_MS = 60 * 60 * 1000;
 /** How often the wallet looks for captures to fold when nothing else is due. */
 export const FOLD_EVERY_MS = 5 * 60 * 1000;
 /** Captures folded in one pass at most, so a pass never holds the object long; the next alarm goes on. */
-const ROWS_PER_PASS = 10_000;
+export const ROWS_PER_PASS = 10_000;
 
 const DAY = "strftime('%Y-%m-%d', at / 1000, 'unixepoch')";
 

@@ -46,6 +46,7 @@ describe('reads that stay flat as rows pile up', () => {
     expect(after.answer).toBe(2 * 9);
     expect(after.rows).toBeLessThanOrEqual(before.rows + 2);
   });
+
   it("refreshes an OAuth grant reading its expired access tokens, not the used refresh tokens a month of refreshes kept", async () => {
     const tokens = await connect(await signUp());
     const refreshed = async (refreshToken: string) =>

@@ -193,3 +193,26 @@ export async function loadBlock(
   const ms = performance.now() - started;
   return { ms, cpuMsPerCall: (preciseCpuMs(pids) - cpuBefore) / calls, failures };
 }
+
+/**
+ * The kernel's TCP counters that say who broke connections (`/proc/net/netstat`, this network namespace: the bench,
+ * workerd and the fakes alike). TCPAbortOnData counts data that arrived on a socket its program had closed (a
+ * server closing a kept-alive connection as the client sends on it), TCPAbortOnClose a socket closed with data
+ * unread (the load tool ends every run so), ListenOverflows and ListenDrops connections a full accept queue
+ * turned away.
+ */
+const TCP_RESET_COUNTERS = ['TCPAbortOnData', 'TCPAbortOnClose', 'TCPAbortOnMemory', 'TCPAbortOnTimeout', 'ListenOverflows', 'ListenDrops'];
+
+/** The counters of TCP_RESET_COUNTERS now. */
+export function tcpResets(): Map<string, number> {
+  const [names, values] = readFileSync('/proc/net/netstat', 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('TcpExt:'))
+    .map((line) => line.split(/\s+/));
+  return new Map((names ?? []).map((name, index) => [name, Number(values?.[index])] as const).filter(([name]) => TCP_RESET_COUNTERS.includes(name)));
+}
+
+/** How each counter of TCP_RESET_COUNTERS moved since `before`, as text. */
+export function tcpResetsSince(before: Map<string, number>): string {
+  return [...tcpResets()].map(([name, value]) => `${name} +${value - (before.get(name) ?? 0)}`).join(', ');
+}

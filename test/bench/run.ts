@@ -45,7 +45,7 @@ import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { startFakeLinkedin } from '../fakes/linkedin-loopback';
 import { HOSTILE_RENDERS, startRenderSite } from '../node/support/render-site';
 import { Pool } from 'undici';
-import { cpuMs, kernelBetween, kernelWork, loadBlock, median, type KernelWork, preciseCpuMs, quantile, quietAfter, servingWorkerd, workerdChildren } from './measure';
+import { cpuMs, kernelBetween, kernelWork, loadBlock, median, type KernelWork, preciseCpuMs, quantile, quietAfter, servingWorkerd, tcpResets, tcpResetsSince, workerdChildren } from './measure';
 import { SKELETON_MODES, skeletonWorker } from './skeleton';
 import { unboundedOrganization } from './accounts';
 
@@ -199,7 +199,7 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
   const loaded = await withErrorsNoted(autocannon({ ...request, connections: CONNECTIONS, duration: DURATION_S }), 'loaded', errors);
   const cpuSpent = cpuMs(cpuOf) - cpuBefore;
   const single = await withErrorsNoted(autocannon({ ...request, connections: 1, duration: Math.max(2, DURATION_S / 2) }), 'one connection', errors);
-  const kernel = errors.size > 0 ? tcpResetsSince(resetsBefore) : undefined;
+  const resets = errors.size > 0 ? tcpResetsSince(resetsBefore) : undefined;
   return {
     name,
     requestsPerSecond: loaded.requests.average,
@@ -208,7 +208,7 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
     mean: single.latency.mean,
     p99: single.latency.p99,
     failures: loaded.non2xx + loaded.errors + single.non2xx + single.errors,
-    ...failureKindsOf([loaded, single], errors, kernel),
+    ...failureKindsOf([loaded, single], errors, resets),
     ...(cpuOf.length > 0 && loaded.requests.total > 0 ? { cpuMsPerRequest: cpuSpent / loaded.requests.total } : {}),
   };
 }
@@ -216,9 +216,9 @@ async function load(name: string, url: string, target: Target = {}): Promise<Fig
 /**
  * How a row's failed requests failed, for the warning that names them: statuses other than 2xx, errors, timeouts,
  * the load tool's errors by run and message (`errors`, from `withErrorsNoted`), and the kernel's TCP resets over
- * the row when there were errors (`kernel`, from `tcpResetsSince`).
+ * the row when there were errors (`resets`, from `tcpResetsSince`).
  */
-function failureKindsOf(results: autocannon.Result[], errors = new Map<string, number>(), kernel?: string): { failureKinds?: string } {
+function failureKindsOf(results: autocannon.Result[], errors = new Map<string, number>(), resets?: string): { failureKinds?: string } {
   const sum = (part: 'non2xx' | 'errors' | 'timeouts') => results.reduce((total, result) => total + result[part], 0);
   if (sum('non2xx') + sum('errors') === 0) return {};
   const statuses = results.flatMap((result) => Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count = 0 }]) => `${count} x ${status}`));
@@ -227,27 +227,8 @@ function failureKindsOf(results: autocannon.Result[], errors = new Map<string, n
     failureKinds:
       `${sum('non2xx')} answers not 2xx${statuses.length ? ` (${statuses.join(', ')})` : ''}, ${sum('errors')} errors of the load tool (${sum('timeouts')} of them timeouts)` +
       (messages.length ? `: ${messages.join('; ')}` : '') +
-      (kernel ? `; the kernel over the row: ${kernel}` : ''),
+      (resets ? `; the kernel over the row: ${resets}` : ''),
   };
-}
-
-/**
- * The kernel's counts of TCP connections reset and of connections its listen queues refused (`/proc/net/netstat`,
- * this network namespace: the bench, workerd and the fakes alike). Over a row with connection errors they say which
- * end broke them: TCPAbortOnData counts data that arrived on a socket its program had closed (a server closing a
- * kept-alive connection as the client sends on it), TCPAbortOnClose a socket closed with data unread (the load tool
- * ends every run so), ListenOverflows and ListenDrops connections a full accept queue turned away.
- */
-const TCP_RESET_COUNTERS = ['TCPAbortOnData', 'TCPAbortOnClose', 'TCPAbortOnMemory', 'TCPAbortOnTimeout', 'ListenOverflows', 'ListenDrops'];
-function tcpResets(): Map<string, number> {
-  const [names, values] = readFileSync('/proc/net/netstat', 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith('TcpExt:'))
-    .map((line) => line.split(/\s+/));
-  return new Map((names ?? []).map((name, index) => [name, Number(values?.[index])] as const).filter(([name]) => TCP_RESET_COUNTERS.includes(name)));
-}
-function tcpResetsSince(before: Map<string, number>): string {
-  return [...tcpResets()].map(([name, value]) => `${name} +${value - (before.get(name) ?? 0)}`).join(', ');
 }
 
 /**

@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LEDGER_DETAIL_MS, LedgerSummaries } from '../../durable-objects/ledger-summaries';
+import { LEDGER_DETAIL_MS, LedgerSummaries, ROWS_PER_PASS } from '../../durable-objects/ledger-summaries';
 import type { OrgWallet } from '../../durable-objects/org-wallet';
 import { clock } from '../../src/core/clock';
 import type { LedgerEntry } from '../../src/core/protocols/wallet';
@@ -127,6 +127,42 @@ describe("the wallet's ledger", () => {
       new LedgerSummaries(counting).fold(T0 + LEDGER_DETAIL_MS + 100, null);
       expect(captures()).toBe(39_980);
       expect(rowsRead()).toBeLessThan(100);
+    });
+  });
+  it('folds every due capture over many looks, and a pass that meets its bound leaves the rest to the next, none skipped', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 1 });
+    await runInDurableObject(walletOf(account.organizationId), (_, state) => {
+      const { sql } = state.storage;
+      /** `due` captures at `at`, then 10 an hour later, each spending one unit. */
+      const capture = (due: number, at: number) =>
+        sql.exec(
+          `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?3 + 9)
+           INSERT INTO ledger (at, kind, hold_id, subscription_delta, purchased_delta, subscription_after, purchased_after)
+           SELECT CASE WHEN i < ?3 THEN ?1 ELSE ?1 + ?2 END, 'capture', 'use_' || ?3 || '_' || i, 0, -1, 0, 0 FROM n`,
+          at, LEDGER_DETAIL_MS, due,
+        );
+      const captures = () => sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n;
+      const folded = () => -sql.exec<{ units: number }>("SELECT COALESCE(SUM(purchased_delta), 0) AS units FROM ledger WHERE kind = 'captures'").one().units;
+      const now = T0 + LEDGER_DETAIL_MS + 100;
+
+      // 150 due: looks of 32, 64 and 128 take them all, and stop at the first young one.
+      capture(150, T0);
+      expect(new LedgerSummaries(sql).fold(now, null)).toBe(false);
+      expect([captures(), folded()]).toEqual([10, 150]);
+      // A wallet started afresh finds where the folds ended, and nothing left to fold.
+      expect(new LedgerSummaries(sql).fold(now, null)).toBe(false);
+      expect([captures(), folded()]).toEqual([10, 150]);
+
+      // An hour on, the ten young ones and ROWS_PER_PASS + 1 more are due: more than a pass takes. The pass says
+      // more remain, and the next takes the eleven left.
+      capture(ROWS_PER_PASS + 1, T0 + LEDGER_DETAIL_MS);
+      const later = now + LEDGER_DETAIL_MS;
+      const summaries = new LedgerSummaries(sql);
+      expect(summaries.fold(later, null)).toBe(true);
+      expect(folded()).toBe(150 + ROWS_PER_PASS);
+      expect(summaries.fold(later, null)).toBe(false);
+      expect([captures(), folded()]).toEqual([10, 150 + 10 + ROWS_PER_PASS + 1]);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock';
 import { insertUsageRows, type UsageRow } from '../../src/core/usage';
 import { centsFromUnits } from '../../src/core/money';
 import { dailySpend, usageReport } from '../../src/services/usage-report';
@@ -10,6 +11,14 @@ const SPAN_MS = 3 * 24 * 60 * 60 * 1000;
 const OPERATIONS = ['linkedin.get-company-by-domain', 'web.scrape', 'seo.serp'];
 
 let workspaces = 0;
+
+// The rows are of November 2026: read from just after them, so their retention (13 months) never summarizes them.
+beforeEach(() => {
+  vi.spyOn(clock, 'now').mockReturnValue(START + SPAN_MS + 60_000);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 /** Rows at random instants over three days, some failed, some sent twice (as an outbox batch sent again). */
 const rowsArbitrary = fc.array(

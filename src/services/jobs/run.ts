@@ -70,7 +70,7 @@ type ItemOutcome =
  * One step of a job's Workflow: up to SLICE_ITEMS pending items, CONCURRENCY at a time, each through the
  * one pipeline with the job's data_job key and the item as its own idempotency key (`<jobId>:<index>`),
  * so an item run again after a crash is answered from the idempotency store, never billed twice. The
- * outcomes are written in one batch with the job's counts, taken from the items.
+ * outcomes are written in one batch (`sliceWrites`), which the job's counts and spend follow item by item.
  */
 export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   const job = await findJob(env.DB, jobId);
@@ -328,15 +328,15 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, 
  * with an error). Run again after a crash it changes nothing twice.
  */
 export async function finishJob(env: Env, jobId: string, options: { announce?: boolean } = {}): Promise<void> {
-  const counted = await findJob(env.DB, jobId);
-  if (!counted) return;
+  const job = await findJob(env.DB, jobId);
+  if (!job) return;
   // The key before the end status: were the revocation to fail, the job is not yet ended, so whatever runs this
   // again (the step's retry, the nightly check) still finds it and revokes the key.
-  await revokeJobKey(env, counted);
-  if (!isEnded(counted.status)) {
-    const pending = counted.items - counted.succeeded - counted.failed;
-    const failed = pending > 0 || counted.succeeded === 0;
-    const reason = pending > 0 ? (counted.reason ?? 'The job stopped before every item ran.') : counted.succeeded === 0 ? 'Every item failed.' : null;
+  await revokeJobKey(env, job);
+  if (!isEnded(job.status)) {
+    const pending = job.items - job.succeeded - job.failed;
+    const failed = pending > 0 || job.succeeded === 0;
+    const reason = pending > 0 ? (job.reason ?? 'The job stopped before every item ran.') : job.succeeded === 0 ? 'Every item failed.' : null;
     await setStatus(env.DB, jobId, failed ? 'failed' : 'succeeded', reason, nowIso()).run();
   }
   if (options.announce === false) return;

@@ -448,8 +448,8 @@ export async function resultsPage(
 /**
  * Items of a workspace's jobs not yet ended that are still to run: what is queued in D1 on its behalf now. The
  * ended statuses are written into the statement as they are in the partial index `data_jobs_unfinished_by_workspace`
- * (migrations/0029): bound as parameters, SQLite cannot tell that the index holds every row asked for, and reads
- * every job the workspace ever ran.
+ * (migrations/0029), as literals and in the same order: bound as parameters or listed in another order, SQLite
+ * cannot tell that the index holds every row asked for, and reads every job the workspace ever ran.
  */
 export async function unfinishedItems(db: D1Database, workspaceId: string): Promise<number> {
   const ended = ENDED_STATUSES.map((status) => `'${status}'`).join(', ');
