@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { IdempotencyStore } from '../../durable-objects/idempotency-store';
+import { IDEMPOTENCY_WINDOW_MS, IdempotencyStore, KEPT_BYTES_PER_WORKSPACE } from '../../durable-objects/idempotency-store';
 import { FIRST_RETRY_MS } from '../../durable-objects/lease-book';
 import { OrgWallet } from '../../durable-objects/org-wallet';
 import { losingSettleAnswers } from '../support/lost-answers';
@@ -507,6 +507,61 @@ describe('an idempotency store kept from before call ids and charges were kept',
       expect(restarted.claim('fresh', 'digest', 1_000, 'use_fresh')).toEqual({ kind: 'claimed', callId: 'use_fresh' });
       expect(restarted.complete('fresh', 'digest', null, 1, 10_000)).toBe(false);
       expect(restarted.claim('fresh', 'digest', 1_000, 'use_again')).toEqual({ kind: 'unkept', answerBytes: 1, costUnits: 10_000 });
+    });
+  });
+});
+
+describe("an idempotency store's kept answers", () => {
+  /** The rows the object's statements read while `run` runs. */
+  const rowsReadWhile = (state: DurableObjectState, run: () => void): number => {
+    const { sql } = state.storage;
+    const exec = sql.exec.bind(sql);
+    const read: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+    const spy = vi.spyOn(sql, 'exec').mockImplementation((query, ...bindings) => read[read.push(exec(query, ...bindings)) - 1]!);
+    run();
+    spy.mockRestore();
+    return read.reduce((sum, cursor) => sum + cursor.rowsRead, 0);
+  };
+  /** Keys `from` to `to` (excluded) claimed and answered, each answer counted as `bytes`. */
+  const answer = (store: IdempotencyStore, from: number, to: number, bytes: number) => {
+    for (let n = from; n < to; n++) {
+      store.claim(`key-${n}`, 'digest', 1_000, `use_${n}`);
+      expect(store.complete(`key-${n}`, 'digest', '{}', bytes, 1)).toBe(true);
+    }
+  };
+
+  it('are summed from one row when the store starts again, not from every key of the day, and still bound what it keeps', async () => {
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(`ws_kept_${crypto.randomUUID()}`));
+    await runInDurableObject(store, (instance, state) => {
+      answer(instance as IdempotencyStore, 0, 3_000, 1_000);
+      let restarted: IdempotencyStore | undefined;
+      // Its tables' definitions and one row: summed from the keys, the start read all 3,000.
+      expect(rowsReadWhile(state, () => (restarted = new IdempotencyStore(state, env as never)))).toBeLessThan(50);
+      if (!restarted) throw new Error('not started');
+      const room = KEPT_BYTES_PER_WORKSPACE - 3_000 * 1_000;
+      restarted.claim('over', 'digest', 1_000, 'use_over');
+      expect(restarted.complete('over', 'digest', '{}', room + 1, 1)).toBe(false);
+      restarted.claim('fits', 'digest', 1_000, 'use_fits');
+      expect(restarted.complete('fits', 'digest', '{}', room, 1)).toBe(true);
+    });
+  });
+
+  it('leave the sum when they expire, purged or claimed again past the purge\'s batch, so none stays counted for good', async () => {
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(`ws_expired_${crypto.randomUUID()}`));
+    const start = Date.now();
+    await runInDurableObject(store, (instance, state) => {
+      const now = vi.spyOn(clock, 'now').mockReturnValue(start);
+      // 600 answers, more than a purge takes at once, each 100,000 bytes: 60 MB of the 100 MB kept at most.
+      answer(instance as IdempotencyStore, 0, 600, 100_000);
+      now.mockReturnValue(start + IDEMPOTENCY_WINDOW_MS + 1);
+      // Claimed again once expired: the purge before it took 500 others, the claim replaces this one.
+      const store = new IdempotencyStore(state, env as never);
+      expect(store.claim('key-599', 'other digest', 1_000, 'use_again')).toEqual({ kind: 'claimed', callId: 'use_again' });
+      // The other 99 go with the next purge; then the whole bound is free again, also for a store started afresh.
+      store.claim('next', 'digest', 1_000, 'use_next');
+      const restarted = new IdempotencyStore(state, env as never);
+      restarted.claim('whole', 'digest', 1_000, 'use_whole');
+      expect(restarted.complete('whole', 'digest', '{}', KEPT_BYTES_PER_WORKSPACE, 1)).toBe(true);
     });
   });
 });
