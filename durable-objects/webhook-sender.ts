@@ -60,6 +60,10 @@ export class WebhookSender extends DurableObject<Env> implements WebhookSenderPr
         attempts INTEGER NOT NULL DEFAULT 0
       );
       CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_at) WHERE state = 'pending';
+      -- The newest first, for the list; and the finished ones newest first, for the prune after every event. Without
+      -- them each event read and sorted every delivery, and an endpoint down for a day gathers all of its events.
+      CREATE INDEX IF NOT EXISTS deliveries_by_time ON deliveries (created_at);
+      CREATE INDEX IF NOT EXISTS deliveries_finished ON deliveries (created_at) WHERE state != 'pending';
       CREATE TABLE IF NOT EXISTS attempts (
         event_id TEXT NOT NULL,
         attempt INTEGER NOT NULL,

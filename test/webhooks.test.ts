@@ -1,7 +1,7 @@
 import { createExecutionContext, createScheduledController, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OrgWallet } from '../durable-objects/org-wallet';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
@@ -9,6 +9,7 @@ import { gateOf } from '../src/services/gate';
 import { walletOf } from '../src/services/wallet';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
+import type { WebhookEvent } from '../src/core/webhook-events';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
 import { signUp } from './support/dashboard';
 
@@ -376,5 +377,43 @@ describe('the dashboard Webhooks page and its API', () => {
 
     expect((await owner.json('DELETE', `${base}/${created.body.data.id}`)).status).toBe(200);
     expect((await owner.json('GET', base)).body.data.endpoints).toEqual([]);
+  });
+});
+
+describe("a webhook endpoint's deliveries", () => {
+  it('cost an event and the list the same rows whatever waits for an endpoint that is down, and are pruned to the newest finished', async () => {
+    const endpointId = `whe_rows_${crypto.randomUUID()}`;
+    await runInDurableObject(sender(endpointId), (instance, state) => {
+      const { sql } = state.storage;
+      const outbox = instance as unknown as {
+        enqueue(endpointId: string, event: WebhookEvent): void;
+        skip(endpointId: string, event: WebhookEvent, reason: string): void;
+        deliveries(limit?: number): unknown[];
+      };
+      const exec = sql.exec.bind(sql);
+      /** The rows the object's statements read while `run` runs. */
+      const rowsReadWhile = (run: () => void): number => {
+        const read: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+        const spy = vi.spyOn(sql, 'exec').mockImplementation((query, ...bindings) => read[read.push(exec(query, ...bindings)) - 1]!);
+        run();
+        spy.mockRestore();
+        return read.reduce((sum, cursor) => sum + cursor.rowsRead, 0);
+      };
+      const event = (n: string): WebhookEvent => ({ id: `evt_${n}`, type: 'job.completed', timestamp: new Date().toISOString(), data: {} });
+      // 300 skipped events (finished: 200 are kept), then one more event queued: what an event costs with few waiting.
+      for (let n = 0; n < 300; n++) outbox.skip(endpointId, event(`skipped${n}`), 'over the cap');
+      const few = rowsReadWhile(() => outbox.enqueue(endpointId, event('first')));
+      // An endpoint down: 2,000 events wait for their retries.
+      for (let n = 0; n < 2_000; n++) outbox.enqueue(endpointId, event(`waiting${n}`));
+      const many = rowsReadWhile(() => outbox.enqueue(endpointId, event('last')));
+      expect(many).toBeLessThanOrEqual(few + 5);
+      // The list the dashboard shows, the newest 25 and their attempts: not every delivery sorted.
+      expect(rowsReadWhile(() => expect(outbox.deliveries()).toHaveLength(25))).toBeLessThan(100);
+      const kept = exec<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state ORDER BY state').toArray();
+      expect(kept).toEqual([
+        { state: 'pending', n: 2_002 },
+        { state: 'skipped', n: 200 },
+      ]);
+    });
   });
 });
