@@ -84,9 +84,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
   claim(key: string, digest: string, runningForMs: number, callId: string): ClaimAnswer {
     const now = clock.now();
     this.purge(now);
-    const found = this.ctx.storage.sql
-      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id, cost_units, began_at FROM idempotency_keys WHERE key = ?', key)
-      .toArray()[0];
+    const found = this.rowOf(key);
     const row = found && found.expires_at > now ? found : undefined;
     // Expired, and past the purge's batch: the claim below replaces it, so its answer leaves the sum now (a replaced
     // row's bytes would otherwise stay counted for good, stored with the sum).
@@ -124,7 +122,7 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
    */
   complete(key: string, digest: string, answer: string | null, answerBytes: number, costUnits: number): boolean {
     const row = this.rowOf(key);
-    if (!row || row.digest !== digest || row.state !== 'running') return false;
+    if (!row || row.expires_at <= clock.now() || row.digest !== digest || row.state !== 'running') return false;
     const kept = answer !== null && this.keptBytes + answerBytes <= KEPT_BYTES_PER_WORKSPACE;
     this.ctx.storage.sql.exec(
       'UPDATE idempotency_keys SET state = ?, answer = ?, answer_bytes = ?, cost_units = ? WHERE key = ?',
@@ -161,9 +159,10 @@ export class IdempotencyStore extends DurableObject<ObjectBindings> implements I
     if (next !== null) this.alarmNoLaterThan(Date.now() + Math.max(0, next - now));
   }
 
+  /** The key's row, expired or not (a purge takes expired rows a batch at a time): each caller reads `expires_at`. */
   private rowOf(key: string): KeyRow | undefined {
     return this.ctx.storage.sql
-      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id, cost_units, began_at FROM idempotency_keys WHERE key = ? AND expires_at > ?', key, clock.now())
+      .exec<KeyRow>('SELECT digest, state, running_until, expires_at, answer, answer_bytes, call_id, cost_units, began_at FROM idempotency_keys WHERE key = ?', key)
       .toArray()[0];
   }
 

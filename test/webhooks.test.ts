@@ -1,7 +1,7 @@
 import { createExecutionContext, createScheduledController, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgWallet } from '../durable-objects/org-wallet';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
@@ -12,6 +12,7 @@ import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
 import type { WebhookEvent } from '../src/core/webhook-events';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
 import { signUp } from './support/dashboard';
+import { objectRowsReadWhile } from './support/rows-read';
 
 const realNow = clock.now;
 afterEach(() => {
@@ -390,15 +391,7 @@ describe("a webhook endpoint's deliveries", () => {
         skip(endpointId: string, event: WebhookEvent, reason: string): void;
         deliveries(limit?: number): unknown[];
       };
-      const exec = sql.exec.bind(sql);
-      /** The rows the object's statements read while `run` runs. */
-      const rowsReadWhile = (run: () => void): number => {
-        const read: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-        const spy = vi.spyOn(sql, 'exec').mockImplementation((query, ...bindings) => read[read.push(exec(query, ...bindings)) - 1]!);
-        run();
-        spy.mockRestore();
-        return read.reduce((sum, cursor) => sum + cursor.rowsRead, 0);
-      };
+      const rowsReadWhile = (run: () => void) => objectRowsReadWhile(sql, run);
       const event = (n: string): WebhookEvent => ({ id: `evt_${n}`, type: 'job.completed', timestamp: new Date().toISOString(), data: {} });
       // 300 skipped events (finished: 200 are kept), then one more event queued: what an event costs with few waiting.
       for (let n = 0; n < 300; n++) outbox.skip(endpointId, event(`skipped${n}`), 'over the cap');
@@ -409,7 +402,7 @@ describe("a webhook endpoint's deliveries", () => {
       expect(many).toBeLessThanOrEqual(few + 5);
       // The list the dashboard shows, the newest 25 and their attempts: not every delivery sorted.
       expect(rowsReadWhile(() => expect(outbox.deliveries()).toHaveLength(25))).toBeLessThan(100);
-      const kept = exec<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state ORDER BY state').toArray();
+      const kept = sql.exec<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state ORDER BY state').toArray();
       expect(kept).toEqual([
         { state: 'pending', n: 2_002 },
         { state: 'skipped', n: 200 },

@@ -5,6 +5,7 @@ import { IDEMPOTENCY_WINDOW_MS, IdempotencyStore, KEPT_BYTES_PER_WORKSPACE } fro
 import { FIRST_RETRY_MS } from '../../durable-objects/lease-book';
 import { OrgWallet } from '../../durable-objects/org-wallet';
 import { losingSettleAnswers } from '../support/lost-answers';
+import { objectRowsReadWhile } from '../support/rows-read';
 import { UsageOutbox } from '../../durable-objects/usage-outbox';
 import { gateOf } from '../../src/services/gate';
 import { clock } from '../../src/core/clock';
@@ -512,16 +513,6 @@ describe('an idempotency store kept from before call ids and charges were kept',
 });
 
 describe("an idempotency store's kept answers", () => {
-  /** The rows the object's statements read while `run` runs. */
-  const rowsReadWhile = (state: DurableObjectState, run: () => void): number => {
-    const { sql } = state.storage;
-    const exec = sql.exec.bind(sql);
-    const read: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    const spy = vi.spyOn(sql, 'exec').mockImplementation((query, ...bindings) => read[read.push(exec(query, ...bindings)) - 1]!);
-    run();
-    spy.mockRestore();
-    return read.reduce((sum, cursor) => sum + cursor.rowsRead, 0);
-  };
   /** Keys `from` to `to` (excluded) claimed and answered, each answer counted as `bytes`. */
   const answer = (store: IdempotencyStore, from: number, to: number, bytes: number) => {
     for (let n = from; n < to; n++) {
@@ -536,7 +527,7 @@ describe("an idempotency store's kept answers", () => {
       answer(instance as IdempotencyStore, 0, 3_000, 1_000);
       let restarted: IdempotencyStore | undefined;
       // Its tables' definitions and one row: summed from the keys, the start read all 3,000.
-      expect(rowsReadWhile(state, () => (restarted = new IdempotencyStore(state, env as never)))).toBeLessThan(50);
+      expect(objectRowsReadWhile(state.storage.sql, () => (restarted = new IdempotencyStore(state, env as never)))).toBeLessThan(50);
       if (!restarted) throw new Error('not started');
       const room = KEPT_BYTES_PER_WORKSPACE - 3_000 * 1_000;
       restarted.claim('over', 'digest', 1_000, 'use_over');

@@ -6,6 +6,7 @@ import type { OrgWallet } from '../../durable-objects/org-wallet';
 import { clock } from '../../src/core/clock';
 import type { LedgerEntry } from '../../src/core/protocols/wallet';
 import { settledStatement } from '../../src/services/wallet';
+import { objectRowsReadWhile } from '../support/rows-read';
 import { companyByDomain, credit, provision } from '../support/api';
 
 afterEach(() => {
@@ -112,21 +113,18 @@ describe("the wallet's ledger", () => {
          SELECT CASE WHEN i < 20 THEN ?1 + i ELSE ?1 + ?2 + i END, 'capture', 'use_' || i, 0, -1, 0, 1000000 - i FROM n`,
         T0, LEDGER_DETAIL_MS,
       );
-      const read: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-      const counting = { exec: (query: string, ...bindings: unknown[]) => read[read.push(sql.exec(query, ...bindings)) - 1]! } as unknown as SqlStorage;
-      const rowsRead = () => read.splice(0).reduce((sum, cursor) => sum + cursor.rowsRead, 0);
       const captures = () => sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'capture'").one().n;
       const firstSeq = sql.exec<{ seq: number }>("SELECT MIN(seq) AS seq FROM ledger WHERE kind = 'capture'").one().seq;
 
       // Only the first ten have landed: the pass folds those and reads nothing past them.
-      new LedgerSummaries(counting).fold(T0 + LEDGER_DETAIL_MS + 100, firstSeq + 9);
+      const landedFirst = objectRowsReadWhile(sql, () => new LedgerSummaries(sql).fold(T0 + LEDGER_DETAIL_MS + 100, firstSeq + 9));
       expect(captures()).toBe(39_990);
       // Tens of rows (48 here): by the (kind, hold_id) index, a pass read every capture four times (160,016).
-      expect(rowsRead()).toBeLessThan(100);
+      expect(landedFirst).toBeLessThan(100);
       // All landed: the next ten fold, and the young ones behind them are left unread.
-      new LedgerSummaries(counting).fold(T0 + LEDGER_DETAIL_MS + 100, null);
+      const landedAll = objectRowsReadWhile(sql, () => new LedgerSummaries(sql).fold(T0 + LEDGER_DETAIL_MS + 100, null));
       expect(captures()).toBe(39_980);
-      expect(rowsRead()).toBeLessThan(100);
+      expect(landedAll).toBeLessThan(100);
     });
   });
   it('folds every due capture over many looks, and a pass that meets its bound leaves the rest to the next, none skipped', async () => {

@@ -1,4 +1,5 @@
 import { env } from 'cloudflare:workers';
+import { vi } from 'vitest';
 
 /**
  * D1 that notes the rows each statement read (D1's `rows_read`), for reads whose cost must not grow with rows
@@ -41,4 +42,17 @@ export async function rowsReadBy<T>(read: (db: D1Database) => Promise<T>): Promi
   const reads: number[] = [];
   const answer = await read(recordingDb(reads));
   return { answer, rows: reads.reduce((sum, n) => sum + n, 0) };
+}
+
+/** The rows a Durable Object's statements read (each cursor's `rowsRead`) while `run` runs on its `sql`. */
+export function objectRowsReadWhile(sql: SqlStorage, run: () => void): number {
+  const exec = sql.exec.bind(sql);
+  const read: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+  const spy = vi.spyOn(sql, 'exec').mockImplementation((query, ...bindings) => read[read.push(exec(query, ...bindings)) - 1]!);
+  try {
+    run();
+  } finally {
+    spy.mockRestore();
+  }
+  return read.reduce((sum, cursor) => sum + cursor.rowsRead, 0);
 }
