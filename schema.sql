@@ -437,3 +437,33 @@ CREATE INDEX api_keys_by_workspace_scope ON api_keys (workspace_id, scope, creat
 CREATE INDEX data_jobs_unfinished_by_workspace ON data_jobs (workspace_id) WHERE status NOT IN ('succeeded', 'failed', 'cancelled');
 
 CREATE INDEX oauth_tokens_by_grant_kind ON oauth_tokens (grant_id, kind, expires_at);
+
+CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+
+CREATE INDEX email_verifications_by_expiry ON email_verifications (expires_at);
+
+CREATE INDEX oauth_requests_by_expiry ON oauth_requests (expires_at);
+
+CREATE INDEX auth_throttle_by_window ON auth_throttle (window_start);
+
+CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at);
+
+CREATE INDEX oauth_grants_by_expiry ON oauth_grants (expires_at);
+
+CREATE INDEX oauth_grants_unexchanged ON oauth_grants (code_expires_at) WHERE code_used_at IS NULL;
+
+CREATE INDEX oauth_grants_by_client ON oauth_grants (client_id);
+
+CREATE INDEX oauth_clients_registered ON oauth_clients (created_at) WHERE from_document = 0;
+
+CREATE INDEX oauth_clients_from_documents ON oauth_clients (expires_at) WHERE from_document = 1;
+
+CREATE INDEX invitations_by_expiry ON invitations (expires_at);
+
+CREATE INDEX email_outbox_by_time ON email_outbox (created_at);
+
+CREATE INDEX agent_hours_by_hour ON agent_hours (hour);
+
+CREATE INDEX job_hours_by_hour ON job_hours (hour);
+
+CREATE INDEX stripe_events_by_time ON stripe_events (received_at);

@@ -22,6 +22,7 @@ import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
 import { pruneUsage } from '../services/usage-retention';
+import { pruneEndedRecords } from '../services/record-retention';
 import { pruneJobResults } from '../services/jobs/store';
 import { pruneSnapshots } from '../providers/builtin-web/change-tracking';
 import { reviveStrandedJobs } from '../services/jobs/resume';
@@ -81,8 +82,10 @@ const app = buildApiApp();
 export default {
   fetch: app.fetch,
   /**
-   * The cron of wrangler.toml: usage.daily to the endpoints that want it; usage rows, job results and snapshots past
-   * their retention pruned; data jobs whose runs died, errored or cannot be found ended.
+   * The cron of wrangler.toml: usage.daily to the endpoints that want it; usage rows, job results, snapshots and
+   * ended account records (sessions, OAuth grants and clients, invitations…) past their retention pruned; data jobs
+   * whose runs died, errored or cannot be found ended.
    */
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), reviveStrandedJobs(env)])),
+  scheduled: (_controller, env, ctx) =>
+    ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), pruneEndedRecords(env.DB), reviveStrandedJobs(env)])),
 } satisfies ExportedHandler<Env>;

@@ -15,6 +15,13 @@ export interface ThrottleRule {
 }
 
 /**
+ * How long an attempt count is kept once its window started: the longest window any rule may have (a day, the
+ * free trial's per address). The daily run deletes older counts (services/record-retention.ts), so a longer
+ * window would be cut short there; `overLimitBy` refuses one.
+ */
+export const ATTEMPTS_KEPT_MS = 24 * 60 * 60_000;
+
+/**
  * Whom an attempt counts against. Cloudflare's edge sets `cf-connecting-ip` itself, replacing any the client
  * sent, and gives every request it forwards `request.cf`. A request without `cf` did not come through the
  * edge (workerd on a direct socket, as `npm start` serves each worker; a test), so its header is only the
@@ -42,6 +49,7 @@ function networkOf(address: string): string {
 
 /** Counts one attempt, in one upsert (atomic in SQLite, so concurrent attempts cannot both slip under the limit); answers the seconds to wait when it is one too many. */
 export async function overLimitBy(db: D1Database, bucket: string, rule: Pick<ThrottleRule, 'limit' | 'windowMs'>): Promise<{ retryAfter: number } | null> {
+  if (rule.windowMs > ATTEMPTS_KEPT_MS) throw new Error(`A throttle window of ${rule.windowMs} ms outlives the ${ATTEMPTS_KEPT_MS} ms its counts are kept (ATTEMPTS_KEPT_MS).`);
   const now = clock.now();
   const row = await db
     .prepare(

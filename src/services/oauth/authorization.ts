@@ -5,6 +5,7 @@ import { allowedRedirectUri, findClient, type OAuthClient, redirectUriProblem } 
 import { OAuthError } from './errors';
 import { resourceOfIndicator, resourceUrl } from './resources';
 import { issuerOf, LIFETIMES, type OAuthEnv, SCOPES, TOKEN_PREFIX } from './settings';
+import { ENDED_RECORDS_KEPT_DAYS } from '../record-retention';
 
 /**
  * /oauth/authorize and the decision that follows it on the dashboard's consent page. The request is
@@ -41,7 +42,10 @@ export async function beginAuthorization(env: OAuthEnv, params: URLSearchParams)
     if (error instanceof OAuthError) return { problem: { error: error.error, description: error.description } };
     throw error;
   }
-  if (!client) return { problem: { error: 'invalid_client', description: `No client ${clientId} is registered here.` } };
+  if (!client) {
+    const description = `No client ${clientId} is registered here. A registration no connection uses is removed after ${ENDED_RECORDS_KEPT_DAYS.registeredClient} days: remove this server from your MCP client and add it again, and it registers afresh.`;
+    return { problem: { error: 'invalid_client', description } };
+  }
 
   const clientName = client.name;
   const refuse = (error: string, description: string): AuthorizeOutcome => ({ problem: { error, description, clientName } });
