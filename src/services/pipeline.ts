@@ -172,7 +172,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     return {
       data: result.data,
       ...(result.message !== undefined ? { message: result.message } : {}),
-      meta: { ...metaOf(actual, settled.balance, Date.now() - started, cached), ...(call.connection ? { connectionId: call.connection.id } : {}) },
+      meta: { ...metaOf(actual, settled.balance ?? (await balanceOf(gate, principal)), Date.now() - started, cached), ...(call.connection ? { connectionId: call.connection.id } : {}) },
       headers,
     };
   } catch (error) {
@@ -194,7 +194,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
  * reset) is asked for once more, whole and through a new stub: the gate may have settled the call before the
  * answer was lost, and it settles a call once (a charge it has answers `captured` again; one it lost is taken
  * anew, under the same id, which the wallet applies once). Without it, a call charged would answer 500. A
- * success's settle that fails all the same is thrown as `SettleUnanswered`: the call may have been charged.
+ * settle that fails all the same goes to `unanswered`.
  */
 async function settle(env: Env, gate: Gate, holdId: string, actualUnits: number, row: UsageRow, budgetKeyId?: string): Promise<SettleAnswer> {
   const { status, errorCode, costUnits, cached, latencyMs, createdAt } = row;
@@ -202,7 +202,7 @@ async function settle(env: Env, gate: Gate, holdId: string, actualUnits: number,
     const answer = await gate.settle(holdId, actualUnits, { status, errorCode, costUnits, cached, latencyMs, createdAt }, budgetKeyId);
     return answer.kind === 'row_needed' ? await gate.settle(holdId, actualUnits, row, budgetKeyId) : answer;
   } catch (error) {
-    if (!answerLost(error)) throw row.status === 200 ? new SettleUnanswered(error) : error;
+    if (!answerLost(error)) return unanswered(env, row, actualUnits, error);
   }
   try {
     const again = await gateOf(env, row.workspaceId).settle(holdId, actualUnits, row, budgetKeyId);
@@ -211,11 +211,24 @@ async function settle(env: Env, gate: Gate, holdId: string, actualUnits: number,
     if (actualUnits === 0 || again.kind === 'captured' || again.kind === 'released') return again;
     return (await chargeOfCall(env, row, row.id)) === null ? again : { kind: 'captured', balance: null };
   } catch (error) {
-    throw row.status === 200 ? new SettleUnanswered(error) : error;
+    return unanswered(env, row, actualUnits, error);
   }
 }
 
-/** A success's settle that did not answer: the gate may have charged the call (services/idempotency.ts reads whether it did). */
+/**
+ * A settle the gate did not answer. A failure's is thrown as it came: it charged nothing. A success's charge is
+ * read where it may be (`chargeOfCall`): found, the call is the success it was, answered 200 and billed once;
+ * not found, or not readable, it is thrown as `SettleUnanswered`, since the call may have been charged all the
+ * same (services/idempotency.ts reads again for a call with a key).
+ */
+async function unanswered(env: Env, row: UsageRow, actualUnits: number, error: unknown): Promise<SettleAnswer> {
+  if (row.status !== 200) throw error;
+  const charged = actualUnits > 0 ? await chargeOfCall(env, row, row.id).catch(() => null) : null;
+  if (charged !== null) return { kind: 'captured', balance: null };
+  throw new SettleUnanswered(error);
+}
+
+/** A success's settle that did not answer, and whose charge was not found: the call may have been charged all the same. */
 class SettleUnanswered extends Error {
   constructor(readonly reason: unknown) {
     super(`The gate did not answer a success's settle: ${String(reason)}`);
@@ -305,6 +318,15 @@ async function withTimeLimit<T>(timeLimit: number, clientGone: AbortSignal | und
     clearTimeout(timer);
     clientGone?.removeEventListener('abort', gone);
   }
+}
+
+/**
+ * The balances a success's `meta` shows when its settle's answer did not carry them (its charge was found where it
+ * went instead), read as `/v1/credits` reads them; null when that read fails too.
+ */
+async function balanceOf(gate: Gate, principal: KeyPrincipal): Promise<Balance | null> {
+  const credits = await gate.credits(principal.keyId, principal).catch(() => null);
+  return credits && !credits.revoked ? credits.balance : null;
 }
 
 function metaOf(costUnits: number, balance: Balance | null, latencyMs: number, cached: boolean): Meta {

@@ -7,6 +7,7 @@ import { OrgWallet } from '../../durable-objects/org-wallet';
 import { losingSettleAnswers } from '../support/lost-answers';
 import { objectRowsReadWhile } from '../support/rows-read';
 import { UsageOutbox } from '../../durable-objects/usage-outbox';
+import { WorkspaceGate } from '../../durable-objects/workspace-gate';
 import { gateOf } from '../../src/services/gate';
 import { clock } from '../../src/core/clock';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
@@ -367,15 +368,36 @@ describe('Idempotency-Key on metered calls', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
-  it("keeps the id of a call whose settle's answer was lost twice, a 500 though the gate charged it: the retry runs as that call, not charged again", async () => {
+  it("answers a call whose settle's answer was lost twice once its charge is found, and replays that answer to its retry, charged once", async () => {
     const account = await funded(100, 'payg');
     const key = uniqueKey();
     const settles = losingSettleAnswers(2);
-    expect((await lookup(account, 'answer-lost.example.com', key)).status).toBe(500);
+    expect((await lookup(account, 'answer-lost.example.com', key)).status).toBe(200);
     expect(settles.lost).toBe(2);
     settles.restore();
 
     const retry = await lookup(account, 'answer-lost.example.com', key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    await reportAll(account);
+    expect(await charges(account.organizationId)).toBe(1);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(99);
+  });
+
+  it("keeps the id of a call whose settle's answer was lost twice and whose charge could not be read, a 500 though the gate charged it: the retry runs as that call, not charged again", async () => {
+    const account = await funded(100, 'payg');
+    const key = uniqueKey();
+    const settles = losingSettleAnswers(2);
+    // The call's own read of where its charge went fails; the key's, when it is given back, does not.
+    const read = vi.spyOn(WorkspaceGate.prototype, 'waitingChargeOf').mockImplementationOnce(() => {
+      throw new Error('Network connection lost.');
+    });
+    expect((await lookup(account, 'answer-lost-unread.example.com', key)).status).toBe(500);
+    expect(settles.lost).toBe(2);
+    expect(read).toHaveBeenCalledTimes(2);
+    settles.restore();
+
+    const retry = await lookup(account, 'answer-lost-unread.example.com', key);
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
     await reportAll(account);

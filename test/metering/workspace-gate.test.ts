@@ -211,6 +211,19 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it("answers 200, billed once, for a success whose settle's answer was lost twice: its charge is found where it went", async () => {
+    const { account, gate, captures } = await afterOneReportedCall('before.example.com');
+    const settles = losingSettleAnswers(2);
+    const response = await companyByDomain(account.key, 'answer-lost-twice.example.com');
+    expect(response.status).toBe(200);
+    // No settle answered with the balance after the charge: it is read as /v1/credits reads it.
+    expect((await json(response)).meta).toMatchObject({ costCents: 1, purchasedBalanceCents: 98 });
+    expect(settles.lost).toBe(2);
+    await runInDurableObject(gate, (instance) => (instance as unknown as { flush(): Promise<void> }).flush());
+    expect(await captures()).toBe(2);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
+  });
+
   it("answers 200 for a success whose settle's answer was lost after its charge left the gate, though no money is left to take it again", async () => {
     const account = await provision();
     await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1_000 });
