@@ -467,3 +467,5 @@ CREATE INDEX agent_hours_by_hour ON agent_hours (hour);
 CREATE INDEX job_hours_by_hour ON job_hours (hour);
 
 CREATE INDEX stripe_events_by_time ON stripe_events (received_at);
+
+CREATE INDEX usage_hourly_by_hour ON usage_hourly (hour, workspace_id);

@@ -5,6 +5,7 @@ import { insertUsageRows, type UsageRow } from '../../src/core/usage';
 import { usageReport } from '../../src/services/usage-report';
 import { pruneUsage } from '../../src/services/usage-retention';
 import { provision } from '../support/api';
+import { rowsReadBy } from '../support/rows-read';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -64,6 +65,28 @@ describe('usage rows past their 13 months', () => {
     }
     // A second run finds nothing more to delete.
     expect(await pruneUsage(env.DB)).toEqual({ rows: 0, hours: 0 });
+  });
+
+  it('reaches a workspace past the first thousand: each run visits the workspaces with rows to delete, not every workspace', async () => {
+    vi.spyOn(clock, 'now').mockReturnValue(NOW);
+    const first = await provision();
+    // 1,500 workspaces with nothing old, first in any order (by id, by rowid): a run that visited every workspace,
+    // at two statements each out of its 2,000, stopped before the one that has.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1499)
+       INSERT INTO workspaces (id, organization_id, name, created_at) SELECT printf('ws_00000000%016d', i), ?1, 'Quiet', '2026-01-01T00:00:00.000Z' FROM n`,
+    )
+      .bind(first.organizationId)
+      .run();
+    const { workspaceId } = await provision();
+    await insertUsageRows(env.DB, JSON.stringify(rowsAt(workspaceId, [Date.UTC(2026, 9, 20, 6, 0), Date.UTC(2026, 11, 1, 12, 0)]))).run();
+
+    const { answer, rows } = await rowsReadBy((db) => pruneUsage(db));
+    expect(answer.rows).toBeGreaterThanOrEqual(1);
+    const left = await env.DB.prepare('SELECT COUNT(*) AS n FROM usage WHERE workspace_id = ?').bind(workspaceId).first<number>('n');
+    expect(left).toBe(1);
+    // Its reads are the workspaces with something to delete, not the 1,500 quiet ones.
+    expect(rows).toBeLessThan(100);
   });
 
   it('widens a range that starts inside a summarized day to the whole day, and leaves a range of kept rows alone', async () => {
