@@ -469,3 +469,5 @@ CREATE INDEX job_hours_by_hour ON job_hours (hour);
 CREATE INDEX stripe_events_by_time ON stripe_events (received_at);
 
 CREATE INDEX usage_hourly_by_hour ON usage_hourly (hour, workspace_id);
+
+CREATE INDEX oauth_requests_by_client ON oauth_requests (client_id);

@@ -195,7 +195,7 @@ describe('account records whose life has ended', () => {
     const person = await signUp();
     const connected = await connect(person);
     const started = Date.now();
-    // 65 days on: the grant ended at 30 and was kept 30 more; the client was registered more than 30 days before.
+    // 61 days on: the grant ended at 30 and was kept 30 more; the client was registered more than 30 days before.
     const grantGone = started + 61 * DAY;
     expect(await listConnectedClients(env.DB, person.workspaceId)).toHaveLength(1);
     await pruneEndedRecords(env.DB, started + 31 * DAY);
@@ -212,7 +212,7 @@ describe('account records whose life has ended', () => {
       { DB: env.DB, MCP_URL: env.MCP_URL, APP_URL: env.APP_URL },
       new URLSearchParams({ client_id: connected.clientId, response_type: 'code', redirect_uri: 'http://127.0.0.1:53682/callback' }),
     );
-    expect(outcome).toMatchObject({ problem: { error: 'invalid_client', description: expect.stringMatching(/removed after 30 days: remove this server from your MCP client and add it again/) } });
+    expect(outcome).toMatchObject({ problem: { error: 'invalid_client', description: expect.stringMatching(/removed once no connection has used it for 30 days or more: remove this server from your MCP client and add it again/) } });
   });
 
   it("keeps a registered client that has a grant in force however old its registration", async () => {
@@ -223,6 +223,22 @@ describe('account records whose life has ended', () => {
     await env.DB.prepare('UPDATE oauth_grants SET client_id = ? WHERE id = ?').bind(old, `grant_${old}`).run();
     await pruneEndedRecords(env.DB);
     expect(await env.DB.prepare('SELECT id FROM oauth_clients WHERE id = ?').bind(old).first()).not.toBeNull();
+  });
+
+  it('keeps a registered client, however old, while a person is on its consent page', async () => {
+    const old = await registerClient();
+    await env.DB.prepare('UPDATE oauth_clients SET created_at = ? WHERE id = ?').bind(iso(Date.now() - 400 * DAY), old).run();
+    await sql(
+      "INSERT INTO oauth_requests (id_hash, client_id, redirect_uri, code_challenge, resource, scope, expires_at) VALUES (?, ?, 'http://127.0.0.1/cb', 'c', 'r', 'mcp', ?)",
+      `request_${old}`,
+      old,
+      Date.now() + 5 * 60_000,
+    );
+    await pruneEndedRecords(env.DB);
+    expect(await env.DB.prepare('SELECT id FROM oauth_clients WHERE id = ?').bind(old).first()).not.toBeNull();
+    // Once the request has expired and gone, so does the client.
+    await pruneEndedRecords(env.DB, Date.now() + 10 * 60_000);
+    expect(await env.DB.prepare('SELECT id FROM oauth_clients WHERE id = ?').bind(old).first()).toBeNull();
   });
 
   it('reads what it deletes, not the live sessions beside them', async () => {

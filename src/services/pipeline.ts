@@ -172,7 +172,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     return {
       data: result.data,
       ...(result.message !== undefined ? { message: result.message } : {}),
-      meta: { ...metaOf(actual, settled.balance ?? (await balanceOf(gate, principal)), Date.now() - started, cached), ...(call.connection ? { connectionId: call.connection.id } : {}) },
+      meta: { ...metaOf(actual, settled.balance ?? (await balanceOf(env, principal)), Date.now() - started, cached), ...(call.connection ? { connectionId: call.connection.id } : {}) },
       headers,
     };
   } catch (error) {
@@ -322,10 +322,13 @@ async function withTimeLimit<T>(timeLimit: number, clientGone: AbortSignal | und
 
 /**
  * The balances a success's `meta` shows when its settle's answer did not carry them (its charge was found where it
- * went instead), read as `/v1/credits` reads them; null when that read fails too.
+ * went instead), read as `/v1/credits` reads them, through a new stub (the call's may be broken, as the lost
+ * settle's was); null when that read fails too.
  */
-async function balanceOf(gate: Gate, principal: KeyPrincipal): Promise<Balance | null> {
-  const credits = await gate.credits(principal.keyId, principal).catch(() => null);
+async function balanceOf(env: Env, principal: KeyPrincipal): Promise<Balance | null> {
+  const credits = await gateOf(env, principal.workspaceId)
+    .credits(principal.keyId, principal)
+    .catch(() => null);
   return credits && !credits.revoked ? credits.balance : null;
 }
 

@@ -14,7 +14,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const ENDED_RECORDS_KEPT_DAYS = {
   /** An OAuth grant past its 30 days (revoked or not), with the refresh tokens it still held. */
   grant: 30,
-  /** A client registered by RFC 7591 that no grant names, counted from its registration. */
+  /** A client registered by RFC 7591 that no grant (nor a consent under way) names, counted from its registration. */
   registeredClient: 30,
   /** An invitation, counted from when it would have expired (accepted, withdrawn or not). */
   invitation: 90,
@@ -84,24 +84,26 @@ const RULES: Rule[] = [
         .bind(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.grant), limit),
   },
   {
-    what: `registered OAuth clients no grant names, ${ENDED_RECORDS_KEPT_DAYS.registeredClient} days after registering`,
+    what: `registered OAuth clients no grant or pending consent names, ${ENDED_RECORDS_KEPT_DAYS.registeredClient} days after registering`,
     statement: (db, now, limit) =>
       db
         .prepare(
           `DELETE FROM oauth_clients WHERE rowid IN (
              SELECT rowid FROM oauth_clients c WHERE from_document = 0 AND created_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id) LIMIT ?)`,
+                AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
+                AND NOT EXISTS (SELECT 1 FROM oauth_requests r WHERE r.client_id = c.id) LIMIT ?)`,
         )
         .bind(iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.registeredClient)), limit),
   },
   {
-    what: 'client metadata documents past their cache lifetime that no grant names',
+    what: 'client metadata documents past their cache lifetime that no grant or pending consent names',
     statement: (db, now, limit) =>
       db
         .prepare(
           `DELETE FROM oauth_clients WHERE rowid IN (
              SELECT rowid FROM oauth_clients c WHERE from_document = 1 AND expires_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id) LIMIT ?)`,
+                AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
+                AND NOT EXISTS (SELECT 1 FROM oauth_requests r WHERE r.client_id = c.id) LIMIT ?)`,
         )
         .bind(now, limit),
   },

@@ -43,7 +43,7 @@ export async function beginAuthorization(env: OAuthEnv, params: URLSearchParams)
     throw error;
   }
   if (!client) {
-    const description = `No client ${clientId} is registered here. A registration no connection uses is removed after ${ENDED_RECORDS_KEPT_DAYS.registeredClient} days: remove this server from your MCP client and add it again, and it registers afresh.`;
+    const description = `No client ${clientId} is registered here. A registration is removed once no connection has used it for ${ENDED_RECORDS_KEPT_DAYS.registeredClient} days or more: remove this server from your MCP client and add it again, and it registers afresh.`;
     return { problem: { error: 'invalid_client', description } };
   }
 
