@@ -12,6 +12,7 @@ import { type Balance, planInForce, type Terms } from '../src/core/protocols/lea
 import type { OrgWalletProtocol } from '../src/core/protocols/wallet';
 import { CreditView } from './credit-view';
 import { RateWindow, WINDOW_KEY, type StoredWindow } from './rate-window';
+import { RevokedKeys } from './revoked-keys';
 import { reached, REPORT_ONLY, Undelivered, WalletLink } from './wallet-link';
 
 /** A gate reads the database, like every object, and reaches its organization's wallet and its siblings' gates. */
@@ -34,7 +35,7 @@ export const RECALL_IDLE_MS = 1_000;
 /**
  * One per workspace, and the only object a metered call talks to. It composes what a call needs and
  * decides the order of the checks (revocation, plan, window, the key's limit, money):
- * - revoked keys, kept here;
+ * - revoked keys, kept here a day (RevokedKeys);
  * - the request window shared by all the workspace's keys (RateWindow);
  * - the money for calls, spent from a lease the organization's wallet grants (LeaseBook), set aside for
  *   each call (LeaseDraws) within its key's monthly limit (KeyBudgets);
@@ -46,7 +47,7 @@ export const RECALL_IDLE_MS = 1_000;
  * calls cannot take the same slot or the same unit.
  */
 export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGateProtocol {
-  private revoked = new Set<string>();
+  private readonly revoked: RevokedKeys;
   private readonly window: RateWindow;
   private readonly book: LeaseBook;
   private readonly budgets: KeyBudgets;
@@ -68,6 +69,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // The window and the wallet's figures are stored in the lease state's row, with it.
+    this.revoked = new RevokedKeys(ctx.storage.sql);
     this.window = new RateWindow();
     this.view = new CreditView();
     this.book = new LeaseBook(ctx.storage.sql, [this.window, this.view]);
@@ -80,7 +82,11 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     void ctx.blockConcurrencyWhile(async () => {
       const [stored, alarm] = await Promise.all([ctx.storage.get<StoredWindow | string[]>([WINDOW_KEY, 'revoked']), ctx.storage.getAlarm()]);
       this.window.restore((this.book.storedPart(this.window.name) ?? stored.get(WINDOW_KEY)) as StoredWindow | undefined);
-      this.revoked = new Set((stored.get('revoked') as string[] | undefined) ?? []);
+      const storedRevoked = stored.get('revoked') as string[] | undefined;
+      if (storedRevoked) {
+        this.revoked.adoptStored(storedRevoked);
+        await ctx.storage.delete('revoked');
+      }
       // The alarm an earlier instance set still stands, unless this one has set its own since it started
       // (a test's direct call is not held back by this read): it only ever moves it earlier.
       this.alarmAt ??= alarm;
@@ -101,9 +107,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
    * with a workspace key asks this object before it is served, so no isolate's memory can accept it.
    */
   async revoke(keyId: string): Promise<void> {
-    if (this.revoked.has(keyId)) return;
+    // Stored before the answer leaves (the output gate holds it until the write is durable).
     this.revoked.add(keyId);
-    await this.ctx.storage.put('revoked', [...this.revoked]);
   }
 
   /**

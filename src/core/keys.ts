@@ -3,6 +3,11 @@ import { randomHex } from './ids';
 
 export const KEY_PREFIX = 'sluice_live_';
 export const KEY_PATTERN = /^sluice_live_[0-9a-f]{32}$/;
+/**
+ * The longest an isolate serves a key's principal from memory, unread, before it waits for D1 again
+ * (services/principal-cache.ts); a workspace gate remembers a revocation well past it (durable-objects/revoked-keys.ts).
+ */
+export const PRINCIPAL_USABLE_MS = 10 * 60_000;
 
 export const KEY_SCOPES = ['workspace', 'agent', 'data_job', 'workspace_dryrun', 'workspace_mcp', 'meta_agent'] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];

@@ -1,7 +1,7 @@
 import { findPrincipal } from './accounts';
 import type { KeyPrincipal } from '../core/records';
 import type { Env } from '../core/config';
-import { hashKey } from '../core/keys';
+import { hashKey, PRINCIPAL_USABLE_MS } from '../core/keys';
 import { ReadBehind } from '../core/read-behind';
 
 /**
@@ -17,7 +17,7 @@ import { ReadBehind } from '../core/read-behind';
 const principals = new ReadBehind<KeyPrincipal | null>({
   name: "a key's principal",
   freshMs: 30_000,
-  usableMs: 10 * 60_000,
+  usableMs: PRINCIPAL_USABLE_MS,
   maxEntries: 10_000,
   keeps: (principal) => principal !== null && !principal.revoked,
 });
