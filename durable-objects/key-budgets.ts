@@ -31,6 +31,7 @@ export class KeyBudgets {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS key_limits (key_id TEXT PRIMARY KEY, limit_units INTEGER, version INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS key_spend (key_id TEXT PRIMARY KEY, month_start INTEGER NOT NULL, spent_units INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS key_spend_by_month ON key_spend (month_start);
     `);
   }
 
@@ -131,6 +132,15 @@ export class KeyBudgets {
       const known = this.spent.get(keyId);
       if (known?.monthStart === monthStart) this.spent.set(keyId, { monthStart, units: Math.max(0, known.units - units) });
     }
+  }
+
+  /**
+   * Lets go of the sums of months before `now`'s, which count as none (`spentThisMonth`): a key that spent once
+   * and never again (every data job's) would otherwise keep its row for good. A charge of such a month that
+   * comes late writes its row again, read as none all the same.
+   */
+  forgetPastMonths(now: number): void {
+    this.sql.exec('DELETE FROM key_spend WHERE month_start < ?', utcMonthOf(now).start);
   }
 
   /** Each key's limit, spend this month and what it holds now. */

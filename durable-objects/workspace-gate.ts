@@ -109,6 +109,8 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   async revoke(keyId: string): Promise<void> {
     // Stored before the answer leaves (the output gate holds it until the write is durable).
     this.revoked.add(keyId);
+    // Revocations come with keys that pile up (a data job's, an agent's): their spend of past months goes too.
+    this.budgets.forgetPastMonths(clock.now());
   }
 
   /**

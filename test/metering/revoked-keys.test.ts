@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RevokedKeys } from '../../durable-objects/revoked-keys';
 import { WorkspaceGate } from '../../durable-objects/workspace-gate';
-import { clock } from '../../src/core/clock';
+import { clock, utcMonthOf } from '../../src/core/clock';
 import { gateOf } from '../../src/services/gate';
 import { companyByDomain, credit, json, ops, provision } from '../support/api';
 import { objectRowsReadWhile } from '../support/rows-read';
@@ -82,6 +82,24 @@ describe("a workspace gate's revoked keys", () => {
       // The day's 22 job keys and the account's (by the whole table, all 5,001).
       expect(rows).toBeLessThan(50);
     });
+  });
+
+  it("lets go of the spend of past months as keys are revoked, and keeps this month's", async () => {
+    const account = await provision();
+    const gate = gateOf(env, account.workspaceId);
+    const thisMonth = utcMonthOf(Date.now()).start;
+    const lastMonth = utcMonthOf(thisMonth - 1).start;
+    await runInDurableObject(gate, (_, state) => {
+      // A job key that spent last month and was never used again, and a key spending this month.
+      state.storage.sql.exec('INSERT INTO key_spend (key_id, month_start, spent_units) VALUES (?, ?, 500), (?, ?, 700)', 'key_last_month', lastMonth, 'key_this_month', thisMonth);
+    });
+    await gate.revoke('key_job_ended');
+    await runInDurableObject(gate, (_, state) => {
+      const rows = state.storage.sql.exec<{ key_id: string }>('SELECT key_id FROM key_spend ORDER BY key_id').toArray();
+      expect(rows.map((row) => row.key_id)).toEqual(['key_this_month']);
+    });
+    const [budget] = await gate.keyBudgets(['key_this_month']);
+    expect(budget!.spentUnits).toBe(700);
   });
 
   it("adopts the list a gate from before kept as one stored value, and keeps it a day from then", async () => {
