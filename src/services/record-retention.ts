@@ -25,116 +25,80 @@ export const ENDED_RECORDS_KEPT_DAYS = {
 interface Rule {
   /** What goes, for the run's answer and the decisions' table. */
   what: string;
-  /** A statement deleting at most `limit` of them, found through an index on when they ended (migrations/0031). */
-  statement: (db: D1Database, now: number, limit: number) => D1PreparedStatement;
+  table: string;
+  /**
+   * Which rows go, over the table aliased `t`, with one `?`: the instant `bound` answers. It leads with a
+   * range on an index of when they ended (migrations/0031), so a run reads what it deletes.
+   */
+  where: string;
+  bound: (now: number) => number | string;
 }
 
 const iso = (instant: number) => new Date(instant).toISOString();
 const daysBefore = (now: number, days: number) => now - days * DAY_MS;
 
+/** A grant no token still names (D1 enforces the tokens' foreign key). */
+const NO_TOKEN_LEFT = 'NOT EXISTS (SELECT 1 FROM oauth_tokens WHERE grant_id = t.id)';
+/** A client no grant names and no consent under way asks for. */
+const NO_ONE_NAMES_CLIENT = 'NOT EXISTS (SELECT 1 FROM oauth_grants WHERE client_id = t.id) AND NOT EXISTS (SELECT 1 FROM oauth_requests WHERE client_id = t.id)';
+
 /**
- * Deleting through `rowid IN (… LIMIT ?)`, as D1 has no `DELETE … LIMIT`. Order matters where a row names
- * another: tokens before their grants, grants before their clients (D1 enforces the tokens' foreign key).
+ * In order where a row names another: tokens before their grants, grants before their clients.
  */
 const RULES: Rule[] = [
-  {
-    what: 'sessions past their expiry',
-    statement: (db, now, limit) => db.prepare('DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT ?)').bind(iso(now), limit),
-  },
-  {
-    what: 'email confirmation links past their expiry',
-    statement: (db, now, limit) =>
-      db.prepare('DELETE FROM email_verifications WHERE rowid IN (SELECT rowid FROM email_verifications WHERE expires_at <= ? LIMIT ?)').bind(iso(now), limit),
-  },
-  {
-    what: 'attempt counts whose window has ended under every rule',
-    statement: (db, now, limit) =>
-      db.prepare('DELETE FROM auth_throttle WHERE rowid IN (SELECT rowid FROM auth_throttle WHERE window_start <= ? LIMIT ?)').bind(now - ATTEMPTS_KEPT_MS, limit),
-  },
-  {
-    what: 'authorization requests no one decided in time',
-    statement: (db, now, limit) => db.prepare('DELETE FROM oauth_requests WHERE rowid IN (SELECT rowid FROM oauth_requests WHERE expires_at <= ? LIMIT ?)').bind(now, limit),
-  },
-  {
-    what: 'OAuth tokens past their expiry',
-    statement: (db, now, limit) => db.prepare('DELETE FROM oauth_tokens WHERE rowid IN (SELECT rowid FROM oauth_tokens WHERE expires_at <= ? LIMIT ?)').bind(now, limit),
-  },
+  { what: 'sessions past their expiry', table: 'sessions', where: 'expires_at <= ?', bound: iso },
+  { what: 'email confirmation links past their expiry', table: 'email_verifications', where: 'expires_at <= ?', bound: iso },
+  { what: 'attempt counts whose window has ended under every rule', table: 'auth_throttle', where: 'window_start <= ?', bound: (now) => now - ATTEMPTS_KEPT_MS },
+  { what: 'authorization requests no one decided in time', table: 'oauth_requests', where: 'expires_at <= ?', bound: (now) => now },
+  { what: 'OAuth tokens past their expiry', table: 'oauth_tokens', where: 'expires_at <= ?', bound: (now) => now },
   {
     what: 'OAuth grants whose code was never exchanged',
-    statement: (db, now, limit) =>
-      db
-        .prepare(
-          `DELETE FROM oauth_grants WHERE rowid IN (
-             SELECT rowid FROM oauth_grants g WHERE code_used_at IS NULL AND code_expires_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.id) LIMIT ?)`,
-        )
-        .bind(now, limit),
+    table: 'oauth_grants',
+    where: `code_used_at IS NULL AND code_expires_at <= ? AND ${NO_TOKEN_LEFT}`,
+    bound: (now) => now,
   },
   {
     what: `OAuth grants ended more than ${ENDED_RECORDS_KEPT_DAYS.grant} days ago`,
-    statement: (db, now, limit) =>
-      // A token outliving its grant is not issued (an access token's expiry is capped by the grant's); the check
-      // keeps the foreign key whatever a past version wrote.
-      db
-        .prepare(
-          `DELETE FROM oauth_grants WHERE rowid IN (
-             SELECT rowid FROM oauth_grants g WHERE expires_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.id) LIMIT ?)`,
-        )
-        .bind(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.grant), limit),
+    table: 'oauth_grants',
+    // A token outliving its grant is not issued (an access token's expiry is capped by the grant's); the check
+    // keeps the foreign key whatever a past version wrote.
+    where: `expires_at <= ? AND ${NO_TOKEN_LEFT}`,
+    bound: (now) => daysBefore(now, ENDED_RECORDS_KEPT_DAYS.grant),
   },
   {
     what: `registered OAuth clients no grant or pending consent names, ${ENDED_RECORDS_KEPT_DAYS.registeredClient} days after registering`,
-    statement: (db, now, limit) =>
-      db
-        .prepare(
-          `DELETE FROM oauth_clients WHERE rowid IN (
-             SELECT rowid FROM oauth_clients c WHERE from_document = 0 AND created_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
-                AND NOT EXISTS (SELECT 1 FROM oauth_requests r WHERE r.client_id = c.id) LIMIT ?)`,
-        )
-        .bind(iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.registeredClient)), limit),
+    table: 'oauth_clients',
+    // `from_document = 0` and `= 1` as literals: they are the partial indexes' conditions.
+    where: `from_document = 0 AND created_at <= ? AND ${NO_ONE_NAMES_CLIENT}`,
+    bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.registeredClient)),
   },
   {
     what: 'client metadata documents past their cache lifetime that no grant or pending consent names',
-    statement: (db, now, limit) =>
-      db
-        .prepare(
-          `DELETE FROM oauth_clients WHERE rowid IN (
-             SELECT rowid FROM oauth_clients c WHERE from_document = 1 AND expires_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
-                AND NOT EXISTS (SELECT 1 FROM oauth_requests r WHERE r.client_id = c.id) LIMIT ?)`,
-        )
-        .bind(now, limit),
+    table: 'oauth_clients',
+    where: `from_document = 1 AND expires_at <= ? AND ${NO_ONE_NAMES_CLIENT}`,
+    bound: (now) => now,
   },
   {
     what: `invitations ${ENDED_RECORDS_KEPT_DAYS.invitation} days past their expiry`,
-    statement: (db, now, limit) =>
-      db
-        .prepare('DELETE FROM invitations WHERE rowid IN (SELECT rowid FROM invitations WHERE expires_at <= ? LIMIT ?)')
-        .bind(iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.invitation)), limit),
+    table: 'invitations',
+    where: 'expires_at <= ?',
+    bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.invitation)),
   },
   {
     what: `development outbox messages older than ${ENDED_RECORDS_KEPT_DAYS.outboxMessage} days`,
-    statement: (db, now, limit) =>
-      db
-        .prepare('DELETE FROM email_outbox WHERE rowid IN (SELECT rowid FROM email_outbox WHERE created_at <= ? LIMIT ?)')
-        .bind(iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.outboxMessage)), limit),
+    table: 'email_outbox',
+    where: 'created_at <= ?',
+    bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.outboxMessage)),
   },
-  {
-    what: "agents' runtime hours older than the usage rows",
-    statement: (db, now, limit) => db.prepare('DELETE FROM agent_hours WHERE rowid IN (SELECT rowid FROM agent_hours WHERE hour < ? LIMIT ?)').bind(iso(usageRowsKeptSince(now)), limit),
-  },
-  {
-    what: "data jobs' runtime hours older than the usage rows",
-    statement: (db, now, limit) => db.prepare('DELETE FROM job_hours WHERE rowid IN (SELECT rowid FROM job_hours WHERE hour < ? LIMIT ?)').bind(iso(usageRowsKeptSince(now)), limit),
-  },
-  {
-    what: "Stripe's events older than the usage rows",
-    statement: (db, now, limit) =>
-      db.prepare('DELETE FROM stripe_events WHERE rowid IN (SELECT rowid FROM stripe_events WHERE received_at < ? LIMIT ?)').bind(iso(usageRowsKeptSince(now)), limit),
-  },
+  { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
+  { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
+  { what: "Stripe's events older than the usage rows", table: 'stripe_events', where: 'received_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
 ];
+
+/** A rule's rows, at most `limit` of them: through `rowid IN (… LIMIT ?)`, as D1 has no `DELETE … LIMIT`. */
+function deleting(db: D1Database, rule: Rule, now: number, limit: number): D1PreparedStatement {
+  return db.prepare(`DELETE FROM ${rule.table} WHERE rowid IN (SELECT rowid FROM ${rule.table} t WHERE ${rule.where} LIMIT ?)`).bind(rule.bound(now), limit);
+}
 
 /**
  * Deletes the account records whose life has ended (RULES, in order), a chunk at a time within one daily run's
@@ -144,7 +108,7 @@ export async function pruneEndedRecords(db: D1Database, now: number = clock.now(
   const budget = new PruningBudget();
   const deleted: Record<string, number> = {};
   for (const rule of RULES) {
-    const drained = await budget.drain((limit) => rule.statement(db, now, limit));
+    const drained = await budget.drain((limit) => deleting(db, rule, now, limit));
     deleted[rule.what] = drained.deleted;
     if (!drained.done) break;
   }
