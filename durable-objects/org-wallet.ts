@@ -361,7 +361,6 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     if (charges.length === 0) return { subscriptionUnits: subscription, purchasedUnits: purchased, alreadyCharged };
     this.creditWatch.beforeCharges(charges[0]!.usage.organizationId, subscription + purchased);
     this.outbox.add(charges.map((charge) => charge.usage));
-    if (charges.some((charge) => charge.usage.errorCode === 'INSUFFICIENT_CREDITS')) this.creditWatch.refusedForCredits();
     // Every success has its capture, a free one too (a zero-row answer), so the ledger counts successes.
     // One entry per call: a twin within the message counts once, as the unique index would have it.
     const successes = new Map<string, [holdId: string, subscriptionUnits: number, purchasedUnits: number]>();
@@ -395,8 +394,20 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       }
       alreadyCharged.push(...successes.keys());
     }
+    if (this.refusedUncharged(charges)) this.creditWatch.refusedForCredits();
     // The account was written with the captures (the trigger account_after_capture).
     return { subscriptionUnits: subscription, purchasedUnits: purchased, alreadyCharged };
+  }
+
+  /**
+   * Whether a call of these was refused for want of credit, which credits.exhausted says. A refusal under a call
+   * id the ledger has a capture of is not one: it is a success's settle asked for again after its first answer was
+   * lost, the charge already handed on, and no money left to take it twice (services/pipeline.ts, `settle`). The
+   * call answered 200; its 402 row lands nowhere (D1 keeps the first row under an id). Read after this message's
+   * captures are written, and only for a refusal (a read of the ledger's unique index), so never for a success.
+   */
+  private refusedUncharged(charges: Charge[]): boolean {
+    return charges.some((charge) => charge.usage.errorCode === 'INSUFFICIENT_CREDITS' && this.captureOf(charge.id) === null);
   }
 
   /**

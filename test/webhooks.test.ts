@@ -3,6 +3,8 @@ import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgWallet } from '../durable-objects/org-wallet';
+import { unitsFromCents } from '../src/core/money';
+import type { Charge, SyncMessage } from '../src/core/protocols/lease';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
 import { gateOf } from '../src/services/gate';
@@ -315,6 +317,40 @@ describe('/v1/webhook-endpoints', () => {
     expect(events.at(-1).data).toMatchObject({ availableCents: 0 });
     expect((await types(siblingUrl)).map((event) => [event.type, event.data.thresholdCents])).toEqual([['credits.low', 1]]);
   }, 20_000);
+
+  it("does not send credits.exhausted for a success's settle asked again and refused for money: that call was charged", async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 10 });
+    const url = receiverUrl('ok');
+    const endpoint = (await create(account, { url, events: ['credits.exhausted'] })).body.data;
+    const wallet = walletOf(env, account.organizationId);
+    // A gate's messages as pipeline.ts's settle leads to them: the call's charge handed on, then, its answer lost,
+    // the settle asked again, which finds no hold, asks for the money anew and is refused: a 402 row under the same id.
+    const workspaceId = `ws_repeat_${crypto.randomUUID()}`;
+    const row = (id: string, status: number, costUnits: number) => ({
+      id, requestId: `req_${id}`, organizationId: account.organizationId, workspaceId, keyId: 'key_repeat', operation: 'test.op',
+      status, errorCode: status === 402 ? 'INSUFFICIENT_CREDITS' : null, costUnits, cached: false, latencyMs: 1, createdAt: new Date().toISOString(),
+    });
+    const message = (seq: number, charges: Charge[], needUnits = 0): SyncMessage => ({
+      seq, generation: 0, charges, giveBack: { subscriptionUnits: 0, purchasedUnits: 0 }, needUnits, targetUnits: needUnits, keyUses: [],
+    });
+    const charged = `use_${crypto.randomUUID()}`;
+    const nineCents = unitsFromCents(9);
+    await wallet.sync(workspaceId, message(1, [], nineCents));
+    await wallet.sync(workspaceId, message(2, [{ id: charged, generation: 0, subscriptionUnits: 0, purchasedUnits: nineCents, usage: row(charged, 200, nineCents) }]));
+    await wallet.sync(workspaceId, message(3, [{ id: charged, generation: 0, subscriptionUnits: 0, purchasedUnits: 0, usage: row(charged, 402, 0) }]));
+    await runInDurableObject(wallet, (instance) => (instance as unknown as OrgWallet).alarm());
+    await walletSaidAll(account.organizationId);
+    expect(await deliveries(account.key, endpoint.id)).toEqual([]);
+
+    // A call refused under an id never charged is one, with the same cent left.
+    const refused = `use_${crypto.randomUUID()}`;
+    await wallet.sync(workspaceId, message(4, [{ id: refused, generation: 0, subscriptionUnits: 0, purchasedUnits: 0, usage: row(refused, 402, 0) }]));
+    await runInDurableObject(wallet, (instance) => (instance as unknown as OrgWallet).alarm());
+    const exhausted = await eventually(() => deliveries(account.key, endpoint.id), (all) => all.length > 0);
+    expect(exhausted.map((delivery) => delivery.type)).toEqual(['credits.exhausted']);
+    expect((await eventually(() => received(url), (all) => all.length > 0)).map((request) => JSON.parse(request.body).data.availableCents)).toEqual([1]);
+  });
 
   it('sends usage.daily with the previous UTC day, once however often the cron runs', async () => {
     const account = await provision();
