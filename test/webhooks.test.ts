@@ -1,18 +1,22 @@
-import { createExecutionContext, createScheduledController, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgWallet } from '../durable-objects/org-wallet';
 import { unitsFromCents } from '../src/core/money';
+import type { DailyUsageMessage } from '../src/core/protocols/daily-usage';
 import type { Charge, SyncMessage } from '../src/core/protocols/lease';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
+import type { Env } from '../src/core/config';
 import { gateOf } from '../src/services/gate';
 import { walletOf } from '../src/services/wallet';
+import { WORKSPACES_PER_PAGE } from '../src/services/webhooks/daily-usage';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
 import type { WebhookEvent } from '../src/core/webhook-events';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
+import { keptDailyUsage } from './support/daily-usage';
 import { signUp } from './support/dashboard';
 import { objectRowsReadWhile } from './support/rows-read';
 
@@ -352,7 +356,7 @@ describe('/v1/webhook-endpoints', () => {
     expect((await eventually(() => received(url), (all) => all.length > 0)).map((request) => JSON.parse(request.body).data.availableCents)).toEqual([1]);
   });
 
-  it('sends usage.daily with the previous UTC day, once however often the cron runs', async () => {
+  it('sends usage.daily with the previous UTC day, by way of its queue', async () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 5 });
     const url = receiverUrl('ok');
@@ -364,22 +368,118 @@ describe('/v1/webhook-endpoints', () => {
       (row) => row!.n === 1,
     );
 
-    const tomorrow = Date.parse(`${today}T00:00:00Z`) + 24 * 3_600_000;
-    clock.now = () => tomorrow + 5 * 60_000;
-    for (let run = 0; run < 2; run++) {
-      const context = createExecutionContext();
-      await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), env, context);
-      await waitOnExecutionContext(context);
-    }
-    // Each run has queued what it sends on the endpoint by the time it ends: one delivery, sent, is all there is.
-    const settled = await eventually(() => deliveries(account.key, endpoint.id), (all) => all.every((delivery) => delivery.state !== 'pending'));
+    clock.now = () => Date.parse(`${today}T00:00:00Z`) + 24 * 3_600_000 + 5 * 60_000;
+    const context = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), env, context);
+    await waitOnExecutionContext(context);
+    // Miniflare's queue hands the page, then the report, to the worker's consumer (max_batch_timeout 1 s each).
+    const settled = await eventually(() => deliveries(account.key, endpoint.id), (all) => all.length > 0 && all.every((delivery) => delivery.state !== 'pending'), 1_000);
     expect(settled.map((delivery) => [delivery.type, delivery.state])).toEqual([['usage.daily', 'delivered']]);
-    const [report, ...more] = await received(url);
-    expect(more).toEqual([]);
+    const [report] = await received(url);
     expect(JSON.parse(report!.body)).toMatchObject({
       type: 'usage.daily',
       data: { workspaceId: account.workspaceId, day: today, totals: { calls: 1, succeeded: 1, failed: 0, costCents: 1 }, byOperation: [expect.objectContaining({ operation: 'linkedin.get-company-by-domain', calls: 1 })] },
     });
+  }, 30_000);
+});
+
+describe('usage.daily over its queue', () => {
+  /** The worker's queue consumer given `bodies` as one batch (attempt `attempts`): which it acknowledged, which it retried. */
+  async function consume(bindings: Env, bodies: DailyUsageMessage[], attempts = 1) {
+    const batch = createMessageBatch<DailyUsageMessage>(
+      'sluice-usage-daily',
+      bodies.map((body, index) => ({ id: `msg_${index}`, timestamp: new Date(), attempts, body })),
+    );
+    const context = createExecutionContext();
+    await worker.queue(batch as MessageBatch<unknown>, bindings);
+    return getQueueResult(batch, context);
+  }
+
+  it('starts with one message whatever the number of subscribers; each page sends its workspaces one report message each and the next page', async () => {
+    // 1,234 workspaces subscribed to usage.daily, 300 whose endpoints want other events.
+    const prefix = `ws_daily_${crypto.randomUUID().slice(0, 8)}_`;
+    const organizationId = `org_${prefix}`;
+    await env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, 'Daily', '2031-01-01T00:00:00.000Z')").bind(organizationId).run();
+    const seed = (count: number, from: number, events: string) =>
+      env.DB.batch([
+        env.DB.prepare(
+          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
+           INSERT INTO workspaces (id, organization_id, name, created_at) SELECT ?3 || printf('%05d', i), ?4, 'W', '2031-01-01T00:00:00.000Z' FROM n`,
+        ).bind(count, from, prefix, organizationId),
+        env.DB.prepare(
+          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
+           INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
+           SELECT 'whe_' || ?3 || i, ?3 || printf('%05d', i), 'https://hooks.example.com', ?5, 100, 'x', '2031-01-01T00:00:00.000Z', '2031-01-01T00:00:00.000Z' FROM n`,
+        ).bind(count, from, prefix, organizationId, events),
+      ]);
+    await seed(1_234, 0, '["usage.daily"]');
+    await seed(300, 5_000, '["key.created","credits.low"]');
+
+    const { sent, bindings } = keptDailyUsage();
+    clock.now = () => Date.parse('2031-03-02T00:05:00.000Z');
+    const context = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), bindings, context);
+    await waitOnExecutionContext(context);
+    expect(sent).toEqual([{ day: '2031-03-01', after: '' }]);
+
+    const reports: string[] = [];
+    let pages = 0;
+    for (let page = sent.shift(); page; page = sent.shift()) {
+      pages += 1;
+      const result = await consume(bindings, [page]);
+      expect(result.explicitAcks).toEqual(['msg_0']);
+      const pageReports = sent.filter((message) => 'workspaceId' in message);
+      expect(pageReports.length).toBeLessThanOrEqual(WORKSPACES_PER_PAGE);
+      expect(pageReports.every((message) => message.day === '2031-03-01')).toBe(true);
+      reports.push(...pageReports.map((message) => (message as { workspaceId: string }).workspaceId));
+      const next = sent.filter((message) => 'after' in message);
+      sent.length = 0;
+      sent.push(...next);
+      expect(next.length).toBeLessThanOrEqual(1);
+    }
+    const ours = reports.filter((workspaceId) => workspaceId.startsWith(prefix));
+    expect(ours).toHaveLength(1_234);
+    expect(new Set(ours).size).toBe(1_234);
+    expect(ours.every((workspaceId) => Number(workspaceId.slice(prefix.length)) < 5_000)).toBe(true);
+    // Other files' subscribers share this database: every subscriber is reached once, WORKSPACES_PER_PAGE a page.
+    expect(new Set(reports).size).toBe(reports.length);
+    expect(pages).toBe(Math.floor(reports.length / WORKSPACES_PER_PAGE) + 1);
+  }, 30_000);
+
+  it("retries a workspace's report that failed on its own, and a report handed over twice is sent once", async () => {
+    const [failing, passing] = [await provision(), await provision()];
+    const [failingUrl, passingUrl] = [receiverUrl('ok'), receiverUrl('ok')];
+    const failingEndpoint = (await create(failing, { url: failingUrl, events: ['usage.daily'] })).body.data;
+    const passingEndpoint = (await create(passing, { url: passingUrl, events: ['usage.daily'] })).body.data;
+    // The failing workspace's endpoint cannot be reached: its sender's stub throws.
+    const senders = env.WEBHOOK_SENDER;
+    const unreachable = senders.idFromName(failingEndpoint.id);
+    const bindings = {
+      ...env,
+      WEBHOOK_SENDER: {
+        idFromName: (name: string) => senders.idFromName(name),
+        get: (id: DurableObjectId) => {
+          if (id.equals(unreachable)) throw new Error('Network connection lost.');
+          return senders.get(id);
+        },
+      } as unknown as typeof env.WEBHOOK_SENDER,
+    };
+    const day = '2031-03-01';
+    const result = await consume(bindings, [{ day, workspaceId: failing.workspaceId }, { day, workspaceId: passing.workspaceId }]);
+    expect(result.explicitAcks).toEqual(['msg_1']);
+    expect(result.retryMessages.map((message: { msgId: string }) => message.msgId)).toEqual(['msg_0']);
+    const passed = await eventually(() => deliveries(passing.key, passingEndpoint.id), (all) => all.length > 0 && all.every((delivery) => delivery.state !== 'pending'));
+    expect(passed.map((delivery) => [delivery.type, delivery.state])).toEqual([['usage.daily', 'delivered']]);
+    expect(await deliveries(failing.key, failingEndpoint.id)).toEqual([]);
+
+    // Its next attempt reaches it; the same report handed over again (a page sent twice, a cron run twice) adds nothing.
+    expect((await consume(env, [{ day, workspaceId: failing.workspaceId }], 2)).explicitAcks).toEqual(['msg_0']);
+    expect((await consume(env, [{ day, workspaceId: failing.workspaceId }, { day, workspaceId: passing.workspaceId }])).explicitAcks).toEqual(['msg_0', 'msg_1']);
+    const settled = await eventually(() => deliveries(failing.key, failingEndpoint.id), (all) => all.length > 0 && all.every((delivery) => delivery.state !== 'pending'));
+    expect(settled.map((delivery) => [delivery.type, delivery.state])).toEqual([['usage.daily', 'delivered']]);
+    expect((await deliveries(passing.key, passingEndpoint.id)).map((delivery) => delivery.type)).toEqual(['usage.daily']);
+    expect((await received(failingUrl)).map((request) => JSON.parse(request.body).data.day)).toEqual([day]);
+    expect(await received(passingUrl)).toHaveLength(1);
   });
 });
 

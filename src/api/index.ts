@@ -26,7 +26,8 @@ import { pruneEndedRecords } from '../services/record-retention';
 import { pruneJobResults } from '../services/jobs/store';
 import { pruneSnapshots } from '../providers/builtin-web/change-tracking';
 import { reviveStrandedJobs } from '../services/jobs/resume';
-import { announceDailyUsage } from '../services/webhooks/daily-usage';
+import { consumeDailyUsage, startDailyUsage } from '../services/webhooks/daily-usage';
+import type { DailyUsageMessage } from '../core/protocols/daily-usage';
 
 /**
  * `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. An
@@ -82,10 +83,12 @@ const app = buildApiApp();
 export default {
   fetch: app.fetch,
   /**
-   * The cron of wrangler.toml: usage.daily to the endpoints that want it; usage rows, job results, snapshots and
+   * The cron of wrangler.toml: usage.daily started (its queue does the work); usage rows, job results, snapshots and
    * ended account records (sessions, OAuth grants and clients, invitations…) past their retention pruned; data jobs
    * whose runs died, errored or cannot be found ended.
    */
   scheduled: (_controller, env, ctx) =>
-    ctx.waitUntil(Promise.all([announceDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), pruneEndedRecords(env.DB), reviveStrandedJobs(env)])),
+    ctx.waitUntil(Promise.all([startDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), pruneEndedRecords(env.DB), reviveStrandedJobs(env)])),
+  /** The usage.daily queue (wrangler.toml [[queues.consumers]]), its only consumer. */
+  queue: (batch, env) => consumeDailyUsage(env, batch as MessageBatch<DailyUsageMessage>),
 } satisfies ExportedHandler<Env>;

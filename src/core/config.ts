@@ -1,4 +1,5 @@
 import type { ObjectBindings } from './object-bindings';
+import type { DailyUsageMessage } from './protocols/daily-usage';
 import type { WorkspaceDatabaseProtocol } from './protocols/database';
 import type { WorkspaceGateProtocol } from './protocols/gate';
 import type { IdempotencyStoreProtocol } from './protocols/idempotency';
@@ -84,6 +85,8 @@ export type Env = Partial<Record<SettingName, string>> &
     DATA_JOBS: Workflow<DataJobParams>;
     /** Large answers D1 only indexes: data jobs' item answers over INLINE_DATA_BYTES, change-tracking snapshots. */
     RESULTS: R2Bucket;
+    /** usage.daily's work, a page of subscribed workspaces or one workspace's report a message (services/webhooks/daily-usage.ts). */
+    DAILY_USAGE: Queue<DailyUsageMessage>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;
