@@ -10,7 +10,7 @@ import { pruneEndedRecords } from '../src/services/record-retention';
 import { connect, registerClient } from './mcp-oauth/support';
 import { signUp, type Person } from './support/dashboard';
 import { rowsReadBy } from './support/rows-read';
-import { keptDailyUsage } from './support/daily-usage';
+import { keptNightly } from './support/nightly';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -187,7 +187,7 @@ describe('account records whose life has ended', () => {
     vi.spyOn(clock, 'now').mockReturnValue(NOW);
     // Through the api's cron handler, as Cloudflare runs it each night.
     const context = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: '5 0 * * *' }), keptDailyUsage().bindings, context);
+    await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: '5 0 * * *' }), keptNightly().bindings, context);
     await waitOnExecutionContext(context);
     expect([await present(table, gone), await present(table, kept)]).toEqual([false, true]);
   });

@@ -1,14 +1,12 @@
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, createScheduledController, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgWallet } from '../durable-objects/org-wallet';
 import { unitsFromCents } from '../src/core/money';
-import type { DailyUsageMessage } from '../src/core/protocols/daily-usage';
 import type { Charge, SyncMessage } from '../src/core/protocols/lease';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
-import type { Env } from '../src/core/config';
 import { gateOf } from '../src/services/gate';
 import { walletOf } from '../src/services/wallet';
 import { WORKSPACES_PER_PAGE } from '../src/services/webhooks/daily-usage';
@@ -16,7 +14,7 @@ import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
 import type { WebhookEvent } from '../src/core/webhook-events';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
-import { keptDailyUsage } from './support/daily-usage';
+import { handToConsumer, keptNightly } from './support/nightly';
 import { signUp } from './support/dashboard';
 import { objectRowsReadWhile } from './support/rows-read';
 
@@ -384,17 +382,6 @@ describe('/v1/webhook-endpoints', () => {
 });
 
 describe('usage.daily over its queue', () => {
-  /** The worker's queue consumer given `bodies` as one batch (attempt `attempts`): which it acknowledged, which it retried. */
-  async function consume(bindings: Env, bodies: DailyUsageMessage[], attempts = 1) {
-    const batch = createMessageBatch<DailyUsageMessage>(
-      'sluice-usage-daily',
-      bodies.map((body, index) => ({ id: `msg_${index}`, timestamp: new Date(), attempts, body })),
-    );
-    const context = createExecutionContext();
-    await worker.queue(batch as MessageBatch<unknown>, bindings);
-    return getQueueResult(batch, context);
-  }
-
   it('starts with one message whatever the number of subscribers; each page sends its workspaces one report message each and the next page', async () => {
     // 1,234 workspaces subscribed to usage.daily, 300 whose endpoints want other events.
     const prefix = `ws_daily_${crypto.randomUUID().slice(0, 8)}_`;
@@ -415,24 +402,24 @@ describe('usage.daily over its queue', () => {
     await seed(1_234, 0, '["usage.daily"]');
     await seed(300, 5_000, '["key.created","credits.low"]');
 
-    const { sent, bindings } = keptDailyUsage();
+    const { sent, bindings } = keptNightly();
     clock.now = () => Date.parse('2031-03-02T00:05:00.000Z');
     const context = createExecutionContext();
     await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), bindings, context);
     await waitOnExecutionContext(context);
-    expect(sent).toEqual([{ day: '2031-03-01', after: '' }]);
+    expect(sent).toEqual([{ kind: 'usage.daily page', day: '2031-03-01', after: '' }]);
 
     const reports: string[] = [];
     let pages = 0;
     for (let page = sent.shift(); page; page = sent.shift()) {
       pages += 1;
-      const result = await consume(bindings, [page]);
+      const result = await handToConsumer(bindings, [page]);
       expect(result.explicitAcks).toEqual(['msg_0']);
-      const pageReports = sent.filter((message) => 'workspaceId' in message);
+      const pageReports = sent.filter((message) => message.kind === 'usage.daily');
       expect(pageReports.length).toBeLessThanOrEqual(WORKSPACES_PER_PAGE);
       expect(pageReports.every((message) => message.day === '2031-03-01')).toBe(true);
       reports.push(...pageReports.map((message) => (message as { workspaceId: string }).workspaceId));
-      const next = sent.filter((message) => 'after' in message);
+      const next = sent.filter((message) => message.kind === 'usage.daily page');
       sent.length = 0;
       sent.push(...next);
       expect(next.length).toBeLessThanOrEqual(1);
@@ -465,7 +452,7 @@ describe('usage.daily over its queue', () => {
       } as unknown as typeof env.WEBHOOK_SENDER,
     };
     const day = '2031-03-01';
-    const result = await consume(bindings, [{ day, workspaceId: failing.workspaceId }, { day, workspaceId: passing.workspaceId }]);
+    const result = await handToConsumer(bindings, [{ kind: 'usage.daily', day, workspaceId: failing.workspaceId }, { kind: 'usage.daily', day, workspaceId: passing.workspaceId }]);
     expect(result.explicitAcks).toEqual(['msg_1']);
     expect(result.retryMessages.map((message: { msgId: string }) => message.msgId)).toEqual(['msg_0']);
     const passed = await eventually(() => deliveries(passing.key, passingEndpoint.id), (all) => all.length > 0 && all.every((delivery) => delivery.state !== 'pending'));
@@ -473,8 +460,8 @@ describe('usage.daily over its queue', () => {
     expect(await deliveries(failing.key, failingEndpoint.id)).toEqual([]);
 
     // Its next attempt reaches it; the same report handed over again (a page sent twice, a cron run twice) adds nothing.
-    expect((await consume(env, [{ day, workspaceId: failing.workspaceId }], 2)).explicitAcks).toEqual(['msg_0']);
-    expect((await consume(env, [{ day, workspaceId: failing.workspaceId }, { day, workspaceId: passing.workspaceId }])).explicitAcks).toEqual(['msg_0', 'msg_1']);
+    expect((await handToConsumer(env, [{ kind: 'usage.daily', day, workspaceId: failing.workspaceId }], 2)).explicitAcks).toEqual(['msg_0']);
+    expect((await handToConsumer(env, [{ kind: 'usage.daily', day, workspaceId: failing.workspaceId }, { kind: 'usage.daily', day, workspaceId: passing.workspaceId }])).explicitAcks).toEqual(['msg_0', 'msg_1']);
     const settled = await eventually(() => deliveries(failing.key, failingEndpoint.id), (all) => all.length > 0 && all.every((delivery) => delivery.state !== 'pending'));
     expect(settled.map((delivery) => [delivery.type, delivery.state])).toEqual([['usage.daily', 'delivered']]);
     expect((await deliveries(passing.key, passingEndpoint.id)).map((delivery) => delivery.type)).toEqual(['usage.daily']);

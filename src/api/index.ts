@@ -21,13 +21,8 @@ import { registerRuntime, RUNTIME_DATA_ROUTES } from './routes/runtime';
 import { registerUsage } from './routes/usage';
 import { registerWebhookEndpoints } from './routes/webhook-endpoints';
 import type { Env } from '../core/config';
-import { pruneUsage } from '../services/usage-retention';
-import { pruneEndedRecords } from '../services/record-retention';
-import { pruneJobResults } from '../services/jobs/store';
-import { pruneSnapshots } from '../providers/builtin-web/change-tracking';
-import { reviveStrandedJobs } from '../services/jobs/resume';
-import { consumeDailyUsage, startDailyUsage } from '../services/webhooks/daily-usage';
-import type { DailyUsageMessage } from '../core/protocols/daily-usage';
+import type { NightlyMessage } from '../core/protocols/nightly';
+import { consumeNightly, nightly } from './nightly';
 
 /**
  * `/v1` routes that need no credential (spec REST rule 5); everything else under `/v1` needs a workspace key. An
@@ -82,13 +77,8 @@ const app = buildApiApp();
 
 export default {
   fetch: app.fetch,
-  /**
-   * The cron of wrangler.toml: usage.daily started (its queue does the work); usage rows, job results, snapshots and
-   * ended account records (sessions, OAuth grants and clients, invitations…) past their retention pruned; data jobs
-   * whose runs died, errored or cannot be found ended.
-   */
-  scheduled: (_controller, env, ctx) =>
-    ctx.waitUntil(Promise.all([startDailyUsage(env), pruneUsage(env.DB), pruneJobResults(env), pruneSnapshots(env), pruneEndedRecords(env.DB), reviveStrandedJobs(env)])),
-  /** The usage.daily queue (wrangler.toml [[queues.consumers]]), its only consumer. */
-  queue: (batch, env) => consumeDailyUsage(env, batch as MessageBatch<DailyUsageMessage>),
+  /** The cron of wrangler.toml: the nightly work (./nightly.ts). */
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(nightly(env)),
+  /** The nightly queue (wrangler.toml [[queues.consumers]]): what the cron started, carried on. */
+  queue: (batch, env) => consumeNightly(env, batch as MessageBatch<NightlyMessage>),
 } satisfies ExportedHandler<Env>;

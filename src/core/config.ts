@@ -1,5 +1,5 @@
 import type { ObjectBindings } from './object-bindings';
-import type { DailyUsageMessage } from './protocols/daily-usage';
+import type { NightlyMessage } from './protocols/nightly';
 import type { WorkspaceDatabaseProtocol } from './protocols/database';
 import type { WorkspaceGateProtocol } from './protocols/gate';
 import type { IdempotencyStoreProtocol } from './protocols/idempotency';
@@ -85,8 +85,8 @@ export type Env = Partial<Record<SettingName, string>> &
     DATA_JOBS: Workflow<DataJobParams>;
     /** Large answers D1 only indexes: data jobs' item answers over INLINE_DATA_BYTES, change-tracking snapshots. */
     RESULTS: R2Bucket;
-    /** usage.daily's work, a page of subscribed workspaces or one workspace's report a message (services/webhooks/daily-usage.ts). */
-    DAILY_USAGE: Queue<DailyUsageMessage>;
+    /** The nightly work the cron starts and its messages carry on: usage.daily's pages and reports, prunes (src/api/nightly.ts). */
+    NIGHTLY: Queue<NightlyMessage>;
     BASE_URL: string;
     TOOLS_BASE_URL: string;
     MCP_URL: string;

@@ -1,6 +1,6 @@
 /** Rows one statement deletes at most, so a daily run never holds D1 in one long write. */
 export const DELETE_CHUNK = 5_000;
-/** Statements one daily run sends at most; what is left waits for the next day's run. */
+/** Statements one pruning run sends at most; what is left, a message of the nightly queue runs again (src/api/nightly.ts). */
 export const STATEMENTS_PER_RUN = 2_000;
 
 /**
@@ -45,5 +45,10 @@ export class PruningBudget {
   /** Counts a statement sent outside `drain` (one that follows a drained table: hourly totals, a job's mark). */
   count(): void {
     this.#left -= 1;
+  }
+
+  /** Whether the run used all its statements: what it pruned may not be all there was, and another run carries on. */
+  get spent(): boolean {
+    return this.#left <= 0;
   }
 }

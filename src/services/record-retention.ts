@@ -101,11 +101,10 @@ function deleting(db: D1Database, rule: Rule, now: number, limit: number): D1Pre
 }
 
 /**
- * Deletes the account records whose life has ended (RULES, in order), a chunk at a time within one daily run's
- * budget; what the budget leaves waits for the next day. Run by the daily cron. Answers how many of each went.
+ * Deletes the account records whose life has ended (RULES, in order), a chunk at a time within one run's budget;
+ * what the budget leaves, the next run deletes (the nightly queue's). Run by the daily cron. Answers how many of each went.
  */
-export async function pruneEndedRecords(db: D1Database, now: number = clock.now()): Promise<Record<string, number>> {
-  const budget = new PruningBudget();
+export async function pruneEndedRecords(db: D1Database, now: number = clock.now(), budget = new PruningBudget()): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};
   for (const rule of RULES) {
     const drained = await budget.drain((limit) => deleting(db, rule, now, limit));

@@ -20,16 +20,15 @@ export function usageRowsKeptSince(now: number = clock.now()): number {
  * Deletes usage rows and hourly totals older than the retention, workspace by workspace through the
  * (workspace_id, created_at) index and the hourly table's key, so the work is what is deleted, not the
  * table. The workspaces visited are those with hourly totals past the retention (`usage_hourly_by_hour`): a
- * workspace's old totals go only once its old rows have, so one left half-done is visited again the next day,
+ * workspace's old totals go only once its old rows have, so one left half-done is visited again by the next run,
  * and one with nothing to delete costs nothing. (`+workspace_id`: without statistics, SQLite would rather walk the
  * table's key in workspace order, to read DISTINCT off it, than search the index and sort.) Run by the daily cron. Answers how many rows and hourly totals went.
  */
-export async function pruneUsage(db: D1Database, now: number = clock.now()): Promise<{ rows: number; hours: number }> {
+export async function pruneUsage(db: D1Database, now: number = clock.now(), budget = new PruningBudget()): Promise<{ rows: number; hours: number }> {
   const since = new Date(usageRowsKeptSince(now)).toISOString();
   const workspaces = (
     await db.prepare('SELECT DISTINCT +workspace_id AS id FROM usage_hourly WHERE hour < ? LIMIT ?').bind(since.slice(0, 13), STATEMENTS_PER_RUN).all<{ id: string }>()
   ).results.map((row) => row.id);
-  const budget = new PruningBudget();
   let rows = 0;
   let hours = 0;
   for (const workspaceId of workspaces) {

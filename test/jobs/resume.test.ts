@@ -10,7 +10,7 @@ import { findJob } from '../../src/services/jobs/store';
 import { finishJob } from '../../src/services/jobs/run';
 import type { Env } from '../../src/core/config';
 import { driveJob, jobKeyId, jobTime, type JobTime, landedUsageOfJob, storedJob, submit, usageOfKey } from './support';
-import { keptDailyUsage } from '../support/daily-usage';
+import { keptNightly } from '../support/nightly';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -72,7 +72,7 @@ describe("the nightly check for jobs the platform will not move on (the api's cr
     time.advance(HOURS);
     // Through the api's cron handler, as Cloudflare runs it each night.
     const context = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), keptDailyUsage().bindings, context);
+    await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), keptNightly().bindings, context);
     await waitOnExecutionContext(context);
     const ended = (await findJob(env.DB, job.id))!;
     expect(ended).toMatchObject({ status: 'failed', succeeded: 0, reason: MISSING_RUN });

@@ -1,10 +1,13 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import worker from '../../src/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { insertUsageRows, type UsageRow } from '../../src/core/usage';
 import { usageReport } from '../../src/services/usage-report';
 import { pruneUsage } from '../../src/services/usage-retention';
 import { provision } from '../support/api';
+import { handToConsumer, keptNightly } from '../support/nightly';
 import { rowsReadBy } from '../support/rows-read';
 
 afterEach(() => {
@@ -94,6 +97,42 @@ describe('usage rows past their 13 months', () => {
     // Its reads are the hourly totals past the retention, not the 3,000 recent ones or the 1,500 quiet workspaces.
     expect(rows).toBeLessThan(100);
   });
+
+  it("carries a night with more to delete than one run may on through the nightly queue, until none is left", async () => {
+    vi.spyOn(clock, 'now').mockReturnValue(NOW);
+    const { organizationId } = await provision();
+    // 1,100 workspaces with a call past the retention each: two statements a workspace, past one run's 2,000.
+    const prefix = `ws_night_${crypto.randomUUID().slice(0, 8)}_`;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1099)
+       INSERT INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, cost_units, latency_ms, created_at)
+       SELECT 'use_' || ?1 || i, 'req_night', ?2, ?1 || printf('%05d', i), 'key_a', 'web.scrape', 200, 10, 5, '2026-10-20T06:00:00.000Z' FROM n`,
+    )
+      .bind(prefix, organizationId)
+      .run();
+    const left = () => env.DB.prepare('SELECT COUNT(*) AS n FROM usage WHERE workspace_id LIKE ?').bind(`${prefix}%`).first<number>('n');
+
+    const { sent, bindings } = keptNightly();
+    const context = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: '5 0 * * *' }), bindings, context);
+    await waitOnExecutionContext(context);
+    const afterCron = await left();
+    expect(afterCron).toBeGreaterThan(0);
+    expect(afterCron).toBeLessThan(1_100);
+    // Each message runs the prune once more, and sends the next only while a run uses its whole budget.
+    const nextPrune = () => {
+      const index = sent.findIndex((message) => message.kind === 'prune' && message.what === 'usage');
+      return index < 0 ? undefined : sent.splice(index, 1)[0];
+    };
+    let runs = 0;
+    for (let message = nextPrune(); message && runs < 5; message = nextPrune()) {
+      runs += 1;
+      expect((await handToConsumer(bindings, [message])).explicitAcks).toEqual(['msg_0']);
+    }
+    expect(await left()).toBe(0);
+    expect(runs).toBeGreaterThanOrEqual(1);
+    expect(nextPrune()).toBeUndefined();
+  }, 30_000);
 
   it('widens a range that starts inside a summarized day to the whole day, and leaves a range of kept rows alone', async () => {
     vi.spyOn(clock, 'now').mockReturnValue(NOW);

@@ -101,9 +101,9 @@ describe('npm run deploy', () => {
       // The bucket of large answers (data jobs, change tracking), bound by api and app.
       'r2 bucket list',
       'r2 bucket create',
-      // The usage.daily queue, produced and consumed by api.
+      // The nightly queue (usage.daily, prunes carried on), produced and consumed by api.
       'queues list',
-      'queues create sluice-usage-daily',
+      'queues create sluice-nightly',
       'secret list',
       'secret list',
       'secret list',
@@ -119,7 +119,7 @@ describe('npm run deploy', () => {
     const [database] = box.account().d1;
     for (const call of deploys) expect(call.config!.d1_databases[0]!.database_id).toBe(database!.uuid);
     expect(calls.find((call) => commandOf(call) === 'r2 bucket create')!.argv).toContain('sluice-results');
-    expect(deploys[0]!.config!.queues).toMatchObject({ producers: [{ binding: 'DAILY_USAGE', queue: 'sluice-usage-daily' }], consumers: [{ queue: 'sluice-usage-daily' }] });
+    expect(deploys[0]!.config!.queues).toMatchObject({ producers: [{ binding: 'NIGHTLY', queue: 'sluice-nightly' }], consumers: [{ queue: 'sluice-nightly' }] });
     for (const call of deploys.filter((deploy) => deploy.config!.name !== 'sluice-mcp')) expect(call.config!.r2_buckets).toEqual([{ binding: 'RESULTS', bucket_name: 'sluice-results' }]);
     expect(committedApiConfig()).toBe(before);
     expect(readdirSync(join(box.paths.out, 'production')).sort()).toEqual(['api', 'app', 'mcp']);

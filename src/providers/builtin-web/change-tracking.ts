@@ -107,9 +107,8 @@ export const SNAPSHOTS_KEPT_DAYS = 90;
  * most one R2 delete takes): their texts, then their rows unless scraped again meanwhile. A round (its read,
  * the R2 delete and D1's) counts as one statement of the run's budget. Run by the daily cron.
  */
-export async function pruneSnapshots({ DB: db, RESULTS: results }: SnapshotStores, now: number = clock.now()): Promise<number> {
+export async function pruneSnapshots({ DB: db, RESULTS: results }: SnapshotStores, now: number = clock.now(), budget = new PruningBudget()): Promise<number> {
   const before = new Date(now - SNAPSHOTS_KEPT_DAYS * 86_400_000).toISOString();
-  const budget = new PruningBudget();
   let deleted = 0;
   while (budget.take()) {
     const old = (await db.prepare('SELECT rowid AS id, organization_id, url FROM scrape_snapshots WHERE scraped_at < ? LIMIT ?').bind(before, R2_DELETE_MOST).all<SnapshotRow>()).results;

@@ -476,14 +476,13 @@ export function assertResultsKept(job: JobRecord): void {
  * first, then its rows in chunks, then the mark. A run stopped half-way leaves the job unmarked, and the next
  * run deletes what is left. Run by the daily cron. Answers how many jobs and items went.
  */
-export async function pruneJobResults(stores: ItemStores, now: number = clock.now()): Promise<{ jobs: number; items: number }> {
+export async function pruneJobResults(stores: ItemStores, now: number = clock.now(), budget = new PruningBudget()): Promise<{ jobs: number; items: number }> {
   const { DB: db } = stores;
   const before = new Date(now - JOB_RESULTS_KEPT_DAYS * 86_400_000).toISOString();
   const ended = await db
     .prepare('SELECT id FROM data_jobs WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL AND finished_at < ? ORDER BY finished_at LIMIT ?')
     .bind(before, STATEMENTS_PER_RUN)
     .all<{ id: string }>();
-  const budget = new PruningBudget();
   let jobs = 0;
   let items = 0;
   for (const { id } of ended.results) {

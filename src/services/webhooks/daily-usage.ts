@@ -1,6 +1,6 @@
 import { clock } from '../../core/clock';
 import { sha256Hex } from '../../core/digest';
-import type { DailyUsageMessage } from '../../core/protocols/daily-usage';
+import type { NightlyMessage } from '../../core/protocols/nightly';
 import { newEvent } from '../../core/webhook-events';
 import { usageReport } from '../usage-report';
 import { announce } from './announce';
@@ -9,48 +9,29 @@ import type { WebhookBindings } from './bindings';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface DailyUsageBindings extends WebhookBindings {
-  DAILY_USAGE: Queue<DailyUsageMessage>;
+  NIGHTLY: Queue<NightlyMessage>;
 }
 
 /** Subscribed workspaces a page message reads: one D1 query and a few sends, whatever the number of subscribers. */
 export const WORKSPACES_PER_PAGE = 500;
 /** What one `sendBatch` takes (Cloudflare Queues' limit). */
 const MESSAGES_PER_SEND = 100;
-/** A failed message waits this long before its next attempt, doubled each time, to at most an hour. */
-const FIRST_RETRY_SECONDS = 60;
-const LAST_RETRY_SECONDS = 60 * 60;
 
 /**
  * usage.daily, started by the api worker's cron shortly after midnight UTC for the UTC day before the clock's
- * today: one message, the first page. The work is the queue's: each page sends its workspaces' reports and the
- * next page, so no invocation's work grows with the number of workspaces, and a report that fails is retried on
- * its own. The event id is derived from the workspace and the day, so a cron run twice, a page sent again or a
- * report retried queues nothing twice at an endpoint.
+ * today: one message, the first page. The work is the nightly queue's: each page sends its workspaces' reports
+ * and the next page, so no invocation's work grows with the number of workspaces, and a report that fails is
+ * retried on its own. The event id is derived from the workspace and the day, so a cron run twice, a page sent
+ * again or a report retried queues nothing twice at an endpoint.
  */
 export async function startDailyUsage(env: DailyUsageBindings): Promise<{ day: string }> {
   const day = new Date(Math.floor(clock.now() / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
-  await env.DAILY_USAGE.send({ day, after: '' });
+  await env.NIGHTLY.send({ kind: 'usage.daily page', day, after: '' });
   return { day };
 }
 
-/** The queue's consumer: each message acknowledged once done, or retried later on its own. */
-export async function consumeDailyUsage(env: DailyUsageBindings, batch: MessageBatch<DailyUsageMessage>): Promise<void> {
-  for (const message of batch.messages) {
-    const { body } = message;
-    try {
-      if ('workspaceId' in body) await announceDay(env, body.workspaceId, body.day);
-      else await sendPage(env, body.day, body.after);
-      message.ack();
-    } catch (error) {
-      const delaySeconds = Math.min(FIRST_RETRY_SECONDS * 2 ** (message.attempts - 1), LAST_RETRY_SECONDS);
-      console.error(JSON.stringify({ level: 'error', note: 'usage.daily not announced; retried', ...body, attempt: message.attempts, retryInSeconds: delaySeconds, error: String(error) }));
-      message.retry({ delaySeconds });
-    }
-  }
-}
-
 /** The next page of subscribed workspaces, by the endpoints' workspace index: a report message each, then the page after. */
-async function sendPage(env: DailyUsageBindings, day: string, after: string): Promise<void> {
+export async function sendDailyUsagePage(env: DailyUsageBindings, day: string, after: string): Promise<void> {
   const { results } = await env.DB.prepare(
     `SELECT DISTINCT workspace_id AS workspaceId FROM webhook_endpoints
       WHERE workspace_id > ? AND EXISTS (SELECT 1 FROM json_each(events) WHERE json_each.value = 'usage.daily')
@@ -59,13 +40,14 @@ async function sendPage(env: DailyUsageBindings, day: string, after: string): Pr
     .bind(after, WORKSPACES_PER_PAGE)
     .all<{ workspaceId: string }>();
   for (let start = 0; start < results.length; start += MESSAGES_PER_SEND) {
-    await env.DAILY_USAGE.sendBatch(results.slice(start, start + MESSAGES_PER_SEND).map(({ workspaceId }) => ({ body: { day, workspaceId } })));
+    const reports = results.slice(start, start + MESSAGES_PER_SEND).map(({ workspaceId }) => ({ body: { kind: 'usage.daily' as const, day, workspaceId } }));
+    await env.NIGHTLY.sendBatch(reports);
   }
-  if (results.length === WORKSPACES_PER_PAGE) await env.DAILY_USAGE.send({ day, after: results.at(-1)!.workspaceId });
+  if (results.length === WORKSPACES_PER_PAGE) await env.NIGHTLY.send({ kind: 'usage.daily page', day, after: results.at(-1)!.workspaceId });
 }
 
 /** One workspace's calls and spend of `day`, to its endpoints subscribed to usage.daily. */
-async function announceDay(env: WebhookBindings, workspaceId: string, day: string): Promise<void> {
+export async function announceDailyUsage(env: WebhookBindings, workspaceId: string, day: string): Promise<void> {
   const from = new Date(`${day}T00:00:00.000Z`);
   const to = new Date(from.getTime() + DAY_MS);
   const report = await usageReport(env.DB, workspaceId, { from: from.toISOString(), to: to.toISOString(), limit: 1 });

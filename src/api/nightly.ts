@@ -1,0 +1,71 @@
+import type { Env } from '../core/config';
+import type { NightlyMessage, PruneName } from '../core/protocols/nightly';
+import { PruningBudget } from '../core/pruning';
+import { pruneSnapshots } from '../providers/builtin-web/change-tracking';
+import { pruneJobResults } from '../services/jobs/store';
+import { reviveStrandedJobs } from '../services/jobs/resume';
+import { pruneEndedRecords } from '../services/record-retention';
+import { pruneUsage } from '../services/usage-retention';
+import { announceDailyUsage, sendDailyUsagePage, startDailyUsage } from '../services/webhooks/daily-usage';
+
+/** Each prune, run within one budget of statements (PruningBudget). */
+const PRUNES: Record<PruneName, (env: Env, budget: PruningBudget) => Promise<unknown>> = {
+  usage: (env, budget) => pruneUsage(env.DB, undefined, budget),
+  'job results': (env, budget) => pruneJobResults(env, undefined, budget),
+  snapshots: (env, budget) => pruneSnapshots(env, undefined, budget),
+  'ended records': (env, budget) => pruneEndedRecords(env.DB, undefined, budget),
+};
+
+/** A failed message waits this long before its next attempt, doubled each time, to at most an hour. */
+const FIRST_RETRY_SECONDS = 60;
+const LAST_RETRY_SECONDS = 60 * 60;
+
+/**
+ * The cron of wrangler.toml, shortly after midnight UTC: usage.daily started (its pages and reports are the
+ * nightly queue's); usage rows, job results, snapshots and ended account records (sessions, OAuth grants and
+ * clients, invitations…) past their retention pruned, each prune that spends its budget carried on by a message
+ * to the queue until one ends with statements to spare; data jobs whose runs died, errored or cannot be found ended.
+ * So no invocation's work grows with the number of workspaces, nor with what a night has to delete.
+ */
+export async function nightly(env: Env): Promise<void> {
+  const prunes = (Object.keys(PRUNES) as PruneName[]).map((what) =>
+    // A prune that fails here is handed to the queue, which retries it.
+    prune(env, what).catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'error', note: 'nightly prune failed; queued', what, error: String(error) }));
+      return env.NIGHTLY.send({ kind: 'prune', what });
+    }),
+  );
+  await Promise.all([startDailyUsage(env), ...prunes, reviveStrandedJobs(env)]);
+}
+
+/** The nightly queue's consumer: each message acknowledged once done, or retried later on its own. */
+export async function consumeNightly(env: Env, batch: MessageBatch<NightlyMessage>): Promise<void> {
+  for (const message of batch.messages) {
+    try {
+      await handle(env, message.body);
+      message.ack();
+    } catch (error) {
+      const delaySeconds = Math.min(FIRST_RETRY_SECONDS * 2 ** (message.attempts - 1), LAST_RETRY_SECONDS);
+      console.error(JSON.stringify({ level: 'error', note: 'nightly work failed; retried', ...message.body, attempt: message.attempts, retryInSeconds: delaySeconds, error: String(error) }));
+      message.retry({ delaySeconds });
+    }
+  }
+}
+
+function handle(env: Env, message: NightlyMessage): Promise<void> {
+  switch (message.kind) {
+    case 'usage.daily page':
+      return sendDailyUsagePage(env, message.day, message.after);
+    case 'usage.daily':
+      return announceDailyUsage(env, message.workspaceId, message.day);
+    case 'prune':
+      return prune(env, message.what);
+  }
+}
+
+/** One run of a prune; when it spent its budget there may be more, and a message runs it again. */
+async function prune(env: Env, what: PruneName): Promise<void> {
+  const budget = new PruningBudget();
+  await PRUNES[what](env, budget);
+  if (budget.spent) await env.NIGHTLY.send({ kind: 'prune', what });
+}
