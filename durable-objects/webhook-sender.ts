@@ -77,6 +77,10 @@ export class WebhookSender extends DurableObject<Env> implements WebhookSenderPr
   }
 
   /** Queues an event for delivery right away (by the alarm, off the caller's path). An event already queued here is not queued twice. */
+  has(eventId: string): boolean {
+    return this.sql.exec('SELECT 1 FROM deliveries WHERE event_id = ?', eventId).toArray().length > 0;
+  }
+
   enqueue(endpointId: string, event: WebhookEvent): void {
     if (this.insert(endpointId, event, 'pending', null)) this.schedule();
   }

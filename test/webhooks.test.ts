@@ -10,6 +10,7 @@ import { clock } from '../src/core/clock';
 import { gateOf } from '../src/services/gate';
 import { walletOf } from '../src/services/wallet';
 import { WORKSPACES_PER_PAGE } from '../src/services/webhooks/daily-usage';
+import { webhookEventsUsed } from '../src/services/webhooks/event-cap';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
 import type { WebhookEvent } from '../src/core/webhook-events';
@@ -467,6 +468,8 @@ describe('usage.daily over its queue', () => {
     expect((await deliveries(passing.key, passingEndpoint.id)).map((delivery) => delivery.type)).toEqual(['usage.daily']);
     expect((await received(failingUrl)).map((request) => JSON.parse(request.body).data.day)).toEqual([day]);
     expect(await received(passingUrl)).toHaveLength(1);
+    // Each counts once against its organization's monthly cap of webhook events, however often it was handed over.
+    expect([await webhookEventsUsed(env.DB, failing.organizationId), await webhookEventsUsed(env.DB, passing.organizationId)]).toEqual([1, 1]);
   });
 });
 

@@ -3,6 +3,8 @@ import type { WebhookEvent } from '../webhook-events';
 
 /** What the rest of Sluice may ask an endpoint's sender (durable-objects/webhook-sender.ts): its deliveries, their retries and attempts, in order. */
 export interface WebhookSenderProtocol extends Rpc.DurableObjectBranded {
+  /** Whether the endpoint has this event already (queued, sent, failed or skipped): an event is counted and queued once. */
+  has(eventId: string): boolean;
   /** Queues the event; it is sent by alarm, and retried on the schedule. */
   enqueue(endpointId: string, event: WebhookEvent): void;
   /** Records the event as never sent, with the reason (the monthly cap, no plan). */

@@ -24,8 +24,10 @@ export async function announce(
   for (const endpoint of endpoints) {
     const event = typeof eventFor === 'function' ? eventFor(endpoint) : eventFor;
     if (!event) continue;
-    const refusal = await countWebhookEvent(env.DB, endpoint.organizationId, terms);
     const sender = senderOf(env, endpoint.id);
+    // An event the endpoint has already (a usage.daily report retried or handed over twice) is neither counted nor queued again.
+    if (await sender.has(event.id)) continue;
+    const refusal = await countWebhookEvent(env.DB, endpoint.organizationId, terms);
     if (refusal) await sender.skip(endpoint.id, event, `${refusal.code}: ${refusal.message}`);
     else await sender.enqueue(endpoint.id, event);
   }
