@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { pruneSnapshots, SNAPSHOTS_KEPT_DAYS, trackChanges } from '../../src/providers/builtin-web/change-tracking';
 import { INLINE_DATA_BYTES, itemWrites, JOB_RESULTS_KEPT_DAYS, pruneJobResults, resultsPage } from '../../src/services/jobs/store';
-import { createKey, revokeKey } from '../../src/services/accounts';
 import { json, provision } from '../support/api';
 import { jobRequest, storedJob } from './support';
 
@@ -17,19 +16,12 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
     const account = await provision();
     const ended = async (daysAgo: number | null) => {
       const job = await storedJob(3, { account });
-      // The key the job ran with, revoked when it ended.
-      const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: account.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
-      await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, job.id).run();
-      if (daysAgo !== null) await revokeKey(env, key.id);
-      keys.set(job.id, key.id);
       const finishedAt = daysAgo === null ? null : new Date(NOW - daysAgo * DAY).toISOString();
       // Its first item's answer is large enough to be kept in R2.
       await env.DB.batch(await itemWrites(env, job.id, [{ idx: 0, status: 'succeeded', data: { blob: 'x'.repeat(INLINE_DATA_BYTES) }, costUnits: 1, attempts: 1 }]));
       await env.DB.prepare('UPDATE data_jobs SET status = ?, finished_at = ? WHERE id = ?').bind(daysAgo === null ? 'running' : 'succeeded', finishedAt, job.id).run();
       return job.id;
     };
-    const keys = new Map<string, string>();
-    const keyRow = (jobId: string) => env.DB.prepare('SELECT id FROM api_keys WHERE id = ?').bind(keys.get(jobId)).first<{ id: string }>();
     const old = await ended(JOB_RESULTS_KEPT_DAYS + 1);
     const recent = await ended(JOB_RESULTS_KEPT_DAYS - 1);
     const running = await ended(null);
@@ -41,12 +33,9 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
     expect(pruned).toEqual({ jobs: 1, items: 3 });
     expect((await resultsPage(env, old, { limit: 10 })).items).toEqual([]);
     expect(await answers(old)).toBe(0);
-    // Its key went with its items: every job mints one, and none is read once its job has ended.
-    expect(await keyRow(old)).toBeNull();
     for (const kept of [recent, running]) {
       expect((await resultsPage(env, kept, { limit: 10 })).items).toHaveLength(3);
       expect(await answers(kept)).toBe(1);
-      expect(await keyRow(kept)).not.toBeNull();
     }
     // A second run finds nothing more to do.
     expect(await pruneJobResults(env, NOW)).toEqual({ jobs: 0, items: 0 });

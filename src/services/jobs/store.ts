@@ -473,30 +473,25 @@ export function assertResultsKept(job: JobRecord): void {
 
 /**
  * Deletes the items of jobs that ended more than JOB_RESULTS_KEPT_DAYS ago, a job at a time: its answers in R2
- * first, then its rows in chunks, then, with the mark, the job's own key (scope `data_job`, revoked when it ended):
- * every job mints one, and nothing reads it once the job has ended (usage rows name it by id alone). A run stopped
- * half-way leaves the job unmarked, and the next run deletes what is left. Run by the daily cron. Answers how many
- * jobs and items went.
+ * first, then its rows in chunks, then the mark. A run stopped half-way leaves the job unmarked, and the next
+ * run deletes what is left. Run by the daily cron. Answers how many jobs and items went.
  */
 export async function pruneJobResults(stores: ItemStores, now: number = clock.now(), budget = new PruningBudget()): Promise<{ jobs: number; items: number }> {
   const { DB: db } = stores;
   const before = new Date(now - JOB_RESULTS_KEPT_DAYS * 86_400_000).toISOString();
   const ended = await db
-    .prepare('SELECT id, key_id AS keyId FROM data_jobs WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL AND finished_at < ? ORDER BY finished_at LIMIT ?')
+    .prepare('SELECT id FROM data_jobs WHERE finished_at IS NOT NULL AND results_pruned_at IS NULL AND finished_at < ? ORDER BY finished_at LIMIT ?')
     .bind(before, STATEMENTS_PER_RUN)
-    .all<{ id: string; keyId: string | null }>();
+    .all<{ id: string }>();
   let jobs = 0;
   let items = 0;
-  for (const { id, keyId } of ended.results) {
+  for (const { id } of ended.results) {
     if (!(await budget.drainBucket(stores.RESULTS, answersPrefix(id)))) return { jobs, items };
     const drained = await budget.drain((limit) => db.prepare('DELETE FROM data_job_items WHERE rowid IN (SELECT rowid FROM data_job_items WHERE job_id = ? LIMIT ?)').bind(id, limit));
     items += drained.deleted;
     if (!drained.done) return { jobs, items };
     budget.count();
-    await db.batch([
-      db.prepare('UPDATE data_jobs SET results_pruned_at = ?, key_id = NULL WHERE id = ?').bind(new Date(now).toISOString(), id),
-      db.prepare("DELETE FROM api_keys WHERE id = ? AND scope = 'data_job'").bind(keyId),
-    ]);
+    await db.prepare('UPDATE data_jobs SET results_pruned_at = ? WHERE id = ?').bind(new Date(now).toISOString(), id).run();
     jobs += 1;
   }
   return { jobs, items };
