@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { pruneSnapshots, SNAPSHOTS_KEPT_DAYS, trackChanges } from '../../src/providers/builtin-web/change-tracking';
 import { INLINE_DATA_BYTES, itemWrites, JOB_RESULTS_KEPT_DAYS, pruneJobResults, resultsPage } from '../../src/services/jobs/store';
+import { insertUsageRows } from '../../src/core/usage';
+import { createKey } from '../../src/services/accounts';
+import { usageReport } from '../../src/services/usage-report';
 import { json, provision } from '../support/api';
 import { jobRequest, storedJob } from './support';
 
@@ -23,6 +26,11 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
       return job.id;
     };
     const old = await ended(JOB_RESULTS_KEPT_DAYS + 1);
+    // A call the old job made, named by the job's own key: its usage row outlives the job's results by a year.
+    const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: account.workspaceId, scope: 'data_job', name: `data job ${old}` });
+    await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, old).run();
+    const called = new Date(NOW - (JOB_RESULTS_KEPT_DAYS + 2) * DAY).toISOString();
+    await insertUsageRows(env.DB, JSON.stringify([{ id: `use_${old}`, requestId: 'req_job', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: key.id, operation: 'web.scrape', status: 200, errorCode: null, costUnits: 1, cached: false, latencyMs: 5, createdAt: called }])).run();
     const recent = await ended(JOB_RESULTS_KEPT_DAYS - 1);
     const running = await ended(null);
 
@@ -39,6 +47,10 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
     }
     // A second run finds nothing more to do.
     expect(await pruneJobResults(env, NOW)).toEqual({ jobs: 0, items: 0 });
+
+    // Its usage row still says which job made the call (derived through the job's key).
+    const usage = await usageReport(env.DB, account.workspaceId, { from: called, to: new Date(NOW).toISOString(), limit: 10 });
+    expect(usage.rows.map((row) => [row.id, row.jobId])).toEqual([[`use_${old}`, old]]);
 
     const gone = await jobRequest(account.key, `/${old}/results`);
     expect(gone.status).toBe(404);
