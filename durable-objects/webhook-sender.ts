@@ -76,11 +76,12 @@ export class WebhookSender extends DurableObject<Env> implements WebhookSenderPr
     `);
   }
 
-  /** Queues an event for delivery right away (by the alarm, off the caller's path). An event already queued here is not queued twice. */
+  /** Whether this endpoint has the event: pending, or among the last KEPT_DELIVERIES that ended. */
   has(eventId: string): boolean {
     return this.sql.exec('SELECT 1 FROM deliveries WHERE event_id = ?', eventId).toArray().length > 0;
   }
 
+  /** Queues an event for delivery right away (by the alarm, off the caller's path). An event already queued here is not queued twice. */
   enqueue(endpointId: string, event: WebhookEvent): void {
     if (this.insert(endpointId, event, 'pending', null)) this.schedule();
   }

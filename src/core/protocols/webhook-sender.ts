@@ -3,7 +3,7 @@ import type { WebhookEvent } from '../webhook-events';
 
 /** What the rest of Sluice may ask an endpoint's sender (durable-objects/webhook-sender.ts): its deliveries, their retries and attempts, in order. */
 export interface WebhookSenderProtocol extends Rpc.DurableObjectBranded {
-  /** Whether the endpoint has this event already (queued, sent, failed or skipped): an event is counted and queued once. */
+  /** Whether the endpoint has this event already (pending, or among its last 200 ended deliveries): an event is counted and queued once. */
   has(eventId: string): boolean;
   /** Queues the event; it is sent by alarm, and retried on the schedule. */
   enqueue(endpointId: string, event: WebhookEvent): void;
