@@ -232,8 +232,8 @@ export class LeaseBook {
   }
 
   /** A call that spent nothing: only its usage row travels. */
-  record(usage: UsageRow): void {
-    this.addCharge({ id: usage.id, subscriptionUnits: 0, purchasedUnits: 0, generation: this.state.generation, usage });
+  record(usage: UsageRow, keyLimit?: true): void {
+    this.addCharge({ id: usage.id, subscriptionUnits: 0, purchasedUnits: 0, generation: this.state.generation, usage, ...(keyLimit ? { keyLimit } : {}) });
   }
 
   /** True when a charge for this usage row exists and the wallet has not yet acknowledged it. */

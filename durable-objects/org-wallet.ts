@@ -400,14 +400,15 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   }
 
   /**
-   * Whether a call of these was refused for want of credit, which credits.exhausted says. A refusal under a call
-   * id the ledger has a capture of is not one: it is a success's settle asked for again after its first answer was
+   * Whether a call of these was refused for want of credit, which credits.exhausted says. A refusal by a key's own
+   * monthly limit is not one (the organization's balance did not stop it), and neither is a refusal under a call
+   * id the ledger has a capture of: it is a success's settle asked for again after its first answer was
    * lost, the charge already handed on, and no money left to take it twice (services/pipeline.ts, `settle`). The
    * call answered 200; its 402 row lands nowhere (D1 keeps the first row under an id). Read after this message's
    * captures are written, and only for a refusal (a read of the ledger's unique index), so never for a success.
    */
   private refusedUncharged(charges: Charge[]): boolean {
-    return charges.some((charge) => charge.usage.errorCode === 'INSUFFICIENT_CREDITS' && this.captureOf(charge.id) === null);
+    return charges.some((charge) => charge.usage.errorCode === 'INSUFFICIENT_CREDITS' && !charge.keyLimit && this.captureOf(charge.id) === null);
   }
 
   /**

@@ -194,7 +194,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     if (ask.keyLimit) this.budgets.adopt(budgetKey, ask.keyLimit);
     const capped = this.budgets.reserve(ask.usage.id, budgetKey, ask.amountUnits, clock.now());
     if (capped) {
-      this.refuse(ask.usage, 402, 'INSUFFICIENT_CREDITS');
+      this.refuse(ask.usage, 402, 'INSUFFICIENT_CREDITS', true);
       return { kind: 'key_limit', ...capped, admission };
     }
     const taken = await this.draws.take(ask.usage.id, ask.amountUnits, ask.ttlMs).catch((error: unknown) => {
@@ -260,7 +260,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       // The key's limit applies to a late capture too: the room its hold kept went back when the hold did.
       const capped = this.budgets.reserve(lateId, budgetKeyId, actualUnits, clock.now());
       if (capped) {
-        this.refuse(usage, 402, 'INSUFFICIENT_CREDITS');
+        this.refuse(usage, 402, 'INSUFFICIENT_CREDITS', true);
         return { kind: 'key_limit', ...capped };
       }
       const taken = await this.draws.take(lateId, actualUnits, 0).catch((error: unknown) => {
@@ -385,8 +385,9 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   }
 
   /** A refused call's usage row, stored like any other. */
-  private refuse(usage: UsageRow, status: number, errorCode: string): void {
-    this.book.record({ ...usage, status, errorCode, costUnits: 0 });
+  /** Records a refused call's row; `keyLimit`: refused by the key's own monthly limit, not the balance. */
+  private refuse(usage: UsageRow, status: number, errorCode: string, keyLimit?: true): void {
+    this.book.record({ ...usage, status, errorCode, costUnits: 0 }, keyLimit);
     this.reportSoon();
   }
 

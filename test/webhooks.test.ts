@@ -356,6 +356,23 @@ describe('/v1/webhook-endpoints', () => {
     expect((await eventually(() => received(url), (all) => all.length > 0)).map((request) => JSON.parse(request.body).data.availableCents)).toEqual([1]);
   });
 
+  it("does not send credits.exhausted for a call refused by its key's own monthly limit: the balance did not stop it", async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 100 });
+    const url = receiverUrl('ok');
+    const endpoint = (await create(account, { url, events: ['credits.exhausted'] })).body.data;
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 1 })).status).toBe(200);
+    expect((await companyByDomain(account.key, 'stripe.com')).status).toBe(200);
+    const refused = await companyByDomain(account.key, 'example.com');
+    expect(refused.status).toBe(402);
+    expect((await json(refused)).error.message).toContain('its own monthly spend limit');
+    // Every report has reached the wallet (the refusal's too), and the wallet has said what its balance calls for.
+    await gateOf(env, account.workspaceId).flush();
+    await runInDurableObject(walletOf(env, account.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
+    await walletSaidAll(account.organizationId);
+    expect(await deliveries(account.key, endpoint.id)).toEqual([]);
+  });
+
   it('sends usage.daily with the previous UTC day, by way of its queue', async () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 5 });

@@ -9,7 +9,7 @@ import { newId } from './ids';
  */
 export const EVENT_TYPES = {
   'credits.low': "The organization's available balance fell below the endpoint's creditsLowThresholdCents.",
-  'credits.exhausted': "The organization's available balance reached zero, or a metered call was refused 402 INSUFFICIENT_CREDITS.",
+  'credits.exhausted': "The organization's available balance reached zero, or a metered call was refused 402 INSUFFICIENT_CREDITS for want of balance (a key's own monthly limit does not count).",
   'key.created': 'An API key or MCP token of the workspace was created (dashboard or operator).',
   'key.revoked': 'An API key or MCP token of the workspace was revoked.',
   'usage.daily': "The workspace's calls and spend of the previous UTC day, sent shortly after midnight UTC.",

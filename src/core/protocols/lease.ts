@@ -23,6 +23,8 @@ export interface Charge extends Split {
   usage: UsageRow;
   /** The key whose monthly spend it counts in, when not the usage row's (a data job's item: the key that submitted the job). */
   budgetKeyId?: string;
+  /** A 402 given by the key's own monthly spend limit, not by the balance: credits.exhausted does not count it. */
+  keyLimit?: true;
 }
 
 /** The key whose monthly spend a charge counts in. */
