@@ -471,3 +471,7 @@ CREATE INDEX stripe_events_by_time ON stripe_events (received_at);
 CREATE INDEX usage_hourly_by_hour ON usage_hourly (hour, workspace_id);
 
 CREATE INDEX oauth_requests_by_client ON oauth_requests (client_id);
+
+CREATE INDEX onboarding_intents_by_workspace ON onboarding_intents (workspace_id, created_at);
+
+CREATE INDEX onboarding_intents_by_time ON onboarding_intents (created_at);

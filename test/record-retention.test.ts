@@ -131,6 +131,19 @@ const CASES: Case[] = [
     seed: (_person, id, at) => sql("INSERT INTO email_outbox (id, recipient, subject, body, created_at) VALUES (?, 'c@example.com', 's', 'b', ?)", id, iso(at)),
   },
   {
+    kind: 'an onboarding intent older than 90 days',
+    after: 90 * DAY,
+    table: 'onboarding_intents',
+    seed: (person, id, at) =>
+      sql(
+        "INSERT INTO onboarding_intents (id, surface, agent_name, use_case, sources, workspace_id, organization_id, created_at) VALUES (?, 'mcp', 'agent', 'use', '[]', ?, ?, ?)",
+        id,
+        person.workspaceId,
+        person.account.organization.id,
+        iso(at),
+      ),
+  },
+  {
     kind: "an agent's runtime hour older than 13 months",
     after: NOW - Date.UTC(2026, 10, 15),
     table: 'agent_hours',

@@ -49,18 +49,37 @@ export interface OnboardingCaller {
   organizationId: string | null;
 }
 
-/** Stores the intent and answers where to go next. */
+/**
+ * Intents a workspace keeps: its newest. Each keyed call records one, and the calls are free (only the workspace's
+ * window counts them), so without a bound one key could write 2.5 KB rows at its plan's rate for good.
+ */
+export const INTENTS_KEPT_PER_WORKSPACE = 20;
+
+/**
+ * Stores the intent and answers where to go next. A workspace's older intents past INTENTS_KEPT_PER_WORKSPACE go in
+ * the same batch, by its index; an anonymous one is bounded by its address's throttle, and every one by the
+ * daily run's retention (ENDED_RECORDS_KEPT_DAYS.onboardingIntent).
+ */
 export async function recordOnboarding(db: D1Database, urls: PublicUrls, intent: OnboardingIntent, caller: OnboardingCaller): Promise<OnboardingRecord> {
   const id = newId('onb');
   const recordedAt = nowIso();
   const sources = [...new Set(intent.sources)];
-  await db
+  const insert = db
     .prepare(
       `INSERT INTO onboarding_intents (id, surface, agent_name, email, organization_name, use_case, sources, workspace_id, organization_id, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(id, caller.surface, intent.agentName, intent.email ?? null, intent.organization ?? null, intent.useCase, JSON.stringify(sources), caller.workspaceId, caller.organizationId, recordedAt)
-    .run();
+    .bind(id, caller.surface, intent.agentName, intent.email ?? null, intent.organization ?? null, intent.useCase, JSON.stringify(sources), caller.workspaceId, caller.organizationId, recordedAt);
+  if (caller.workspaceId === null) await insert.run();
+  else {
+    const trim = db
+      .prepare(
+        `DELETE FROM onboarding_intents WHERE rowid IN
+           (SELECT rowid FROM onboarding_intents WHERE workspace_id = ? ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?)`,
+      )
+      .bind(caller.workspaceId, INTENTS_KEPT_PER_WORKSPACE);
+    await db.batch([insert, trim]);
+  }
   return {
     id,
     recordedAt,

@@ -20,6 +20,8 @@ export const ENDED_RECORDS_KEPT_DAYS = {
   invitation: 90,
   /** A message of the development outbox (DEV_OUTBOX=1). */
   outboxMessage: 30,
+  /** An onboarding intent (`sluice_onboarding`, `POST /v1/register`), counted from when it was recorded. */
+  onboardingIntent: 90,
 } as const;
 
 interface Rule {
@@ -89,6 +91,12 @@ const RULES: Rule[] = [
     table: 'email_outbox',
     where: 'created_at <= ?',
     bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.outboxMessage)),
+  },
+  {
+    what: `onboarding intents older than ${ENDED_RECORDS_KEPT_DAYS.onboardingIntent} days`,
+    table: 'onboarding_intents',
+    where: 'created_at <= ?',
+    bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.onboardingIntent)),
   },
   { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },

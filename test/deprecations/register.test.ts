@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { DEPRECATIONS } from '../../src/core/deprecations';
+import { INTENTS_KEPT_PER_WORKSPACE } from '../../src/services/onboarding';
 import { call, json, provision } from '../support/api';
 
 const realNow = clock.now;
@@ -58,15 +59,23 @@ describe('POST /v1/register (deprecated, removed on 2026-12-31)', () => {
     expect(wrong.headers.get('Sunset')).toBe('Thu, 31 Dec 2026 00:00:00 GMT');
   });
 
-  it("counts a keyed registration in its workspace's window: the 61st of a pay-as-you-go minute is 429 and records nothing", async () => {
+  it(`counts a keyed registration in its workspace's window (the 61st of a pay-as-you-go minute is 429 and records nothing), and keeps the workspace's newest ${INTENTS_KEPT_PER_WORKSPACE}`, async () => {
     at(DEPRECATIONS.register.sunsetAt - DAY + 20_000);
     const account = await provision({ plan: 'payg' });
     const keyed = () => register(INTENT, { authorization: `Bearer ${account.key}` });
-    for (let used = 0; used < 60; used++) expect((await keyed()).status).toBe(201);
+    const recorded: string[] = [];
+    for (let used = 0; used < 60; used++) {
+      const response = await keyed();
+      expect(response.status).toBe(201);
+      recorded.push((await json(response)).data.id);
+    }
+    const kept = async () =>
+      (await env.DB.prepare('SELECT id FROM onboarding_intents WHERE workspace_id = ? ORDER BY rowid').bind(account.workspaceId).all<{ id: string }>()).results.map((row) => row.id);
+    expect(await kept()).toEqual(recorded.slice(-INTENTS_KEPT_PER_WORKSPACE));
     const refused = await keyed();
     expect(refused.status).toBe(429);
     expect((await json(refused)).error.code).toBe('RATE_LIMITED');
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM onboarding_intents WHERE workspace_id = ?').bind(account.workspaceId).first('n')).toBe(60);
+    expect(await kept()).toEqual(recorded.slice(-INTENTS_KEPT_PER_WORKSPACE));
   });
 
   it('lets one address register anonymously 20 times an hour, then 429 with Retry-After; other methods do not count', async () => {
