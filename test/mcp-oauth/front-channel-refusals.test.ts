@@ -1,7 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { signUp } from '../support/dashboard';
-import { authorize, authorizeRequest, form, MCP_ORIGIN, pkce, REDIRECT_URI, registerClient } from './support';
+import { AUTHORIZATIONS_PER_ADDRESS } from '../../src/mcp/oauth/address-throttles';
+import { MAX_STATE_CHARS } from '../../src/services/oauth/authorization';
+import { authorize, authorizeRequest, form, MCP_ORIGIN, ownAddress, pkce, REDIRECT_URI, registerClient } from './support';
 
 /** What a refused authorization request answered: a page of Sluice's own, never a redirect to the client. */
 async function refusalPage(response: Response) {
@@ -28,6 +30,7 @@ describe('no redirect to the client before the person decides (RFC 9700 section 
     ['no PKCE challenge', { code_challenge: '' }, 'invalid_request', 'PKCE is required'],
     ['a resource that is not one of ours', { resource: `${MCP_ORIGIN}/mcp/finance` }, 'invalid_target', 'is not an MCP resource of this server'],
     ['an unregistered redirect URI', { redirect_uri: 'http://127.0.0.1:53682/other' }, 'invalid_request', 'is not a redirect URI registered by Test client'],
+    ['a state longer than is kept', { state: 'x'.repeat(MAX_STATE_CHARS + 1) }, 'invalid_request', `state is ${MAX_STATE_CHARS + 1} characters long`],
   ])('refuses %s of a registered client on the page, with status 400 and no Location', async (_, params, error, words) => {
     const { challenge } = await pkce();
     const page = await refusalPage(await authorizeRequest({ client_id: await registerClient(), code_challenge: challenge, ...params }));
@@ -82,5 +85,23 @@ describe('loopback redirect URIs (RFC 8252 section 7.3)', () => {
   it('keeps exact matching for https: another port is another redirect URI', async () => {
     const clientId = await registerClient({ redirect_uris: ['https://editor.example/cb'] });
     await refusalPage(await authorizeRequest({ client_id: clientId, code_challenge: (await pkce()).challenge, redirect_uri: 'https://editor.example:8443/cb' }));
+  });
+});
+
+describe('authorization requests from one address', () => {
+  it(`are ${AUTHORIZATIONS_PER_ADDRESS.limit} an hour; the next is refused on the page with 429 and Retry-After, and files nothing`, async () => {
+    const [clientId, { challenge }] = await Promise.all([registerClient(), pkce()]);
+    const address = ownAddress();
+    const filed = () => env.DB.prepare('SELECT COUNT(*) AS n FROM oauth_requests WHERE client_id = ?').bind(clientId).first<number>('n');
+    for (let sent = 0; sent < AUTHORIZATIONS_PER_ADDRESS.limit; sent++) expect((await authorizeRequest({ client_id: clientId, code_challenge: challenge }, address)).status).toBe(302);
+    expect(await filed()).toBe(AUTHORIZATIONS_PER_ADDRESS.limit);
+    const refused = await authorizeRequest({ client_id: clientId, code_challenge: challenge }, address);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('location')).toBeNull();
+    expect(await refused.text()).toContain('Too many authorization requests from this address (60 an hour)');
+    expect(await filed()).toBe(AUTHORIZATIONS_PER_ADDRESS.limit);
+    // Another address is not held back.
+    expect((await authorizeRequest({ client_id: clientId, code_challenge: challenge })).status).toBe(302);
   });
 });

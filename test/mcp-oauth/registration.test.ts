@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clientAddress } from '../../src/core/throttle';
-import { REGISTRATIONS_PER_ADDRESS } from '../../src/mcp/oauth/registration-throttle';
+import { REGISTRATIONS_PER_ADDRESS } from '../../src/mcp/oauth/address-throttles';
 import { MCP_ORIGIN, ownAddress, register } from './support';
 
 async function oauthError(response: Response) {

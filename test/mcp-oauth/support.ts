@@ -26,7 +26,7 @@ export function form(path: string, fields: Record<string, string>): Promise<Resp
 
 let addresses = 0;
 
-/** A client address of its own, as Cloudflare's edge reports it (cf-connecting-ip with request.cf), so tests never share a registration-throttle bucket. */
+/** A client address of its own, as Cloudflare's edge reports it (cf-connecting-ip with request.cf), so tests never share a throttle bucket. */
 export function ownAddress(): string {
   addresses += 1;
   return `2001:db8:${crypto.randomUUID().slice(0, 4)}::${addresses.toString(16)}`;
@@ -58,11 +58,13 @@ export async function pkce() {
   return { verifier, challenge };
 }
 
-/** GET /oauth/authorize with the usual parameters (overridable); answers the response, not followed. */
-export function authorizeRequest(params: Record<string, string>): Promise<Response> {
+/** GET /oauth/authorize with the usual parameters (overridable), from `address` (a new one unless given) through the edge; answers the response, not followed. */
+export function authorizeRequest(params: Record<string, string>, address = ownAddress()): Promise<Response> {
   return mcp(`/oauth/authorize?${new URLSearchParams({ response_type: 'code', redirect_uri: REDIRECT_URI, code_challenge_method: 'S256', state: 'state-1', ...params })}`, {
     redirect: 'manual',
-  });
+    headers: { 'cf-connecting-ip': address },
+    cf: { country: 'NL' },
+  } as RequestInit);
 }
 
 /** The whole front channel: authorize, then the person's decision on the consent page. Answers where the browser went. */

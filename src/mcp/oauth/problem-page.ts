@@ -19,7 +19,8 @@ code { font-family: var(--mono); font-size: .86em; color: var(--danger); }
 /**
  * What the person sees when /oauth/authorize refuses a request before they have decided anything: what
  * was wrong, in a page of Sluice's own, with no link or redirect to the client (whose redirect URI may
- * be anyone's). Status 400, never cached, no script; its one stylesheet is allowed by a nonce.
+ * be anyone's). Status 400 (429 with Retry-After for a request that came too often), never cached, no script; its
+ * one stylesheet is allowed by a nonce.
  */
 export async function authorizationProblemPage(problem: AuthorizationProblem): Promise<Response> {
   const nonce = randomHex(16);
@@ -37,8 +38,9 @@ export async function authorizationProblemPage(problem: AuthorizationProblem): P
 </main></body>
 </html>`;
   return new Response((await body).toString(), {
-    status: 400,
+    status: problem.retryAfter === undefined ? 400 : 429,
     headers: {
+      ...(problem.retryAfter === undefined ? {} : { 'retry-after': String(problem.retryAfter) }),
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       'content-security-policy': `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,

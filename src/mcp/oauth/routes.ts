@@ -7,7 +7,7 @@ import { registerClient } from '../../services/oauth/clients';
 import { NO_STORE, OAuthError } from '../../services/oauth/errors';
 import { authorizationServerMetadata } from './metadata';
 import { authorizationProblemPage } from './problem-page';
-import { countRegistration } from './registration-throttle';
+import { countAuthorization, countRegistration } from './address-throttles';
 import { issuerOf } from '../../services/oauth/settings';
 import { exchangeToken, revokeToken } from '../../services/oauth/tokens';
 
@@ -33,6 +33,8 @@ export function registerOAuth<Variables extends object>(app: Hono<{ Bindings: Mc
   });
 
   app.get('/oauth/authorize', async (c) => {
+    const throttled = await countAuthorization(c.env.DB, c.req.raw);
+    if (throttled) return authorizationProblemPage(throttled);
     const outcome = await beginAuthorization(c.env, new URL(c.req.url).searchParams);
     return 'redirect' in outcome ? c.redirect(outcome.redirect, 302) : authorizationProblemPage(outcome.problem);
   });

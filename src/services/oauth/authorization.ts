@@ -28,7 +28,12 @@ export interface AuthorizationProblem {
   error: string;
   description: string;
   clientName?: string;
+  /** Seconds to wait, when the request was refused for coming too often (429). */
+  retryAfter?: number;
 }
+
+/** The longest `state` kept for a client: an opaque value of a few dozen characters in practice, stored with the request. */
+export const MAX_STATE_CHARS = 1_024;
 
 /** Checks an authorization request (OAuth 2.1 with PKCE S256, RFC 8707 resource) and files it for the consent page. */
 export async function beginAuthorization(env: OAuthEnv, params: URLSearchParams): Promise<AuthorizeOutcome> {
@@ -59,6 +64,7 @@ export async function beginAuthorization(env: OAuthEnv, params: URLSearchParams)
   if (unsafe) return refuse('invalid_request', `${unsafe}.`);
 
   const state = params.get('state');
+  if (state !== null && state.length > MAX_STATE_CHARS) return refuse('invalid_request', `state is ${state.length} characters long; at most ${MAX_STATE_CHARS} are kept.`);
   if (params.get('response_type') !== 'code') return refuse('unsupported_response_type', 'The only response_type is "code".');
   const scopes = (params.get('scope') ?? '').split(' ').filter((scope) => scope !== '');
   const unknownScope = scopes.find((scope) => !(SCOPES as readonly string[]).includes(scope));

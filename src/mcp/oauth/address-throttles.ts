@@ -1,4 +1,5 @@
 import { clientAddress, overLimitBy } from '../../core/throttle';
+import type { AuthorizationProblem } from '../../services/oauth/authorization';
 import { OAuthError } from '../../services/oauth/errors';
 
 /**
@@ -7,6 +8,13 @@ import { OAuthError } from '../../services/oauth/errors';
  * script registering clients by the thousand (each a redirect URI of its choosing) waits out the hour.
  */
 export const REGISTRATIONS_PER_ADDRESS = { limit: 20, windowMs: 60 * 60_000 } as const;
+
+/**
+ * `/oauth/authorize` answers anyone, and each request it accepts is a row in D1 for its ten minutes and a day
+ * after (a metadata-document client's first one a client row too), so it is counted per address as well: sixty
+ * an hour, far above a person connecting a few clients, even a team behind one address.
+ */
+export const AUTHORIZATIONS_PER_ADDRESS = { limit: 60, windowMs: 60 * 60_000 } as const;
 
 /**
  * Counts one registration from the request's address (the rule every throttle of Sluice keys on: see
@@ -22,4 +30,16 @@ export async function countRegistration(db: D1Database, request: Request): Promi
     429,
     over.retryAfter,
   );
+}
+
+/** Counts one authorization request from the request's address: past the limit, the problem the page shows (429). */
+export async function countAuthorization(db: D1Database, request: Request): Promise<AuthorizationProblem | null> {
+  const over = await overLimitBy(db, `oauth-authorize:${clientAddress(request)}`, AUTHORIZATIONS_PER_ADDRESS);
+  if (!over) return null;
+  const { limit } = AUTHORIZATIONS_PER_ADDRESS;
+  return {
+    error: 'temporarily_unavailable',
+    description: `Too many authorization requests from this address (${limit} an hour). Try again in ${Math.ceil(over.retryAfter / 60)} min.`,
+    retryAfter: over.retryAfter,
+  };
 }
