@@ -6,7 +6,7 @@ import { announceCredits } from '../src/services/webhooks/announce';
 import type { WebhookBindings } from '../src/services/webhooks/bindings';
 import { CreditWatch } from './credit-watch';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
-import type { LedgerEntry, OrgWalletProtocol, WalletConfiguration } from '../src/core/protocols/wallet';
+import type { LedgerEntry, OrgWalletProtocol, RenderQueue, RenderSlotAnswer, WalletConfiguration } from '../src/core/protocols/wallet';
 import { LedgerSummaries } from './ledger-summaries';
 import { RenderSlots } from './render-slots';
 import { USAGE_FLUSH_MS, UsageOutbox } from './usage-outbox';
@@ -307,9 +307,9 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return capture?.units ?? null;
   }
 
-  /** Takes one of the organization's `limit` render slots for at most `ttlMs`: false while all are taken. */
-  takeRenderSlot(id: string, ttlMs: number, limit: number): boolean {
-    return this.renders.take(id, ttlMs, limit);
+  /** Takes one of the organization's `limit` render slots for at most `ttlMs`, or a place among those waiting for one (RenderSlots). */
+  takeRenderSlot(id: string, ttlMs: number, limit: number, queue: RenderQueue): RenderSlotAnswer {
+    return this.renders.take(id, ttlMs, limit, queue);
   }
 
   /** A render ended: its slot is free for the organization's next. */

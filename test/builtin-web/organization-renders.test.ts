@@ -4,7 +4,7 @@ import { clock } from '../../src/core/clock';
 import type { RenderedPage, Renderer } from '../../src/core/render';
 import { videoFrameWithBuiltin } from '../../src/providers/builtin-web/video-frame';
 import { RENDERS_AT_ONCE } from '../../src/providers/builtin-web/render-share';
-import { RENDER_SLOT_RETRY_MS, RENDER_SLOT_TTL_MS } from '../../src/providers/builtin-web/organization-renders';
+import { RENDER_QUEUE, RENDER_SLOT_RETRY_MS, RENDER_SLOT_TTL_MS } from '../../src/providers/builtin-web/organization-renders';
 import { signal, web, webEnv } from './support';
 
 /** A renderer whose renders each wait for `release`, counting how many run at once per organization. */
@@ -73,18 +73,51 @@ describe(`an organization renders at most ${RENDERS_AT_ONCE} pages at once, whic
     await Promise.all(calls);
     // Each ended render gave its slot back: the next call renders at once.
     const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(busy));
-    for (let slot = 0; slot < RENDERS_AT_ONCE; slot += 1) expect(await wallet.takeRenderSlot(`probe-${slot}`, 1_000, RENDERS_AT_ONCE)).toBe(true);
+    for (let slot = 0; slot < RENDERS_AT_ONCE; slot += 1) expect(await wallet.takeRenderSlot(`probe-${slot}`, 1_000, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('taken');
+  });
+
+  it(`refuses at once a call that finds ${RENDER_QUEUE.limit} of its organization's calls waiting already, rather than have it ask too`, async () => {
+    const held = heldRenderer();
+    const busy = organization();
+    const calls = Array.from({ length: RENDERS_AT_ONCE + RENDER_QUEUE.limit }, () => frame(held.forOrganization(busy), busy));
+    await until(() => held.running(busy) === RENDERS_AT_ONCE);
+    // Every waiting call has asked once by now, and so holds its place.
+    await new Promise((resolve) => setTimeout(resolve, RENDER_SLOT_RETRY_MS));
+    const started = Date.now();
+    await expect(frame(held.forOrganization(busy), busy)).rejects.toThrow(`${RENDER_QUEUE.limit} of its calls were already waiting for them`);
+    expect(Date.now() - started).toBeLessThan(RENDER_SLOT_RETRY_MS);
+    // Another organization is not held back; the waiting calls all render once the slots free.
+    const other = organization();
+    const elsewhere = frame(held.forOrganization(other), other);
+    held.release();
+    expect(await Promise.all([...calls, elsewhere])).toHaveLength(RENDERS_AT_ONCE + RENDER_QUEUE.limit + 1);
+    expect(held.most(busy)).toBe(RENDERS_AT_ONCE);
+  }, 30_000);
+
+  it('lets a waiting place go once its call stops asking', async () => {
+    const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organization()));
+    const start = Date.now();
+    clock.now = () => start;
+    for (let slot = 0; slot < RENDERS_AT_ONCE; slot += 1) expect(await wallet.takeRenderSlot(`held-${slot}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('taken');
+    for (let waiter = 0; waiter < RENDER_QUEUE.limit; waiter += 1) expect(await wallet.takeRenderSlot(`waiter-${waiter}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
+    expect(await wallet.takeRenderSlot('late', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('full');
+    // A waiter that asks again keeps its place; one that does not ask within its time gives it up.
+    clock.now = () => start + RENDER_QUEUE.forMs - 1;
+    expect(await wallet.takeRenderSlot('waiter-0', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
+    expect(await wallet.takeRenderSlot('late', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('full');
+    clock.now = () => start + RENDER_QUEUE.forMs;
+    expect(await wallet.takeRenderSlot('late', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
   });
 
   it('frees a slot whose render never said it ended once its time is up', async () => {
     const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organization()));
     const start = Date.now();
     clock.now = () => start;
-    for (let slot = 0; slot < RENDERS_AT_ONCE; slot += 1) expect(await wallet.takeRenderSlot(`lost-${slot}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE)).toBe(true);
-    expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE)).toBe(false);
+    for (let slot = 0; slot < RENDERS_AT_ONCE; slot += 1) expect(await wallet.takeRenderSlot(`lost-${slot}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('taken');
+    expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
     clock.now = () => start + RENDER_SLOT_TTL_MS - 1;
-    expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE)).toBe(false);
+    expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
     clock.now = () => start + RENDER_SLOT_TTL_MS;
-    expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE)).toBe(true);
+    expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('taken');
   });
 });

@@ -60,7 +60,18 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   leaseholders(): string[];
   /** What the ledger's capture of a call took, while the ledger keeps it in detail (not yet folded into its day's row); null without one. */
   captureOf(callId: string): number | null;
-  /** One of the organization's `limit` renders at once, for at most `ttlMs` unless freed: false while all are taken. */
-  takeRenderSlot(id: string, ttlMs: number, limit: number): boolean;
+  /**
+   * One of the organization's `limit` renders at once, for at most `ttlMs` unless freed; while all are taken, a
+   * place among the calls waiting for one (`wait`), or `full` when `queue.limit` calls wait already.
+   */
+  takeRenderSlot(id: string, ttlMs: number, limit: number, queue: RenderQueue): RenderSlotAnswer;
   freeRenderSlot(id: string): void;
 }
+
+/** How many calls of an organization may wait for a render slot, and how long one counts without asking again. */
+export interface RenderQueue {
+  limit: number;
+  forMs: number;
+}
+
+export type RenderSlotAnswer = 'taken' | 'wait' | 'full';

@@ -15,8 +15,17 @@ export const RENDER_SLOT_TTL_MS = RENDER_LIMITS.wallClockMs * 2 + 10_000;
 export const RENDER_SLOT_RETRY_MS = 500;
 
 /**
+ * The calls of an organization that may wait for a slot at once: four for each slot. Each asks its wallet every
+ * RENDER_SLOT_RETRY_MS, the object every metered call of the organization also meets, so the waiters are bounded
+ * rather than the plan's rate times a call's time (600 a minute for up to 300 s). A waiter counts for ten of its
+ * intervals, so a slow one keeps its place and one whose isolate died gives it up within 5 s.
+ */
+export const RENDER_QUEUE = { limit: RENDERS_AT_ONCE * 4, forMs: RENDER_SLOT_RETRY_MS * 10 } as const;
+
+/**
  * `renderer` with each render first taking one of the organization's RENDERS_AT_ONCE slots in its wallet,
- * waiting for one within the call's time: a call that runs out of time waiting fails, uncharged, saying why.
+ * waiting for one within the call's time: a call that runs out of time waiting fails, uncharged, saying why, and
+ * so does one that finds RENDER_QUEUE.limit calls waiting already, at once.
  */
 export function sharedFairly(renderer: Renderer, wallets: DurableObjectNamespace<OrgWalletProtocol>, organizationId: string): Renderer {
   const wallet = wallets.get(wallets.idFromName(organizationId));
@@ -24,7 +33,14 @@ export function sharedFairly(renderer: Renderer, wallets: DurableObjectNamespace
     async render(url: string, options: RenderOptions): Promise<RenderedPage> {
       const slot = crypto.randomUUID();
       const waitedTooLong = () => normalizeUpstream.failed(`Rendering ${url}`, `timed out waiting: an organization renders at most ${RENDERS_AT_ONCE} pages at once, and its others were still rendering`);
-      while (!(await wallet.takeRenderSlot(slot, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE))) await waitUnlessAborted(RENDER_SLOT_RETRY_MS, options.signal, waitedTooLong);
+      for (;;) {
+        const answer = await wallet.takeRenderSlot(slot, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE);
+        if (answer === 'taken') break;
+        if (answer === 'full') {
+          throw normalizeUpstream.failed(`Rendering ${url}`, `not started: an organization renders at most ${RENDERS_AT_ONCE} pages at once, and ${RENDER_QUEUE.limit} of its calls were already waiting for them`);
+        }
+        await waitUnlessAborted(RENDER_SLOT_RETRY_MS, options.signal, waitedTooLong);
+      }
       try {
         return await renderer.render(url, options);
       } finally {
