@@ -475,3 +475,5 @@ CREATE INDEX oauth_requests_by_client ON oauth_requests (client_id);
 CREATE INDEX onboarding_intents_by_workspace ON onboarding_intents (workspace_id, created_at);
 
 CREATE INDEX onboarding_intents_by_time ON onboarding_intents (created_at);
+
+CREATE INDEX api_keys_sandbox_by_expiry ON api_keys (expires_at) WHERE scope = 'workspace_dryrun';

@@ -144,6 +144,19 @@ const CASES: Case[] = [
       ),
   },
   {
+    kind: 'a sandbox key 30 days past its expiry',
+    after: 30 * DAY,
+    table: 'api_keys',
+    seed: (person, id, at) =>
+      sql(
+        "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, expires_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'workspace_dryrun', 'dry runs', ?3, ?4)",
+        id,
+        person.workspaceId,
+        iso(at - 7 * DAY),
+        iso(at),
+      ),
+  },
+  {
     kind: "an agent's runtime hour older than 13 months",
     after: NOW - Date.UTC(2026, 10, 15),
     table: 'agent_hours',

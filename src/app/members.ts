@@ -188,15 +188,17 @@ async function writeIfAllowed(db: D1Database, organizationId: string, actorId: s
 /**
  * What a person made for their own use in the organization's workspaces ends with their membership, as their
  * OAuth grants do: MCP tokens (an MCP client of theirs) and sandbox keys (their dry runs). Each is revoked
- * through its workspace's gate first, so the very next call with it is refused. The workspace API keys they
- * made run the organization's programs and keep working; the remove button's confirmation says so.
+ * through its workspace's gate first, so the very next call with it is refused; an expired one is refused
+ * already, and left as it is. The workspace API keys they made run the organization's programs and keep
+ * working; the remove button's confirmation says so.
  */
 export async function revokePersonalCredentials(env: Env, organizationId: string, userId: string): Promise<string[]> {
   const { results } = await env.DB.prepare(
     `SELECT k.id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-      WHERE w.organization_id = ? AND k.created_by = ? AND k.revoked_at IS NULL AND k.scope IN ('workspace_mcp', 'workspace_dryrun')`,
+      WHERE w.organization_id = ? AND k.created_by = ? AND k.revoked_at IS NULL AND k.scope IN ('workspace_mcp', 'workspace_dryrun')
+        AND (k.expires_at IS NULL OR k.expires_at > ?)`,
   )
-    .bind(organizationId, userId)
+    .bind(organizationId, userId, nowIso())
     .all<{ id: string }>();
   for (const { id } of results) await revokeKey(env, id);
   return results.map(({ id }) => id);

@@ -22,6 +22,8 @@ export const ENDED_RECORDS_KEPT_DAYS = {
   outboxMessage: 30,
   /** An onboarding intent (`sluice_onboarding`, `POST /v1/register`), counted from when it was recorded. */
   onboardingIntent: 90,
+  /** A sandbox key (scope workspace_dryrun, valid 7 days), counted from when it expired, revoked or not. */
+  sandboxKey: 30,
 } as const;
 
 interface Rule {
@@ -97,6 +99,13 @@ const RULES: Rule[] = [
     table: 'onboarding_intents',
     where: 'created_at <= ?',
     bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.onboardingIntent)),
+  },
+  {
+    what: `sandbox keys ${ENDED_RECORDS_KEPT_DAYS.sandboxKey} days past their expiry`,
+    table: 'api_keys',
+    // `scope = 'workspace_dryrun'` as a literal: it is the partial index's condition (migrations/0035).
+    where: "scope = 'workspace_dryrun' AND expires_at <= ?",
+    bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.sandboxKey)),
   },
   { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },

@@ -1,8 +1,10 @@
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 import { listTools } from '../mcp-oauth/support';
 
+const DAY = 24 * 60 * 60 * 1000;
 const SANDBOX_CALL = '/runtime/data/linkedin/get-company-by-domain?domain=acme.example';
 
 /** An owner on a plan with seats, and a member who accepted an invitation into the owner's organization. */
@@ -34,6 +36,13 @@ describe("a person's own credentials end with their membership", () => {
     const { owner, member } = await ownerAndMember();
     const theirs = await credentialsOf(member, owner.workspaceId);
     const owners = await credentialsOf(owner, owner.workspaceId);
+    // A sandbox key of theirs that expired: refused already, so left as it is.
+    const expired = `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    await env.DB.prepare(
+      "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, created_by, expires_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'workspace_dryrun', 'old dry runs', ?3, ?4, ?5)",
+    )
+      .bind(expired, owner.workspaceId, new Date(Date.now() - 8 * DAY).toISOString(), member.account.user.id, new Date(Date.now() - DAY).toISOString())
+      .run();
     expect((await listTools('/mcp', theirs.mcpToken.key)).status).toBe(200);
     expect((await call(SANDBOX_CALL, bearer(theirs.sandboxKey.key))).status).toBe(200);
 
@@ -41,6 +50,7 @@ describe("a person's own credentials end with their membership", () => {
     expect(removed.status).toBe(200);
     expect(removed.body.data).toEqual({ removed: true, revokedKeyIds: expect.arrayContaining([theirs.mcpToken.id, theirs.sandboxKey.id]) });
     expect(removed.body.data.revokedKeyIds).toHaveLength(2);
+    expect(await env.DB.prepare('SELECT revoked_at AS at FROM api_keys WHERE id = ?').bind(expired).first('at')).toBeNull();
 
     expect((await listTools('/mcp', theirs.mcpToken.key)).status).toBe(401);
     expect((await call(SANDBOX_CALL, bearer(theirs.sandboxKey.key))).status).toBe(401);
