@@ -810,7 +810,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a data job
-         * @description Items not started are never started nor charged; items in flight finish and are billed only if they succeed. Cancelling an ended job answers it as it is.
+         * @description Items not started are never started nor charged; items in flight finish and are billed only if they succeed. The inputs of items the job never reached (past the first 100 pending) are deleted at once; the job's counts keep every item. Cancelling an ended job answers it as it is.
          */
         post: operations["cancelDataJob"];
         delete?: never;

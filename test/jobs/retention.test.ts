@@ -7,7 +7,8 @@ import { insertUsageRows } from '../../src/core/usage';
 import { createKey } from '../../src/services/accounts';
 import { usageReport } from '../../src/services/usage-report';
 import { json, provision } from '../support/api';
-import { jobRequest, storedJob } from './support';
+import { jobRequest, readJob, storedJob } from './support';
+import { SLICE_ITEMS } from '../../src/services/jobs/run';
 
 const DAY = 86_400_000;
 // A moment long before every other file's jobs and snapshots (stamped with the real time): a run at it finds
@@ -62,6 +63,24 @@ describe(`a data job's items are kept ${JOB_RESULTS_KEPT_DAYS} days after it end
       resultsKeptUntil: new Date(NOW + DAY).toISOString(),
     });
     expect((await jobRequest(account.key, `/${recent}/results`)).status).toBe(200);
+  });
+});
+
+describe('a cancelled job', () => {
+  it(`keeps the items a slice could have started (the first ${SLICE_ITEMS} pending) and deletes the rest at once; its counts keep every item`, async () => {
+    const account = await provision();
+    const pendingOf = async (jobId: string) =>
+      (await env.DB.prepare("SELECT idx FROM data_job_items WHERE job_id = ? AND status = 'pending' ORDER BY idx").bind(jobId).all<{ idx: number }>()).results.map((row) => row.idx);
+    const large = await storedJob(SLICE_ITEMS + 150, { account });
+    const small = await storedJob(40, { account });
+    for (const job of [large, small]) {
+      const cancelled = await json(await jobRequest(account.key, `/${job.id}/cancel`, { method: 'POST' }));
+      expect(cancelled.data).toMatchObject({ status: 'cancelled', counts: { succeeded: 0, failed: 0, pending: job.items } });
+    }
+    // No item past the first slice's could be in flight: their inputs go with the cancel, not 30 days after it.
+    expect(await pendingOf(large.id)).toEqual(Array.from({ length: SLICE_ITEMS }, (_, idx) => idx));
+    expect(await pendingOf(small.id)).toHaveLength(40);
+    expect((await readJob(account.key, large.id)).counts).toEqual({ total: SLICE_ITEMS + 150, succeeded: 0, failed: 0, pending: SLICE_ITEMS + 150 });
   });
 });
 

@@ -141,7 +141,7 @@ const cancelRoute = createRoute({
   path: `${JOBS_PATH}/{id}/cancel`,
   tags: TAGS,
   summary: 'Cancel a data job',
-  description: 'Items not started are never started nor charged; items in flight finish and are billed only if they succeed. Cancelling an ended job answers it as it is.',
+  description: "Items not started are never started nor charged; items in flight finish and are billed only if they succeed. The inputs of items the job never reached (past the first 100 pending) are deleted at once; the job's counts keep every item. Cancelling an ended job answers it as it is.",
   operationId: 'cancelDataJob',
   request: { params: JobId },
   responses: { 200: jsonContent(successEnvelope(Job), 'The job, cancelled.', { example: success({ ...EXAMPLE_JOB, status: 'cancelled', reason: 'Cancelled by request.' }) }), ...errorResponses(400, 401, 403, 404, 429) },

@@ -1,17 +1,28 @@
 import type { Env } from '../../core/config';
 import { nowIso } from '../../core/clock';
 import { findJob, type JobRecord, setStatus } from './store';
-import { revokeJobKey } from './run';
+import { revokeJobKey, SLICE_ITEMS } from './run';
 
 /**
  * Cancels a job that has not ended: its key is revoked at the workspace's gate first, so from that moment
  * no item of it is admitted (an item not started is never started nor charged), then the row says
  * `cancelled`. Items in flight finish, and are billed only if they succeed; the Workflow writes them and
  * stops at its next step. Cancelling an ended job changes nothing.
+ *
+ * With the status go the items the job never reached: those past the first SLICE_ITEMS still pending, which a
+ * slice takes from, so no item in flight is among them. A cancelled job's inputs were otherwise kept for its
+ * results' 30 days, and a cancel frees the room unfinished items take (MAX_UNFINISHED_ITEMS): submitting 10 MB
+ * and cancelling it again and again stored them without a bound. The job's counts keep every item.
  */
 export async function cancelJob(env: Env, job: JobRecord): Promise<JobRecord> {
   if (job.status === 'succeeded' || job.status === 'failed' || job.status === 'cancelled') return job;
   await revokeJobKey(env, job);
-  await setStatus(env.DB, job.id, 'cancelled', 'Cancelled by request.', nowIso()).run();
+  await env.DB.batch([
+    setStatus(env.DB, job.id, 'cancelled', 'Cancelled by request.', nowIso()),
+    env.DB.prepare(
+      `DELETE FROM data_job_items WHERE job_id = ?1 AND status = 'pending'
+         AND idx > (SELECT idx FROM data_job_items WHERE job_id = ?1 AND status = 'pending' ORDER BY idx LIMIT 1 OFFSET ?2 - 1)`,
+    ).bind(job.id, SLICE_ITEMS),
+  ]);
   return (await findJob(env.DB, job.id))!;
 }
