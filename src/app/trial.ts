@@ -1,5 +1,4 @@
 import { getOrganization } from '../services/accounts';
-import { nowIso } from '../core/clock';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
@@ -28,8 +27,10 @@ export async function startTrial(env: Env, organizationId: string, startedBy: { 
   const organization = await getOrganization(env.DB, organizationId);
   if (organization.plan) throw ApiError.conflict(`This organization is already on the ${PLAN_TABLE[organization.plan].name} plan; the free trial is for organizations without one.`);
 
-  const startedAt = nowIso();
-  const endsAtMs = clock.now() + TRIAL.days * 24 * 60 * 60 * 1000;
+  // One instant for both, so the trial is its days to the millisecond.
+  const startedAtMs = clock.now();
+  const startedAt = new Date(startedAtMs).toISOString();
+  const endsAtMs = startedAtMs + TRIAL.days * 24 * 60 * 60 * 1000;
   const endsAt = new Date(endsAtMs).toISOString();
   const inbox = inboxOf(startedBy.email);
   const claimed = await env.DB.prepare('UPDATE organizations SET trial_started_at = ?, trial_ends_at = ?, plan = ?, trial_inbox = ? WHERE id = ? AND trial_started_at IS NULL')
