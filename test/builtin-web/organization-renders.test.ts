@@ -84,7 +84,7 @@ describe(`an organization renders at most ${RENDERS_AT_ONCE} pages at once, whic
     // Every waiting call has asked once by now, and so holds its place.
     await new Promise((resolve) => setTimeout(resolve, RENDER_SLOT_RETRY_MS));
     const started = Date.now();
-    await expect(frame(held.forOrganization(busy), busy)).rejects.toThrow(`${RENDER_QUEUE.limit} of its calls were already waiting for them`);
+    await expect(frame(held.forOrganization(busy), busy)).rejects.toMatchObject({ code: 'CONFLICT', retryAfter: 5, message: expect.stringContaining(`${RENDER_QUEUE.limit} of its calls were already waiting for them`) });
     expect(Date.now() - started).toBeLessThan(RENDER_SLOT_RETRY_MS);
     // Another organization is not held back; the waiting calls all render once the slots free.
     const other = organization();

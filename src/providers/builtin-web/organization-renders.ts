@@ -1,5 +1,6 @@
 import type { RenderedPage, Renderer, RenderOptions } from '../../core/render';
 import type { OrgWalletProtocol } from '../../core/protocols/wallet';
+import { ApiError } from '../../core/errors';
 import { normalizeUpstream } from '../normalize';
 import { waitUnlessAborted } from './deadline';
 import { RENDERS_AT_ONCE } from './render-share';
@@ -22,10 +23,14 @@ export const RENDER_SLOT_RETRY_MS = 500;
  */
 export const RENDER_QUEUE = { limit: RENDERS_AT_ONCE * 4, forMs: RENDER_SLOT_RETRY_MS * 10 } as const;
 
+/** What a call refused for a full queue is told to wait: a render takes a few seconds. */
+const FULL_RETRY_AFTER_S = 5;
+
 /**
  * `renderer` with each render first taking one of the organization's RENDERS_AT_ONCE slots in its wallet,
- * waiting for one within the call's time: a call that runs out of time waiting fails, uncharged, saying why, and
- * so does one that finds RENDER_QUEUE.limit calls waiting already, at once.
+ * waiting for one within the call's time: a call that runs out of time waiting fails, uncharged, saying why. One
+ * that finds RENDER_QUEUE.limit calls waiting already is refused at once with 409 and Retry-After, uncharged: a
+ * conflict to retry, which a data job's item waits out without counting it as an attempt.
  */
 export function sharedFairly(renderer: Renderer, wallets: DurableObjectNamespace<OrgWalletProtocol>, organizationId: string): Renderer {
   const wallet = wallets.get(wallets.idFromName(organizationId));
@@ -37,9 +42,17 @@ export function sharedFairly(renderer: Renderer, wallets: DurableObjectNamespace
         const answer = await wallet.takeRenderSlot(slot, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE);
         if (answer === 'taken') break;
         if (answer === 'full') {
-          throw normalizeUpstream.failed(`Rendering ${url}`, `not started: an organization renders at most ${RENDERS_AT_ONCE} pages at once, and ${RENDER_QUEUE.limit} of its calls were already waiting for them`);
+          throw new ApiError(
+            'CONFLICT',
+            `Rendering ${url} was not started: an organization renders at most ${RENDERS_AT_ONCE} pages at once, and ${RENDER_QUEUE.limit} of its calls were already waiting for them. Retry in ${FULL_RETRY_AFTER_S} s; this call was not charged.`,
+            { retryAfter: FULL_RETRY_AFTER_S },
+          );
         }
-        await waitUnlessAborted(RENDER_SLOT_RETRY_MS, options.signal, waitedTooLong);
+        // A call that gives up waiting gives its place up at once, not at its time.
+        await waitUnlessAborted(RENDER_SLOT_RETRY_MS, options.signal, waitedTooLong).catch(async (error: unknown) => {
+          await wallet.freeRenderSlot(slot).catch(() => undefined);
+          throw error;
+        });
       }
       try {
         return await renderer.render(url, options);

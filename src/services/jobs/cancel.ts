@@ -20,7 +20,9 @@ export async function cancelJob(env: Env, job: JobRecord): Promise<JobRecord> {
   await env.DB.batch([
     setStatus(env.DB, job.id, 'cancelled', 'Cancelled by request.', nowIso()),
     env.DB.prepare(
+      // Only when the status written is the cancel's: a job that ended meanwhile keeps its items (its reason may say to submit them again).
       `DELETE FROM data_job_items WHERE job_id = ?1 AND status = 'pending'
+         AND (SELECT status FROM data_jobs WHERE id = ?1) = 'cancelled'
          AND idx > (SELECT idx FROM data_job_items WHERE job_id = ?1 AND status = 'pending' ORDER BY idx LIMIT 1 OFFSET ?2 - 1)`,
     ).bind(job.id, SLICE_ITEMS),
   ]);
