@@ -33,10 +33,7 @@ export class RevokedKeys {
    */
   adoptStored(keyIds: string[]): void {
     const now = clock.now();
-    for (const keyId of keyIds) {
-      this.sql.exec('INSERT OR IGNORE INTO revoked_keys (key_id, revoked_at) VALUES (?, ?)', keyId, now);
-      this.recent.add(keyId);
-    }
+    for (const keyId of keyIds) this.remember(keyId, now);
   }
 
   has(keyId: string): boolean {
@@ -46,10 +43,14 @@ export class RevokedKeys {
   /** Stores a revocation, and lets go of those past REVOKED_KEYS_KEPT_MS (here and in memory). */
   add(keyId: string): void {
     const now = clock.now();
-    this.sql.exec('INSERT OR IGNORE INTO revoked_keys (key_id, revoked_at) VALUES (?, ?)', keyId, now);
-    this.recent.add(keyId);
+    this.remember(keyId, now);
     for (const row of this.sql.exec<{ key_id: string }>('DELETE FROM revoked_keys WHERE revoked_at <= ? RETURNING key_id', now - REVOKED_KEYS_KEPT_MS)) {
       this.recent.delete(row.key_id);
     }
+  }
+
+  private remember(keyId: string, now: number): void {
+    this.sql.exec('INSERT OR IGNORE INTO revoked_keys (key_id, revoked_at) VALUES (?, ?)', keyId, now);
+    this.recent.add(keyId);
   }
 }

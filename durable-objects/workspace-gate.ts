@@ -384,8 +384,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     this.scheduleAlarm();
   }
 
-  /** A refused call's usage row, stored like any other. */
-  /** Records a refused call's row; `keyLimit`: refused by the key's own monthly limit, not the balance. */
+  /** A refused call's usage row, stored like any other; `keyLimit`: refused by the key's own monthly limit, not the balance. */
   private refuse(usage: UsageRow, status: number, errorCode: string, keyLimit?: true): void {
     this.book.record({ ...usage, status, errorCode, costUnits: 0 }, keyLimit);
     this.reportSoon();

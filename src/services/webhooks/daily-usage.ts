@@ -24,10 +24,9 @@ const MESSAGES_PER_SEND = 100;
  * retried on its own. The event id is derived from the workspace and the day, so a cron run twice, a page sent
  * again or a report retried queues nothing twice at an endpoint.
  */
-export async function startDailyUsage(env: DailyUsageBindings): Promise<{ day: string }> {
+export async function startDailyUsage(env: DailyUsageBindings): Promise<void> {
   const day = new Date(Math.floor(clock.now() / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
   await env.NIGHTLY.send({ kind: 'usage.daily page', day, after: '' });
-  return { day };
 }
 
 /** The next page of subscribed workspaces, by the endpoints' workspace index: a report message each, then the page after. */
