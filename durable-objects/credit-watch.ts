@@ -5,6 +5,7 @@ interface WatchRow extends Record<string, SqlStorageValue> {
   reported_units: number | null;
   exhausted: number;
   refused: number;
+  said: number;
 }
 
 /**
@@ -26,10 +27,15 @@ export class CreditWatch {
         organization_id TEXT,
         reported_units INTEGER,
         exhausted INTEGER NOT NULL DEFAULT 0,
-        refused INTEGER NOT NULL DEFAULT 0
+        refused INTEGER NOT NULL DEFAULT 0,
+        said INTEGER NOT NULL DEFAULT 0
       );
       INSERT OR IGNORE INTO credit_watch (id) VALUES (1);
     `);
+    // Wallets made before the count of movements said was kept.
+    if (!sql.exec<{ name: string }>('PRAGMA table_info(credit_watch)').toArray().some((column) => column.name === 'said')) {
+      sql.exec('ALTER TABLE credit_watch ADD COLUMN said INTEGER NOT NULL DEFAULT 0');
+    }
   }
 
   /**
@@ -56,19 +62,22 @@ export class CreditWatch {
     if (!watch.organization_id || watch.reported_units === null) return null;
     const exhausted = !watch.exhausted && (available <= 0 || watch.refused === 1);
     if (available >= watch.reported_units && !exhausted) return null;
-    return { organizationId: watch.organization_id, fromUnits: watch.reported_units, toUnits: available, exhausted, ...balance };
+    return { organizationId: watch.organization_id, movement: watch.said, fromUnits: watch.reported_units, toUnits: available, exhausted, ...balance };
   }
 
-  /** Remembers `available` as said; a rise re-arms both events. */
+  /**
+   * Remembers `available` as said; a rise re-arms both events. A movement said moves the count on, so the next
+   * movement's events have ids of their own, while an alarm retried before this ran says the same ids again.
+   */
   reported(available: number, movement: CreditMovement | null): void {
     const watch = this.row();
     const rose = watch.reported_units !== null && available > watch.reported_units;
     const exhausted = movement?.exhausted ? 1 : rose ? 0 : watch.exhausted;
-    this.sql.exec('UPDATE credit_watch SET reported_units = ?, exhausted = ?, refused = 0', available, exhausted);
+    this.sql.exec('UPDATE credit_watch SET reported_units = ?, exhausted = ?, refused = 0, said = said + ?', available, exhausted, movement ? 1 : 0);
   }
 
   private row(): WatchRow {
-    const row = this.sql.exec<WatchRow>('SELECT organization_id, reported_units, exhausted, refused FROM credit_watch').one();
+    const row = this.sql.exec<WatchRow>('SELECT organization_id, reported_units, exhausted, refused, said FROM credit_watch').one();
     this.started = row.organization_id !== null && row.reported_units !== null;
     return row;
   }

@@ -373,6 +373,43 @@ describe('/v1/webhook-endpoints', () => {
     expect(await deliveries(account.key, endpoint.id)).toEqual([]);
   });
 
+  it('says a fall once to each endpoint when its alarm runs again before it could note what it said (stopped partway)', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 3 });
+    const endpoints: { id: string }[] = [];
+    for (const events of [['credits.low', 'credits.exhausted'], ['credits.low']]) {
+      endpoints.push((await create(account, { url: receiverUrl('ok'), events, creditsLowThresholdCents: 3 })).body.data);
+    }
+    expect((await companyByDomain(account.key, 'stripe.com')).status).toBe(200);
+    await gateOf(env, account.workspaceId).flush();
+    await runInDurableObject(walletOf(env, account.organizationId), async (instance, state) => {
+      const wallet = instance as unknown as OrgWallet;
+      const watch = () => state.storage.sql.exec<Record<string, SqlStorageValue>>('SELECT * FROM credit_watch').one();
+      const before = watch();
+      // The fall from 3 cents to 2 is still to be said (the wallet's own alarm has not run yet).
+      expect(before.reported_units).toBe(unitsFromCents(3));
+      await wallet.alarm();
+      // As if the alarm had stopped after telling the endpoints and before noting it: it runs again from the same watch.
+      state.storage.sql.exec('UPDATE credit_watch SET reported_units = ?, exhausted = ?, refused = ?, said = ?', before.reported_units, before.exhausted, before.refused, before.said);
+      await wallet.alarm();
+    });
+    for (const endpoint of endpoints) {
+      const all = await eventually(() => deliveries(account.key, endpoint.id), (list) => list.length > 0 && list.every((delivery) => delivery.state !== 'pending'));
+      expect(all.map((delivery) => [delivery.type, delivery.state])).toEqual([['credits.low', 'delivered']]);
+    }
+    expect(await webhookEventsUsed(env.DB, account.organizationId)).toBe(2);
+
+    // The next fall is a movement of its own: told again, under a new id.
+    await credit(account.organizationId, { purchasedCents: 4 });
+    await runInDurableObject(walletOf(env, account.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
+    for (let cents = 6; cents > 2; cents--) expect((await companyByDomain(account.key, 'stripe.com')).status).toBe(200);
+    await gateOf(env, account.workspaceId).flush();
+    await runInDurableObject(walletOf(env, account.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
+    const again = await eventually(() => deliveries(account.key, endpoints[1]!.id), (list) => list.length > 1);
+    expect(again.map((delivery) => delivery.type)).toEqual(['credits.low', 'credits.low']);
+    expect(new Set(again.map((delivery) => delivery.id)).size).toBe(2);
+  });
+
   it('sends usage.daily with the previous UTC day, by way of its queue', async () => {
     const account = await provision();
     await credit(account.organizationId, { purchasedCents: 5 });

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { clock } from './clock';
+import { sha256Hex } from './digest';
 import { newId } from './ids';
 
 /**
@@ -39,6 +40,14 @@ export interface WebhookEvent {
 
 export function newEvent(type: WebhookEvent['type'], data: Record<string, unknown>, id = newId('evt')): WebhookEvent {
   return { id, type, timestamp: new Date(clock.now()).toISOString(), data };
+}
+
+/**
+ * The id of an event that may be announced more than once (a report retried, an alarm run again): derived from
+ * what it says, so the endpoint's sender knows a repeat and neither counts nor sends it twice.
+ */
+export async function eventId(what: string): Promise<string> {
+  return `evt_${(await sha256Hex(what)).slice(0, 24)}`;
 }
 
 /** The body a receiver gets: exactly these bytes are signed. */

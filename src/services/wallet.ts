@@ -54,10 +54,23 @@ export async function creditWallet(env: Env, organizationId: string, amounts: { 
  * lease back: exact to the unit, for operators (a call's own answer and /v1/credits are exact for the
  * calling workspace; sibling workspaces' spending reaches them within a report interval).
  */
+
 export async function settledStatement(env: Env, organizationId: string, limit = 50) {
   const wallet = walletOf(env, organizationId);
   await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).flush()));
   return wallet.statement(limit);
+}
+
+/**
+ * The wallet's statement as it stands, once `workspaceId`'s gate (when one is given) has reported what it
+ * spent: exact for that workspace's own calls, as /v1/credits is, while other workspaces' spending reaches it
+ * within a report interval (REPORT_MS). One or two object calls whatever the number of workspaces, where
+ * `settledStatement` asks every workspace that holds a lease: for the dashboard's views, which anyone in the
+ * organization may load as often as they like.
+ */
+export async function currentStatement(env: Env, organizationId: string, limit: number, workspaceId?: string) {
+  if (workspaceId !== undefined) await gateOf(env, workspaceId).flush();
+  return walletOf(env, organizationId).statement(limit);
 }
 
 /** A balance as clients see it: cents, not internal units. */

@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, companyByDomain, eventually, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
+import { walletOf } from '../../src/services/wallet';
 
 const KEY = /^sluice_live_[0-9a-f]{32}$/;
 
@@ -184,10 +185,44 @@ describe('workspaces, usage and credits in the dashboard', () => {
     expect(usage.body.data.rows).toEqual(rest.data.rows);
     expect(usage.body.data.byOperation).toEqual(rest.data.byOperation);
 
-    const dashboardCredits = await person.json('GET', `/api/organizations/${person.organizationId}/credits`);
+    // The call's spending reaches the wallet within a report interval: then both say the same.
     const restCredits = (await (await credits(key)).json()) as any;
+    const dashboardCredits = await eventually(
+      () => person.json('GET', `/api/organizations/${person.organizationId}/credits`),
+      (answer) => answer.body.data?.purchasedBalanceCents === 49,
+    );
     expect(dashboardCredits.body.data).toEqual(restCredits.data);
     expect(dashboardCredits.body.data).toMatchObject({ plan: 'payg', purchasedBalanceCents: 49 });
+  });
+
+  it("asks the viewed workspace's gate alone for the usage page, and none for the credits, however many workspaces spend", async () => {
+    const person = await signUp();
+    await ops('PUT', `/organizations/${person.organizationId}/plan`, { plan: 'team' });
+    await ops('POST', `/organizations/${person.organizationId}/wallet/credit`, { purchasedCents: 50 });
+    const workspaces = [person.workspaceId];
+    for (const name of ['Staging', 'Batch']) workspaces.push((await person.json('POST', `/api/organizations/${person.organizationId}/workspaces`, { name })).body.data.id);
+    for (const workspaceId of workspaces) {
+      const key = (await person.json('POST', `/api/workspaces/${workspaceId}/keys`, { name: 'metered' })).body.data.key;
+      expect((await companyByDomain(key, 'example.com')).status).toBe(200);
+    }
+    // Each of the three holds a lease of the wallet's money.
+    expect((await walletOf(env, person.organizationId).leaseholders()).sort()).toEqual([...workspaces].sort());
+
+    const asked: (string | undefined)[] = [];
+    const gates = {
+      idFromName: (name: string) => env.WORKSPACE_GATE.idFromName(name),
+      get: (id: DurableObjectId) => {
+        asked.push(id.name);
+        return env.WORKSPACE_GATE.get(id);
+      },
+    };
+    const page = await person.request('GET', `/w/${person.workspaceId}/usage`, undefined, { bindings: { WORKSPACE_GATE: gates } });
+    expect(page.status).toBe(200);
+    expect(asked).toEqual([person.workspaceId]);
+    asked.length = 0;
+    const answer = await person.json('GET', `/api/organizations/${person.organizationId}/credits`, undefined, { bindings: { WORKSPACE_GATE: gates } });
+    expect(answer.body.data.purchasedBalanceCents).toBeGreaterThanOrEqual(47);
+    expect(asked).toEqual([]);
   });
 
   it('describes its own API at /api/openapi.json', async () => {

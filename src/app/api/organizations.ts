@@ -5,7 +5,7 @@ import { newWorkspace } from '../../services/accounts';
 import { type Organization, type Workspace as WorkspaceRecord } from '../../core/records';
 import { assertRoomFor, type OrganizationTerms, termsOf } from '../../services/plan-caps';
 import { success } from '../../core/envelope';
-import { balanceInCents, settledStatement } from '../../services/wallet';
+import { balanceInCents, currentStatement } from '../../services/wallet';
 import { PLANS } from '../../core/plans';
 import type { DashboardEnv } from '../context';
 import { requireVerifiedEmail } from '../email-verification';
@@ -78,11 +78,12 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
 }
 
 /**
- * What GET /v1/credits answers, for the dashboard's own view of an organization: the settled statement,
- * once every workspace has reported what it spent, so it is exact for all of them.
+ * What GET /v1/credits answers, for the dashboard's own view of an organization: the wallet as it stands, which
+ * every workspace's spending reaches within a report interval (REPORT_MS). One object call, however many
+ * workspaces the organization has.
  */
 export async function creditsOf(env: DashboardEnv['Bindings'], organization: Pick<Organization, 'id' | 'plan'>) {
-  const { balance } = await settledStatement(env, organization.id, 0);
+  const { balance } = await currentStatement(env, organization.id, 0);
   return { organizationId: organization.id, plan: organization.plan, ...balanceInCents(balance) };
 }
 

@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
 import { dailySpend, type DailySpend, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
-import { balanceInCents, settledStatement } from '../../services/wallet';
+import { balanceInCents, currentStatement } from '../../services/wallet';
 import type { WorkspaceAccess } from '../members';
 import { trialState } from '../trial';
 import { DailySpendChart, OperationSpendChart } from './charts';
@@ -39,7 +39,7 @@ const RECENT_LEDGER_ENTRIES = 20;
  * way, and the page shows "updating" instead of two figures that disagree.
  */
 export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick<UsagePageProps, 'report' | 'days' | 'credits' | 'trial' | 'callsInTransit'>> {
-  const [{ balance, ledger }, trial] = await Promise.all([settledStatement(env, access.organization.id, RECENT_LEDGER_ENTRIES), trialState(env.DB, access.organization.id)]);
+  const [{ balance, ledger }, trial] = await Promise.all([currentStatement(env, access.organization.id, RECENT_LEDGER_ENTRIES, access.workspace.id), trialState(env.DB, access.organization.id)]);
   const charged = ledger.flatMap((entry) => (entry.kind === 'capture' && entry.holdId !== null ? [entry.holdId] : []));
   const arrived =
     charged.length === 0

@@ -4,7 +4,7 @@ import { centsFromUnits } from '../../core/money';
 import { senderOf, type WebhookBindings } from './bindings';
 import { subscribedEndpoints, type SubscribedEndpoint } from './endpoints';
 import { countWebhookEvent } from './event-cap';
-import { type EventType, newEvent, type WebhookEvent } from '../../core/webhook-events';
+import { eventId, type EventType, newEvent, type WebhookEvent } from '../../core/webhook-events';
 
 /**
  * Sends an event to every endpoint subscribed to it: the workspace's own, or for an organization's event
@@ -16,13 +16,13 @@ export async function announce(
   env: WebhookBindings,
   audience: { workspaceId: string } | { organizationId: string },
   type: EventType,
-  eventFor: WebhookEvent | ((endpoint: SubscribedEndpoint) => WebhookEvent | null),
+  eventFor: WebhookEvent | ((endpoint: SubscribedEndpoint) => Promise<WebhookEvent | null>),
 ): Promise<void> {
   const endpoints = await subscribedEndpoints(env.DB, audience, type);
   if (endpoints.length === 0) return;
   const terms = await termsOf(env.DB, endpoints[0]!.organizationId);
   for (const endpoint of endpoints) {
-    const event = typeof eventFor === 'function' ? eventFor(endpoint) : eventFor;
+    const event = typeof eventFor === 'function' ? await eventFor(endpoint) : eventFor;
     if (!event) continue;
     const sender = senderOf(env, endpoint.id);
     // An event the endpoint has already (a usage.daily report retried or handed over twice) is neither counted nor queued again.
@@ -47,6 +47,11 @@ export async function announceKey(env: WebhookBindings, type: 'key.created' | 'k
 /** How the organization's available balance moved since the wallet last reported it, in 1/10,000 cents. */
 export interface CreditMovement {
   organizationId: string;
+  /**
+   * Which movement of the balance this is, counted by the wallet: its events' ids derive from it, so an alarm
+   * retried partway (some endpoints told, the count not yet moved on) finds them already sent and says nothing twice.
+   */
+  movement: number;
   fromUnits: number;
   toUnits: number;
   /** The balance reached zero, or a call was refused for want of credit, since the last time this was said. */
@@ -70,11 +75,15 @@ export async function announceCredits(env: WebhookBindings, movement: CreditMove
   if (movement.toUnits < movement.fromUnits) {
     const from = centsFromUnits(movement.fromUnits);
     const to = centsFromUnits(movement.toUnits);
-    await announce(env, audience, 'credits.low', (endpoint) =>
-      from >= endpoint.creditsLowThresholdCents && to < endpoint.creditsLowThresholdCents
-        ? newEvent('credits.low', { ...balances, thresholdCents: endpoint.creditsLowThresholdCents })
-        : null,
-    );
+    await announce(env, audience, 'credits.low', async (endpoint) => {
+      const threshold = endpoint.creditsLowThresholdCents;
+      if (!(from >= threshold && to < threshold)) return null;
+      const id = await eventId(`credits.low:${movement.organizationId}:${movement.movement}:${threshold}`);
+      return newEvent('credits.low', { ...balances, thresholdCents: threshold }, id);
+    });
   }
-  if (movement.exhausted) await announce(env, audience, 'credits.exhausted', newEvent('credits.exhausted', balances));
+  if (movement.exhausted) {
+    const id = await eventId(`credits.exhausted:${movement.organizationId}:${movement.movement}`);
+    await announce(env, audience, 'credits.exhausted', newEvent('credits.exhausted', balances, id));
+  }
 }

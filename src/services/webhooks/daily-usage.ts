@@ -1,7 +1,6 @@
 import { clock } from '../../core/clock';
-import { sha256Hex } from '../../core/digest';
 import type { NightlyMessage } from '../../core/protocols/nightly';
-import { newEvent } from '../../core/webhook-events';
+import { eventId, newEvent } from '../../core/webhook-events';
 import { usageReport } from '../usage-report';
 import { announce } from './announce';
 import type { WebhookBindings } from './bindings';
@@ -50,7 +49,7 @@ export async function announceDailyUsage(env: WebhookBindings, workspaceId: stri
   const from = new Date(`${day}T00:00:00.000Z`);
   const to = new Date(from.getTime() + DAY_MS);
   const report = await usageReport(env.DB, workspaceId, { from: from.toISOString(), to: to.toISOString(), limit: 1 });
-  const id = `evt_${(await sha256Hex(`usage.daily:${workspaceId}:${day}`)).slice(0, 24)}`;
+  const id = await eventId(`usage.daily:${workspaceId}:${day}`);
   const data = { workspaceId, day, from: report.from, to: report.to, totals: report.totals, byOperation: report.byOperation };
   await announce(env, { workspaceId }, 'usage.daily', newEvent('usage.daily', data, id));
 }
