@@ -144,7 +144,7 @@ CREATE TABLE oauth_grants (
   last_used_at    TEXT,
   revoked_at      TEXT,
   revoked_reason  TEXT
-);
+, refresh_family_hash TEXT);
 
 CREATE UNIQUE INDEX oauth_grants_by_code ON oauth_grants (code_hash);
 
@@ -477,3 +477,5 @@ CREATE INDEX onboarding_intents_by_workspace ON onboarding_intents (workspace_id
 CREATE INDEX onboarding_intents_by_time ON onboarding_intents (created_at);
 
 CREATE INDEX api_keys_sandbox_by_expiry ON api_keys (expires_at) WHERE scope = 'workspace_dryrun';
+
+CREATE UNIQUE INDEX oauth_grants_by_refresh_family ON oauth_grants (refresh_family_hash) WHERE refresh_family_hash IS NOT NULL;

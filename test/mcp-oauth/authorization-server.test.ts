@@ -2,6 +2,8 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
+import { sha256Hex } from '../../src/core/digest';
+import { ACCESS_TOKENS_PER_GRANT } from '../../src/services/oauth/tokens';
 import { signUp } from '../support/dashboard';
 import { authorize, authorizeRequest, connect, form, listTools, MCP_ORIGIN, mcp, pkce, REDIRECT_URI, registerClient } from './support';
 
@@ -112,6 +114,54 @@ describe('authorization and tokens', () => {
     expect(otherClient.body.error).toBe('invalid_grant');
     // Neither mistake spent the token: its client still refreshes with it.
     expect((await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: tokens.clientId })).status).toBe(200);
+  });
+
+  it('keeps one refresh token and the newest access tokens of a grant however often it refreshes, and any spent refresh token used again ends it', async () => {
+    const person = await signUp();
+    const tokens = await connect(person);
+    const refresh = (refreshToken: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId });
+    const grant = (await env.DB.prepare('SELECT grant_id AS id FROM oauth_tokens WHERE hash = ?').bind(await sha256Hex(tokens.refresh_token)).first<{ id: string }>())!.id;
+    const issued = [tokens];
+    for (let i = 0; i < ACCESS_TOKENS_PER_GRANT + 3; i++) {
+      const answer = await refresh(issued.at(-1)!.refresh_token);
+      expect(answer.status).toBe(200);
+      issued.push({ ...((await answer.json()) as typeof tokens), clientId: tokens.clientId });
+    }
+    const kept = await env.DB.prepare('SELECT kind, COUNT(*) AS n FROM oauth_tokens WHERE grant_id = ? GROUP BY kind ORDER BY kind').bind(grant).all<{ kind: string; n: number }>();
+    expect(kept.results).toEqual([{ kind: 'access', n: ACCESS_TOKENS_PER_GRANT }, { kind: 'refresh', n: 1 }]);
+    // The newest access tokens work; one older than those was let go.
+    expect((await listTools('/mcp', issued.at(-1)!.access_token)).status).toBe(200);
+    expect((await listTools('/mcp', issued.at(-ACCESS_TOKENS_PER_GRANT)!.access_token)).status).toBe(200);
+    expect((await listTools('/mcp', issued.at(-ACCESS_TOKENS_PER_GRANT - 1)!.access_token)).status).toBe(401);
+
+    // A token of another family, made up, is only unknown: the grant goes on.
+    const madeUp = await oauthError(await refresh(`sluice_ort_${'0'.repeat(32)}_${'1'.repeat(64)}`));
+    expect(madeUp.body.error_description).toBe('Unknown refresh token.');
+    expect((await listTools('/mcp', issued.at(-1)!.access_token)).status).toBe(200);
+    // The very first refresh token, spent long ago and no longer stored, is still known as this grant's: it ends it.
+    const replay = await oauthError(await refresh(tokens.refresh_token));
+    expect(replay.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('already used') });
+    expect((await listTools('/mcp', issued.at(-1)!.access_token)).status).toBe(401);
+    expect((await oauthError(await refresh(issued.at(-1)!.refresh_token))).body.error_description).toContain('revoked');
+  });
+
+  it('refreshes a grant made before refresh families into one, and its old token used again still ends it', async () => {
+    const person = await signUp();
+    const tokens = await connect(person);
+    // The grant as one made before families: no family, and a refresh token of the old shape.
+    const legacy = `sluice_ort_${'ab'.repeat(32)}`;
+    const grant = (await env.DB.prepare('SELECT grant_id AS id FROM oauth_tokens WHERE hash = ?').bind(await sha256Hex(tokens.refresh_token)).first<{ id: string }>())!.id;
+    await env.DB.batch([
+      env.DB.prepare('UPDATE oauth_grants SET refresh_family_hash = NULL WHERE id = ?').bind(grant),
+      env.DB.prepare('UPDATE oauth_tokens SET hash = ? WHERE hash = ?').bind(await sha256Hex(legacy), await sha256Hex(tokens.refresh_token)),
+    ]);
+    const refresh = (refreshToken: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId });
+    const answer = await refresh(legacy);
+    expect(answer.status).toBe(200);
+    const next = (await answer.json()) as typeof tokens;
+    expect(next.refresh_token).toMatch(/^sluice_ort_[0-9a-f]{32}_[0-9a-f]{64}$/);
+    expect((await refresh(next.refresh_token)).status).toBe(200);
+    expect((await oauthError(await refresh(legacy))).body.error_description).toContain('already used');
   });
 
   it("answers a malformed Authorization header with a challenge a client can parse: RFC 6750's characters only in error_description", async () => {

@@ -7,9 +7,16 @@ import { LIFETIMES, TOKEN_PREFIX } from './settings';
 
 /**
  * The token endpoint's two grants and the revocation endpoint. Every single-use rule is one conditional
- * UPDATE in D1 (a code's or a refresh token's `used_at` set only if still empty), so two racing requests
- * cannot both win. A code or refresh token presented a second time is taken as stolen: the grant ends,
- * with every token it issued (RFC 9700 section 4.14.2).
+ * statement in D1 (a code's `used_at` set only if still empty, a refresh token deleted only if still there),
+ * so two racing requests cannot both win. A code or refresh token presented a second time is taken as
+ * stolen: the grant ends, with every token it issued (RFC 9700 section 4.14.2).
+ *
+ * A grant's refresh tokens all carry a secret of the grant's own, its family (`sluice_ort_<family>_<secret>`;
+ * the grant keeps the family's hash). So a spent refresh token is deleted rather than kept to recognise its
+ * replay: presented again, it is not found, its family is, and the grant ends. A grant holds one refresh token
+ * and at most ACCESS_TOKENS_PER_GRANT access tokens however often it is refreshed, where it used to keep every
+ * refresh token it had spent for its thirty days (one a second: 2.6 million rows). Grants made before
+ * families had no family: their tokens are still kept used, and their next refresh gives them one.
  */
 
 interface GrantRow {
@@ -22,6 +29,24 @@ interface GrantRow {
   codeExpiresAt: number;
   expiresAt: number;
   revokedAt: string | null;
+}
+
+/** The access tokens a grant keeps, newest first: a client uses the last one it was given, so older ones go. */
+export const ACCESS_TOKENS_PER_GRANT = 5;
+
+const FAMILY_HEX = 32;
+const REFRESH_SHAPE = new RegExp(`^${TOKEN_PREFIX.refresh}([0-9a-f]{${FAMILY_HEX}})_[0-9a-f]{64}$`);
+
+/** The family a refresh token names, or null for a token of another shape (a grant's from before families). */
+function familyOf(token: string): string | null {
+  return REFRESH_SHAPE.exec(token)?.[1] ?? null;
+}
+
+/** The grant of a refresh token's family: a spent token of it was deleted, so that is how it is recognised. */
+async function grantOfFamily(db: D1Database, token: string): Promise<{ id: string; clientId: string } | null> {
+  const family = familyOf(token);
+  if (!family) return null;
+  return db.prepare('SELECT id, client_id AS clientId FROM oauth_grants WHERE refresh_family_hash = ?').bind(await sha256Hex(family)).first<{ id: string; clientId: string }>();
 }
 
 const grantColumns = (table: string) =>
@@ -68,7 +93,7 @@ async function exchangeCode(db: D1Database, form: URLSearchParams): Promise<Reco
   if (redirectUri !== null && redirectUri !== grant.redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.');
   if (!(await verifierMatches(verifier, grant.codeChallenge))) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
   assertSameResource(form, grant);
-  return issueTokens(db, grant, now);
+  return issueTokens(db, grant, now, { family: randomHex(FAMILY_HEX / 2), adopt: true });
 }
 
 async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<string, unknown>> {
@@ -78,22 +103,35 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   const now = clock.now();
 
   const known = await db
-    .prepare(`SELECT ${grantColumns('g')}, t.used_at AS usedAt FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ? AND t.kind = 'refresh'`)
+    .prepare(`SELECT ${grantColumns('g')} FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ? AND t.kind = 'refresh'`)
     .bind(hash)
-    .first<GrantRow & { usedAt: number | null }>();
-  if (!known) throw new OAuthError('invalid_grant', 'Unknown refresh token.');
+    .first<GrantRow>();
+  if (!known) {
+    const replayed = await grantOfFamily(db, token);
+    if (!replayed) throw new OAuthError('invalid_grant', 'Unknown refresh token.');
+    await revokeGrant(db, replayed.id, 'refresh token used twice');
+    throw alreadyUsed();
+  }
   // Checked before the token is spent, so a mistaken request does not cost the client its grant.
   if (known.clientId !== clientId) throw new OAuthError('invalid_grant', 'This refresh token was issued to another client.');
   if (known.revokedAt) throw new OAuthError('invalid_grant', 'This authorization was revoked.');
   if (known.expiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization has expired; authorize again.');
   assertSameResource(form, known);
 
-  const spent = await db.prepare(`UPDATE oauth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL`).bind(now, hash).run();
+  // A token of a family is deleted as it is spent; one from before families is marked used, and kept to recognise a replay.
+  const family = familyOf(token);
+  const spent = family
+    ? await db.prepare('DELETE FROM oauth_tokens WHERE hash = ?').bind(hash).run()
+    : await db.prepare('UPDATE oauth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL').bind(now, hash).run();
   if (spent.meta.changes !== 1) {
     await revokeGrant(db, known.id, 'refresh token used twice');
-    throw new OAuthError('invalid_grant', 'This refresh token was already used; the grant is revoked. Authorize again.');
+    throw alreadyUsed();
   }
-  return issueTokens(db, known, now);
+  return issueTokens(db, known, now, family ? { family, adopt: false } : { family: randomHex(FAMILY_HEX / 2), adopt: true });
+}
+
+function alreadyUsed(): OAuthError {
+  return new OAuthError('invalid_grant', 'This refresh token was already used; the grant is revoked. Authorize again.');
 }
 
 /** A token request may repeat the resource; it cannot move the grant to another one (RFC 8707). */
@@ -104,15 +142,22 @@ function assertSameResource(form: URLSearchParams, grant: GrantRow): void {
   }
 }
 
-async function issueTokens(db: D1Database, grant: GrantRow, now: number): Promise<Record<string, unknown>> {
+/** A new access token and refresh token of `family`; `adopt` gives the grant that family (its first tokens). */
+async function issueTokens(db: D1Database, grant: GrantRow, now: number, { family, adopt }: { family: string; adopt: boolean }): Promise<Record<string, unknown>> {
   const accessToken = `${TOKEN_PREFIX.access}${randomHex(32)}`;
-  const refreshToken = `${TOKEN_PREFIX.refresh}${randomHex(32)}`;
+  const refreshToken = `${TOKEN_PREFIX.refresh}${family}_${randomHex(32)}`;
   const accessExpiresAt = Math.min(now + LIFETIMES.accessToken, grant.expiresAt);
   await db.batch([
+    ...(adopt ? [db.prepare('UPDATE oauth_grants SET refresh_family_hash = ? WHERE id = ?').bind(await sha256Hex(family), grant.id)] : []),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'access', ?)`).bind(await sha256Hex(accessToken), grant.id, accessExpiresAt),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'refresh', ?)`).bind(await sha256Hex(refreshToken), grant.id, grant.expiresAt),
-    // Expired access tokens are of no further use; used refresh tokens stay to recognise a replay.
-    db.prepare(`DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'access' AND expires_at <= ?`).bind(grant.id, now),
+    // Expired access tokens are of no further use, nor are those older than the newest few.
+    db
+      .prepare(
+        `DELETE FROM oauth_tokens WHERE grant_id = ?1 AND kind = 'access' AND (expires_at <= ?2 OR rowid NOT IN (
+           SELECT rowid FROM oauth_tokens WHERE grant_id = ?1 AND kind = 'access' ORDER BY expires_at DESC, rowid DESC LIMIT ?3))`,
+      )
+      .bind(grant.id, now, ACCESS_TOKENS_PER_GRANT),
   ]);
   return {
     access_token: accessToken,
@@ -144,7 +189,13 @@ export async function revokeToken(db: D1Database, form: URLSearchParams): Promis
     .prepare('SELECT t.kind, t.grant_id AS grantId, g.client_id AS clientId FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ?')
     .bind(await sha256Hex(token))
     .first<{ kind: 'access' | 'refresh'; grantId: string; clientId: string }>();
-  if (!row || (clientId !== null && clientId !== row.clientId)) return;
+  if (!row) {
+    // A spent refresh token of a family still names its grant, as a used one kept did before families.
+    const grant = await grantOfFamily(db, token);
+    if (grant && (clientId === null || clientId === grant.clientId)) await revokeGrant(db, grant.id, 'revoked by the client');
+    return;
+  }
+  if (clientId !== null && clientId !== row.clientId) return;
   if (row.kind === 'refresh') await revokeGrant(db, row.grantId, 'revoked by the client');
   else await db.prepare('DELETE FROM oauth_tokens WHERE hash = ?').bind(await sha256Hex(token)).run();
 }
