@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * Connect the workspace's own account of a vendor
-         * @description The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again.
+         * @description The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again. A workspace has at most 50 connections: one more is 409 CONFLICT, before the vendor is asked.
          */
         post: operations["createConnection"];
         delete?: never;
@@ -8930,6 +8930,25 @@ export interface operations {
                      *       "error": {
                      *         "code": "UNAUTHORIZED",
                      *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds), or a first call that succeeded and was charged but whose answer was not kept (too large, or lost with its server: send a new key) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
                      *       }
                      *     }
                      */

@@ -51,13 +51,28 @@ export function credentialsFor(vendor: ConnectableVendor, given: Record<string, 
   return Object.fromEntries(vendor.fields.map((field) => [field.name, (given[field.name] as string).trim()]));
 }
 
-/** Checks the credentials with the vendor's cheapest authenticated call, then stores them sealed; a refusal stores nothing. */
+/**
+ * A workspace's connections at most: a vendor account is connected by hand, once, so this is room to spare, while
+ * the rows (sealed credentials, about 1 KB) cannot pile up without a bound, one a minute for good.
+ */
+export const MAX_CONNECTIONS_PER_WORKSPACE = 50;
+
+function tooManyConnections(): ApiError {
+  return ApiError.conflict(`A workspace has at most ${MAX_CONNECTIONS_PER_WORKSPACE} connections; delete one first.`);
+}
+
+/**
+ * Checks the credentials with the vendor's cheapest authenticated call, then stores them sealed; a refusal stores
+ * nothing. A workspace with its MAX_CONNECTIONS_PER_WORKSPACE is refused 409 before the vendor is asked, and the
+ * insert counts again, so two made at once cannot both take the last place.
+ */
 export async function createConnection(
   env: Env,
   workspaceId: string,
   input: { vendor: ConnectableVendor; name?: string | undefined; credentials: Record<string, string> },
   signal: AbortSignal,
 ): Promise<Connection> {
+  if ((await connectionCount(env.DB, workspaceId)) >= MAX_CONNECTIONS_PER_WORKSPACE) throw tooManyConnections();
   const outcome = await input.vendor.check(env, input.credentials, signal);
   if (outcome.status !== 'ok') throw refusalOf(input.vendor, outcome);
   const now = new Date(clock.now()).toISOString();
@@ -71,12 +86,18 @@ export async function createConnection(
     createdAt: now,
     lastCheckedAt: now,
   };
-  await env.DB.prepare(
-    `INSERT INTO connections (id, workspace_id, vendor, name, credentials_ciphertext, hint, status, created_at, last_checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  const stored = await env.DB.prepare(
+    `INSERT INTO connections (id, workspace_id, vendor, name, credentials_ciphertext, hint, status, created_at, last_checked_at)
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, 'ok', ?7, ?7 WHERE (SELECT COUNT(*) FROM connections WHERE workspace_id = ?2) < ?8`,
   )
-    .bind(connection.id, workspaceId, connection.vendor, connection.name, await encryptKey(JSON.stringify(input.credentials), connection.id, env.KEY_ENCRYPTION_KEY), connection.hint, 'ok', now, now)
+    .bind(connection.id, workspaceId, connection.vendor, connection.name, await encryptKey(JSON.stringify(input.credentials), connection.id, env.KEY_ENCRYPTION_KEY), connection.hint, now, MAX_CONNECTIONS_PER_WORKSPACE)
     .run();
+  if (stored.meta.changes !== 1) throw tooManyConnections();
   return connection;
+}
+
+async function connectionCount(db: D1Database, workspaceId: string): Promise<number> {
+  return (await db.prepare('SELECT COUNT(*) AS n FROM connections WHERE workspace_id = ?').bind(workspaceId).first<{ n: number }>())?.n ?? 0;
 }
 
 export async function listConnections(db: D1Database, workspaceId: string): Promise<Connection[]> {

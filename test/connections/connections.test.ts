@@ -6,6 +6,7 @@ import { exampleOf } from '../../src/api/examples';
 import { dataPathsOf } from '../../src/api/routes/data';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { CONNECTABLE_VENDORS, type ConnectableVendor } from '../../src/services/connections-vendors';
+import { MAX_CONNECTIONS_PER_WORKSPACE } from '../../src/services/connections';
 import { OPERATIONS } from '../../src/operations';
 import { connectionRootPathsOf } from '../../src/api/routes/connections';
 import { mcpToolName } from '../../src/core/operation';
@@ -90,6 +91,34 @@ describe('connections: the credential check before anything is stored', () => {
     expect((await send('POST', '/v1/connections', account.key, { vendor: slug, credentials: goodCredentials(vendor) })).status).toBe(201);
     const received = await json(await fetch(`${FAKE_VENDORS_ORIGIN}/__last?${new URLSearchParams({ vendor: slug, path })}`));
     expect(received).toMatchObject({ method: 'GET', query });
+  });
+
+  it(`keeps at most ${MAX_CONNECTIONS_PER_WORKSPACE} a workspace: two asked at once for the last place get one, and one more is 409 before the vendor is asked`, async () => {
+    const account = await provision({ plan: 'payg' });
+    const filled = Array.from({ length: MAX_CONNECTIONS_PER_WORKSPACE - 1 }, (_, i) =>
+      env.DB.prepare(`INSERT INTO connections (id, workspace_id, vendor, name, credentials_ciphertext, hint, status, created_at, last_checked_at) VALUES (?, ?, 'hunter', 'earlier', 'sealed', '…0000', 'ok', ?, ?)`).bind(
+        `con_filled_${crypto.randomUUID()}`, account.workspaceId, new Date(Date.now() - 1000 * (i + 1)).toISOString(), new Date().toISOString()),
+    );
+    await env.DB.batch(filled);
+    const create = () => send('POST', '/v1/connections', account.key, { vendor: 'hunter', credentials: goodCredentials(hunter) });
+    const both = await Promise.all([create(), create()]);
+    expect(both.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    expect(both.find((answer) => answer.status === 409)!.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('delete one first') });
+
+    const asked: string[] = [];
+    const realFetch = globalThis.fetch;
+    vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+      const request = new Request(input, init);
+      if (request.url.startsWith(`${FAKE_VENDORS_ORIGIN}/hunter/`)) asked.push(request.url);
+      return realFetch(request);
+    });
+    expect((await create()).status).toBe(409);
+    expect(asked).toEqual([]);
+    const listed = (await send('GET', '/v1/connections', account.key)).body.data.connections as { id: string }[];
+    expect(listed).toHaveLength(MAX_CONNECTIONS_PER_WORKSPACE);
+    expect((await send('DELETE', `/v1/connections/${listed[0]!.id}`, account.key)).status).toBe(200);
+    expect((await create()).status).toBe(201);
+    expect(asked).toHaveLength(1);
   });
 
   it('names a missing credential field and a vendor that is not connectable', async () => {

@@ -7,7 +7,7 @@ import type { Operation } from '../../core/operation';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
 import { OPERATIONS } from '../../operations';
 import { CONNECTABLE_VENDORS, connectableVendor } from '../../services/connections-vendors';
-import { connectionFailure, connectionUse, createConnection, credentialsFor, deleteConnection, getConnection, listConnections, recheckConnection } from '../../services/connections';
+import { connectionFailure, connectionUse, createConnection, credentialsFor, deleteConnection, getConnection, listConnections, MAX_CONNECTIONS_PER_WORKSPACE, recheckConnection } from '../../services/connections';
 import { admitFreeCall } from '../../services/pipeline';
 import { mcpToolName } from '../../core/operation';
 import { dataPathsOf, handle, inputOf, meteredHeaders, routeOf } from './data';
@@ -91,10 +91,10 @@ const routes = {
     tags: TAGS,
     summary: "Connect the workspace's own account of a vendor",
     description:
-      "The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again.",
+      `The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again. A workspace has at most ${MAX_CONNECTIONS_PER_WORKSPACE} connections: one more is 409 CONFLICT, before the vendor is asked.`,
     operationId: 'createConnection',
     request: { body: { content: { 'application/json': { schema: CreateConnection, example: { vendor: 'hunter', name: 'Our Hunter account', credentials: { apiKey: 'd3b07384d113edec49eaa6238ad5ff00c86f4f2a' } } } }, required: true } },
-    responses: { 201: jsonContent(successEnvelope(Connection), 'The connection.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 429, 503) },
+    responses: { 201: jsonContent(successEnvelope(Connection), 'The connection.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 409, 429, 503) },
   }),
   get: createRoute({
     method: 'get',

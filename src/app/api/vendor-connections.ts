@@ -52,7 +52,7 @@ const routes = {
     summary: "Connect a vendor account (owners and admins): checked with the vendor first, nothing stored if it refuses",
     operationId: 'createVendorConnection',
     request: { params: workspaceIdParam, body: jsonBody(NewConnection) },
-    responses: { 201: jsonContent(successEnvelope(Connection), 'The connection.'), ...errorResponses(400, 401, 403, 404, 503) },
+    responses: { 201: jsonContent(successEnvelope(Connection), 'The connection.'), ...errorResponses(400, 401, 403, 404, 409, 503) },
   }),
   check: createRoute({
     method: 'post',
