@@ -6079,7 +6079,7 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: {
-                /** @description Start (inclusive), ISO 8601. Default: 30 days before `to`. */
+                /** @description Start (inclusive), ISO 8601. Default: 30 days before `to`. At most 400 days before `to`: ask for a longer period in parts. */
                 from?: string;
                 /** @description End (exclusive), ISO 8601. Default: now. */
                 to?: string;

@@ -5,10 +5,16 @@ import { centsFromUnits } from '../core/money';
 import { USAGE_ROWS_KEPT_MONTHS, usageRowsKeptSince } from './usage-retention';
 
 const DEFAULT_SPAN_MS = 30 * 24 * 60 * 60 * 1000;
+/**
+ * The longest range a report covers: 13 months and a few days, so a month compares with the same month a year
+ * before. Its sums read a row per day and operation used, so a range of years would read a row for each; what
+ * one request reads is bounded by this, not by how long the workspace has been calling.
+ */
+export const MAX_SPAN_DAYS = 400;
 
 /** The query of a usage report, the same on REST (`/v1/usage`) and in the dashboard. */
 export const UsageQuery = z.strictObject({
-  from: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Start (inclusive), ISO 8601. Default: 30 days before `to`.', example: '2026-11-01T00:00:00Z' }),
+  from: z.iso.datetime({ offset: true }).optional().openapi({ description: `Start (inclusive), ISO 8601. Default: 30 days before \`to\`. At most ${MAX_SPAN_DAYS} days before \`to\`: ask for a longer period in parts.`, example: '2026-11-01T00:00:00Z' }),
   to: z.iso.datetime({ offset: true }).optional().openapi({ description: 'End (exclusive), ISO 8601. Default: now.', example: '2026-11-22T00:00:00Z' }),
   limit: z.coerce.number().int().min(1).max(500).default(50).openapi({ description: 'Rows per page, 1-500.', example: 50 }),
   cursor: z.string().optional().openapi({ description: 'nextCursor of the previous page.', example: 'WyIyMDI2LTExLTIyVDA5OjU4OjAxLjAwMFoiLCJ1c2VfMDFhMjAyYjBmMjhjOWY4ZTdkNmM1YjRhMzkyODE3MDZmNWU0Il0' }),
@@ -171,6 +177,9 @@ export function rangeOf(query: { from?: string | undefined; to?: string | undefi
   const to = query.to ? new Date(query.to) : new Date(clock.now());
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_SPAN_MS);
   if (from >= to) throw ApiError.validation([{ field: 'from', location: 'query', message: 'Must be before `to`.' }]);
+  if (to.getTime() - from.getTime() > MAX_SPAN_DAYS * DAY_MS) {
+    throw ApiError.validation([{ field: 'from', location: 'query', message: `At most ${MAX_SPAN_DAYS} days before \`to\`: ask for a longer period in parts.` }]);
+  }
   return { from, to };
 }
 

@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, companyByDomain, credit, eventually, json, ops, provision } from '../support/api';
+import { MAX_SPAN_DAYS } from '../../src/services/usage-report';
 
 async function usage(key: string, query = '') {
   const response = await call(`/v1/usage${query}`, bearer(key));
@@ -84,6 +85,13 @@ describe('GET /v1/usage', () => {
     expect(bad.body.error.details.map((detail: { field: string }) => detail.field).sort()).toEqual(['from', 'limit']);
     const reversed = await usage(account.key, '?from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z');
     expect(reversed.body.error.details[0]).toMatchObject({ field: 'from', location: 'query' });
+    // A range of years would read a row per day and operation used: 400 days at most.
+    const to = Date.parse('2026-11-01T00:00:00Z');
+    const span = (days: number) => usage(account.key, `?from=${new Date(to - days * 86_400_000).toISOString()}&to=${new Date(to).toISOString()}`);
+    const years = await span(MAX_SPAN_DAYS + 1);
+    expect(years.status).toBe(400);
+    expect(years.body.error.details[0]).toMatchObject({ field: 'from', location: 'query', message: expect.stringContaining(`At most ${MAX_SPAN_DAYS} days`) });
+    expect((await span(MAX_SPAN_DAYS)).status).toBe(200);
     const cursor = await usage(account.key, '?cursor=garbage');
     expect(cursor.body.error.details[0]).toMatchObject({ field: 'cursor', location: 'query' });
   });
