@@ -144,6 +144,19 @@ const CASES: Case[] = [
       ),
   },
   {
+    kind: 'an API key revoked before the usage rows kept (13 months)',
+    after: NOW - Date.UTC(2026, 10, 15),
+    table: 'api_keys',
+    seed: (person, id, at) =>
+      sql(
+        "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, revoked_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'workspace', 'old', ?3, ?4)",
+        id,
+        person.workspaceId,
+        iso(at - 30 * DAY),
+        iso(at),
+      ),
+  },
+  {
     kind: 'a sandbox key 30 days past its expiry',
     after: 30 * DAY,
     table: 'api_keys',

@@ -91,6 +91,13 @@ const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS h
   monthly_limit_units / ${UNITS_PER_CENT}.0 AS monthlyLimitCents`;
 
 /** Creates a key and answers its plaintext: the only time it leaves the server unasked. */
+/**
+ * The unrevoked keys of one kind a workspace holds at most (API keys, MCP tokens): keys are made by hand or by an
+ * installation's own script, and each is listed, and counted on the keys page, for as long as it is kept.
+ */
+export const MAX_ACTIVE_KEYS_PER_WORKSPACE = 100;
+const CAPPED_SCOPES: readonly KeyScope[] = ['workspace', 'workspace_mcp'];
+
 export async function createKey(
   db: D1Database,
   encryptionSecret: string,
@@ -114,16 +121,23 @@ export async function createKey(
   };
   // No gate is told: a new key is in no isolate's memory, so its first call reads the limit from here.
   const limitUnits = record.monthlyLimitCents === null ? null : unitsFromCents(record.monthlyLimitCents);
-  await db
+  // A capped kind counts its unrevoked keys in the insert itself, so two made at once cannot both take the last place.
+  const capped = CAPPED_SCOPES.includes(record.scope);
+  const written = await db
     .prepare(
       `INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, created_by, monthly_limit_units, limit_version, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
+        WHERE ?13 = 0 OR (SELECT COUNT(*) FROM api_keys WHERE workspace_id = ?2 AND scope = ?6 AND revoked_at IS NULL) < ?14`,
     )
     .bind(
       id, record.workspaceId, await hashKey(key), await encryptKey(key, id, encryptionSecret), record.hint, record.scope, record.name, record.createdAt, record.createdBy,
-      limitUnits, limitUnits === null ? 0 : 1, input.expiresAt ?? null,
+      limitUnits, limitUnits === null ? 0 : 1, input.expiresAt ?? null, capped ? 1 : 0, MAX_ACTIVE_KEYS_PER_WORKSPACE,
     )
     .run();
+  if (written.meta.changes !== 1) {
+    const kind = record.scope === 'workspace_mcp' ? 'MCP tokens' : 'API keys';
+    throw ApiError.conflict(`A workspace holds at most ${MAX_ACTIVE_KEYS_PER_WORKSPACE} ${kind} not revoked; revoke one first.`);
+  }
   return { ...record, key };
 }
 

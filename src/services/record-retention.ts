@@ -107,6 +107,14 @@ const RULES: Rule[] = [
     where: "scope = 'workspace_dryrun' AND expires_at <= ?",
     bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.sandboxKey)),
   },
+  {
+    what: 'API keys and MCP tokens revoked before the usage rows kept',
+    table: 'api_keys',
+    // The scopes as literals: they are the partial index's condition (migrations/0037). Nothing references these
+    // keys (agents' and jobs' keys are other scopes), and their usage rows, all older than the revocation, are gone.
+    where: "revoked_at IS NOT NULL AND scope IN ('workspace', 'workspace_mcp') AND revoked_at < ?",
+    bound: (now) => iso(usageRowsKeptSince(now)),
+  },
   { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "Stripe's events older than the usage rows", table: 'stripe_events', where: 'received_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { bearer, call, companyByDomain, eventually, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 import { walletOf } from '../../src/services/wallet';
+import { MAX_ACTIVE_KEYS_PER_WORKSPACE } from '../../src/services/accounts';
 
 const KEY = /^sluice_live_[0-9a-f]{32}$/;
 
@@ -63,6 +64,24 @@ describe('API keys in the dashboard', () => {
     const again = await person.json('POST', `/api/workspaces/${person.workspaceId}/keys/${key.id}/reveal`);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('CONFLICT');
+  });
+
+  it(`holds at most ${MAX_ACTIVE_KEYS_PER_WORKSPACE} keys not revoked: two made at once for the last place get one, and revoking one makes room`, async () => {
+    const person = await signUp();
+    // All but one place taken, and revoked keys beside them, which take none.
+    const insert = (revokedAt: string | null) =>
+      env.DB.prepare(
+        "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, revoked_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'workspace', 'earlier', ?3, ?4)",
+      ).bind(`key_filled_${crypto.randomUUID()}`, person.workspaceId, new Date().toISOString(), revokedAt);
+    const active = (await person.json('GET', `/api/workspaces/${person.workspaceId}/keys`)).body.data.keys.filter((key: { revokedAt: string | null }) => key.revokedAt === null).length;
+    await env.DB.batch([...Array.from({ length: MAX_ACTIVE_KEYS_PER_WORKSPACE - 1 - active }, () => insert(null)), ...Array.from({ length: 5 }, () => insert(new Date().toISOString()))]);
+    const create = () => person.json('POST', `/api/workspaces/${person.workspaceId}/keys`, { name: 'one more' });
+    const both = await Promise.all([create(), create()]);
+    expect(both.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    expect(both.find((answer) => answer.status === 409)!.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('revoke one first') });
+    const made = both.find((answer) => answer.status === 201)!.body.data;
+    expect((await person.json('POST', `/api/workspaces/${person.workspaceId}/keys/${made.id}/revoke`)).status).toBe(200);
+    expect((await create()).status).toBe(201);
   });
 
   it("reads another organization's workspace, key or token as 404 NOT_FOUND, never 403", async () => {

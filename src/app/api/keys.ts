@@ -27,7 +27,7 @@ const routes = {
     summary: 'Create an API key, optionally with a monthly spend limit of its own; the answer carries the secret',
     operationId: 'createKey',
     request: { params: workspaceIdParam, body: jsonBody(NewKeyBody) },
-    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new key, with its secret.'), ...errorResponses(400, 401, 403, 404) },
+    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new key, with its secret.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
   revealKey: createRoute({
     method: 'post',
@@ -73,7 +73,7 @@ const routes = {
     summary: 'Create an MCP bearer token; the answer carries the secret, shown this once',
     operationId: 'createMcpToken',
     request: { params: workspaceIdParam, body: jsonBody(NameBody) },
-    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new token, with its secret.'), ...errorResponses(400, 401, 403, 404) },
+    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new token, with its secret.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
   revokeToken: createRoute({
     method: 'post',
