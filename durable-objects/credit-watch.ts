@@ -62,7 +62,7 @@ export class CreditWatch {
     if (!watch.organization_id || watch.reported_units === null) return null;
     const exhausted = !watch.exhausted && (available <= 0 || watch.refused === 1);
     if (available >= watch.reported_units && !exhausted) return null;
-    return { organizationId: watch.organization_id, movement: watch.said, fromUnits: watch.reported_units, toUnits: available, exhausted, ...balance };
+    return { organizationId: watch.organization_id, seq: watch.said, fromUnits: watch.reported_units, toUnits: available, exhausted, ...balance };
   }
 
   /**

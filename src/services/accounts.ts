@@ -90,7 +90,6 @@ const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS h
   created_by AS createdBy, last_used_at AS lastUsedAt, revoked_at AS revokedAt,
   monthly_limit_units / ${UNITS_PER_CENT}.0 AS monthlyLimitCents`;
 
-/** Creates a key and answers its plaintext: the only time it leaves the server unasked. */
 /**
  * The unrevoked keys of one kind a workspace holds at most (API keys, MCP tokens): keys are made by hand or by an
  * installation's own script, and each is listed, and counted on the keys page, for as long as it is kept.
@@ -98,6 +97,7 @@ const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS h
 export const MAX_ACTIVE_KEYS_PER_WORKSPACE = 100;
 const CAPPED_SCOPES: readonly KeyScope[] = ['workspace', 'workspace_mcp'];
 
+/** Creates a key and answers its plaintext: the only time it leaves the server unasked. */
 export async function createKey(
   db: D1Database,
   encryptionSecret: string,

@@ -54,7 +54,6 @@ export async function creditWallet(env: Env, organizationId: string, amounts: { 
  * lease back: exact to the unit, for operators (a call's own answer and /v1/credits are exact for the
  * calling workspace; sibling workspaces' spending reaches them within a report interval).
  */
-
 export async function settledStatement(env: Env, organizationId: string, limit = 50) {
   const wallet = walletOf(env, organizationId);
   await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).flush()));

@@ -51,7 +51,7 @@ export interface CreditMovement {
    * Which movement of the balance this is, counted by the wallet: its events' ids derive from it, so an alarm
    * retried partway (some endpoints told, the count not yet moved on) finds them already sent and says nothing twice.
    */
-  movement: number;
+  seq: number;
   fromUnits: number;
   toUnits: number;
   /** The balance reached zero, or a call was refused for want of credit, since the last time this was said. */
@@ -78,12 +78,12 @@ export async function announceCredits(env: WebhookBindings, movement: CreditMove
     await announce(env, audience, 'credits.low', async (endpoint) => {
       const threshold = endpoint.creditsLowThresholdCents;
       if (!(from >= threshold && to < threshold)) return null;
-      const id = await eventId(`credits.low:${movement.organizationId}:${movement.movement}:${threshold}`);
+      const id = await eventId(`credits.low:${movement.organizationId}:${movement.seq}:${threshold}`);
       return newEvent('credits.low', { ...balances, thresholdCents: threshold }, id);
     });
   }
   if (movement.exhausted) {
-    const id = await eventId(`credits.exhausted:${movement.organizationId}:${movement.movement}`);
+    const id = await eventId(`credits.exhausted:${movement.organizationId}:${movement.seq}`);
     await announce(env, audience, 'credits.exhausted', newEvent('credits.exhausted', balances, id));
   }
 }
