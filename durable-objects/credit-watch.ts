@@ -1,4 +1,20 @@
+import { clock } from '../src/core/clock';
+import { centsFromUnits } from '../src/core/money';
 import type { CreditMovement } from '../src/services/webhooks/announce';
+import type { CreditAudience } from '../src/services/webhooks/endpoints';
+
+/**
+ * How long the wallet trusts what it read of who hears of its credits. Every change through the API tells it at
+ * once (`forgetAudience`); this bounds how long one it was not told of (a failed call) goes unseen.
+ */
+export const CREDIT_AUDIENCE_FRESH_MS = 10 * 60_000;
+
+interface AudienceRow extends Record<string, SqlStorageValue> {
+  thresholds: string | null;
+  exhausted: number;
+  read_at: number | null;
+  generation: number;
+}
 
 interface WatchRow extends Record<string, SqlStorageValue> {
   organization_id: string | null;
@@ -31,6 +47,14 @@ export class CreditWatch {
         said INTEGER NOT NULL DEFAULT 0
       );
       INSERT OR IGNORE INTO credit_watch (id) VALUES (1);
+      CREATE TABLE IF NOT EXISTS credit_audience (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        thresholds TEXT,
+        exhausted INTEGER NOT NULL DEFAULT 0,
+        read_at INTEGER,
+        generation INTEGER NOT NULL DEFAULT 0
+      );
+      INSERT OR IGNORE INTO credit_audience (id) VALUES (1);
     `);
     // Wallets made before the count of movements said was kept.
     if (!sql.exec<{ name: string }>('PRAGMA table_info(credit_watch)').toArray().some((column) => column.name === 'said')) {
@@ -74,6 +98,37 @@ export class CreditWatch {
     const rose = watch.reported_units !== null && available > watch.reported_units;
     const exhausted = movement?.exhausted ? 1 : rose ? 0 : watch.exhausted;
     this.sql.exec('UPDATE credit_watch SET reported_units = ?, exhausted = ?, refused = 0, said = said + ?', available, exhausted, movement ? 1 : 0);
+  }
+
+  /**
+   * Whether anyone is to hear of `movement`: an endpoint whose credits.low threshold it crossed, or one that wants
+   * credits.exhausted when it says so. Read from the endpoints once per CREDIT_AUDIENCE_FRESH_MS, or after a change
+   * (`forgetAudience`), instead of at every alarm whose balance fell (about two a second under steady calls).
+   */
+  async anyoneToTell(movement: CreditMovement, read: () => Promise<CreditAudience>): Promise<boolean> {
+    const audience = await this.audience(read);
+    if (movement.exhausted && audience.exhausted) return true;
+    const [from, to] = [centsFromUnits(movement.fromUnits), centsFromUnits(movement.toUnits)];
+    return audience.thresholdsCents.some((threshold) => from >= threshold && to < threshold);
+  }
+
+  /** An endpoint was added, changed or removed: read the audience again. A read under way when told is not kept. */
+  forgetAudience(): void {
+    this.sql.exec('UPDATE credit_audience SET thresholds = NULL, read_at = NULL, generation = generation + 1');
+  }
+
+  private async audience(read: () => Promise<CreditAudience>): Promise<CreditAudience> {
+    const row = this.sql.exec<AudienceRow>('SELECT thresholds, exhausted, read_at, generation FROM credit_audience').one();
+    const now = clock.now();
+    if (row.thresholds !== null && row.read_at !== null && now - row.read_at < CREDIT_AUDIENCE_FRESH_MS) {
+      return { thresholdsCents: JSON.parse(row.thresholds) as number[], exhausted: row.exhausted === 1 };
+    }
+    const audience = await read();
+    this.sql.exec(
+      'UPDATE credit_audience SET thresholds = ?, exhausted = ?, read_at = ? WHERE generation = ?',
+      JSON.stringify(audience.thresholdsCents), audience.exhausted ? 1 : 0, now, row.generation,
+    );
+    return audience;
   }
 
   private row(): WatchRow {

@@ -4,6 +4,7 @@ import type { ObjectBindings } from '../src/core/object-bindings';
 import type { Plan } from '../src/core/plans';
 import { announceCredits } from '../src/services/webhooks/announce';
 import type { WebhookBindings } from '../src/services/webhooks/bindings';
+import { creditAudience } from '../src/services/webhooks/endpoints';
 import { CreditWatch } from './credit-watch';
 import type { Balance, Charge, Split, SyncMessage, SyncReply, Terms } from '../src/core/protocols/lease';
 import type { LedgerEntry, OrgWalletProtocol, RenderQueue, RenderSlotAnswer, WalletConfiguration } from '../src/core/protocols/wallet';
@@ -312,6 +313,11 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return this.renders.take(id, ttlMs, limit, queue);
   }
 
+  /** A webhook endpoint of the organization was added, changed or removed (`OrgWalletProtocol`). */
+  forgetCreditAudience(): void {
+    this.creditWatch.forgetAudience();
+  }
+
   /** A render ended: its slot is free for the organization's next. */
   freeRenderSlot(id: string): void {
     this.renders.free(id);
@@ -343,7 +349,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     const account = this.account();
     const balance = { subscriptionUnits: account.subscription_units, purchasedUnits: account.purchased_units };
     const movement = this.creditWatch.movement(balance);
-    if (movement) await announceCredits(this.env, movement);
+    if (movement && (await this.creditWatch.anyoneToTell(movement, () => creditAudience(this.env.DB, movement.organizationId)))) await announceCredits(this.env, movement);
     this.creditWatch.reported(balance.subscriptionUnits + balance.purchasedUnits, movement);
   }
 

@@ -3,6 +3,7 @@ import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgWallet } from '../durable-objects/org-wallet';
+import { CREDIT_AUDIENCE_FRESH_MS } from '../durable-objects/credit-watch';
 import { unitsFromCents } from '../src/core/money';
 import type { Charge, SyncMessage } from '../src/core/protocols/lease';
 import worker from '../src/api';
@@ -371,6 +372,41 @@ describe('/v1/webhook-endpoints', () => {
     await runInDurableObject(walletOf(env, account.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
     await walletSaidAll(account.organizationId);
     expect(await deliveries(account.key, endpoint.id)).toEqual([]);
+  });
+
+  it('reads who hears of its credits once, not at each alarm: told of an endpoint the API adds at once, and of any other within CREDIT_AUDIENCE_FRESH_MS', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 10 });
+    await create(account, { url: receiverUrl('ok'), events: ['credits.low'], creditsLowThresholdCents: 5 });
+    const spend = async () => {
+      expect((await companyByDomain(account.key, 'stripe.com')).status).toBe(200);
+      await gateOf(env, account.workspaceId).flush();
+      await runInDurableObject(walletOf(env, account.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
+      await walletSaidAll(account.organizationId);
+    };
+    await spend(); // 10 → 9 cents: the wallet reads who hears of its credits (5 cents).
+    // An endpoint written around the API, which the wallet is not told of: its fall from 9 to 8 goes unsaid.
+    const unseenId = `we_${crypto.randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    await env.DB.prepare(
+      `INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
+       VALUES (?, ?, 'https://hooks.example.com/unseen', '["credits.low"]', 9, 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+    ).bind(unseenId, account.workspaceId).run();
+    await spend();
+    expect(await deliveries(account.key, unseenId)).toEqual([]);
+
+    // One the API adds is heard of at the next fall: 8 → 7 cents.
+    const added = (await create(account, { url: receiverUrl('ok'), events: ['credits.low'], creditsLowThresholdCents: 8 })).body.data;
+    await spend();
+    expect((await eventually(() => deliveries(account.key, added.id), (all) => all.length > 0)).map((delivery) => delivery.type)).toEqual(['credits.low']);
+    expect(await deliveries(account.key, unseenId)).toEqual([]);
+
+    // Past CREDIT_AUDIENCE_FRESH_MS the wallet reads again, and the endpoint it was not told of hears of 7 → 6.
+    await env.DB.prepare('UPDATE webhook_endpoints SET credits_low_threshold_cents = 7 WHERE id = ?').bind(unseenId).run();
+    const later = realNow() + CREDIT_AUDIENCE_FRESH_MS + 1_000;
+    clock.now = () => later;
+    await spend();
+    clock.now = realNow;
+    expect((await eventually(() => deliveries(account.key, unseenId), (all) => all.length > 0)).map((delivery) => delivery.type)).toEqual(['credits.low']);
   });
 
   it('says a fall once to each endpoint when its alarm runs again before it could note what it said (stopped partway)', async () => {

@@ -58,6 +58,8 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   statement(limit?: number): { balance: Balance; ledger: LedgerEntry[]; storageBytes: number };
   /** Workspaces with a lease, so an exact statement can ask their gates to report first. */
   leaseholders(): string[];
+  /** A webhook endpoint of the organization was added, changed or removed: who hears of its credits is read again. */
+  forgetCreditAudience(): void;
   /** What the ledger's capture of a call took, while the ledger keeps it in detail (not yet folded into its day's row); null without one. */
   captureOf(callId: string): number | null;
   /**

@@ -6,7 +6,7 @@ import { newId } from '../../core/ids';
 import { decryptKey, encryptKey } from '../../core/keys';
 import { parseTarget, SafeFetcher } from '../../providers/builtin-web/safe-fetch';
 import { builtinWebSettings } from '../../providers/builtin-web/settings';
-import { EventName, type EventType } from '../../core/webhook-events';
+import { EventName, type EventType, ORGANIZATION_EVENTS } from '../../core/webhook-events';
 import { senderOf, type WebhookBindings } from './bindings';
 
 /** A workspace's endpoints: enough for several receivers, few enough that one event cannot fan out without bound. */
@@ -93,6 +93,7 @@ export async function createEndpoint(env: Env, workspaceId: string, input: z.inf
   )
     .bind(endpoint.id, workspaceId, endpoint.url, JSON.stringify(endpoint.events), endpoint.creditsLowThresholdCents, await encryptKey(secret, endpoint.id, env.KEY_ENCRYPTION_KEY), now, now)
     .run();
+  if (hearsOfCredits(endpoint.events)) await audienceChanged(env, workspaceId);
   return { ...endpoint, secret };
 }
 
@@ -126,6 +127,7 @@ export async function updateEndpoint(env: Env, workspaceId: string, id: string, 
   await env.DB.prepare('UPDATE webhook_endpoints SET url = ?, events = ?, credits_low_threshold_cents = ?, updated_at = ? WHERE id = ?')
     .bind(next.url, JSON.stringify(next.events), next.creditsLowThresholdCents, next.updatedAt, id)
     .run();
+  if (hearsOfCredits(current.events) || hearsOfCredits(next.events)) await audienceChanged(env, workspaceId);
   return next;
 }
 
@@ -134,6 +136,7 @@ export async function deleteEndpoint(env: Env, workspaceId: string, id: string):
   const endpoint = await endpointOf(env.DB, workspaceId, id);
   await env.DB.prepare('DELETE FROM webhook_endpoints WHERE id = ?').bind(endpoint.id).run();
   await senderOf(env, endpoint.id).forget();
+  if (hearsOfCredits(endpoint.events)) await audienceChanged(env, workspaceId);
 }
 
 /** Where and how a delivery goes right now (a PATCHed URL applies to pending retries too); null once deleted. */
@@ -150,6 +153,46 @@ export interface SubscribedEndpoint {
 }
 
 /** The endpoints an event reaches: those of the workspace, or of every workspace of the organization, subscribed to it. */
+/** Who hears of an organization's credits: the credits.low thresholds its endpoints set, and whether any wants credits.exhausted. */
+export interface CreditAudience {
+  thresholdsCents: number[];
+  exhausted: boolean;
+}
+
+/** One read of the organization's endpoints for `CreditAudience`: what the wallet keeps, so its alarms need not ask. */
+export async function creditAudience(db: D1Database, organizationId: string): Promise<CreditAudience> {
+  const { results } = await db
+    .prepare(
+      `SELECT e.credits_low_threshold_cents AS threshold,
+              EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value = 'credits.low') AS low,
+              EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value = 'credits.exhausted') AS exhausted
+         FROM webhook_endpoints e JOIN workspaces w ON w.id = e.workspace_id
+        WHERE w.organization_id = ? AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value IN ('credits.low', 'credits.exhausted'))`,
+    )
+    .bind(organizationId)
+    .all<{ threshold: number; low: number; exhausted: number }>();
+  return {
+    thresholdsCents: [...new Set(results.filter((row) => row.low === 1).map((row) => row.threshold))].sort((a, b) => a - b),
+    exhausted: results.some((row) => row.exhausted === 1),
+  };
+}
+
+/**
+ * Tells the organization's wallet that who hears of its credits may have changed (an endpoint added, changed or
+ * removed), so its next alarm reads it again. A failure is logged: the wallet reads it again within
+ * CREDIT_AUDIENCE_FRESH_MS anyway.
+ */
+async function audienceChanged(env: Env, workspaceId: string): Promise<void> {
+  try {
+    const workspace = await env.DB.prepare('SELECT organization_id AS organizationId FROM workspaces WHERE id = ?').bind(workspaceId).first<{ organizationId: string }>();
+    if (workspace) await env.ORG_WALLET.get(env.ORG_WALLET.idFromName(workspace.organizationId)).forgetCreditAudience();
+  } catch (error) {
+    console.error(JSON.stringify({ level: 'error', note: 'credit audience not forgotten', workspaceId, error: String(error) }));
+  }
+}
+
+const hearsOfCredits = (events: readonly EventType[]) => events.some((event) => ORGANIZATION_EVENTS.includes(event));
+
 export async function subscribedEndpoints(db: D1Database, audience: { workspaceId: string } | { organizationId: string }, type: EventType): Promise<SubscribedEndpoint[]> {
   const [column, value] = 'workspaceId' in audience ? ['w.id', audience.workspaceId] : ['w.organization_id', audience.organizationId];
   const { results } = await db
