@@ -298,6 +298,26 @@ describe('account records whose life has ended', () => {
     expect(rows).toBeLessThan(200);
   });
 
+  it("deletes an agent's keys of deployments before, revoked 13 months back, and keeps the one a stopped agent still names", async () => {
+    const person = await signUp();
+    const suffix = crypto.randomUUID().slice(0, 8);
+    const longAgo = iso(Date.UTC(2026, 9, 1));
+    const key = (id: string) =>
+      sql(
+        "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, revoked_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'agent', 'agent: old', ?3, ?3)",
+        id, person.workspaceId, longAgo,
+      );
+    const [earlier, last] = [`key_earlier_${suffix}`, `key_last_${suffix}`];
+    await key(earlier);
+    await key(last);
+    await sql(
+      "INSERT INTO agents (id, organization_id, workspace_id, name, status, key_id, created_at, deployed_at, stopped_at) VALUES (?1, ?2, ?3, 'old agent', 'stopped', ?4, ?5, ?5, ?5)",
+      `agt_${suffix}`, person.organizationId, person.workspaceId, last, longAgo,
+    );
+    await pruneEndedRecords(env.DB, NOW);
+    expect([await present('api_keys', earlier), await present('api_keys', last)]).toEqual([false, true]);
+  });
+
   it('refuses a throttle window longer than its counts are kept', async () => {
     await expect(overLimitBy(env.DB, 'too-long', { limit: 3, windowMs: 2 * DAY })).rejects.toThrow(/outlives/);
     expect(await overLimitBy(env.DB, 'a-day', { limit: 3, windowMs: DAY })).toBeNull();

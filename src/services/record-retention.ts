@@ -108,11 +108,12 @@ const RULES: Rule[] = [
     bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.sandboxKey)),
   },
   {
-    what: 'API keys and MCP tokens revoked before the usage rows kept',
+    what: "API keys, MCP tokens and agents' keys revoked before the usage rows kept",
     table: 'api_keys',
-    // The scopes as literals: they are the partial index's condition (migrations/0037). Nothing references these
-    // keys (agents' and jobs' keys are other scopes), and their usage rows, all older than the revocation, are gone.
-    where: "revoked_at IS NOT NULL AND scope IN ('workspace', 'workspace_mcp') AND revoked_at < ?",
+    // The scopes as literals: they are the partial index's condition (migrations/0037). Their usage rows, all older
+    // than the revocation, are gone. A stopped agent still names its last key (agents.key_id): that one stays. Jobs'
+    // keys stay too: a usage row's jobId is derived through data_jobs.key_id.
+    where: "revoked_at IS NOT NULL AND scope IN ('workspace', 'workspace_mcp', 'agent') AND revoked_at < ? AND NOT EXISTS (SELECT 1 FROM agents WHERE agents.key_id = t.id)",
     bound: (now) => iso(usageRowsKeptSince(now)),
   },
   { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
