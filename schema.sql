@@ -481,3 +481,5 @@ CREATE INDEX api_keys_sandbox_by_expiry ON api_keys (expires_at) WHERE scope = '
 CREATE UNIQUE INDEX oauth_grants_by_refresh_family ON oauth_grants (refresh_family_hash) WHERE refresh_family_hash IS NOT NULL;
 
 CREATE INDEX api_keys_revoked_by_time ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL AND scope IN ('workspace', 'workspace_mcp', 'agent');
+
+CREATE INDEX webhook_endpoints_daily ON webhook_endpoints (workspace_id) WHERE instr(events, '"usage.daily"') > 0;

@@ -10,7 +10,7 @@ import worker from '../src/api';
 import { clock } from '../src/core/clock';
 import { gateOf } from '../src/services/gate';
 import { walletOf } from '../src/services/wallet';
-import { WORKSPACES_PER_PAGE } from '../src/services/webhooks/daily-usage';
+import { sendDailyUsagePage, WORKSPACES_PER_PAGE } from '../src/services/webhooks/daily-usage';
 import { webhookEventsUsed } from '../src/services/webhooks/event-cap';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
@@ -19,7 +19,7 @@ import { call, companyByDomain, credit, eventually, json, ops, provision, type P
 import { handToConsumer, keptNightly } from './support/nightly';
 import type { NightlyMessage } from '../src/core/protocols/nightly';
 import { signUp } from './support/dashboard';
-import { objectRowsReadWhile } from './support/rows-read';
+import { objectRowsReadWhile, rowsReadBy } from './support/rows-read';
 
 const realNow = clock.now;
 afterEach(() => {
@@ -483,6 +483,32 @@ describe('/v1/webhook-endpoints', () => {
 });
 
 describe('usage.daily over its queue', () => {
+  it('reads a page of its subscribers, however many endpoints between them want other events', async () => {
+    const prefix = `ws_zz_sparse_${crypto.randomUUID().slice(0, 8)}_`;
+    const organizationId = `org_${prefix}`;
+    await env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, 'Sparse', '2031-01-01T00:00:00.000Z')").bind(organizationId).run();
+    // 2,000 workspaces whose endpoints want other events, and 10 after them that want usage.daily.
+    const seed = (count: number, from: number, events: string) =>
+      env.DB.batch([
+        env.DB.prepare(
+          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
+           INSERT INTO workspaces (id, organization_id, name, created_at) SELECT ?3 || printf('%05d', i), ?4, 'W', '2031-01-01T00:00:00.000Z' FROM n`,
+        ).bind(count, from, prefix, organizationId),
+        env.DB.prepare(
+          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
+           INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
+           SELECT 'whe_' || ?3 || i, ?3 || printf('%05d', i), 'https://hooks.example.com', ?4, 100, 'x', '2031-01-01T00:00:00.000Z', '2031-01-01T00:00:00.000Z' FROM n`,
+        ).bind(count, from, prefix, events),
+      ]);
+    await seed(2_000, 0, '["key.created","credits.low"]');
+    await seed(10, 5_000, '["usage.daily"]');
+    const { sent, bindings } = keptNightly();
+    const { rows } = await rowsReadBy((db) => sendDailyUsagePage({ ...bindings, DB: db }, '2031-03-01', prefix));
+    const ours = sent.flatMap((message) => (message.kind === 'usage.daily' && message.workspaceId.startsWith(prefix) ? [message.workspaceId] : []));
+    expect(ours).toHaveLength(10);
+    expect(rows).toBeLessThan(WORKSPACES_PER_PAGE + 50);
+  });
+
   it('starts with one message whatever the number of subscribers; each page sends its workspaces one report message each and the next page', async () => {
     // 1,234 workspaces subscribed to usage.daily, 300 whose endpoints want other events.
     const prefix = `ws_daily_${crypto.randomUUID().slice(0, 8)}_`;
