@@ -90,14 +90,17 @@ export class CreditWatch {
   }
 
   /**
-   * Remembers `available` as said; a rise re-arms both events. A movement said moves the count on, so the next
-   * movement's events have ids of their own, while an alarm retried before this ran says the same ids again.
+   * Remembers `available` as said; a rise re-arms both events. A movement said, and a rise, move the count on, so
+   * the next movement's events have ids of their own, while an alarm retried before this ran says the same ids
+   * again. A rise must too: an alarm stopped after telling some endpoints of a fall, then a top-up before its retry
+   * (which finds no movement), then a second fall would otherwise reuse the first fall's ids, and the endpoints
+   * told of the first would not hear of the second.
    */
   reported(available: number, movement: CreditMovement | null): void {
     const watch = this.row();
     const rose = watch.reported_units !== null && available > watch.reported_units;
     const exhausted = movement?.exhausted ? 1 : rose ? 0 : watch.exhausted;
-    this.sql.exec('UPDATE credit_watch SET reported_units = ?, exhausted = ?, refused = 0, said = said + ?', available, exhausted, movement ? 1 : 0);
+    this.sql.exec('UPDATE credit_watch SET reported_units = ?, exhausted = ?, refused = 0, said = said + ?', available, exhausted, movement || rose ? 1 : 0);
   }
 
   /**

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OrgWallet } from '../durable-objects/org-wallet';
-import { CREDIT_AUDIENCE_FRESH_MS } from '../durable-objects/credit-watch';
+import { CREDIT_AUDIENCE_FRESH_MS, CreditWatch } from '../durable-objects/credit-watch';
 import { unitsFromCents } from '../src/core/money';
 import type { Charge, SyncMessage } from '../src/core/protocols/lease';
 import worker from '../src/api';
@@ -407,6 +407,24 @@ describe('/v1/webhook-endpoints', () => {
     await spend();
     clock.now = realNow;
     expect((await eventually(() => deliveries(account.key, unseenId), (all) => all.length > 0)).map((delivery) => delivery.type)).toEqual(['credits.low']);
+  });
+
+  it("gives a fall after a rise ids of its own, even when the alarm that told of the fall before stopped before noting it", async () => {
+    const organizationId = `org_watch_${crypto.randomUUID()}`;
+    await runInDurableObject(walletOf(env, organizationId), (_wallet, state) => {
+      const watch = new CreditWatch(state.storage.sql);
+      const balance = (cents: number) => ({ subscriptionUnits: 0, purchasedUnits: unitsFromCents(cents) });
+      watch.beforeCharges(organizationId, unitsFromCents(10));
+      // 10 → 4 cents: told to some endpoints, and the alarm stopped before `reported`.
+      const first = watch.movement(balance(4))!;
+      // A top-up before its retry: the retry finds no fall (14 cents), only a rise.
+      expect(watch.movement(balance(14))).toBeNull();
+      watch.reported(unitsFromCents(14), null);
+      // 14 → 4 again: a fall of its own, which the endpoints told of the first must hear of too.
+      const second = watch.movement(balance(4))!;
+      expect([first.fromUnits, second.fromUnits]).toEqual([unitsFromCents(10), unitsFromCents(14)]);
+      expect(second.seq).not.toBe(first.seq);
+    });
   });
 
   it('says a fall once to each endpoint when its alarm runs again before it could note what it said (stopped partway)', async () => {

@@ -152,7 +152,6 @@ export interface SubscribedEndpoint {
   creditsLowThresholdCents: number;
 }
 
-/** The endpoints an event reaches: those of the workspace, or of every workspace of the organization, subscribed to it. */
 /** Who hears of an organization's credits: the credits.low thresholds its endpoints set, and whether any wants credits.exhausted. */
 export interface CreditAudience {
   thresholdsCents: number[];
@@ -193,6 +192,7 @@ async function audienceChanged(env: Env, workspaceId: string): Promise<void> {
 
 const hearsOfCredits = (events: readonly EventType[]) => events.some((event) => ORGANIZATION_EVENTS.includes(event));
 
+/** The endpoints an event reaches: those of the workspace, or of every workspace of the organization, subscribed to it. */
 export async function subscribedEndpoints(db: D1Database, audience: { workspaceId: string } | { organizationId: string }, type: EventType): Promise<SubscribedEndpoint[]> {
   const [column, value] = 'workspaceId' in audience ? ['w.id', audience.workspaceId] : ['w.organization_id', audience.organizationId];
   const { results } = await db
