@@ -51,6 +51,13 @@ const grant = (person: Person, id: string, { expiresAt, codeExpiresAt = expiresA
     expiresAt,
   );
 
+/** A key row as the daily run finds it: its scope and instants (ms), no usable secret. */
+const storedKey = (workspaceId: string, id: string, key: { scope: string; createdAt: number; revokedAt?: number; expiresAt?: number }) =>
+  sql(
+    "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, revoked_at, expires_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', ?3, 'stored', ?4, ?5, ?6)",
+    id, workspaceId, key.scope, iso(key.createdAt), key.revokedAt === undefined ? null : iso(key.revokedAt), key.expiresAt === undefined ? null : iso(key.expiresAt),
+  );
+
 const CASES: Case[] = [
   {
     kind: 'a session past its expiry',
@@ -147,27 +154,13 @@ const CASES: Case[] = [
     kind: 'an API key revoked before the usage rows kept (13 months)',
     after: NOW - Date.UTC(2026, 10, 15),
     table: 'api_keys',
-    seed: (person, id, at) =>
-      sql(
-        "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, revoked_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'workspace', 'old', ?3, ?4)",
-        id,
-        person.workspaceId,
-        iso(at - 30 * DAY),
-        iso(at),
-      ),
+    seed: (person, id, at) => storedKey(person.workspaceId, id, { scope: 'workspace', createdAt: at - 30 * DAY, revokedAt: at }),
   },
   {
     kind: 'a sandbox key 30 days past its expiry',
     after: 30 * DAY,
     table: 'api_keys',
-    seed: (person, id, at) =>
-      sql(
-        "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, expires_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'workspace_dryrun', 'dry runs', ?3, ?4)",
-        id,
-        person.workspaceId,
-        iso(at - 7 * DAY),
-        iso(at),
-      ),
+    seed: (person, id, at) => storedKey(person.workspaceId, id, { scope: 'workspace_dryrun', createdAt: at - 7 * DAY, expiresAt: at }),
   },
   {
     kind: "an agent's runtime hour older than 13 months",
@@ -301,18 +294,12 @@ describe('account records whose life has ended', () => {
   it("deletes an agent's keys of deployments before, revoked 13 months back, and keeps the one a stopped agent still names", async () => {
     const person = await signUp();
     const suffix = crypto.randomUUID().slice(0, 8);
-    const longAgo = iso(Date.UTC(2026, 9, 1));
-    const key = (id: string) =>
-      sql(
-        "INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, revoked_at) VALUES (?1, ?2, 'hash_' || ?1, 'x', 'hint', 'agent', 'agent: old', ?3, ?3)",
-        id, person.workspaceId, longAgo,
-      );
+    const longAgo = Date.UTC(2026, 9, 1);
     const [earlier, last] = [`key_earlier_${suffix}`, `key_last_${suffix}`];
-    await key(earlier);
-    await key(last);
+    for (const id of [earlier, last]) await storedKey(person.workspaceId, id, { scope: 'agent', createdAt: longAgo, revokedAt: longAgo });
     await sql(
       "INSERT INTO agents (id, organization_id, workspace_id, name, status, key_id, created_at, deployed_at, stopped_at) VALUES (?1, ?2, ?3, 'old agent', 'stopped', ?4, ?5, ?5, ?5)",
-      `agt_${suffix}`, person.organizationId, person.workspaceId, last, longAgo,
+      `agt_${suffix}`, person.organizationId, person.workspaceId, last, iso(longAgo),
     );
     await pruneEndedRecords(env.DB, NOW);
     expect([await present('api_keys', earlier), await present('api_keys', last)]).toEqual([false, true]);

@@ -500,24 +500,32 @@ describe('/v1/webhook-endpoints', () => {
   }, 30_000);
 });
 
+/**
+ * An organization of its own (`org_<prefix>`), and what adds workspaces to it in one batch: `count` of them, numbered
+ * from `from` after `prefix` (so they sort together), each with one endpoint that wants `events` (a JSON array).
+ */
+async function seededOrganization(prefix: string, name: string) {
+  const organizationId = `org_${prefix}`;
+  await env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, '2031-01-01T00:00:00.000Z')").bind(organizationId, name).run();
+  return (count: number, from: number, events: string) =>
+    env.DB.batch([
+      env.DB.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
+         INSERT INTO workspaces (id, organization_id, name, created_at) SELECT ?3 || printf('%05d', i), ?4, 'W', '2031-01-01T00:00:00.000Z' FROM n`,
+      ).bind(count, from, prefix, organizationId),
+      env.DB.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
+         INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
+         SELECT 'whe_' || ?3 || i, ?3 || printf('%05d', i), 'https://hooks.example.com', ?4, 100, 'x', '2031-01-01T00:00:00.000Z', '2031-01-01T00:00:00.000Z' FROM n`,
+      ).bind(count, from, prefix, events),
+    ]);
+}
+
 describe('usage.daily over its queue', () => {
   it('reads a page of its subscribers, however many endpoints between them want other events', async () => {
     const prefix = `ws_zz_sparse_${crypto.randomUUID().slice(0, 8)}_`;
-    const organizationId = `org_${prefix}`;
-    await env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, 'Sparse', '2031-01-01T00:00:00.000Z')").bind(organizationId).run();
+    const seed = await seededOrganization(prefix, 'Sparse');
     // 2,000 workspaces whose endpoints want other events, and 10 after them that want usage.daily.
-    const seed = (count: number, from: number, events: string) =>
-      env.DB.batch([
-        env.DB.prepare(
-          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
-           INSERT INTO workspaces (id, organization_id, name, created_at) SELECT ?3 || printf('%05d', i), ?4, 'W', '2031-01-01T00:00:00.000Z' FROM n`,
-        ).bind(count, from, prefix, organizationId),
-        env.DB.prepare(
-          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
-           INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
-           SELECT 'whe_' || ?3 || i, ?3 || printf('%05d', i), 'https://hooks.example.com', ?4, 100, 'x', '2031-01-01T00:00:00.000Z', '2031-01-01T00:00:00.000Z' FROM n`,
-        ).bind(count, from, prefix, events),
-      ]);
     await seed(2_000, 0, '["key.created","credits.low"]');
     await seed(10, 5_000, '["usage.daily"]');
     const { sent, bindings } = keptNightly();
@@ -530,20 +538,7 @@ describe('usage.daily over its queue', () => {
   it('starts with one message whatever the number of subscribers; each page sends its workspaces one report message each and the next page', async () => {
     // 1,234 workspaces subscribed to usage.daily, 300 whose endpoints want other events.
     const prefix = `ws_daily_${crypto.randomUUID().slice(0, 8)}_`;
-    const organizationId = `org_${prefix}`;
-    await env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, 'Daily', '2031-01-01T00:00:00.000Z')").bind(organizationId).run();
-    const seed = (count: number, from: number, events: string) =>
-      env.DB.batch([
-        env.DB.prepare(
-          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
-           INSERT INTO workspaces (id, organization_id, name, created_at) SELECT ?3 || printf('%05d', i), ?4, 'W', '2031-01-01T00:00:00.000Z' FROM n`,
-        ).bind(count, from, prefix, organizationId),
-        env.DB.prepare(
-          `WITH RECURSIVE n(i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 + ?1 - 1)
-           INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
-           SELECT 'whe_' || ?3 || i, ?3 || printf('%05d', i), 'https://hooks.example.com', ?5, 100, 'x', '2031-01-01T00:00:00.000Z', '2031-01-01T00:00:00.000Z' FROM n`,
-        ).bind(count, from, prefix, organizationId, events),
-      ]);
+    const seed = await seededOrganization(prefix, 'Daily');
     await seed(1_234, 0, '["usage.daily"]');
     await seed(300, 5_000, '["key.created","credits.low"]');
 
