@@ -253,6 +253,7 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
       return { kind: 'released' };
     }
     let hold = this.book.holdOf(holdId);
+    const late = !hold;
     if (!hold) {
       // Settled already (a repeated message): nothing changes.
       if (this.book.hasCharge(usage.id)) return { kind: 'captured', balance: this.view.balance(this.book.unacknowledged) };
@@ -279,7 +280,11 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     // When a report is due now, the charge goes in it, composed at once (`reportSoon`).
     const { spent, sending } = this.link.capture(hold, actualUnits, usage, spentBy, this.reportDue() ? this.draws.topUp : undefined);
     this.budgets.capture(hold.id, spent, Date.parse(usage.createdAt));
-    if (sending) void this.report(false, sending);
+    // A late capture may be a charge the wallet has already (a settle asked again after its answer was lost, once the
+    // charge had left), which the figures here would count twice until the wallet answers. So it is reported before
+    // the answer: the wallet takes it once and says so, and the balance answered counts it once. A rare path.
+    if (late) await this.report(false, sending ?? undefined);
+    else if (sending) void this.report(false, sending);
     else this.reportSoon();
     return { kind: 'captured', balance: this.view.balance(this.book.unacknowledged) };
   }

@@ -211,6 +211,27 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it('shows a late capture of a charge the wallet has already once, as it charges it once', async () => {
+    const { account, gate, captures } = await afterOneAcknowledgedCall('before.example.com');
+    await runInDurableObject(gate, async (instance) => {
+      const live = instance as unknown as WorkspaceGate;
+      const usage: UsageRow = {
+        id: `use_${'l'.repeat(24)}`, requestId: 'req_late', organizationId: account.organizationId, workspaceId: account.workspaceId, keyId: account.keyId,
+        operation: 'linkedin.get-company-by-domain', status: 0, errorCode: null, costUnits: 0, cached: false, latencyMs: 0, createdAt: new Date(clock.now()).toISOString(),
+      };
+      const ended = { status: 200, errorCode: null, costUnits: CENT, cached: false, latencyMs: 5, createdAt: usage.createdAt };
+      expect((await live.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+      expect((await live.settle(usage.id, CENT, ended)).kind).toBe('captured');
+      // The charge leaves for the wallet, which takes it.
+      await live.flush();
+      // The settle asked again, its answer lost: the gate no longer has the hold nor the charge, and takes it anew.
+      expect((await live.settle(usage.id, CENT, { ...usage, ...ended })).kind).toBe('captured');
+      // Read at once, before the report that tells the wallet of it: 100 less the two calls, not three.
+      expect(await live.credits(account.keyId, account)).toMatchObject({ revoked: false, balance: { purchasedUnits: 98 * CENT } });
+    });
+    expect(await captures()).toBe(2);
+  });
+
   it("answers 200, billed once, for a success whose settle's answer was lost twice: its charge is found where it went", async () => {
     // Acknowledged, not only reported: with the first call's reply still on its way, the balance read counts that
     // call twice for a moment (WalletLink.read: "what is shown, never what is charged").
