@@ -11,6 +11,7 @@ import { clock } from '../src/core/clock';
 import { gateOf } from '../src/services/gate';
 import { walletOf } from '../src/services/wallet';
 import { sendDailyUsagePage, WORKSPACES_PER_PAGE } from '../src/services/webhooks/daily-usage';
+import { MAX_ENDPOINTS_PER_WORKSPACE } from '../src/services/webhooks/endpoints';
 import { webhookEventsUsed } from '../src/services/webhooks/event-cap';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
@@ -131,6 +132,26 @@ describe('/v1/webhook-endpoints', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.error.details.map((detail: { field: string }) => detail.field).sort()).toEqual(['events[1]', 'secret']);
     expect((await create(account, { url: receiverUrl('ok'), events: [] })).body.error.details).toEqual([expect.objectContaining({ field: 'events' })]);
+  });
+
+  it(`keeps at most ${MAX_ENDPOINTS_PER_WORKSPACE} a workspace: two asked at once for the last place get one, and removing one makes room`, async () => {
+    const account = await provision();
+    await env.DB.batch(
+      Array.from({ length: MAX_ENDPOINTS_PER_WORKSPACE - 1 }, (_, i) =>
+        env.DB.prepare(
+          `INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at) VALUES (?, ?, ?, '["key.created"]', 100, 'sealed', ?, ?)`,
+        ).bind(`we_filled_${crypto.randomUUID()}`, account.workspaceId, receiverUrl('ok'), new Date(Date.now() - 1000 * (i + 1)).toISOString(), new Date().toISOString()),
+      ),
+    );
+    const make = () => create(account, { url: receiverUrl('ok'), events: ['key.created'] });
+    const both = await Promise.all([make(), make()]);
+    expect(both.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    expect(both.find((answer) => answer.status === 409)!.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('delete one first') });
+    expect((await make()).status).toBe(409);
+    const listed = (await json(await hooks(account.key, 'GET'))).data.endpoints as { id: string }[];
+    expect(listed).toHaveLength(MAX_ENDPOINTS_PER_WORKSPACE);
+    expect((await hooks(account.key, 'DELETE', `/${listed[0]!.id}`)).status).toBe(200);
+    expect((await make()).status).toBe(201);
   });
 
   it("reads another workspace's endpoint as 404, and is not rate limited", async () => {

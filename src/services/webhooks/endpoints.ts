@@ -70,12 +70,14 @@ async function assertDeliverable(env: Env, text: string): Promise<string> {
   return target.href;
 }
 
+function tooManyEndpoints(): ApiError {
+  return ApiError.conflict(`A workspace has at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
+}
+
 /** Creates an endpoint and answers its signing secret: the only time the secret leaves the server. */
 export async function createEndpoint(env: Env, workspaceId: string, input: z.infer<typeof CreateWebhookEndpoint>): Promise<WebhookEndpoint & { secret: string }> {
   const count = await env.DB.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE workspace_id = ?').bind(workspaceId).first<{ n: number }>();
-  if ((count?.n ?? 0) >= MAX_ENDPOINTS_PER_WORKSPACE) {
-    throw ApiError.conflict(`A workspace has at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
-  }
+  if ((count?.n ?? 0) >= MAX_ENDPOINTS_PER_WORKSPACE) throw tooManyEndpoints();
   const now = new Date(clock.now()).toISOString();
   const endpoint: WebhookEndpoint = {
     id: newId('we'),
@@ -87,12 +89,14 @@ export async function createEndpoint(env: Env, workspaceId: string, input: z.inf
     updatedAt: now,
   };
   const secret = newSigningSecret();
-  await env.DB.prepare(
+  // Counted again in the insert: two made at once cannot both take the last place.
+  const stored = await env.DB.prepare(
     `INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE workspace_id = ?2) < ?8`,
   )
-    .bind(endpoint.id, workspaceId, endpoint.url, JSON.stringify(endpoint.events), endpoint.creditsLowThresholdCents, await encryptKey(secret, endpoint.id, env.KEY_ENCRYPTION_KEY), now, now)
+    .bind(endpoint.id, workspaceId, endpoint.url, JSON.stringify(endpoint.events), endpoint.creditsLowThresholdCents, await encryptKey(secret, endpoint.id, env.KEY_ENCRYPTION_KEY), now, MAX_ENDPOINTS_PER_WORKSPACE)
     .run();
+  if (stored.meta.changes !== 1) throw tooManyEndpoints();
   if (hearsOfCredits(endpoint.events)) await audienceChanged(env, workspaceId);
   return { ...endpoint, secret };
 }
