@@ -123,7 +123,7 @@ async function seedUsage(db: Awaited<ReturnType<Miniflare['getD1Database']>>, wo
 }
 const HOSTILE_SCRAPERS = Number(process.env.BENCH_HOSTILE_SCRAPERS ?? 2);
 /** Pages that must each be refused with 422 within the scraper's bounds: deep nesting, and one element of 200,000 attributes. */
-const HOSTILE_PAGES = ['/nested/600', '/nested/5000', '/nested/100000', '/attributes/200000'];
+const HOSTILE_PAGES = process.env.BENCH_HOSTILE_PAGES ? process.env.BENCH_HOSTILE_PAGES.split(',') : ['/nested/600', '/nested/5000', '/nested/100000', '/attributes/200000'];
 
 /** Scrapes of hostile pages, without pause, until stopped; answers the statuses they got. */
 function scrapeHostilePages(api: string, headers: Record<string, string>, pageServer: string): { stop: () => Promise<Record<number, number>> } {
