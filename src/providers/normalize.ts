@@ -1,5 +1,6 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { ApiError } from '../core/errors';
+import { clock } from '../core/clock';
+import { ApiError, UPSTREAM_RETRY_AFTER_S } from '../core/errors';
 
 /**
  * The spec's upstream normalization rules, in one module:
@@ -64,11 +65,10 @@ export const normalizeUpstream = {
       return normalizeUpstream.credentialsRefused(provider, status);
     }
     if (status >= 400 && status < 500) {
-      const retryAfter = Number(response.headers.get('retry-after'));
       return new ApiError('PROVIDER_ERROR', `${provider} rejected the request (HTTP ${status})${messageOf(text)}`, {
         status: status as ContentfulStatusCode,
-        ...(status === 429 && retryAfter > 0 ? { retryAfter } : {}),
-        ...(status === 429 ? { upstream: { kind: 'throttled' as const, status } } : {}),
+        // A throttle always says how long to wait: the upstream's own wait, or the one a 502 gets.
+        ...(status === 429 ? { retryAfter: retryAfterOf(response.headers) ?? UPSTREAM_RETRY_AFTER_S, upstream: { kind: 'throttled' as const, status } } : {}),
       });
     }
     return normalizeUpstream.failed(provider, `HTTP ${status}`);
@@ -103,4 +103,15 @@ function messageOf(text: string): string {
   } catch {
     return '.';
   }
+}
+
+/**
+ * The wait a response's Retry-After names, in whole seconds: a number of seconds or an HTTP date (RFC 9110,
+ * section 10.2.3). Undefined when it names none, or none still ahead.
+ */
+export function retryAfterOf(headers: Headers): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  const seconds = /^\d+$/.test(value) ? Number(value) : (Date.parse(value) - clock.now()) / 1000;
+  return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds) : undefined;
 }

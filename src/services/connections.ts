@@ -1,7 +1,7 @@
 import type { Env, SettingName } from '../core/config';
 import type { Operation } from '../core/operation';
 import { clock } from '../core/clock';
-import { ApiError } from '../core/errors';
+import { ApiError, UPSTREAM_RETRY_AFTER_S } from '../core/errors';
 import { newId } from '../core/ids';
 import { decryptKey, encryptKey } from '../core/keys';
 import { unitsFromCents } from '../core/money';
@@ -24,8 +24,6 @@ export interface Connection {
 }
 
 const COLUMNS = 'id, vendor, name, hint, status, created_at AS createdAt, last_checked_at AS lastCheckedAt';
-/** How long a vendor's throttle is waited out when it names no Retry-After. */
-const VENDOR_RETRY_AFTER_S = 30;
 
 /** The vendor's refusal as a 400 naming the credential fields, or its being unreachable as a 503; nothing is stored either way. */
 function refusalOf(vendor: ConnectableVendor, outcome: Exclude<CheckOutcome, { status: 'ok' }>): ApiError {
@@ -168,7 +166,7 @@ export async function connectionFailure(db: D1Database, connection: Connection, 
   const headers = { ...error.headers };
   switch (error.upstream.kind) {
     case 'throttled': {
-      const retryAfter = error.retryAfter ?? VENDOR_RETRY_AFTER_S;
+      const retryAfter = error.retryAfter ?? UPSTREAM_RETRY_AFTER_S;
       return new ApiError(
         'PROVIDER_ERROR',
         `${vendor.label} is throttling the requests of this workspace's own account (${named}): retry in ${retryAfter} s. This is the vendor's limit on your credentials, not Sluice's rate window; a plan change will not help. This call was not charged.`,

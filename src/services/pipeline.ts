@@ -169,9 +169,11 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     const settled = await settle(env, gate, metered.holdId, actual, usage(200, null, actual, cached), principal.budgetKey?.keyId);
     held = false;
     if (settled.kind !== 'captured') throw shortfallError(settled as Shortfall, principal.budgetKey?.keyId);
+    // The spec's `message` is a string wherever the operation shows one, also when the upstream sent none.
+    const message = result.message ?? (operation.keepsMessage ? '' : undefined);
     return {
       data: result.data,
-      ...(result.message !== undefined ? { message: result.message } : {}),
+      ...(message !== undefined ? { message } : {}),
       meta: { ...metaOf(actual, settled.balance ?? (await balanceOf(env, principal)), Date.now() - started, cached), ...(call.connection ? { connectionId: call.connection.id } : {}) },
       headers,
     };

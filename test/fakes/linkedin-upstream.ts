@@ -35,6 +35,13 @@ export async function linkedinUpstream(request: Request): Promise<Response> {
       return Response.json({ message: 'You have exceeded the MONTHLY quota for Requests on your current plan, BASIC.' }, { status: 429 });
     case 'throttled':
       return Response.json({ message: 'Too many requests' }, { status: 429, headers: { 'retry-after': '7' } });
+    case 'throttledbare':
+      return Response.json({ message: 'Too many requests' }, { status: 429 });
+    case 'throttleddate':
+      return Response.json({ message: 'Too many requests' }, { status: 429, headers: { 'retry-after': new Date(Date.now() + 20_000).toUTCString() } });
+    case 'nomessage':
+      // The vendor's success without its `message` field.
+      return Response.json({ success: true, data: { ...company.data, website: `https://${domain}` } });
     case 'forbidden':
       return Response.json({ message: 'Invalid API key' }, { status: 403 });
     case 'notjson':

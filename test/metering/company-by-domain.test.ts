@@ -2,6 +2,7 @@ import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/api';
+import { UPSTREAM_RETRY_AFTER_S } from '../../src/core/errors';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json';
 import { bearer, call, companyByDomain, credit, eventually, json, provision, wallet, expectReleasedUncharged } from '../support/api';
 
@@ -23,6 +24,13 @@ describe('GET /v1/data/linkedin/get-company-by-domain', () => {
     expect(response.headers.get('ratelimit-remaining')).toBe('59');
     expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(9);
+  });
+
+  it("answers `message` as a string when the upstream's success carries none", async () => {
+    const account = await funded(10);
+    const response = await companyByDomain(account.key, 'nomessage.com');
+    expect(response.status).toBe(200);
+    expect(await json(response)).toMatchObject({ success: true, message: '', data: { website: 'https://nomessage.com' } });
   });
 
   it('records a usage row for the call', async () => {
@@ -116,10 +124,25 @@ describe('GET /v1/data/linkedin/get-company-by-domain', () => {
       await expectReleasedUncharged(account.organizationId, 10);
     });
 
-    it('passes an upstream Retry-After through on a throttle', async () => {
+    it('passes an upstream Retry-After through on a throttle, in seconds or as a date', async () => {
       const account = await funded(10);
       const response = await companyByDomain(account.key, 'throttled.com');
       expect(response.headers.get('retry-after')).toBe('7');
+      const dated = await companyByDomain(account.key, 'throttleddate.com');
+      expect(dated.status).toBe(429);
+      const { error } = await json(dated);
+      expect(error.retryAfter).toBeGreaterThanOrEqual(15);
+      expect(error.retryAfter).toBeLessThanOrEqual(20);
+      expect(dated.headers.get('retry-after')).toBe(String(error.retryAfter));
+    });
+
+    it(`tells how long to wait on a throttle whose upstream named no wait: ${UPSTREAM_RETRY_AFTER_S} s, as a 502`, async () => {
+      const account = await funded(10);
+      const response = await companyByDomain(account.key, 'throttledbare.com');
+      expect(response.status).toBe(429);
+      expect((await json(response)).error).toMatchObject({ code: 'PROVIDER_ERROR', retryAfter: UPSTREAM_RETRY_AFTER_S });
+      expect(response.headers.get('retry-after')).toBe(String(UPSTREAM_RETRY_AFTER_S));
+      await expectReleasedUncharged(account.organizationId, 10);
     });
   });
 });
