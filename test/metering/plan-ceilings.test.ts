@@ -22,6 +22,10 @@ function freeCall(key: string): Promise<Response> {
 }
 
 describe("every plan's requests-per-minute ceiling is enforced", () => {
+  it("has every plan of the spec's table, and no other", () => {
+    expect(PLANS.map((plan) => PLAN_TABLE[plan].name).sort()).toEqual(Object.keys(SPEC_REQUESTS_PER_MINUTE).sort());
+  });
+
   it.each(PLANS)("%s: the call that takes the minute's last slot is served, the one after it is 429 RATE_LIMITED", async (plan) => {
     const ceiling = SPEC_REQUESTS_PER_MINUTE[PLAN_TABLE[plan].name];
     expect(ceiling, `the spec's requests-per-minute figure for ${PLAN_TABLE[plan].name}`).toBeGreaterThan(0);
