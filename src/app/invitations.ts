@@ -2,7 +2,7 @@ import { clock } from '../core/clock';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { newId, randomHex } from '../core/ids';
-import { assertRoomFor, type OrganizationTerms } from '../services/plan-caps';
+import { assertRoomFor, type OrganizationTerms, refuseFull } from '../services/plan-caps';
 import type { Role } from './members';
 
 /** An invitation link works for a week. */
@@ -78,7 +78,7 @@ export async function invite(
     )
     .bind(id, input.organizationId, input.email, input.role, await sha256Hex(token), input.invitedBy, createdAt, expiresAt, terms.caps!.seats)
     .run();
-  if (inserted.meta.changes !== 1) assertRoomFor(terms, 'seats', await occupiedSeats(db, input.organizationId), 'SEAT_LIMIT_REACHED');
+  if (inserted.meta.changes !== 1) refuseFull(terms, 'seats', await occupiedSeats(db, input.organizationId), 'SEAT_LIMIT_REACHED');
   return { invitation: withStatus({ id, organizationId: input.organizationId, email: input.email, role: input.role, invitedBy: input.invitedBy, createdAt, expiresAt, acceptedAt: null, revokedAt: null }), token };
 }
 

@@ -4,7 +4,7 @@ import { nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
-import { assertRoomFor, type OrganizationTerms, termsOf } from './plan-caps';
+import { type OrganizationTerms, refuseFull, termsOf } from './plan-caps';
 import { monthRange, runtimeHoursUsed, runtimeMonth } from './runtime-hours';
 
 export const AGENT_ID = /^agt_[0-9a-f]{24}$/;
@@ -110,9 +110,7 @@ function assertMayDeploy(terms: OrganizationTerms): asserts terms is Organizatio
 
 /** Refuses one more deployed agent past the cap, with the figures as they are now (the statement that refused saw at least the cap). */
 async function refuseAgentsCap(db: D1Database, terms: OrganizationTerms, organizationId: string): Promise<never> {
-  const cap = terms.caps!.agents;
-  assertRoomFor(terms, 'agents', Math.max(await countDeployed(db, organizationId), cap));
-  throw new Error('unreachable: the cap was reached');
+  return refuseFull(terms, 'agents', await countDeployed(db, organizationId));
 }
 
 function nameTaken(name: string): ApiError {

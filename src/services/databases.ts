@@ -5,7 +5,7 @@ import type { Env } from '../core/config';
 import { DATABASE_LIMITS, DATABASE_NAME } from '../core/database-limits';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
-import { assertRoomFor, plansPageUrl, termsOf } from './plan-caps';
+import { assertRoomFor, plansPageUrl, refuseFull, termsOf } from './plan-caps';
 
 /** A workspace database as the API shows it; `sizeBytes` and `tables` come from the database itself. */
 export const Database = z
@@ -118,7 +118,7 @@ export async function createDatabase(env: Env, owner: DatabaseOwnerRef, name: st
     if (/UNIQUE constraint failed/.test(String(error))) throw ApiError.conflict(`This workspace already has a database named '${name}'.`);
     throw error;
   }
-  if (inserted.meta.changes !== 1) assertRoomFor(terms, 'databases', await countDatabases(env.DB, owner.organizationId), 'PLAN_LIMIT_REACHED', plansUrl);
+  if (inserted.meta.changes !== 1) refuseFull(terms, 'databases', await countDatabases(env.DB, owner.organizationId), 'PLAN_LIMIT_REACHED', plansUrl);
   try {
     await objectOf(env, database.id).open({ databaseId: database.id, workspaceId: owner.workspaceId });
   } catch (error) {

@@ -53,6 +53,16 @@ export function assertRoomFor(
 }
 
 /**
+ * The refusal of an insert that counted and found no room: always thrown. The count read after it may be lower
+ * already (a delete landed between); answering as if the row had been written would hand out a place that was
+ * never stored. The message names the count read, or the cap when the count fell below it.
+ */
+export function refuseFull(terms: OrganizationTerms, cap: CapName, used: number, code?: 'PLAN_LIMIT_REACHED' | 'SEAT_LIMIT_REACHED', plansUrl?: string): never {
+  assertRoomFor(terms, cap, Math.max(used, terms.caps?.[cap] ?? used), code, plansUrl);
+  throw new Error(`unreachable: a full ${cap} cap is refused`);
+}
+
+/**
  * One cap of an organization as it applies now, as an SQL expression over its row (`table`): the
  * operator's override, else the plan's figure from the plan table; NULL without a plan in force. For a
  * statement that checks a cap and writes in one step, with no read of the terms before it. Binds the

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Credits, errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { newWorkspace } from '../../services/accounts';
 import { type Organization, type Workspace as WorkspaceRecord } from '../../core/records';
-import { assertRoomFor, type OrganizationTerms, termsOf } from '../../services/plan-caps';
+import { assertRoomFor, type OrganizationTerms, refuseFull, termsOf } from '../../services/plan-caps';
 import { success } from '../../core/envelope';
 import { balanceInCents, currentStatement } from '../../services/wallet';
 import { PLANS } from '../../core/plans';
@@ -105,6 +105,6 @@ async function createWorkspaceWithinCap(db: D1Database, terms: OrganizationTerms
     )
     .bind(workspace.id, workspace.organizationId, workspace.name, workspace.createdAt, terms.caps!.workspaces)
     .run();
-  if (inserted.meta.changes !== 1) assertRoomFor(terms, 'workspaces', await countWorkspaces(db, input.organizationId));
+  if (inserted.meta.changes !== 1) refuseFull(terms, 'workspaces', await countWorkspaces(db, input.organizationId));
   return workspace;
 }

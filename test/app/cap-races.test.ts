@@ -1,0 +1,89 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { invite } from '../../src/app/invitations';
+import { ApiError } from '../../src/core/errors';
+import { createDatabase } from '../../src/services/databases';
+import { termsOf } from '../../src/services/plan-caps';
+import { ops, provision } from '../support/api';
+import { signUp } from '../support/dashboard';
+
+/**
+ * D1 where, around the statement that counts and inserts into `table`, two other requests land: one that takes
+ * the last place just before it (so it finds no room), one that frees a place just after it (so a count read
+ * next finds room again). What the insert found decides: the create is refused, not answered as if stored.
+ */
+function racingDb(table: string, takesLastPlace: D1PreparedStatement, freesAPlace: D1PreparedStatement): D1Database {
+  return new Proxy(env.DB, {
+    get(target, property) {
+      if (property === 'prepare') {
+        return (query: string) => {
+          const statement = target.prepare(query);
+          if (!query.trimStart().startsWith(`INSERT INTO ${table} `)) return statement;
+          return {
+            bind: (...values: unknown[]) => ({
+              run: async () => {
+                await takesLastPlace.run();
+                const answer = await statement.bind(...values).run();
+                await freesAPlace.run();
+                return answer;
+              },
+            }),
+          };
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+async function refusal(attempt: Promise<unknown>): Promise<{ status: number; code: string }> {
+  const error = await attempt.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error, 'the create was answered as if it had been stored').toBeInstanceOf(ApiError);
+  return { status: (error as ApiError).status, code: (error as ApiError).code };
+}
+
+async function capped(organizationId: string, caps: Record<string, number>) {
+  expect((await ops('PUT', `/organizations/${organizationId}/plan`, { plan: 'payg', caps })).status).toBe(200);
+}
+
+describe('a create whose counted insert found no room is refused, even when a place is freed before the count is read again', () => {
+  it('a workspace database: 402, and no database that is not listed', async () => {
+    const account = await provision({ plan: 'payg' });
+    await capped(account.organizationId, { databases: 1 });
+    const insertRow = (id: string) =>
+      env.DB.prepare("INSERT INTO workspace_databases (id, organization_id, workspace_id, name, created_at) VALUES (?, ?, ?, ?, '2026-01-01T00:00:00.000Z')").bind(id, account.organizationId, account.workspaceId, id);
+    const db = racingDb('workspace_databases', insertRow('db_rival'), env.DB.prepare("DELETE FROM workspace_databases WHERE id = 'db_rival'"));
+
+    const owner = { organizationId: account.organizationId, workspaceId: account.workspaceId };
+    expect(await refusal(createDatabase({ ...env, DB: db } as never, owner, 'ghost'))).toEqual({ status: 402, code: 'PLAN_LIMIT_REACHED' });
+    expect((await env.DB.prepare('SELECT COUNT(*) AS n FROM workspace_databases WHERE organization_id = ?').bind(account.organizationId).first<{ n: number }>())!.n).toBe(0);
+  });
+
+  it('an invitation: 402 SEAT_LIMIT_REACHED, not a link to one never stored', async () => {
+    const person = await signUp();
+    await capped(person.organizationId, { seats: 2 });
+    const rival = env.DB.prepare(
+      "INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ('inv_rival', ?, 'rival@example.com', 'member', 'rival', ?, '2026-01-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z')",
+    ).bind(person.organizationId, person.account.user.id);
+    const db = racingDb('invitations', rival, env.DB.prepare("DELETE FROM invitations WHERE id = 'inv_rival'"));
+
+    const input = { organizationId: person.organizationId, email: 'ghost@example.com', role: 'member' as const, invitedBy: person.account.user.id };
+    expect(await refusal(invite(db, await termsOf(env.DB, person.organizationId), input))).toEqual({ status: 402, code: 'SEAT_LIMIT_REACHED' });
+    expect(await env.DB.prepare("SELECT id FROM invitations WHERE email = 'ghost@example.com'").first()).toBeNull();
+  });
+
+  it('a workspace: 402, not the id of a workspace that does not exist', async () => {
+    const person = await signUp();
+    await capped(person.organizationId, { workspaces: 2 });
+    const rival = env.DB.prepare("INSERT INTO workspaces (id, organization_id, name, created_at) VALUES (?, ?, 'Rival', '2026-01-01T00:00:00.000Z')").bind(`ws_rival_${person.organizationId}`, person.organizationId);
+    const db = racingDb('workspaces', rival, env.DB.prepare('DELETE FROM workspaces WHERE id = ?').bind(`ws_rival_${person.organizationId}`));
+
+    const answer = await person.json('POST', `/api/organizations/${person.organizationId}/workspaces`, { name: 'Ghost' }, { bindings: { DB: db } });
+    expect([answer.status, answer.body.error?.code]).toEqual([402, 'PLAN_LIMIT_REACHED']);
+    expect(await env.DB.prepare("SELECT id FROM workspaces WHERE organization_id = ? AND name = 'Ghost'").bind(person.organizationId).first()).toBeNull();
+  });
+});
