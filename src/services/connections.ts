@@ -36,12 +36,19 @@ function refusalOf(vendor: ConnectableVendor, outcome: Exclude<CheckOutcome, { s
   );
 }
 
-/** The credentials of a vendor's fields, each a non-empty string, or a 400 naming what is missing. */
+/** What a credential may hold: printable ASCII, as every vendor's keys and logins are, and as an HTTP header carries. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+/** The credentials of a vendor's fields, each a non-empty string of printable ASCII, or a 400 naming what is wrong. */
 export function credentialsFor(vendor: ConnectableVendor, given: Record<string, unknown>): Record<string, string> {
   const details = vendor.fields.flatMap((field) => {
     const value = given[field.name];
-    if (typeof value === 'string' && value.trim() !== '' && value.length <= 500) return [];
-    return [{ field: `credentials.${field.name}`, location: 'body' as const, message: `Required: ${field.description}` }];
+    if (typeof value !== 'string' || value.trim() === '' || value.length > 500) {
+      return [{ field: `credentials.${field.name}`, location: 'body' as const, message: `Required: ${field.description}` }];
+    }
+    // Anything else could not be sent in the vendor's header (a 500 for some vendors, an "unreachable" 503 for others).
+    if (!PRINTABLE_ASCII.test(value.trim())) return [{ field: `credentials.${field.name}`, location: 'body' as const, message: 'Printable ASCII characters only.' }];
+    return [];
   });
   const unknown = Object.keys(given).filter((name) => !vendor.fields.some((field) => field.name === name));
   for (const name of unknown) details.push({ field: `credentials.${name}`, location: 'body', message: `Not a credential of ${vendor.slug}; its fields: ${vendor.fields.map((field) => field.name).join(', ')}.` });

@@ -121,6 +121,19 @@ describe('connections: the credential check before anything is stored', () => {
     expect(asked).toHaveLength(1);
   });
 
+  it.each(CONNECTABLE_VENDORS.map((vendor) => [vendor.slug, vendor] as const))(
+    '%s: a credential that is not printable ASCII is 400 VALIDATION_ERROR naming the field, not a 500 or a 503',
+    async (_, vendor) => {
+      const account = await provision({ plan: 'payg' });
+      const field = vendor.hintField;
+      for (const bad of ['pass€word', 'line\nbreak']) {
+        const answer = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, credentials: { ...goodCredentials(vendor), [field]: bad } });
+        expect([answer.status, answer.body.error.code], JSON.stringify(bad)).toEqual([400, 'VALIDATION_ERROR']);
+        expect(answer.body.error.details).toEqual([{ field: `credentials.${field}`, location: 'body', message: 'Printable ASCII characters only.' }]);
+      }
+    },
+  );
+
   it('names a missing credential field and a vendor that is not connectable', async () => {
     const account = await provision({ plan: 'payg' });
     const missing = await send('POST', '/v1/connections', account.key, { vendor: 'dataforseo', credentials: { login: 'someone' } });
