@@ -147,10 +147,16 @@ describe('the scrape with a browser configured', () => {
     const { options } = renderer.asked[0]!;
     expect(options.mobile).toBe(true);
     expect(options.userAgent).toContain('Mobile');
-    expect(options.headers).toEqual({ 'accept-language': 'de-DE, en' });
+    expect(options.headers).toEqual({ 'accept-language': 'de-DE, en;q=0.9' });
     await expect(options.assertAllowed(new URL('http://169.254.169.254/latest/meta-data/'))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(options.assertAllowed(new URL('http://localhost:8080/'))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(options.assertAllowed(new URL(ARTICLE))).resolves.toBeUndefined();
+  });
+
+  it('hands the renderer only language tags, as a fetched page is asked: a line break in one cannot reach its headers', async () => {
+    const renderer = new RecordingRenderer();
+    await scrape({ url: ARTICLE, mobile: true, location: { languages: ['fr-CH', 'x\r\nx-injected: 1', 'fr'] } }, renderer);
+    expect(renderer.asked[0]!.options.headers).toEqual({ 'accept-language': 'fr-CH, fr;q=0.9' });
   });
 
   it('refuses a private target before any browser is asked', async () => {

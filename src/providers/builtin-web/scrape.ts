@@ -13,7 +13,7 @@ import { browserAsks, checkActions, looksScriptBuilt } from './render-policy';
 import { BrowserBindingRenderer } from './renderer';
 import { sharedFairly } from './organization-renders';
 import { parseTarget, SafeFetcher, type OpenedResource } from './safe-fetch';
-import { pageRequestHeaders } from './headers';
+import { acceptLanguage, pageRequestHeaders } from './headers';
 import { languageModelOf } from './language-model';
 import { builtinWebSettings, type BuiltinWebSettings } from './settings';
 
@@ -160,7 +160,8 @@ function renderOptions(input: ScrapeInput, settings: BuiltinWebSettings, fetcher
   return {
     mobile: input.mobile ?? false,
     userAgent: input.mobile ? settings.mobileUserAgent : settings.userAgent,
-    headers: languages?.length ? { 'accept-language': languages.join(', ') } : ({} as Record<string, string>),
+    // The same header a fetched page is asked with: tags that are not language tags (a line break) are left out.
+    headers: languages?.length ? { 'accept-language': acceptLanguage(input.location) } : ({} as Record<string, string>),
     waitForMs: input.waitFor ?? 0,
     actions: checkActions(input.actions),
     ...(screenshot ? { screenshot: { fullPage: screenshot.fullPage ?? false, ...(screenshot.quality ? { quality: screenshot.quality } : {}) } } : {}),
