@@ -51,7 +51,7 @@ function settingsOf(env: Env): { authorization: string; baseUrl: string } {
     throw normalizeUpstream.unavailable(PROVIDER, missing);
   }
   const baseUrl = (env.DATAFORSEO_BASE_URL || DEFAULT_BASE_URL).replace(/\/+$/, '');
-  return { authorization: `Basic ${base64(`${login}:${password}`)}`, baseUrl };
+  return { authorization: basicAuthorization(login, password), baseUrl };
 }
 
 /**
@@ -88,6 +88,11 @@ export function escapeKeyword(keyword: string): string {
 /** Optional inputs left out stay out of the task, so the vendor's own defaults apply. */
 function withoutUndefined(task: DataForSeoTask): DataForSeoTask {
   return Object.fromEntries(Object.entries(task).filter(([, value]) => value !== undefined));
+}
+
+/** HTTP Basic credentials as DataForSEO reads them: login and password in UTF-8, base64-encoded, so any text goes. */
+export function basicAuthorization(login: string, password: string): string {
+  return `Basic ${base64(`${login}:${password}`)}`;
 }
 
 function base64(text: string): string {

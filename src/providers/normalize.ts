@@ -105,13 +105,16 @@ function messageOf(text: string): string {
   }
 }
 
+/** The longest wait passed on: an upstream naming more (a date years ahead, a number past any sense) is told as a day. */
+const MAX_RETRY_AFTER_S = 86_400;
+
 /**
  * The wait a response's Retry-After names, in whole seconds: a number of seconds or an HTTP date (RFC 9110,
- * section 10.2.3). Undefined when it names none, or none still ahead.
+ * section 10.2.3), at most MAX_RETRY_AFTER_S. Undefined when it names none, or none still ahead.
  */
 export function retryAfterOf(headers: Headers): number | undefined {
   const value = headers.get('retry-after')?.trim();
   if (!value) return undefined;
   const seconds = /^\d+$/.test(value) ? Number(value) : (Date.parse(value) - clock.now()) / 1000;
-  return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds) : undefined;
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(Math.ceil(seconds), MAX_RETRY_AFTER_S) : undefined;
 }

@@ -3,6 +3,7 @@ import type { Operation } from '../core/operation';
 import type { Vendor } from '../core/vendor';
 import { ApiError } from '../core/errors';
 import { OPERATIONS } from '../operations';
+import { basicAuthorization } from '../providers/dataforseo';
 import { endpointUrl } from '../providers/vendor';
 
 /** One credential a vendor needs: the field the workspace fills in, and the setting it stands in for on its calls. */
@@ -12,6 +13,8 @@ export interface CredentialField {
   /** Shown as typed (a login) or never shown again (a key, a password). */
   secret: boolean;
   description: string;
+  /** Sent encoded (HTTP Basic's base64 of UTF-8), so any text goes; a field sent as it is must be printable ASCII. */
+  encoded?: true;
 }
 
 export type CheckOutcome = { status: 'ok' } | { status: 'rejected'; reason: string } | { status: 'unreachable'; reason: string };
@@ -112,15 +115,15 @@ export const CONNECTABLE_VENDORS: readonly ConnectableVendor[] = [
     slug: 'dataforseo',
     label: 'DataForSEO',
     fields: [
-      { name: 'login', setting: 'DATAFORSEO_LOGIN', secret: false, description: 'The API login (app.dataforseo.com/api-access).' },
-      { name: 'password', setting: 'DATAFORSEO_PASSWORD', secret: true, description: 'The API password.' },
+      { name: 'login', setting: 'DATAFORSEO_LOGIN', secret: false, description: 'The API login (app.dataforseo.com/api-access).', encoded: true },
+      { name: 'password', setting: 'DATAFORSEO_PASSWORD', secret: true, description: 'The API password.', encoded: true },
     ],
     hintField: 'password',
     operations: OPERATIONS.filter((operation) => operation.platform === 'seo'),
     check(env, credentials, signal) {
       const base = (setting(env, 'DATAFORSEO_BASE_URL') ?? 'https://api.dataforseo.com').replace(/\/+$/, '');
       // The account's own figures: authenticated, and free.
-      return probe(`${base}/v3/appendix/user_data`, { headers: { authorization: `Basic ${btoa(`${credentials.login}:${credentials.password}`)}`, accept: 'application/json' } }, signal);
+      return probe(`${base}/v3/appendix/user_data`, { headers: { authorization: basicAuthorization(credentials.login!, credentials.password!), accept: 'application/json' } }, signal);
     },
   },
   {

@@ -36,10 +36,10 @@ function refusalOf(vendor: ConnectableVendor, outcome: Exclude<CheckOutcome, { s
   );
 }
 
-/** What a credential may hold: printable ASCII, as every vendor's keys and logins are, and as an HTTP header carries. */
+/** What a credential sent as it is in a header may hold: printable ASCII, as every vendor's keys are. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
-/** The credentials of a vendor's fields, each a non-empty string of printable ASCII, or a 400 naming what is wrong. */
+/** The credentials of a vendor's fields, each a non-empty string (printable ASCII unless sent encoded), or a 400 naming what is wrong. */
 export function credentialsFor(vendor: ConnectableVendor, given: Record<string, unknown>): Record<string, string> {
   const details = vendor.fields.flatMap((field) => {
     const value = given[field.name];
@@ -47,7 +47,7 @@ export function credentialsFor(vendor: ConnectableVendor, given: Record<string, 
       return [{ field: `credentials.${field.name}`, location: 'body' as const, message: `Required: ${field.description}` }];
     }
     // Anything else could not be sent in the vendor's header (a 500 for some vendors, an "unreachable" 503 for others).
-    if (!PRINTABLE_ASCII.test(value.trim())) return [{ field: `credentials.${field.name}`, location: 'body' as const, message: 'Printable ASCII characters only.' }];
+    if (!field.encoded && !PRINTABLE_ASCII.test(value.trim())) return [{ field: `credentials.${field.name}`, location: 'body' as const, message: 'Printable ASCII characters only.' }];
     return [];
   });
   const unknown = Object.keys(given).filter((name) => !vendor.fields.some((field) => field.name === name));

@@ -104,7 +104,8 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     // Not charged and not counted in the window; recorded (cost 0, no upstream call) with the key checked.
     const valid = await gate.record(usage(200, null, 0, true));
     if (!valid) throw revokedKeyError(env);
-    return replayOf(claim.answer);
+    const replay = replayOf(claim.answer);
+    return { ...replay, ...messageOf(operation, replay.message) };
   }
   usageId = claim.callId;
   let outcome: Outcome;
@@ -169,11 +170,9 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     const settled = await settle(env, gate, metered.holdId, actual, usage(200, null, actual, cached), principal.budgetKey?.keyId);
     held = false;
     if (settled.kind !== 'captured') throw shortfallError(settled as Shortfall, principal.budgetKey?.keyId);
-    // The spec's `message` is a string wherever the operation shows one, also when the upstream sent none.
-    const message = result.message ?? (operation.keepsMessage ? '' : undefined);
     return {
       data: result.data,
-      ...(message !== undefined ? { message } : {}),
+      ...messageOf(operation, result.message),
       meta: { ...metaOf(actual, settled.balance ?? (await balanceOf(env, principal)), Date.now() - started, cached), ...(call.connection ? { connectionId: call.connection.id } : {}) },
       headers,
     };
@@ -187,6 +186,12 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     }
     throw error;
   }
+}
+
+/** The spec's `message`: a string wherever the operation shows one, also when the upstream sent none (or an answer kept before it was). */
+function messageOf(operation: Operation, message: string | undefined): { message?: string } {
+  const text = message ?? (operation.keepsMessage ? '' : undefined);
+  return text === undefined ? {} : { message: text };
 }
 
 /**

@@ -35,6 +35,8 @@ export async function linkedinUpstream(request: Request): Promise<Response> {
       return Response.json({ message: 'You have exceeded the MONTHLY quota for Requests on your current plan, BASIC.' }, { status: 429 });
     case 'throttled':
       return Response.json({ message: 'Too many requests' }, { status: 429, headers: { 'retry-after': '7' } });
+    case 'throttledhuge':
+      return Response.json({ message: 'Too many requests' }, { status: 429, headers: { 'retry-after': '99999999999999999999999' } });
     case 'throttledbare':
       return Response.json({ message: 'Too many requests' }, { status: 429 });
     case 'throttleddate':

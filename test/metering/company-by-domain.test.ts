@@ -134,6 +134,9 @@ describe('GET /v1/data/linkedin/get-company-by-domain', () => {
       expect(error.retryAfter).toBeGreaterThanOrEqual(15);
       expect(error.retryAfter).toBeLessThanOrEqual(20);
       expect(dated.headers.get('retry-after')).toBe(String(error.retryAfter));
+      // A wait past any sense is told as a day, in the header's own form (not 1e+23).
+      const huge = await companyByDomain(account.key, 'throttledhuge.com');
+      expect(huge.headers.get('retry-after')).toBe('86400');
     });
 
     it(`tells how long to wait on a throttle whose upstream named no wait: ${UPSTREAM_RETRY_AFTER_S} s, as a 502`, async () => {

@@ -134,6 +134,21 @@ describe('Idempotency-Key on metered calls', () => {
     expect(summary).toEqual(['200:0', '200:1', ...Array(9).fill('409:0')]);
   });
 
+  it("replays `message` as a string for an operation that shows one, also from an answer kept without it", async () => {
+    const account = await funded(100);
+    const key = `msg-${crypto.randomUUID()}`;
+    expect((await json(await lookup(account, 'nomessage.com', key))).message).toBe('');
+    // As an answer kept before the rule was: the vendor's success had no message, and neither had the answer.
+    const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(account.workspaceId));
+    const stripped = await runInDurableObject(store, (_instance, state) =>
+      state.storage.sql.exec("UPDATE idempotency_keys SET answer = json_remove(answer, '$.message') WHERE key = ? AND state = 'answered'", key).rowsWritten,
+    );
+    expect(stripped).toBe(1);
+    const replay = await lookup(account, 'nomessage.com', key);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await json(replay)).toMatchObject({ success: true, message: '', data: { website: 'https://nomessage.com' } });
+  });
+
   it('refuses the same key with another input or another operation with 409 CONFLICT, uncharged; another workspace has keys of its own', async () => {
     const account = await funded(100, 'payg');
     const key = uniqueKey();
