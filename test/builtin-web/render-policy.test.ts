@@ -107,6 +107,13 @@ describe('actions', () => {
     );
   });
 
+  it('presses one character of a US keyboard, and refuses one not on it (the browser would throw mid-render)', () => {
+    expect(checkActions(parsed([{ type: 'press', key: 'a' }, { type: 'press', key: '/' }, { type: 'press', key: ' ' }]))).toHaveLength(3);
+    expect(() => checkActions(parsed([{ type: 'press', key: 'é' }, { type: 'press', key: '字' }]))).toThrow(
+      expect.objectContaining({ details: [expect.objectContaining({ field: 'actions[0].key' }), expect.objectContaining({ field: 'actions[1].key' })] }),
+    );
+  });
+
   it('refuses a wait with neither or both of milliseconds and selector in the schema', () => {
     expect(scrapeInput.safeParse({ url: ARTICLE, actions: [{ type: 'wait' }] }).success).toBe(false);
     expect(scrapeInput.safeParse({ url: ARTICLE, actions: [{ type: 'wait', milliseconds: 5, selector: 'p' }] }).success).toBe(false);

@@ -35,14 +35,28 @@ function anyCase(text: string): string {
   return text.replace(/[a-z]/gi, (letter) => `[${letter.toLowerCase()}${letter.toUpperCase()}]`).replaceAll('.', '\\.');
 }
 
+function parsesAsUrl(value: string): boolean {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** An https URL on one of `hosts` (or their subdomains), so a lookup is not spent on a URL the vendor cannot read. */
 export function platformUrl(hosts: string[], example: string) {
   const pattern = new RegExp(`^${anyCase('http')}${anyCase('s')}?://([a-zA-Z0-9-]+\\.)*(${hosts.map(anyCase).join('|')})(/|$)`);
-  return z
-    .string()
-    .max(2048)
-    .regex(pattern, `An http(s) URL on ${hosts.join(' or ')}.`)
-    .openapi({ example });
+  const message = `An http(s) URL on ${hosts.join(' or ')}.`;
+  return (
+    z
+      .string()
+      .max(2048)
+      .regex(pattern, message)
+      // The pattern lets through names no URL parser takes (`xn--a`, not punycode): parsed here, not later as a 500.
+      .refine((value) => !pattern.test(value) || parsesAsUrl(value), message)
+      .openapi({ example })
+  );
 }
 
 const HASHTAG = /^[\p{L}\p{N}_]{1,100}$/u;

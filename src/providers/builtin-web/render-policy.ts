@@ -105,8 +105,9 @@ export function checkActions(actions: readonly { type: string; [field: string]: 
         details.push({ field: `${at}.selector`, location: 'body', message: `Not a valid CSS selector: ${action.selector}` });
       }
     }
-    if (action.type === 'press' && typeof action.key === 'string' && !PRESSABLE_KEYS.has(action.key) && [...action.key].length !== 1) {
-      details.push({ field: `${at}.key`, location: 'body', message: `A single character or one of ${[...PRESSABLE_KEYS].join(', ')}.` });
+    // The browser presses keys of a US keyboard: a character not on it (é, 字) is refused here, not thrown mid-render.
+    if (action.type === 'press' && typeof action.key === 'string' && !PRESSABLE_KEYS.has(action.key) && !/^[\x20-\x7e]$/.test(action.key)) {
+      details.push({ field: `${at}.key`, location: 'body', message: `A single printable ASCII character or one of ${[...PRESSABLE_KEYS].join(', ')}; type other text with a write action.` });
     }
   });
   if (details.length > 0) throw ApiError.validation(details);
