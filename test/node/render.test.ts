@@ -88,6 +88,12 @@ describe('pages rendered in the browser', () => {
     expect(actions.scrapes).toHaveLength(1);
     expect(actions.scrapes[0]!.html).toContain(FARES_TEXT);
   });
+
+  it('answers an action the browser cannot perform (a click on the invisible <title>) as 422 naming the action, not a 500', async () => {
+    const answer = await scrape({ url: `${site}/spa`, actions: [{ type: 'click', selector: 'title' }] });
+    expect([answer.status, answer.body.error?.code], JSON.stringify(answer.body)).toEqual([422, 'PROVIDER_ERROR']);
+    expect(answer.body.error!.message).toMatch(/the click action failed: /);
+  });
 });
 
 describe('the page is hostile content', () => {

@@ -53,6 +53,9 @@ const PROVIDER = 'The built-in web provider';
 /** A page that broke a bound: answered 422, and its browser session closed rather than reused. */
 class HostilePage extends Error {}
 
+/** What puppeteer says when the browser or its tab went away under a step: not the step's fault. */
+const BROWSER_LOST = /Target closed|Session closed|Connection closed|browser has disconnected/i;
+
 export class BrowserBindingRenderer implements Renderer {
   constructor(private readonly binding: Fetcher) {}
 
@@ -283,7 +286,21 @@ class Render {
     await this.step(page.waitForNetworkIdle({ idleTime: RENDER_LIMITS.settleIdleMs, timeout: RENDER_LIMITS.settleMaxMs }).catch(() => {}));
   }
 
+  /**
+   * One of the caller's actions. What the browser refuses in it (an element it cannot click, a selector Chrome
+   * rejects that the check's parser took) is the caller's page and input, not a fault of ours: 422 naming the
+   * action, uncharged. The render being stopped, the page's own bounds and a lost browser keep their answers.
+   */
   private async perform(page: Page, action: PageAction, screenshots: Screenshot[], scrapes: { url: string; html: string }[]): Promise<void> {
+    try {
+      await this.performOne(page, action, screenshots, scrapes);
+    } catch (error) {
+      if (error instanceof HostilePage || error instanceof ApiError || this.stop.signal.aborted || !(error instanceof Error) || BROWSER_LOST.test(error.message)) throw error;
+      throw normalizeUpstream.rejected(PROVIDER, `the ${action.type} action failed: ${error.message.split('\n')[0]!.slice(0, 300)}`);
+    }
+  }
+
+  private async performOne(page: Page, action: PageAction, screenshots: Screenshot[], scrapes: { url: string; html: string }[]): Promise<void> {
     switch (action.type) {
       case 'wait':
         if (action.selector) await this.step(page.waitForSelector(action.selector, { timeout: 0 }));
