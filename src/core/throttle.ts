@@ -70,16 +70,6 @@ export async function countAttempt(db: D1Database, bucket: string, rule: Throttl
   if (over) throw throttled(rule, over.retryAfter);
 }
 
-/** Refuses at once when the bucket is already full, without counting (a correct password after five wrong ones still waits). */
-export async function assertNotThrottled(db: D1Database, bucket: string, rule: ThrottleRule): Promise<void> {
-  const now = clock.now();
-  const row = await db
-    .prepare('SELECT window_start AS windowStart, attempts FROM auth_throttle WHERE bucket = ?')
-    .bind(bucket)
-    .first<{ windowStart: number; attempts: number }>();
-  if (row && row.windowStart > now - rule.windowMs && row.attempts >= rule.limit) throw throttled(rule, secondsUntil(row.windowStart + rule.windowMs - now));
-}
-
 export function clearAttempts(db: D1Database, bucket: string): Promise<unknown> {
   return db.prepare('DELETE FROM auth_throttle WHERE bucket = ?').bind(bucket).run();
 }

@@ -152,6 +152,60 @@ describe('sign-in and sign-out', () => {
     expect((await signIn(email, 'a long enough passphrase', '203.0.113.31')).status).toBe(200);
   });
 
+  it('holds five guesses per address when they arrive at once: the rest are 429 before any password is checked, the right one among them', async () => {
+    const person = await signUp();
+    const email = person.account.user.email;
+    const guesses = 12;
+    // Each guess's first statement on the address's count waits until all have reached theirs: the worst interleaving.
+    let arrived = 0;
+    let allArrived!: () => void;
+    let wrongOnesArrived!: () => void;
+    const together = new Promise<void>((resolve) => (allArrived = resolve));
+    const wrongOnesWaiting = new Promise<void>((resolve) => (wrongOnesArrived = resolve));
+    const meeting = async () => {
+      arrived += 1;
+      if (arrived === guesses - 1) wrongOnesArrived();
+      if (arrived === guesses) allArrived();
+      await together;
+    };
+    const onTheCount = (values: unknown[]) => values.includes(`email:${email}`);
+    const db = new Proxy(env.DB, {
+      get(target, property) {
+        if (property !== 'prepare') {
+          const value = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (query: string) => {
+          const statement = target.prepare(query);
+          return Object.assign(Object.create(statement) as D1PreparedStatement, {
+            bind: (...values: unknown[]) => {
+              const bound = statement.bind(...values);
+              if (!onTheCount(values)) return bound;
+              return Object.assign(Object.create(bound) as D1PreparedStatement, {
+                first: async (column?: string) => (await meeting(), column ? bound.first(column) : bound.first()),
+                run: async () => (await meeting(), bound.run()),
+              });
+            },
+          });
+        };
+      },
+    });
+    const guess = (attempt: number, password: string) =>
+      dashboard(
+        '/api/auth/sign-in',
+        { method: 'POST', headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': `203.0.113.${40 + attempt}` }, body: JSON.stringify({ email, password }), cf: THROUGH_THE_EDGE },
+        { DB: db },
+      );
+    const wrong = Array.from({ length: guesses - 1 }, (_, attempt) => guess(attempt, `wrong guess ${attempt}`));
+    // The right password comes last, once the wrong ones wait: counted after its check, it signed in however many came before.
+    await wrongOnesWaiting;
+    const right = guess(guesses - 1, 'a long enough passphrase');
+    const answers = [...(await Promise.all(wrong)), await right];
+    expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(5).fill(401), ...Array(guesses - 5).fill(429)]);
+    expect(answers.at(-1)!.status).toBe(429);
+    expect((await signIn(email, 'a long enough passphrase', '203.0.113.60')).status).toBe(429);
+  });
+
   it('throttles sign-in per client address across accounts', { timeout: 60_000 }, async () => {
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 31; attempt++) statuses.push((await signIn(`spray${attempt}@example.com`, 'Password123!', '198.18.0.1')).status);
