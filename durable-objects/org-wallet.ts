@@ -163,6 +163,9 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
       const latest = this.sql.exec<{ id: string | null }>("SELECT hold_id AS id FROM ledger WHERE kind = 'plan' ORDER BY seq DESC LIMIT 1").one().id;
       return { balance: this.balance(), terms: this.terms(), generation: this.generation(), workspaces: workspaces(), applied: false, current: latest === input.dedupeId };
     }
+    if (input.ifNoPlan && this.terms().plan !== null) {
+      return { balance: this.balance(), terms: this.terms(), generation: this.generation(), workspaces: workspaces(), applied: false, current: false };
+    }
     const account = this.account();
     const periodEnd = nextPeriodEnd(clock.now());
     this.sql.exec('UPDATE account SET allowance_units = ?, period_end = ?', input.allowanceUnits, periodEnd);

@@ -18,14 +18,17 @@ export interface Trial {
 /**
  * Starts the organization's one free trial. Claiming it is one conditional UPDATE, so two attempts at
  * once start one trial; a second attempt, however long after (the trial over, a plan bought since), is
- * 409 TRIAL_ALREADY_USED. An organization already on a plan has nothing to try (409 CONFLICT).
+ * 409 TRIAL_ALREADY_USED. An organization already on a plan has nothing to try (409 CONFLICT), also when
+ * the plan came while the trial was starting: the claim needs no plan in D1, and the wallet takes the
+ * trial's terms only while it has none, so a plan bought a moment before (Stripe's webhook writes the
+ * wallet, then D1) is never replaced by the trial.
  */
 export async function startTrial(env: Env, organizationId: string, startedBy: { email: string }): Promise<Trial> {
   const row = await env.DB.prepare('SELECT trial_started_at AS startedAt FROM organizations WHERE id = ?').bind(organizationId).first<{ startedAt: string | null }>();
   if (!row) throw ApiError.notFound(`No organization ${organizationId}.`);
   if (row.startedAt) throw trialUsed(row.startedAt);
   const organization = await getOrganization(env.DB, organizationId);
-  if (organization.plan) throw ApiError.conflict(`This organization is already on the ${PLAN_TABLE[organization.plan].name} plan; the free trial is for organizations without one.`);
+  if (organization.plan) throw onPlan(organization.plan);
 
   // One instant for both, so the trial is its days to the millisecond.
   const startedAtMs = clock.now();
@@ -33,7 +36,7 @@ export async function startTrial(env: Env, organizationId: string, startedBy: { 
   const endsAtMs = startedAtMs + TRIAL.days * 24 * 60 * 60 * 1000;
   const endsAt = new Date(endsAtMs).toISOString();
   const inbox = inboxOf(startedBy.email);
-  const claimed = await env.DB.prepare('UPDATE organizations SET trial_started_at = ?, trial_ends_at = ?, plan = ?, trial_inbox = ? WHERE id = ? AND trial_started_at IS NULL')
+  const claimed = await env.DB.prepare('UPDATE organizations SET trial_started_at = ?, trial_ends_at = ?, plan = ?, trial_inbox = ? WHERE id = ? AND trial_started_at IS NULL AND plan IS NULL')
     .bind(startedAt, endsAt, TRIAL.plan, inbox, organizationId)
     .run()
     .catch((error: unknown) => {
@@ -42,9 +45,14 @@ export async function startTrial(env: Env, organizationId: string, startedBy: { 
       }
       throw error;
     });
-  if (claimed.meta.changes !== 1) throw trialUsed(startedAt);
+  if (claimed.meta.changes !== 1) {
+    const now = await getOrganization(env.DB, organizationId);
+    throw now.plan && now.plan !== TRIAL.plan ? onPlan(now.plan) : trialUsed(startedAt);
+  }
   // The gates end the trial by themselves at the very call after endsAt.
-  await configureWallet(env, { id: organizationId, plan: TRIAL.plan, rpmOverride: organization.rpmOverride }, endsAtMs);
+  const configured = await configureWallet(env, { id: organizationId, plan: TRIAL.plan, rpmOverride: organization.rpmOverride }, endsAtMs, null, true);
+  // A plan reached the wallet first: its D1 write follows and replaces the trial's claim there.
+  if (!configured.applied) throw onPlan(null);
   return { plan: TRIAL.plan, startedAt, endsAt, allowanceCents: PLAN_TABLE[TRIAL.plan].allowanceCents };
 }
 
@@ -58,6 +66,11 @@ export function inboxOf(email: string): string {
   const domain = email.slice(at + 1).toLowerCase().replace(/^googlemail\.com$/, 'gmail.com');
   const local = email.slice(0, at).toLowerCase().split('+')[0]!;
   return `${domain === 'gmail.com' ? local.replaceAll('.', '') : local}@${domain}`;
+}
+
+function onPlan(plan: Plan | null): ApiError {
+  const named = plan ? `the ${PLAN_TABLE[plan].name} plan` : 'a plan (bought a moment ago)';
+  return ApiError.conflict(`This organization is already on ${named}; the free trial is for organizations without one.`);
 }
 
 function trialUsed(startedAt: string): ApiError {

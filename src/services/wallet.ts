@@ -23,6 +23,7 @@ export async function configureWallet(
   organization: Pick<Organization, 'id' | 'plan' | 'rpmOverride'>,
   planEndsAt: number | null = null,
   dedupeId: string | null = null,
+  ifNoPlan = false,
 ): Promise<Balance & { applied: boolean; current: boolean }> {
   const configured = await walletOf(env, organization.id).configure({
     allowanceUnits: allowanceUnits(organization.plan),
@@ -30,6 +31,7 @@ export async function configureWallet(
     rpmOverride: organization.rpmOverride,
     planEndsAt,
     dedupeId,
+    ...(ifNoPlan ? { ifNoPlan } : {}),
   });
   await Promise.all(configured.workspaces.map((workspaceId) => gateOf(env, workspaceId).adoptTerms(configured.terms, configured.generation, configured.balance)));
   if (configured.applied) await wakeWaitingJobs(env, { organizationId: organization.id });

@@ -1,4 +1,9 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { OrgWallet } from '../../durable-objects/org-wallet';
+import { setPlan } from '../../src/services/accounts';
+import { walletOf } from '../../src/services/wallet';
 import { clock } from '../../src/core/clock';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { TRIAL } from '../../src/app/trial';
@@ -65,6 +70,42 @@ describe('the free trial', () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => startTrial(owner)));
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409, 409, 409]);
   });
+
+  it.each(['before', 'after'] as const)(
+    "keeps a plan bought while the trial was starting (Stripe's webhook %s the trial's claim): 409, and the plan paid for stays, in D1 and in the wallet",
+    async (when) => {
+      const owner = await signUp();
+      const bought = () => setPlan(env, owner.organizationId, { plan: 'team' }, `evt_${when}_${owner.organizationId}`);
+      const db = new Proxy(env.DB, {
+        get(target, property) {
+          if (property !== 'prepare') {
+            const value = Reflect.get(target, property);
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return (query: string) => {
+            const statement = target.prepare(query);
+            if (!query.startsWith('UPDATE organizations SET trial_started_at')) return statement;
+            return {
+              bind: (...values: unknown[]) => ({
+                run: async () => {
+                  if (when === 'before') await bought();
+                  const answer = await statement.bind(...values).run();
+                  if (when === 'after') await bought();
+                  return answer;
+                },
+              }),
+            };
+          };
+        },
+      });
+      const answer = await owner.json('POST', `/api/organizations/${owner.organizationId}/trial`, undefined, { bindings: { DB: db } });
+      expect([answer.status, answer.body.error?.code]).toEqual([409, 'CONFLICT']);
+      const row = await env.DB.prepare('SELECT plan, trial_ends_at AS trialEndsAt FROM organizations WHERE id = ?').bind(owner.organizationId).first();
+      expect(row).toEqual({ plan: 'team', trialEndsAt: null });
+      const terms = await runInDurableObject(walletOf(env, owner.organizationId), (wallet: OrgWallet) => wallet.terms());
+      expect(terms).toMatchObject({ plan: 'team', planEndsAt: null });
+    },
+  );
 
   it('is not for an organization already on a plan (409 CONFLICT), and only owners and admins start it', async () => {
     const paying = await signUp();

@@ -25,6 +25,8 @@ export interface WalletConfiguration {
   planEndsAt?: number | null;
   /** A Stripe event's id, or another id that makes the call apply once. */
   dedupeId?: string | null;
+  /** Applied only while the wallet has no plan: the free trial's start, which must not replace a plan bought a moment before. */
+  ifNoPlan?: boolean;
 }
 
 /**
