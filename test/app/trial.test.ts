@@ -102,7 +102,7 @@ describe('the free trial', () => {
       expect([answer.status, answer.body.error?.code]).toEqual([409, 'CONFLICT']);
       const row = await env.DB.prepare('SELECT plan, trial_ends_at AS trialEndsAt FROM organizations WHERE id = ?').bind(owner.organizationId).first();
       expect(row).toEqual({ plan: 'team', trialEndsAt: null });
-      const terms = await runInDurableObject(walletOf(env, owner.organizationId), (wallet: OrgWallet) => wallet.terms());
+      const terms = await runInDurableObject(walletOf(env, owner.organizationId), (wallet) => (wallet as unknown as OrgWallet).terms());
       expect(terms).toMatchObject({ plan: 'team', planEndsAt: null });
     },
   );

@@ -1,5 +1,6 @@
-import { runInDurableObject } from 'cloudflare:test';
+import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import worker from '../../src/api';
 import { clock } from '../../src/core/clock';
 import { WINDOW_MS } from '../../durable-objects/rate-window';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -87,6 +88,60 @@ describe('submitting a data job', () => {
     expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] })).status).toBe(202);
     await env.DB.prepare("UPDATE data_jobs SET status = 'cancelled' WHERE id = ?").bind(waiting).run();
     expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'b.com' }, { domain: 'c.com' }] })).status).toBe(202);
+  });
+
+  it('gives the last place among the waiting items to one of two submissions sent at once: the other is 409, its key revoked', async () => {
+    const account = await funded(1_000, 'payg');
+    const waiting = `job_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    await env.DB.prepare(
+      `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, connection_id, into_database_id, into_table, created_at)
+       VALUES (?, ?, ?, ?, NULL, 'running', 99999, 0, NULL, NULL, NULL, NULL, NULL, ?)`,
+    )
+      .bind(waiting, account.organizationId, account.workspaceId, COMPANY, new Date().toISOString())
+      .run();
+    // Each submission's check of the room waits until both have reached it: both read 99,999 waiting.
+    let arrived = 0;
+    let bothArrived!: () => void;
+    const together = new Promise<void>((resolve) => (bothArrived = resolve));
+    const db = new Proxy(env.DB, {
+      get(target, property) {
+        if (property !== 'prepare') {
+          const value = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (query: string) => {
+          const statement = target.prepare(query);
+          if (!query.startsWith('SELECT COALESCE(SUM(items - succeeded - failed), 0) AS n FROM data_jobs')) return statement;
+          return {
+            bind: (...values: unknown[]) => ({
+              first: async () => {
+                if (++arrived === 2) bothArrived();
+                await together;
+                return statement.bind(...values).first();
+              },
+            }),
+          };
+        };
+      },
+    });
+    const both = await Promise.all(
+      ['a.com', 'b.com'].map(async (domain) => {
+        const request = new Request(`http://sluice.test${JOBS}`, { method: 'POST', headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ operation: COMPANY, inputs: [{ domain }] }) });
+        const response = await worker.fetch(request, { ...env, DB: db } as typeof env, createExecutionContext());
+        return { status: response.status, body: await json(response) };
+      }),
+    );
+    expect(both.map((answer) => answer.status).sort()).toEqual([202, 409]);
+    expect(both.find((answer) => answer.status === 409)!.body.error.message).toContain('items still to run');
+    const jobs = await env.DB.prepare('SELECT COUNT(*) AS n, SUM(items) AS items FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number; items: number }>();
+    expect(jobs).toEqual({ n: 2, items: 100_000 });
+    // The refused one's key and items are not left behind.
+    const stray = await env.DB.prepare(
+      "SELECT (SELECT COUNT(*) FROM api_keys WHERE workspace_id = ?1 AND scope = 'data_job' AND revoked_at IS NULL) AS keys, (SELECT COUNT(*) FROM data_job_items WHERE job_id NOT IN (SELECT id FROM data_jobs)) AS orphans",
+    )
+      .bind(account.workspaceId)
+      .first<{ keys: number; orphans: number }>();
+    expect(stray).toEqual({ keys: 1, orphans: 0 });
   });
 
   it('reads bodies past 1 MB on this route only; lists jobs with a cursor; another workspace\'s job is 404; agnt is a source of the catalog', async () => {

@@ -130,12 +130,20 @@ export async function listJobs(db: D1Database, workspaceId: string, limit: numbe
 const INSERT_BYTES = 512 * 1024;
 
 /** The job's row and its items, in one batch: a job is stored whole or not at all. */
-export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[], once?: { key: string; digest: string }): Promise<void> {
+/**
+ * Stores a job and its items in one batch (one transaction). With `maxUnfinished`, the job's row is written only
+ * while its workspace's unfinished items and its own stay within it, counted in that statement, and its items
+ * only with their row: answers false, having written nothing, when there was no room (two submissions at once
+ * cannot both take the last of it).
+ */
+export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[], once?: { key: string; digest: string }, maxUnfinished = Number.MAX_SAFE_INTEGER): Promise<boolean> {
+  const ended = ENDED_STATUSES.map((status) => `'${status}'`).join(', ');
   const statements = [
     db
       .prepare(
         `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, budget_key_id, connection_id, into_database_id, into_table, created_at, idempotency_key, submission_digest)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17
+          WHERE (SELECT COALESCE(SUM(items - succeeded - failed), 0) FROM data_jobs WHERE workspace_id = ?3 AND status NOT IN (${ended})) + ?7 <= ?18`,
       )
       .bind(
         job.id,
@@ -155,6 +163,7 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
         job.createdAt,
         once?.key ?? null,
         once?.digest ?? null,
+        maxUnfinished,
       ),
   ];
   let chunk: string[] = [];
@@ -165,7 +174,7 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
     // json_each hands every element back as JSON text (a nested object's `value` is its text already).
     statements.push(
       db
-        .prepare('INSERT INTO data_job_items (job_id, idx, input) SELECT ?1, ?2 + key, json(value) FROM json_each(?3)')
+        .prepare('INSERT INTO data_job_items (job_id, idx, input) SELECT ?1, ?2 + key, json(value) FROM json_each(?3) WHERE EXISTS (SELECT 1 FROM data_jobs WHERE id = ?1)')
         .bind(job.id, first, `[${chunk.join(',')}]`),
     );
     first += chunk.length;
@@ -179,7 +188,8 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
     bytes += text.length + 1;
   }
   flush();
-  await db.batch(statements);
+  const [stored] = await db.batch(statements);
+  return stored!.meta.changes === 1;
 }
 
 /** The job a workspace submitted with an Idempotency-Key, with the digest of its submission; null when there is none. */

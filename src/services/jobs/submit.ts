@@ -132,11 +132,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   }
 
   const waiting = await unfinishedItems(env.DB, principal.workspaceId);
-  if (waiting + submission.inputs.length > MAX_UNFINISHED_ITEMS) {
-    throw ApiError.conflict(
-      `This workspace's jobs have ${waiting} items still to run, and at most ${MAX_UNFINISHED_ITEMS} wait at once; this job's ${submission.inputs.length} would pass that. Wait for them to finish, or cancel a job; nothing was queued.`,
-    );
-  }
+  if (waiting + submission.inputs.length > MAX_UNFINISHED_ITEMS) throw tooManyWaiting(waiting, submission.inputs.length);
 
   // Last of the checks, as it makes the table: a refusal above leaves the database as it was.
   if (submission.into) await prepareInto(env, principal.workspaceId, submission.into);
@@ -177,9 +173,10 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
   const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
   job.keyId = key.id;
   try {
-    await insertJob(env.DB, job, submission.inputs, once);
+    // Counted again in the write: submissions at once cannot both take the last of the room checked above.
+    if (!(await insertJob(env.DB, job, submission.inputs, once, MAX_UNFINISHED_ITEMS))) throw tooManyWaiting(await unfinishedItems(env.DB, principal.workspaceId), submission.inputs.length);
   } catch (error) {
-    // Not stored (another submission took the Idempotency-Key a moment before, D1 failed): its key goes with it.
+    // Not stored (no room left, another submission took the Idempotency-Key a moment before, D1 failed): its key goes with it.
     await revokeKey(env, key.id).catch((reason: unknown) => console.error(JSON.stringify({ level: 'error', event: 'job_key_not_revoked', keyId: key.id, error: String(reason) })));
     throw error;
   }
@@ -239,6 +236,12 @@ async function jobSubmittedAs(env: Env, workspaceId: string, key: string, digest
     throw new ApiError('CONFLICT', `This ${IDEMPOTENCY_KEY_HEADER} was sent with another submission in this workspace, which made job ${earlier.id}. Send a new key for a new job; nothing was queued.`);
   }
   return viewOf((await findJob(env.DB, earlier.id))!);
+}
+
+function tooManyWaiting(waiting: number, items: number): ApiError {
+  return ApiError.conflict(
+    `This workspace's jobs have ${waiting} items still to run, and at most ${MAX_UNFINISHED_ITEMS} wait at once; this job's ${items} would pass that. Wait for them to finish, or cancel a job; nothing was queued.`,
+  );
 }
 
 /** The reason of a job whose run the platform did not create: it ended at once, nothing run. */
