@@ -125,6 +125,13 @@ export async function createDatabase(env: Env, owner: DatabaseOwnerRef, name: st
     await env.DB.prepare('DELETE FROM workspace_databases WHERE id = ?').bind(database.id).run();
     throw error;
   }
+  // Deleted between the row and the object's opening (its id is listed from the row on): that delete found the
+  // object without an owner, so removed only the row. The object goes too, or it would answer queries while no
+  // list, count or delete could reach it.
+  if (!(await env.DB.prepare('SELECT 1 FROM workspace_databases WHERE id = ?').bind(database.id).first())) {
+    await objectOf(env, database.id).destroy(owner.workspaceId);
+    throw ApiError.conflict(`The database '${name}' was deleted while it was being created; create it again if it is still wanted.`);
+  }
   return database;
 }
 

@@ -37,6 +37,11 @@ function racingDb(table: string, takesLastPlace: D1PreparedStatement, freesAPlac
   });
 }
 
+/** A workspace database's object, as the service reaches it. */
+function objectOf(databaseId: string) {
+  return env.WORKSPACE_DATABASE.get(env.WORKSPACE_DATABASE.idFromName(databaseId));
+}
+
 async function refusal(attempt: Promise<unknown>): Promise<{ status: number; code: string }> {
   const error = await attempt.then(
     () => undefined,
@@ -61,6 +66,38 @@ describe('a create whose counted insert found no room is refused, even when a pl
     const owner = { organizationId: account.organizationId, workspaceId: account.workspaceId };
     expect(await refusal(createDatabase({ ...env, DB: db } as never, owner, 'ghost'))).toEqual({ status: 402, code: 'PLAN_LIMIT_REACHED' });
     expect((await env.DB.prepare('SELECT COUNT(*) AS n FROM workspace_databases WHERE organization_id = ?').bind(account.organizationId).first<{ n: number }>())!.n).toBe(0);
+  });
+
+  it('a workspace database deleted between its row and its opening: 409, and its object goes too (no database answers that no list reaches)', async () => {
+    const account = await provision({ plan: 'payg' });
+    let id = '';
+    // The delete lands just after the row: it finds the object not yet opened, so it removes the row alone.
+    const db = new Proxy(env.DB, {
+      get(target, property) {
+        if (property !== 'prepare') {
+          const value = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (query: string) => {
+          const statement = target.prepare(query);
+          if (!query.trimStart().startsWith('INSERT INTO workspace_databases ')) return statement;
+          return {
+            bind: (...values: unknown[]) => ({
+              run: async () => {
+                const answer = await statement.bind(...values).run();
+                id = values[0] as string;
+                expect(await objectOf(id).destroy(account.workspaceId)).toBe(false);
+                await target.prepare('DELETE FROM workspace_databases WHERE id = ?').bind(id).run();
+                return answer;
+              },
+            }),
+          };
+        };
+      },
+    });
+    const owner = { organizationId: account.organizationId, workspaceId: account.workspaceId };
+    expect(await refusal(createDatabase({ ...env, DB: db } as never, owner, 'fleeting'))).toEqual({ status: 409, code: 'CONFLICT' });
+    expect(await objectOf(id).describe(account.workspaceId)).toBeNull();
   });
 
   it('an invitation: 402 SEAT_LIMIT_REACHED, not a link to one never stored', async () => {
