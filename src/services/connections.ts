@@ -128,7 +128,9 @@ export async function recheckConnection(env: Env, workspaceId: string, id: strin
   const { connection, vendor, credentials } = await openConnection(env, workspaceId, id);
   const outcome = await vendor.check(env, credentials, signal);
   const checkedAt = new Date(clock.now()).toISOString();
-  await env.DB.prepare('UPDATE connections SET status = ?, last_checked_at = ? WHERE id = ?').bind(outcome.status, checkedAt, id).run();
+  const written = await env.DB.prepare('UPDATE connections SET status = ?, last_checked_at = ? WHERE id = ? AND workspace_id = ?').bind(outcome.status, checkedAt, id, workspaceId).run();
+  // Deleted while the vendor was asked: there is nothing left to report on.
+  if (written.meta.changes !== 1) throw ApiError.notFound(`No connection ${id} in this workspace.`);
   return { ...connection, status: outcome.status, lastCheckedAt: checkedAt, ...(outcome.status === 'ok' ? {} : { reason: outcome.reason }) };
 }
 

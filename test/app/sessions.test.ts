@@ -4,6 +4,7 @@ import { clock } from '../../src/core/clock';
 import { sha256Hex } from '../../src/core/digest';
 import { ops } from '../support/api';
 import { APP_ORIGIN, dashboard, sessionCookie, setCookies, signUp } from '../support/dashboard';
+import { interceptedDb, meetingOf } from '../support/intercepted-db';
 
 const realNow = clock.now;
 afterEach(() => {
@@ -157,39 +158,11 @@ describe('sign-in and sign-out', () => {
     const email = person.account.user.email;
     const guesses = 12;
     // Each guess's first statement on the address's count waits until all have reached theirs: the worst interleaving.
-    let arrived = 0;
-    let allArrived!: () => void;
-    let wrongOnesArrived!: () => void;
-    const together = new Promise<void>((resolve) => (allArrived = resolve));
-    const wrongOnesWaiting = new Promise<void>((resolve) => (wrongOnesArrived = resolve));
-    const meeting = async () => {
-      arrived += 1;
-      if (arrived === guesses - 1) wrongOnesArrived();
-      if (arrived === guesses) allArrived();
-      await together;
-    };
-    const onTheCount = (values: unknown[]) => values.includes(`email:${email}`);
-    const db = new Proxy(env.DB, {
-      get(target, property) {
-        if (property !== 'prepare') {
-          const value = Reflect.get(target, property);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return (query: string) => {
-          const statement = target.prepare(query);
-          return Object.assign(Object.create(statement) as D1PreparedStatement, {
-            bind: (...values: unknown[]) => {
-              const bound = statement.bind(...values);
-              if (!onTheCount(values)) return bound;
-              return Object.assign(Object.create(bound) as D1PreparedStatement, {
-                first: async (column?: string) => (await meeting(), column ? bound.first(column) : bound.first()),
-                run: async () => (await meeting(), bound.run()),
-              });
-            },
-          });
-        };
-      },
-    });
+    const meeting = meetingOf(guesses);
+    const db = interceptedDb(
+      () => true,
+      (bound, values) => (values.includes(`email:${email}`) ? { first: async () => (await meeting.arrive(), bound.first()), run: async () => (await meeting.arrive(), bound.run()) } : {}),
+    );
     const guess = (attempt: number, password: string) =>
       dashboard(
         '/api/auth/sign-in',
@@ -198,7 +171,7 @@ describe('sign-in and sign-out', () => {
       );
     const wrong = Array.from({ length: guesses - 1 }, (_, attempt) => guess(attempt, `wrong guess ${attempt}`));
     // The right password comes last, once the wrong ones wait: counted after its check, it signed in however many came before.
-    await wrongOnesWaiting;
+    await meeting.reached(guesses - 1);
     const right = guess(guesses - 1, 'a long enough passphrase');
     const answers = [...(await Promise.all(wrong)), await right];
     expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(5).fill(401), ...Array(guesses - 5).fill(429)]);

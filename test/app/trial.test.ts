@@ -9,6 +9,7 @@ import { PLAN_TABLE } from '../../src/core/plans';
 import { TRIAL } from '../../src/app/trial';
 import { companyByDomain, json, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
+import { interceptedDb } from '../support/intercepted-db';
 
 const realNow = clock.now;
 afterEach(() => {
@@ -76,28 +77,17 @@ describe('the free trial', () => {
     async (when) => {
       const owner = await signUp();
       const bought = () => setPlan(env, owner.organizationId, { plan: 'team' }, `evt_${when}_${owner.organizationId}`);
-      const db = new Proxy(env.DB, {
-        get(target, property) {
-          if (property !== 'prepare') {
-            const value = Reflect.get(target, property);
-            return typeof value === 'function' ? value.bind(target) : value;
-          }
-          return (query: string) => {
-            const statement = target.prepare(query);
-            if (!query.startsWith('UPDATE organizations SET trial_started_at')) return statement;
-            return {
-              bind: (...values: unknown[]) => ({
-                run: async () => {
-                  if (when === 'before') await bought();
-                  const answer = await statement.bind(...values).run();
-                  if (when === 'after') await bought();
-                  return answer;
-                },
-              }),
-            };
-          };
-        },
-      });
+      const db = interceptedDb(
+        (query) => query.startsWith('UPDATE organizations SET trial_started_at'),
+        (bound) => ({
+          run: async () => {
+            if (when === 'before') await bought();
+            const answer = await bound.run();
+            if (when === 'after') await bought();
+            return answer;
+          },
+        }),
+      );
       const answer = await owner.json('POST', `/api/organizations/${owner.organizationId}/trial`, undefined, { bindings: { DB: db } });
       expect([answer.status, answer.body.error?.code]).toEqual([409, 'CONFLICT']);
       const row = await env.DB.prepare('SELECT plan, trial_ends_at AS trialEndsAt FROM organizations WHERE id = ?').bind(owner.organizationId).first();

@@ -12,6 +12,7 @@ import { JobSubmission, submitJob, submitJobOnce } from '../../src/services/jobs
 import type { Env } from '../../src/core/config';
 import { configureWallet } from '../../src/services/wallet';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
+import { interceptedDb, meetingOf } from '../support/intercepted-db';
 import { driveJob, JOBS, jobKey, jobKeyId, jobRequest, jobTime, type JobTime, landedUsageOfJob, lookAgain, ndjsonResults, readJob, submit } from './support';
 
 // A job runs on the Workflow engine's own schedule: on a loaded machine a job of a few items may need more than
@@ -100,30 +101,11 @@ describe('submitting a data job', () => {
       .bind(waiting, account.organizationId, account.workspaceId, COMPANY, new Date().toISOString())
       .run();
     // Each submission's check of the room waits until both have reached it: both read 99,999 waiting.
-    let arrived = 0;
-    let bothArrived!: () => void;
-    const together = new Promise<void>((resolve) => (bothArrived = resolve));
-    const db = new Proxy(env.DB, {
-      get(target, property) {
-        if (property !== 'prepare') {
-          const value = Reflect.get(target, property);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return (query: string) => {
-          const statement = target.prepare(query);
-          if (!query.startsWith('SELECT COALESCE(SUM(items - succeeded - failed), 0) AS n FROM data_jobs')) return statement;
-          return {
-            bind: (...values: unknown[]) => ({
-              first: async () => {
-                if (++arrived === 2) bothArrived();
-                await together;
-                return statement.bind(...values).first();
-              },
-            }),
-          };
-        };
-      },
-    });
+    const meeting = meetingOf(2);
+    const db = interceptedDb(
+      (query) => query.startsWith('SELECT COALESCE(SUM(items - succeeded - failed), 0) AS n FROM data_jobs'),
+      (bound) => ({ first: async () => (await meeting.arrive(), bound.first()) }),
+    );
     const both = await Promise.all(
       ['a.com', 'b.com'].map(async (domain) => {
         const request = new Request(`http://sluice.test${JOBS}`, { method: 'POST', headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ operation: COMPANY, inputs: [{ domain }] }) });

@@ -128,9 +128,11 @@ export async function updateEndpoint(env: Env, workspaceId: string, id: string, 
     creditsLowThresholdCents: patch.creditsLowThresholdCents ?? current.creditsLowThresholdCents,
     updatedAt: new Date(clock.now()).toISOString(),
   };
-  await env.DB.prepare('UPDATE webhook_endpoints SET url = ?, events = ?, credits_low_threshold_cents = ?, updated_at = ? WHERE id = ?')
-    .bind(next.url, JSON.stringify(next.events), next.creditsLowThresholdCents, next.updatedAt, id)
+  const written = await env.DB.prepare('UPDATE webhook_endpoints SET url = ?, events = ?, credits_low_threshold_cents = ?, updated_at = ? WHERE id = ? AND workspace_id = ?')
+    .bind(next.url, JSON.stringify(next.events), next.creditsLowThresholdCents, next.updatedAt, id, workspaceId)
     .run();
+  // Deleted while the new URL was checked: nothing was changed, and the answer says so.
+  if (written.meta.changes !== 1) throw ApiError.notFound(`No webhook endpoint ${id} in this workspace.`);
   if (hearsOfCredits(current.events) || hearsOfCredits(next.events)) await audienceChanged(env, workspaceId);
   return next;
 }

@@ -2,10 +2,15 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { invite } from '../../src/app/invitations';
 import { ApiError } from '../../src/core/errors';
+import { createConnection, recheckConnection } from '../../src/services/connections';
+import { CONNECTABLE_VENDORS } from '../../src/services/connections-vendors';
 import { createDatabase } from '../../src/services/databases';
 import { termsOf } from '../../src/services/plan-caps';
+import { createEndpoint, updateEndpoint } from '../../src/services/webhooks/endpoints';
+import { FAKE_RECEIVER } from '../fakes/webhook-receiver';
 import { ops, provision } from '../support/api';
 import { signUp } from '../support/dashboard';
+import { interceptedDb } from '../support/intercepted-db';
 
 /**
  * D1 where, around the statement that counts and inserts into `table`, two other requests land: one that takes
@@ -13,29 +18,20 @@ import { signUp } from '../support/dashboard';
  * next finds room again). What the insert found decides: the create is refused, not answered as if stored.
  */
 function racingDb(table: string, takesLastPlace: D1PreparedStatement, freesAPlace: D1PreparedStatement): D1Database {
-  return new Proxy(env.DB, {
-    get(target, property) {
-      if (property === 'prepare') {
-        return (query: string) => {
-          const statement = target.prepare(query);
-          if (!query.trimStart().startsWith(`INSERT INTO ${table} `)) return statement;
-          return {
-            bind: (...values: unknown[]) => ({
-              run: async () => {
-                await takesLastPlace.run();
-                const answer = await statement.bind(...values).run();
-                await freesAPlace.run();
-                return answer;
-              },
-            }),
-          };
-        };
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  return interceptedDb(
+    (query) => query.trimStart().startsWith(`INSERT INTO ${table} `),
+    (bound) => ({
+      run: async () => {
+        await takesLastPlace.run();
+        const answer = await bound.run();
+        await freesAPlace.run();
+        return answer;
+      },
+    }),
+  );
 }
+
+const hunter = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'hunter')!;
 
 /** A workspace database's object, as the service reaches it. */
 function objectOf(databaseId: string) {
@@ -72,29 +68,18 @@ describe('a create whose counted insert found no room is refused, even when a pl
     const account = await provision({ plan: 'payg' });
     let id = '';
     // The delete lands just after the row: it finds the object not yet opened, so it removes the row alone.
-    const db = new Proxy(env.DB, {
-      get(target, property) {
-        if (property !== 'prepare') {
-          const value = Reflect.get(target, property);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return (query: string) => {
-          const statement = target.prepare(query);
-          if (!query.trimStart().startsWith('INSERT INTO workspace_databases ')) return statement;
-          return {
-            bind: (...values: unknown[]) => ({
-              run: async () => {
-                const answer = await statement.bind(...values).run();
-                id = values[0] as string;
-                expect(await objectOf(id).destroy(account.workspaceId)).toBe(false);
-                await target.prepare('DELETE FROM workspace_databases WHERE id = ?').bind(id).run();
-                return answer;
-              },
-            }),
-          };
-        };
-      },
-    });
+    const db = interceptedDb(
+      (query) => query.trimStart().startsWith('INSERT INTO workspace_databases '),
+      (bound, values) => ({
+        run: async () => {
+          const answer = await bound.run();
+          id = values[0] as string;
+          expect(await objectOf(id).destroy(account.workspaceId)).toBe(false);
+          await env.DB.prepare('DELETE FROM workspace_databases WHERE id = ?').bind(id).run();
+          return answer;
+        },
+      }),
+    );
     const owner = { organizationId: account.organizationId, workspaceId: account.workspaceId };
     expect(await refusal(createDatabase({ ...env, DB: db } as never, owner, 'fleeting'))).toEqual({ status: 409, code: 'CONFLICT' });
     expect(await objectOf(id).describe(account.workspaceId)).toBeNull();
@@ -122,5 +107,35 @@ describe('a create whose counted insert found no room is refused, even when a pl
     const answer = await person.json('POST', `/api/organizations/${person.organizationId}/workspaces`, { name: 'Ghost' }, { bindings: { DB: db } });
     expect([answer.status, answer.body.error?.code]).toEqual([402, 'PLAN_LIMIT_REACHED']);
     expect(await env.DB.prepare("SELECT id FROM workspaces WHERE organization_id = ? AND name = 'Ghost'").bind(person.organizationId).first()).toBeNull();
+  });
+});
+
+describe('a change whose row was deleted while it was being made answers 404, not the change', () => {
+  /** D1 where the row goes just before `update` writes it, as a DELETE landing meanwhile would take it. */
+  function deletedBefore(update: string, remove: D1PreparedStatement): D1Database {
+    return interceptedDb(
+      (query) => query.startsWith(update),
+      (bound) => ({
+        run: async () => {
+          await remove.run();
+          return bound.run();
+        },
+      }),
+    );
+  }
+
+  it("a webhook endpoint's change (its new URL was being checked)", async () => {
+    const account = await provision();
+    const endpoint = await createEndpoint(env as never, account.workspaceId, { url: `${FAKE_RECEIVER}/ok/${crypto.randomUUID()}`, events: ['key.created'] });
+    const db = deletedBefore('UPDATE webhook_endpoints SET', env.DB.prepare('DELETE FROM webhook_endpoints WHERE id = ?').bind(endpoint.id));
+    expect(await refusal(updateEndpoint({ ...env, DB: db } as never, account.workspaceId, endpoint.id, { events: ['key.revoked'] }))).toEqual({ status: 404, code: 'NOT_FOUND' });
+  });
+
+  it('a connection checked again (its vendor was being asked)', async () => {
+    const account = await provision({ plan: 'payg' });
+    const settings = env as unknown as Record<string, string>;
+    const connection = await createConnection(env as never, account.workspaceId, { vendor: hunter, credentials: Object.fromEntries(hunter.fields.map((field) => [field.name, settings[field.setting]!])) }, AbortSignal.timeout(10_000));
+    const db = deletedBefore('UPDATE connections SET status', env.DB.prepare('DELETE FROM connections WHERE id = ?').bind(connection.id));
+    expect(await refusal(recheckConnection({ ...env, DB: db } as never, account.workspaceId, connection.id, AbortSignal.timeout(10_000)))).toEqual({ status: 404, code: 'NOT_FOUND' });
   });
 });
