@@ -57,11 +57,14 @@ export async function invite(
     .first();
   if (member) throw ApiError.conflict(`${input.email} is already a member of this organization.`);
   const now = clock.now();
-  const pending = await db
-    .prepare('SELECT id FROM invitations WHERE organization_id = ? AND email = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?')
-    .bind(input.organizationId, input.email, new Date(now).toISOString())
-    .first<{ id: string }>();
-  if (pending) throw ApiError.conflict(`${input.email} already has a pending invitation (${pending.id}); revoke it to send a new one.`);
+  const pendingOne = () =>
+    db
+      .prepare('SELECT id FROM invitations WHERE organization_id = ? AND email = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?')
+      .bind(input.organizationId, input.email, new Date(now).toISOString())
+      .first<{ id: string }>();
+  const alreadyInvited = (pending: { id: string }) => ApiError.conflict(`${input.email} already has a pending invitation (${pending.id}); revoke it to send a new one.`);
+  const pending = await pendingOne();
+  if (pending) throw alreadyInvited(pending);
 
   const used = await occupiedSeats(db, input.organizationId);
   assertRoomFor(terms, 'seats', used, 'SEAT_LIMIT_REACHED');
@@ -74,11 +77,17 @@ export async function invite(
       `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, created_at, expires_at)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
         WHERE (SELECT COUNT(*) FROM memberships WHERE organization_id = ?2)
-            + (SELECT COUNT(*) FROM invitations WHERE organization_id = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?7) < ?9`,
+            + (SELECT COUNT(*) FROM invitations WHERE organization_id = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?7) < ?9
+          AND NOT EXISTS (SELECT 1 FROM invitations WHERE organization_id = ?2 AND email = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?7)`,
     )
     .bind(id, input.organizationId, input.email, input.role, await sha256Hex(token), input.invitedBy, createdAt, expiresAt, terms.caps!.seats)
     .run();
-  if (inserted.meta.changes !== 1) refuseFull(terms, 'seats', await occupiedSeats(db, input.organizationId), 'SEAT_LIMIT_REACHED');
+  // Nothing written: the same address was invited a moment before (two invitations at once), or the seats are full.
+  if (inserted.meta.changes !== 1) {
+    const sent = await pendingOne();
+    if (sent) throw alreadyInvited(sent);
+    refuseFull(terms, 'seats', await occupiedSeats(db, input.organizationId), 'SEAT_LIMIT_REACHED');
+  }
   return { invitation: withStatus({ id, organizationId: input.organizationId, email: input.email, role: input.role, invitedBy: input.invitedBy, createdAt, expiresAt, acceptedAt: null, revokedAt: null }), token };
 }
 

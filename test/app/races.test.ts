@@ -10,7 +10,7 @@ import { createEndpoint, updateEndpoint } from '../../src/services/webhooks/endp
 import { FAKE_RECEIVER } from '../fakes/webhook-receiver';
 import { ops, provision } from '../support/api';
 import { signUp } from '../support/dashboard';
-import { interceptedDb } from '../support/intercepted-db';
+import { interceptedDb, meetingOf } from '../support/intercepted-db';
 
 /**
  * D1 where, around the statement that counts and inserts into `table`, two other requests land: one that takes
@@ -96,6 +96,23 @@ describe('a create whose counted insert found no room is refused, even when a pl
     const input = { organizationId: person.organizationId, email: 'ghost@example.com', role: 'member' as const, invitedBy: person.account.user.id };
     expect(await refusal(invite(db, await termsOf(env.DB, person.organizationId), input))).toEqual({ status: 402, code: 'SEAT_LIMIT_REACHED' });
     expect(await env.DB.prepare("SELECT id FROM invitations WHERE email = 'ghost@example.com'").first()).toBeNull();
+  });
+
+  it('an invitation to an address invited at the same moment: 409, one invitation holding one seat', async () => {
+    const person = await signUp();
+    await capped(person.organizationId, { seats: 5 });
+    // Both look for a pending invitation to the address before either has written one.
+    const meeting = meetingOf(2);
+    const db = interceptedDb(
+      (query) => query.startsWith('SELECT id FROM invitations WHERE organization_id = ? AND email = ?'),
+      (bound) => ({ first: async () => (await meeting.arrive(), bound.first()) }),
+    );
+    const terms = await termsOf(env.DB, person.organizationId);
+    const input = { organizationId: person.organizationId, email: 'twice@example.com', role: 'member' as const, invitedBy: person.account.user.id };
+    const answers = await Promise.all([invite(db, terms, input), invite(db, terms, input)].map((attempt) => attempt.then(() => 'sent', (error: ApiError) => error.code)));
+    expect(answers.sort()).toEqual(['CONFLICT', 'sent']);
+    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM invitations WHERE organization_id = ? AND email = 'twice@example.com'").bind(person.organizationId).first<{ n: number }>();
+    expect(stored!.n).toBe(1);
   });
 
   it('a workspace: 402, not the id of a workspace that does not exist', async () => {
