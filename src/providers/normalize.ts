@@ -112,7 +112,7 @@ const MAX_RETRY_AFTER_S = 86_400;
  * The wait a response's Retry-After names, in whole seconds: a number of seconds or an HTTP date (RFC 9110,
  * section 10.2.3), at most MAX_RETRY_AFTER_S. Undefined when it names none, or none still ahead.
  */
-export function retryAfterOf(headers: Headers): number | undefined {
+function retryAfterOf(headers: Headers): number | undefined {
   const value = headers.get('retry-after')?.trim();
   if (!value) return undefined;
   const seconds = /^\d+$/.test(value) ? Number(value) : (Date.parse(value) - clock.now()) / 1000;
