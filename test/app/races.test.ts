@@ -43,7 +43,7 @@ async function refusal(attempt: Promise<unknown>): Promise<{ status: number; cod
     () => undefined,
     (reason: unknown) => reason,
   );
-  expect(error, 'the create was answered as if it had been stored').toBeInstanceOf(ApiError);
+  expect(error, 'answered as if it had been done').toBeInstanceOf(ApiError);
   return { status: (error as ApiError).status, code: (error as ApiError).code };
 }
 
@@ -51,7 +51,7 @@ async function capped(organizationId: string, caps: Record<string, number>) {
   expect((await ops('PUT', `/organizations/${organizationId}/plan`, { plan: 'payg', caps })).status).toBe(200);
 }
 
-describe('a create whose counted insert found no room is refused, even when a place is freed before the count is read again', () => {
+describe('a create another request lands in the middle of is refused, never answered as if it were stored', () => {
   it('a workspace database: 402, and no database that is not listed', async () => {
     const account = await provision({ plan: 'payg' });
     await capped(account.organizationId, { databases: 1 });
