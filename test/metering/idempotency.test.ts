@@ -357,6 +357,11 @@ describe('Idempotency-Key on metered calls', () => {
     ['has reached the wallet', false],
     ['still waits in the gate (the wallet unreachable)', true],
   ])('keeps a charged dead call\'s id with its key when the retry that took it over fails: the next retry runs as that call, charged once (its charge %s)', async (_case, walletDown) => {
+    // The window is a fixed minute: the clock starts a second into one and runs on from there, so the three calls
+    // below fall in one window however slow the machine (on the real clock, one run in a while straddled two and
+    // the third call, meant for the window's 429, was served).
+    const offset = 60_000 - (Date.now() % 60_000) + 1_000;
+    vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
     const account = await funded(100, 'payg');
     // Two calls a minute: the retry that takes the dead call over is refused by the window (the response cache
     // would answer it in place of a failing upstream).
@@ -372,7 +377,7 @@ describe('Idempotency-Key on metered calls', () => {
     await diedBeforeKeeping(account, key);
 
     expect((await lookup(account, 'charged-then-died.example.com', key)).status).toBe(429);
-    vi.spyOn(clock, 'now').mockReturnValue(Date.now() + 61_000);
+    vi.spyOn(clock, 'now').mockReturnValue(clock.now() + 61_000);
     const retry = await lookup(account, 'charged-then-died.example.com', key);
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
