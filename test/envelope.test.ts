@@ -1,6 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import worker from '../src/api';
 import { clock } from '../src/core/clock';
 import { DEPRECATIONS } from '../src/core/deprecations';
@@ -8,6 +8,11 @@ import { ApiError } from '../src/core/errors';
 import { createApp } from '../src/core/http-app';
 import { bearer, call, companyByDomain, funded, json, ops, OPS_TOKEN, provision } from './support/api';
 import { signUp } from './support/dashboard';
+import { startAMinute } from './support/held-minute';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const realNow = clock.now;
 
@@ -113,6 +118,7 @@ const PROVOKED: [string, number, () => Promise<Response>][] = [
     'RATE_LIMITED',
     429,
     async () => {
+      startAMinute();
       const account = await funded(100);
       await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1 });
       expect((await companyByDomain(account.key, 'stripe.com')).status).toBe(200);

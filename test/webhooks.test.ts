@@ -21,6 +21,7 @@ import { handToConsumer, keptNightly } from './support/nightly';
 import type { NightlyMessage } from '../src/core/protocols/nightly';
 import { signUp } from './support/dashboard';
 import { objectRowsReadWhile, rowsReadBy } from './support/rows-read';
+import { startAMinute } from './support/held-minute';
 
 const realNow = clock.now;
 afterEach(() => {
@@ -155,6 +156,7 @@ describe('/v1/webhook-endpoints', () => {
   });
 
   it("reads another workspace's endpoint as 404, and is not rate limited", async () => {
+    startAMinute();
     const owner = await provision();
     const stranger = await provision();
     const endpoint = (await create(owner, { url: receiverUrl('ok'), events: ['key.created'] })).body.data;

@@ -3,6 +3,7 @@ import { clock } from '../../src/core/clock';
 import { DATABASE_LIMITS } from '../../src/core/database-limits';
 import { companyByDomain, json, ops, provision } from '../support/api';
 import { createDb, db, query } from './requests';
+import { startAMinute } from '../support/held-minute';
 
 const realNow = clock.now;
 const limits = { ...DATABASE_LIMITS };
@@ -168,6 +169,7 @@ describe('workspace databases (/v1/db)', () => {
   });
 
   it("counts database calls against the workspace's window: 429 RATE_LIMITED past the plan's ceiling", async () => {
+    startAMinute();
     const account = await provision({ plan: 'payg' });
     expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 3 })).status).toBe(200);
     const statuses = [];

@@ -13,6 +13,7 @@ import { clock } from '../../src/core/clock';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
 import company from '../fixtures/linkedin-data-api/get-company-by-domain.json' with { type: 'json' };
 import { call, credit, eventually, funded, json, ops, provision, wallet, type Provisioned } from '../support/api';
+import { startAMinute } from '../support/held-minute';
 
 const LINKEDIN_HOST = 'linkedin.fake';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -357,11 +358,9 @@ describe('Idempotency-Key on metered calls', () => {
     ['has reached the wallet', false],
     ['still waits in the gate (the wallet unreachable)', true],
   ])('keeps a charged dead call\'s id with its key when the retry that took it over fails: the next retry runs as that call, charged once (its charge %s)', async (_case, walletDown) => {
-    // The window is a fixed minute: the clock starts a second into one and runs on from there, so the three calls
-    // below fall in one window however slow the machine (on the real clock, one run in a while straddled two and
-    // the third call, meant for the window's 429, was served).
-    const offset = 60_000 - (Date.now() % 60_000) + 1_000;
-    vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
+    // The three calls below in one window (on the real clock, a run that straddled two served the third call,
+    // meant for the window's 429).
+    startAMinute();
     const account = await funded(100, 'payg');
     // Two calls a minute: the retry that takes the dead call over is refused by the window (the response cache
     // would answer it in place of a failing upstream).

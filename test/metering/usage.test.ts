@@ -1,7 +1,12 @@
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { bearer, call, companyByDomain, credit, eventually, json, ops, provision } from '../support/api';
 import { MAX_SPAN_DAYS } from '../../src/services/usage-report';
+import { startAMinute } from '../support/held-minute';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 async function usage(key: string, query = '') {
   const response = await call(`/v1/usage${query}`, bearer(key));
@@ -40,6 +45,7 @@ describe('GET /v1/usage', () => {
   });
 
   it('records refusals that never reached the wallet, and leaves out calls refused by the rate window', async () => {
+    startAMinute();
     const account = await provision();
     await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg', rpm: 1 });
     await call('/v1/data/linkedin/get-company-by-domain?domain=', bearer(account.key));
