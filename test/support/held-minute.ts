@@ -24,7 +24,8 @@ export function holdClockInOneMinute(intoMinuteMs: number): { moveTo(msFromMinut
 /**
  * Puts the injectable clock a second into the next minute and lets it run from there, for one test whose calls
  * must fall in one rate window (a fixed minute) however slow the machine, while timers and waits keep real time.
- * On the real clock such a test failed about once in a hundred runs, when its calls straddled a minute's end.
+ * On the real clock such a test failed now and then, when its calls straddled a minute's end (the takeover test
+ * of idempotency.test.ts, in a clean-clone run on 2026-11-30).
  * Undone by `vi.restoreAllMocks()`.
  */
 export function startAMinute(): void {
