@@ -30,6 +30,18 @@ afterEach(async () => {
   await time.dispose();
 });
 
+/** A job of the workspace with 99,999 items still to run, written as a submission would leave it: one place left under the bound. */
+async function jobOf99999Waiting(account: { organizationId: string; workspaceId: string }): Promise<string> {
+  const id = `job_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+  await env.DB.prepare(
+    `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, connection_id, into_database_id, into_table, created_at)
+     VALUES (?, ?, ?, ?, NULL, 'running', 99999, 0, NULL, NULL, NULL, NULL, NULL, ?)`,
+  )
+    .bind(id, account.organizationId, account.workspaceId, COMPANY, new Date().toISOString())
+    .run();
+  return id;
+}
+
 async function rpm(organizationId: string, plan: string, value: number) {
   expect((await ops('PUT', `/organizations/${organizationId}/plan`, { plan, rpm: value })).status).toBe(200);
 }
@@ -74,14 +86,7 @@ describe('submitting a data job', () => {
 
   it('refuses a job that would take the items waiting in the workspace past 100,000 with 409, nothing queued; once one ends, it submits', async () => {
     const account = await funded(1_000, 'payg');
-    // A job of the workspace with 99,999 items still to run, written as a submission would leave it.
-    const waiting = `job_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
-    await env.DB.prepare(
-      `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, connection_id, into_database_id, into_table, created_at)
-       VALUES (?, ?, ?, ?, NULL, 'running', 99999, 0, NULL, NULL, NULL, NULL, NULL, ?)`,
-    )
-      .bind(waiting, account.organizationId, account.workspaceId, COMPANY, new Date().toISOString())
-      .run();
+    const waiting = await jobOf99999Waiting(account);
     const refused = await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }, { domain: 'b.com' }] });
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('99999 items still to run') });
@@ -93,13 +98,7 @@ describe('submitting a data job', () => {
 
   it('gives the last place among the waiting items to one of two submissions sent at once: the other is 409, its key revoked', async () => {
     const account = await funded(1_000, 'payg');
-    const waiting = `job_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
-    await env.DB.prepare(
-      `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, connection_id, into_database_id, into_table, created_at)
-       VALUES (?, ?, ?, ?, NULL, 'running', 99999, 0, NULL, NULL, NULL, NULL, NULL, ?)`,
-    )
-      .bind(waiting, account.organizationId, account.workspaceId, COMPANY, new Date().toISOString())
-      .run();
+    await jobOf99999Waiting(account);
     // Each submission's check of the room waits until both have reached it: both read 99,999 waiting.
     const meeting = meetingOf(2);
     const db = interceptedDb(

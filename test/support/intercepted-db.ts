@@ -30,7 +30,7 @@ export function interceptedDb(
 }
 
 /** A meeting point for `count` arrivals: each arrival waits until the `count`th has come; `reached(n)` resolves once `n` have. */
-export function meetingOf(count: number): { arrive: () => Promise<void>; arrived: () => number; reached: (n: number) => Promise<void> } {
+export function meetingOf(count: number): { arrive: () => Promise<void>; reached: (n: number) => Promise<void> } {
   let arrived = 0;
   const waiters = new Map<number, () => void>();
   const reached = new Map<number, Promise<void>>();
@@ -42,7 +42,6 @@ export function meetingOf(count: number): { arrive: () => Promise<void>; arrived
       waiters.get(arrived)?.();
       await when(count);
     },
-    arrived: () => arrived,
     reached: when,
   };
 }
