@@ -114,7 +114,7 @@ CREATE TABLE oauth_clients (
   from_document INTEGER NOT NULL DEFAULT 0,
   created_at    TEXT NOT NULL,
   expires_at    INTEGER
-);
+, metadata_hash TEXT);
 
 CREATE TABLE oauth_requests (
   id_hash        TEXT PRIMARY KEY,
@@ -483,3 +483,5 @@ CREATE UNIQUE INDEX oauth_grants_by_refresh_family ON oauth_grants (refresh_fami
 CREATE INDEX api_keys_revoked_by_time ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL AND scope IN ('workspace', 'workspace_mcp', 'agent');
 
 CREATE INDEX webhook_endpoints_daily ON webhook_endpoints (workspace_id) WHERE instr(events, '"usage.daily"') > 0;
+
+CREATE UNIQUE INDEX oauth_clients_by_metadata ON oauth_clients (metadata_hash) WHERE metadata_hash IS NOT NULL;

@@ -11,6 +11,7 @@ import { protectedResourceMetadata } from './oauth/metadata';
 import { type McpResource, resourceOfPath, resourcePath, resourceUrl } from '../services/oauth/resources';
 import { stampGrantUse } from '../services/oauth/grants';
 import { checkAccessToken, isAccessToken } from '../services/oauth/tokens';
+import { SCOPES } from '../services/oauth/settings';
 import { serveMcp, type Toolset } from './server';
 import { DATA_TOOLS, SERVER_PATHS, toolsOf } from '../operations/tools';
 import { healthBody } from '../core/health';
@@ -113,11 +114,14 @@ app.onError((error, c) => {
   return c.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }, 500);
 });
 
-/** The spec's 401: a WWW-Authenticate challenge naming this resource's metadata, and a JSON-RPC error. */
+/**
+ * The spec's 401: a WWW-Authenticate challenge naming this resource's metadata and the scope a token needs (the MCP
+ * authorization spec of 2025-11-25 asks for `scope`, which clients then request), and a JSON-RPC error.
+ */
 function challenge(c: McpContext, resource: McpResource, description: string) {
   const metadataUrl = `${mcpOrigin(c.env)}/.well-known/oauth-protected-resource${resourcePath(resource)}`;
   return rpcError(c, 401, -32001, description, {
-    'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="${challengeText(description)}"`,
+    'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}", scope="${SCOPES.join(' ')}", error="invalid_token", error_description="${challengeText(description)}"`,
   });
 }
 

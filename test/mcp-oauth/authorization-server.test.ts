@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
 import { sha256Hex } from '../../src/core/digest';
-import { ACCESS_TOKENS_PER_GRANT } from '../../src/services/oauth/tokens';
+import { ACCESS_TOKENS_PER_GRANT, REFRESH_REUSE_GRACE_MS, REFRESH_TOKENS_PER_GRANT } from '../../src/services/oauth/tokens';
 import { signUp } from '../support/dashboard';
 import { authorize, authorizeRequest, connect, form, listTools, MCP_ORIGIN, mcp, pkce, REDIRECT_URI, registerClient } from './support';
 
@@ -92,6 +92,13 @@ describe('authorization and tokens', () => {
     expect((await oauthError(await exchange(goodCode, good.verifier, { redirect_uri: 'http://127.0.0.1:53682/other' }))).body.error_description).toContain('redirect_uri');
   });
 
+  it.each(['claudeai', 'mcp offline_access', 'mcp admin'])('grants mcp to a client that asks for scope %j, and says so in the token answer', async (scope) => {
+    const person = await signUp();
+    const tokens = await connect(person, { scope });
+    expect(tokens.scope).toBe('mcp');
+    expect((await listTools('/mcp', tokens.access_token)).status).toBe(200);
+  });
+
   it('refuses an expired access token with the challenge, and refresh still works', async () => {
     const person = await signUp();
     const tokens = await connect(person);
@@ -116,19 +123,19 @@ describe('authorization and tokens', () => {
     expect((await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: tokens.clientId })).status).toBe(200);
   });
 
-  it('keeps one refresh token and the newest access tokens of a grant however often it refreshes, and any spent refresh token used again ends it', async () => {
+  it('keeps the newest refresh and access tokens of a grant however often it refreshes, and a spent refresh token let go of, used again, ends it', async () => {
     const person = await signUp();
     const tokens = await connect(person);
     const refresh = (refreshToken: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId });
     const grant = (await env.DB.prepare('SELECT grant_id AS id FROM oauth_tokens WHERE hash = ?').bind(await sha256Hex(tokens.refresh_token)).first<{ id: string }>())!.id;
     const issued = [tokens];
-    for (let i = 0; i < ACCESS_TOKENS_PER_GRANT + 3; i++) {
+    for (let i = 0; i < Math.max(ACCESS_TOKENS_PER_GRANT, REFRESH_TOKENS_PER_GRANT) + 2; i++) {
       const answer = await refresh(issued.at(-1)!.refresh_token);
       expect(answer.status).toBe(200);
       issued.push({ ...((await answer.json()) as typeof tokens), clientId: tokens.clientId });
     }
     const kept = await env.DB.prepare('SELECT kind, COUNT(*) AS n FROM oauth_tokens WHERE grant_id = ? GROUP BY kind ORDER BY kind').bind(grant).all<{ kind: string; n: number }>();
-    expect(kept.results).toEqual([{ kind: 'access', n: ACCESS_TOKENS_PER_GRANT }, { kind: 'refresh', n: 1 }]);
+    expect(kept.results).toEqual([{ kind: 'access', n: ACCESS_TOKENS_PER_GRANT }, { kind: 'refresh', n: REFRESH_TOKENS_PER_GRANT }]);
     // The newest access tokens work; one older than those was let go.
     expect((await listTools('/mcp', issued.at(-1)!.access_token)).status).toBe(200);
     expect((await listTools('/mcp', issued.at(-ACCESS_TOKENS_PER_GRANT)!.access_token)).status).toBe(200);
@@ -143,6 +150,41 @@ describe('authorization and tokens', () => {
     expect(replay.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('already used') });
     expect((await listTools('/mcp', issued.at(-1)!.access_token)).status).toBe(401);
     expect((await oauthError(await refresh(issued.at(-1)!.refresh_token))).body.error_description).toContain('revoked');
+  });
+
+  it('gives each of a client\'s parallel refreshes with one token tokens of their own, and ends the grant when the token comes back after the grace', async () => {
+    const person = await signUp();
+    const tokens = await connect(person);
+    const refresh = (refreshToken: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId });
+    // The MCP SDK's client: its requests in parallel all met an expired access token, and each refreshes.
+    later(15 * 60_000 + 1);
+    const answers = await Promise.all([1, 2, 3].map(() => refresh(tokens.refresh_token)));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    const issued = (await Promise.all(answers.map((answer) => answer.json()))) as { access_token: string; refresh_token: string }[];
+    expect(new Set(issued.map((pair) => pair.refresh_token)).size).toBe(3);
+    for (const pair of issued) expect((await listTools('/mcp', pair.access_token)).status).toBe(200);
+    // Whichever pair the client kept refreshes on.
+    const kept = await refresh(issued[2]!.refresh_token);
+    expect(kept.status).toBe(200);
+    const latest = (await kept.json()) as { access_token: string };
+
+    // Past the grace, the first token is a replay: the grant ends.
+    later(15 * 60_000 + 1 + REFRESH_REUSE_GRACE_MS);
+    const replay = await oauthError(await refresh(tokens.refresh_token));
+    expect(replay.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('already used') });
+    expect((await listTools('/mcp', latest.access_token)).status).toBe(401);
+  });
+
+  it('refuses a spent refresh token within the grace to another client, and keeps the grant', async () => {
+    const person = await signUp();
+    const tokens = await connect(person);
+    const refresh = (refreshToken: string, clientId: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+    const first = await refresh(tokens.refresh_token, tokens.clientId);
+    expect(first.status).toBe(200);
+    const next = (await first.json()) as { access_token: string };
+    const stranger = await oauthError(await refresh(tokens.refresh_token, await registerClient()));
+    expect(stranger.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('another client') });
+    expect((await listTools('/mcp', next.access_token)).status).toBe(200);
   });
 
   it('refreshes a grant made before refresh families into one, and its old token used again still ends it', async () => {
@@ -172,11 +214,11 @@ describe('authorization and tokens', () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
       });
       expect(refused.status).toBe(401);
-      // Three auth-params, each a token="quoted-string" with nothing but the allowed characters inside.
-      const params = /^Bearer (resource_metadata="[^"]*"), (error="invalid_token"), error_description="([^"]*)"$/.exec(refused.headers.get('www-authenticate')!);
+      // Four auth-params, each a token="quoted-string" with nothing but the allowed characters inside.
+      const params = /^Bearer (resource_metadata="[^"]*"), (scope="mcp"), (error="invalid_token"), error_description="([^"]*)"$/.exec(refused.headers.get('www-authenticate')!);
       expect(params).not.toBeNull();
-      expect(params![3]).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]+$/);
-      expect(params![3]).toContain('Authorization header must be');
+      expect(params![4]).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]+$/);
+      expect(params![4]).toContain('Authorization header must be');
       // The JSON-RPC message keeps the sentence as written.
       expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('Authorization header must be "Bearer <token>"');
     }

@@ -25,7 +25,6 @@ describe('no redirect to the client before the person decides (RFC 9700 section 
 
   it.each([
     ['an unsupported response_type', { response_type: 'token' }, 'unsupported_response_type', 'The only response_type is &quot;code&quot;'],
-    ['an unknown scope', { scope: 'mcp admin' }, 'invalid_scope', 'There is no scope &quot;admin&quot;'],
     ['plain PKCE', { code_challenge_method: 'plain' }, 'invalid_request', 'plain is refused'],
     ['no PKCE challenge', { code_challenge: '' }, 'invalid_request', 'PKCE is required'],
     ['a resource that is not one of ours', { resource: `${MCP_ORIGIN}/mcp/finance` }, 'invalid_target', 'is not an MCP resource of this server'],

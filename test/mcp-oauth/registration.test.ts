@@ -32,31 +32,66 @@ describe('registration (RFC 7591)', () => {
     [{ redirect_uris: ['https://editor.example/cb'], client_uri: 'data:text/html,hi' }, 'invalid_client_metadata', 'client_uri must be an http(s) URL'],
     [{ redirect_uris: ['https://editor.example/cb'], client_name: 'Editor\u202Efdp.exe' }, 'invalid_client_metadata', 'text-direction'],
     [{ redirect_uris: ['https://editor.example/cb'], client_name: 'Editor\u0000' }, 'invalid_client_metadata', 'Control characters'],
-    [{ redirect_uris: ['https://editor.example/cb'], token_endpoint_auth_method: 'client_secret_basic' }, 'invalid_client_metadata', 'Only public clients'],
+    [{ redirect_uris: ['https://editor.example/cb'], token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata', 'Only public clients'],
   ])('refuses %j with %s', async (metadata, error, words) => {
     const refused = await oauthError(await register(metadata));
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe(error);
     expect(refused.body.error_description).toContain(words);
   });
+
+  // Claude's connectors register asking for client_secret_post, with a scope of their own, and read the method from the answer.
+  it.each(['client_secret_post', 'client_secret_basic'])('registers a client that asks for %s as a public one, with no secret', async (method) => {
+    const response = await register({ client_name: 'Claude', redirect_uris: [`https://${method}.example/api/mcp/auth_callback`], token_endpoint_auth_method: method, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], scope: 'claudeai' });
+    expect(response.status).toBe(201);
+    const registered = (await response.json()) as Record<string, unknown>;
+    expect(registered).toMatchObject({ token_endpoint_auth_method: 'none' });
+    expect(registered).not.toHaveProperty('client_secret');
+  });
+
+  it('gives a registration with the same name, redirect URIs and home page the client registered before, and any other a new one', async () => {
+    const host = `https://${crypto.randomUUID()}.example`;
+    const metadata = { client_name: 'Hosted', redirect_uris: [`${host}/callback`], client_uri: `${host}/` };
+    const idOf = async (body: unknown) => {
+      const response = await register(body);
+      expect(response.status).toBe(201);
+      return ((await response.json()) as { client_id: string }).client_id;
+    };
+    const first = await idOf(metadata);
+    // Members a server ignores or replaces do not make it another client.
+    expect(await idOf({ ...metadata, token_endpoint_auth_method: 'client_secret_post', scope: 'claudeai' })).toBe(first);
+    expect(await idOf({ ...metadata, client_name: 'Hosted 2' })).not.toBe(first);
+    expect(await idOf({ ...metadata, redirect_uris: [`${host}/other`] })).not.toBe(first);
+    expect(await idOf({ ...metadata, client_uri: undefined })).not.toBe(first);
+  });
 });
 
 describe('registration throttle', () => {
-  it(`answers 429 with Retry-After past ${REGISTRATIONS_PER_ADDRESS.limit} registrations an hour from one address, and only for that address`, async () => {
+  it(`answers 429 with Retry-After past ${REGISTRATIONS_PER_ADDRESS.limit} new clients an hour from one address, and only for that address`, async () => {
     const address = ownAddress();
-    const metadata = { client_name: 'Burst', redirect_uris: ['https://evil.example/landing'] };
-    for (let attempt = 0; attempt < REGISTRATIONS_PER_ADDRESS.limit; attempt += 1) expect((await register(metadata, address)).status).toBe(201);
+    const metadata = (n: number) => ({ client_name: `Burst ${n}`, redirect_uris: ['https://evil.example/landing'] });
+    for (let attempt = 0; attempt < REGISTRATIONS_PER_ADDRESS.limit; attempt += 1) expect((await register(metadata(attempt), address)).status).toBe(201);
 
-    const refused = await register(metadata, address);
+    const refused = await register(metadata(REGISTRATIONS_PER_ADDRESS.limit), address);
     expect(refused.status).toBe(429);
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(3500);
     expect(retryAfter).toBeLessThanOrEqual(3600);
     expect(await refused.json()).toMatchObject({ error: 'temporarily_unavailable', error_description: expect.stringContaining('Too many client registrations from this address') });
-    // A refused body counts too: the limit is on requests, not on successes.
-    expect((await register({ redirect_uris: [] }, address)).status).toBe(429);
 
-    expect((await register(metadata)).status).toBe(201);
+    expect((await register(metadata(REGISTRATIONS_PER_ADDRESS.limit), ownAddress())).status).toBe(201);
+  });
+
+  it('answers a hosted client registering the same metadata again for each person from one address, past the limit', async () => {
+    const address = ownAddress();
+    const metadata = { client_name: 'Claude', redirect_uris: [`https://${crypto.randomUUID()}.example/api/mcp/auth_callback`], token_endpoint_auth_method: 'client_secret_post' };
+    const ids = new Set<string>();
+    for (let person = 0; person < REGISTRATIONS_PER_ADDRESS.limit * 2; person += 1) {
+      const response = await register(metadata, address);
+      expect(response.status).toBe(201);
+      ids.add(((await response.json()) as { client_id: string }).client_id);
+    }
+    expect(ids.size).toBe(1);
   });
 
   it('trusts cf-connecting-ip only on a request that came through the edge (request.cf set)', () => {

@@ -44,8 +44,10 @@ export function register(body: unknown, address = ownAddress()): Promise<Respons
   } as RequestInit);
 }
 
+/** Registers a new client: its home page is its own, so no earlier registration has the same metadata (that one would come back). */
 export async function registerClient(metadata: Record<string, unknown> = {}): Promise<string> {
-  const response = await register({ client_name: 'Test client', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', ...metadata });
+  const home = `https://client-${crypto.randomUUID()}.example/`;
+  const response = await register({ client_name: 'Test client', client_uri: home, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', ...metadata });
   if (response.status !== 201) throw new Error(`registration failed: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { client_id: string }).client_id;
 }
@@ -70,8 +72,13 @@ export function authorizeRequest(params: Record<string, string>, address = ownAd
 }
 
 /** The whole front channel: authorize, then the person's decision on the consent page. Answers where the browser went. */
-export async function authorize(person: Person, options: { clientId: string; challenge: string; resource?: string; workspaceId?: string; decision?: 'allow' | 'deny' }): Promise<URL> {
-  const response = await authorizeRequest({ client_id: options.clientId, code_challenge: options.challenge, ...(options.resource ? { resource: options.resource } : {}) });
+export async function authorize(person: Person, options: { clientId: string; challenge: string; resource?: string; scope?: string; workspaceId?: string; decision?: 'allow' | 'deny' }): Promise<URL> {
+  const response = await authorizeRequest({
+    client_id: options.clientId,
+    code_challenge: options.challenge,
+    ...(options.resource ? { resource: options.resource } : {}),
+    ...(options.scope !== undefined ? { scope: options.scope } : {}),
+  });
   if (response.status !== 302) throw new Error(`authorize failed: ${response.status} ${await response.text()}`);
   const consent = new URL(response.headers.get('location')!);
   const decided = await person.json('POST', '/api/oauth/consent', {
@@ -87,11 +94,12 @@ export interface Tokens {
   access_token: string;
   refresh_token: string;
   expires_in: number;
+  scope: string;
   resource: string;
 }
 
 /** Registration to tokens in one step, for tests about what comes after. */
-export async function connect(person: Person, options: { resource?: string; workspaceId?: string } = {}): Promise<Tokens & { clientId: string }> {
+export async function connect(person: Person, options: { resource?: string; scope?: string; workspaceId?: string } = {}): Promise<Tokens & { clientId: string }> {
   const clientId = await registerClient();
   const { verifier, challenge } = await pkce();
   const redirect = await authorize(person, { clientId, challenge, ...options });

@@ -180,7 +180,7 @@ describe('a strict OAuth client (oauth4webapi) against npm start', () => {
     const elsewhere = await rpc('/mcp/web', tokens.access_token);
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp/web", error="invalid_token", error_description="This access token was issued for ${origin}/mcp, not ${origin}/mcp/web"`,
+      `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp/web", scope="mcp", error="invalid_token", error_description="This access token was issued for ${origin}/mcp, not ${origin}/mcp/web"`,
     );
     await expect(exchange(received, state, verifier)).rejects.toMatchObject({ error: 'invalid_grant' });
     // The replayed code ended the grant it had made.

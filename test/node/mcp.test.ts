@@ -64,7 +64,7 @@ describe('MCP authentication', () => {
     const response = await post(path);
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${new URL(mcpUrl).origin}/.well-known/oauth-protected-resource${path}", error="invalid_token", error_description="Missing Authorization header"`,
+      `Bearer resource_metadata="${new URL(mcpUrl).origin}/.well-known/oauth-protected-resource${path}", scope="mcp", error="invalid_token", error_description="Missing Authorization header"`,
     );
     expect(await response.text()).toBe('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Missing Authorization header"},"id":null}');
   });

@@ -19,7 +19,6 @@ export function registerOAuth<Variables extends object>(app: Hono<{ Bindings: Mc
 
   app.post('/oauth/register', async (c) => {
     return answer(async () => {
-      await countRegistration(c.env.DB, c.req.raw);
       let body: unknown;
       try {
         body = JSON.parse(await bodyText(c.req.raw));
@@ -28,7 +27,7 @@ export function registerOAuth<Variables extends object>(app: Hono<{ Bindings: Mc
         body = undefined;
       }
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object.');
-      return Response.json(await registerClient(c.env.DB, body), { status: 201, headers: NO_STORE });
+      return Response.json(await registerClient(c.env.DB, body, () => countRegistration(c.env.DB, c.req.raw)), { status: 201, headers: NO_STORE });
     });
   });
 

@@ -66,9 +66,9 @@ export async function beginAuthorization(env: OAuthEnv, params: URLSearchParams)
   const state = params.get('state');
   if (state !== null && state.length > MAX_STATE_CHARS) return refuse('invalid_request', `state is ${state.length} characters long; at most ${MAX_STATE_CHARS} are kept.`);
   if (params.get('response_type') !== 'code') return refuse('unsupported_response_type', 'The only response_type is "code".');
-  const scopes = (params.get('scope') ?? '').split(' ').filter((scope) => scope !== '');
-  const unknownScope = scopes.find((scope) => !(SCOPES as readonly string[]).includes(scope));
-  if (unknownScope !== undefined) return refuse('invalid_scope', `There is no scope "${unknownScope}"; the only scope is "${SCOPES.join(' ')}".`);
+  // `scope` is not checked: the grant carries `mcp`, whatever was asked (RFC 6749 section 3.3 lets a server ignore
+  // the request; the token answer names the scope granted). Clients add scopes of their own (`claudeai`,
+  // `offline_access`), and a refusal here ends their connection on a page they never see.
   const challenge = params.get('code_challenge');
   if (!challenge) return refuse('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   if (params.get('code_challenge_method') !== 'S256') return refuse('invalid_request', 'Only code_challenge_method=S256 is accepted (plain is refused).');

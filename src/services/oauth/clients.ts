@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { clock } from '../../core/clock';
+import { sha256Hex } from '../../core/digest';
 import { ApiError } from '../../core/errors';
 import { humanName } from '../../core/human-name';
 import { newId } from '../../core/ids';
@@ -96,19 +97,40 @@ const RedirectUris = z
 /** The client's home page: a web page (https, or http), never a javascript: or data: URI a page could be tricked into opening. */
 const ClientUri = z.url({ protocol: /^https?$/, error: 'client_uri must be an http(s) URL.' }).max(2000);
 
+/**
+ * How a registering client may ask to authenticate at the token endpoint. Every client is registered public
+ * (`none`: PKCE protects the code), and the answer says so: RFC 7591 section 2 lets a server replace what a
+ * client asked for, and Claude's connectors ask for `client_secret_post`, then read the method from the answer.
+ * A client that asks for a key-based method (`private_key_jwt`, `tls_client_auth`) would then sign requests
+ * nobody checks, so it is told at once.
+ */
+const TOKEN_ENDPOINT_AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as const;
+
 /** RFC 7591 registration metadata this server honours; other members are ignored, as the RFC asks. */
 const Registration = z.object({
   redirect_uris: RedirectUris,
   client_name: humanName(200).optional(),
   client_uri: ClientUri.optional(),
-  token_endpoint_auth_method: z.literal('none', { error: 'Only public clients are registered: token_endpoint_auth_method must be "none" (PKCE protects the code).' }).optional(),
+  token_endpoint_auth_method: z
+    .enum(TOKEN_ENDPOINT_AUTH_METHODS, { error: 'Only public clients are registered (PKCE protects the code): token_endpoint_auth_method "none"; client_secret_post and client_secret_basic are registered as "none".' })
+    .optional(),
   grant_types: z.array(z.enum(['authorization_code', 'refresh_token'], { error: 'Grant types: authorization_code and refresh_token.' })).optional(),
   response_types: z.array(z.literal('code', { error: 'The only response type is "code".' })).optional(),
   scope: z.string().max(1000).optional(),
 });
 
-/** POST /oauth/register (RFC 7591): a public client, answered with its client_id and what was stored. */
-export async function registerClient(db: D1Database, body: unknown): Promise<Record<string, unknown>> {
+/**
+ * POST /oauth/register (RFC 7591): a public client, answered with its client_id and what was stored.
+ *
+ * A registration whose name, redirect URIs and home page are those of an earlier registration gets that client
+ * back, its registration time renewed: a hosted MCP client (Claude's connectors, ChatGPT's) registers once per
+ * person who connects, from its own few addresses, always with the same metadata. Two public clients with the
+ * same redirect URIs are the same client to this server (no secret tells them apart; PKCE and the redirect URI
+ * protect each authorization), as one metadata document's client_id serves every user of an app. Only a
+ * registration that adds a client is counted (`countNew`, the per-address throttle), so those hosts are not
+ * refused from their twenty-first user in an hour, and a script still cannot file new clients by the thousand.
+ */
+export async function registerClient(db: D1Database, body: unknown, countNew: () => Promise<void>): Promise<Record<string, unknown>> {
   const parsed = Registration.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -116,19 +138,29 @@ export async function registerClient(db: D1Database, body: unknown): Promise<Rec
     throw new OAuthError(field === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata', `${issue.path.join('.') || 'body'}: ${issue.message}`);
   }
   const metadata = parsed.data;
-  const id = newId('oac');
-  const createdAt = new Date(clock.now()).toISOString();
   const name = metadata.client_name ?? 'Unnamed MCP client';
-  await db
-    .prepare('INSERT INTO oauth_clients (id, name, redirect_uris, client_uri, from_document, created_at) VALUES (?, ?, ?, ?, 0, ?)')
-    .bind(id, name, JSON.stringify(metadata.redirect_uris), metadata.client_uri ?? null, createdAt)
-    .run();
+  const clientUri = metadata.client_uri ?? null;
+  const metadataHash = await sha256Hex(JSON.stringify([name, metadata.redirect_uris, clientUri]));
+  const createdAt = new Date(clock.now()).toISOString();
+  const renew = db.prepare('UPDATE oauth_clients SET created_at = ? WHERE metadata_hash = ? RETURNING id').bind(createdAt, metadataHash);
+  let id = (await renew.first<{ id: string }>())?.id;
+  if (id === undefined) {
+    await countNew();
+    // Two identical registrations at once: the second renews the row the first wrote.
+    id = (await db
+      .prepare(
+        `INSERT INTO oauth_clients (id, name, redirect_uris, client_uri, from_document, created_at, metadata_hash) VALUES (?, ?, ?, ?, 0, ?, ?)
+         ON CONFLICT (metadata_hash) WHERE metadata_hash IS NOT NULL DO UPDATE SET created_at = excluded.created_at RETURNING id`,
+      )
+      .bind(newId('oac'), name, JSON.stringify(metadata.redirect_uris), clientUri, createdAt, metadataHash)
+      .first<{ id: string }>())!.id;
+  }
   return {
     client_id: id,
     client_id_issued_at: Math.floor(Date.parse(createdAt) / 1000),
     client_name: name,
     redirect_uris: metadata.redirect_uris,
-    ...(metadata.client_uri ? { client_uri: metadata.client_uri } : {}),
+    ...(clientUri ? { client_uri: clientUri } : {}),
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',

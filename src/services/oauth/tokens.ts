@@ -7,17 +7,31 @@ import { LIFETIMES, TOKEN_PREFIX } from './settings';
 
 /**
  * The token endpoint's two grants and the revocation endpoint. Every single-use rule is one conditional
- * statement in D1 (a code's `used_at` set only if still empty, a refresh token deleted only if still there),
- * so two racing requests cannot both win. A code or refresh token presented a second time is taken as
- * stolen: the grant ends, with every token it issued (RFC 9700 section 4.14.2).
+ * statement in D1 (a code's `used_at` set only if still empty, a refresh token's likewise), so two racing
+ * requests cannot both spend the same one. A code presented a second time is taken as stolen: the grant ends,
+ * with every token it issued (RFC 9700 section 4.14.2). So is a refresh token presented again, with one
+ * exception: by the client it was issued to, within REFRESH_REUSE_GRACE_MS of its first use.
  *
  * A grant's refresh tokens all carry a secret of the grant's own, its family (`sluice_ort_<family>_<secret>`;
- * the grant keeps the family's hash). So a spent refresh token is deleted rather than kept to recognise its
- * replay: presented again, it is not found, its family is, and the grant ends. A grant holds one refresh token
- * and at most ACCESS_TOKENS_PER_GRANT access tokens however often it is refreshed, where it used to keep every
- * refresh token it had spent for its thirty days (one a second: 2.6 million rows). Grants made before
- * families had no family: their tokens are still kept used, and their next refresh gives them one.
+ * the grant keeps the family's hash). A grant keeps its newest REFRESH_TOKENS_PER_GRANT refresh tokens, spent
+ * or not, and at most ACCESS_TOKENS_PER_GRANT access tokens, however often it is refreshed (it used to keep
+ * every refresh token it had spent for its thirty days: at one refresh a second, 2.6 million rows). A spent
+ * token let go of is presented again: it is not found, its family is, and the grant ends. Grants made before
+ * families had no family: their next refresh gives them one.
  */
+
+/**
+ * How long a spent refresh token still refreshes for the client it was issued to. The MCP SDK's client sends
+ * its requests in parallel and, when they all meet an expired access token, each refreshes with the one refresh
+ * token it holds: the first spends it, and the others, refused as replays, used to end the grant under the
+ * first one's new tokens, so the person had to consent again. Within the grace each gets tokens of its own
+ * (RFC 9700 section 4.14.2 leaves the rule to the server; Okta and Auth0 allow the same). Past it, a replay
+ * ends the grant as before.
+ */
+export const REFRESH_REUSE_GRACE_MS = 60_000;
+
+/** Refresh tokens a grant keeps, spent or not, newest first: a spent one within its grace, and the ones a burst of refreshes handed out. */
+export const REFRESH_TOKENS_PER_GRANT = 8;
 
 interface GrantRow {
   id: string;
@@ -103,9 +117,9 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   const now = clock.now();
 
   const known = await db
-    .prepare(`SELECT ${grantColumns('g')} FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ? AND t.kind = 'refresh'`)
+    .prepare(`SELECT ${grantColumns('g')}, t.used_at AS usedAt FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ? AND t.kind = 'refresh'`)
     .bind(hash)
-    .first<GrantRow>();
+    .first<GrantRow & { usedAt: number | null }>();
   if (!known) {
     const replayed = await grantOfFamily(db, token);
     if (!replayed) throw new OAuthError('invalid_grant', 'Unknown refresh token.');
@@ -118,16 +132,17 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   if (known.expiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization has expired; authorize again.');
   assertSameResource(form, known);
 
-  // A token of a family is deleted as it is spent; one from before families is marked used, and kept to recognise a replay.
   const family = familyOf(token);
-  const spent = family
-    ? await db.prepare('DELETE FROM oauth_tokens WHERE hash = ?').bind(hash).run()
-    : await db.prepare('UPDATE oauth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL').bind(now, hash).run();
-  if (spent.meta.changes !== 1) {
-    await revokeGrant(db, known.id, 'refresh token used twice');
-    throw alreadyUsed();
+  let usedAt = known.usedAt;
+  if (usedAt === null) {
+    const spent = await db.prepare('UPDATE oauth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL').bind(now, hash).run();
+    // A token from before families gets the grant a family with its successor.
+    if (spent.meta.changes === 1) return issueTokens(db, known, now, family ? { family, adopt: false } : { family: randomHex(FAMILY_HEX / 2), adopt: true });
+    usedAt = now; // spent by a request beside this one, just now
   }
-  return issueTokens(db, known, now, family ? { family, adopt: false } : { family: randomHex(FAMILY_HEX / 2), adopt: true });
+  if (family && now - usedAt < REFRESH_REUSE_GRACE_MS) return issueTokens(db, known, now, { family, adopt: false });
+  await revokeGrant(db, known.id, 'refresh token used twice');
+  throw alreadyUsed();
 }
 
 function alreadyUsed(): OAuthError {
@@ -151,6 +166,13 @@ async function issueTokens(db: D1Database, grant: GrantRow, now: number, { famil
     ...(adopt ? [db.prepare('UPDATE oauth_grants SET refresh_family_hash = ? WHERE id = ?').bind(await sha256Hex(family), grant.id)] : []),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'access', ?)`).bind(await sha256Hex(accessToken), grant.id, accessExpiresAt),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'refresh', ?)`).bind(await sha256Hex(refreshToken), grant.id, grant.expiresAt),
+    // The newest refresh tokens, spent or not: one let go of is known by its family if it comes back.
+    db
+      .prepare(
+        `DELETE FROM oauth_tokens WHERE grant_id = ?1 AND kind = 'refresh' AND rowid NOT IN (
+           SELECT rowid FROM oauth_tokens WHERE grant_id = ?1 AND kind = 'refresh' ORDER BY rowid DESC LIMIT ?2)`,
+      )
+      .bind(grant.id, REFRESH_TOKENS_PER_GRANT),
     // Expired access tokens are of no further use, nor are those older than the newest few.
     db
       .prepare(
