@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { parse as parseSelector, type Selector } from 'css-what';
 
 /**
  * The inputs of the web tools (/scrape, /search, /map) as the spec defines them: what the operations
@@ -120,13 +121,73 @@ export function unreadPagesWarning(pagesRead: number, totalPages: number, parser
   return `Only the first ${pagesRead} of ${totalPages} pages were read (${cap}).`;
 }
 
+/** Selectors one list may name, and characters one selector may have. Real lists name a few tags or classes. */
+export const SELECTOR_BOUNDS = { perList: 20, chars: 200 } as const;
+
+/**
+ * Why the page cannot be matched against `selector` at a bounded cost, or undefined when it can. The DOM's
+ * matcher (css-select, under linkedom) tries every ancestor for a descendant combinator (a space) and every
+ * earlier sibling for `~`, and again for each such combinator to the left of it: a selector with n of them whose
+ * leftmost part never matches costs depth^n per element. On a page 60 deep, `x div div div div span` held the
+ * isolate 8 seconds, in one step nothing can interrupt. One such combinator a selector costs at most the page's
+ * depth per element; `>` and `+` look at one element each and are not limited. A selector nested in `:not()`,
+ * `:is()` or `:where()` runs for every element, so it takes no such combinator at all; `:has()`, which searches
+ * below every element, is refused.
+ */
+function selectorProblem(selector: string): string | undefined {
+  if (selector.length > SELECTOR_BOUNDS.chars) return `is ${selector.length} characters long; at most ${SELECTOR_BOUNDS.chars}`;
+  let parsed: Selector[][];
+  try {
+    parsed = parseSelector(selector);
+  } catch (error) {
+    return `is not a CSS selector (${error instanceof Error ? error.message : 'unreadable'})`;
+  }
+  const searching = (tokens: Selector[]) => tokens.filter((token) => token.type === 'descendant' || token.type === 'sibling').length;
+  const check = (alternatives: Selector[][], nested: boolean): string | undefined => {
+    for (const tokens of alternatives) {
+      if (searching(tokens) > (nested ? 0 : 1)) {
+        return nested
+          ? 'has a descendant (space) or ~ combinator inside :not(), :is() or :where(), which is not supported'
+          : 'has more than one descendant (space) or ~ combinator: name the element closer to what you want, or use > for a direct child';
+      }
+      for (const token of tokens) {
+        if (token.type === 'parent' || token.type === 'column-combinator') return 'uses a combinator the page cannot be matched with';
+        if (token.type !== 'pseudo') continue;
+        if (token.name === 'has') return 'uses :has(), which is not supported';
+        if (Array.isArray(token.data)) {
+          const problem = check(token.data, true);
+          if (problem) return problem;
+        }
+      }
+    }
+    return undefined;
+  };
+  return check(parsed, false);
+}
+
+/** A list of CSS selectors the page is matched against: bounded in count, length and matching cost. */
+function selectorList(description: string) {
+  return z
+    .array(z.string().min(1))
+    .max(SELECTOR_BOUNDS.perList, `At most ${SELECTOR_BOUNDS.perList} selectors.`)
+    .superRefine((selectors, context) => {
+      for (const [index, selector] of selectors.entries()) {
+        const problem = selectorProblem(selector);
+        if (problem) context.addIssue({ code: 'custom', path: [index], message: `"${selector.slice(0, 80)}" ${problem}.` });
+      }
+    })
+    .openapi({
+      description: `${description} At most ${SELECTOR_BOUNDS.perList} selectors of ${SELECTOR_BOUNDS.chars} characters, each with at most one descendant (space) or ~ combinator, and no :has().`,
+    });
+}
+
 export const scrapeInput = z
   .strictObject({
     url: httpUrl.openapi({ description: 'The publicly reachable page to fetch.' }),
     formats: formats.default(['markdown']),
     onlyMainContent: z.boolean().default(true).openapi({ description: 'Drop headers, navigation and footers.' }),
-    includeTags: z.array(z.string().min(1)).optional().openapi({ description: 'HTML tags or CSS selectors to keep.' }),
-    excludeTags: z.array(z.string().min(1)).optional().openapi({ description: 'HTML tags or CSS selectors to drop.' }),
+    includeTags: selectorList('HTML tags or CSS selectors to keep.').optional(),
+    excludeTags: selectorList('HTML tags or CSS selectors to drop.').optional(),
     maxAge: z.number().int().min(0).default(172_800_000).openapi({ description: 'Milliseconds of acceptable cache age; 0 always fetches afresh.' }),
     waitFor: z.number().int().min(0).default(0).openapi({ description: 'Milliseconds to wait for the page before reading it.' }),
     mobile: z.boolean().default(false),

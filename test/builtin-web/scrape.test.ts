@@ -119,6 +119,9 @@ describe('Markdown of a documentation page (no main element: Readability finds t
     const onlyTable = (await scrape({ url: DOCS, includeTags: ['table.options'] })).markdown!;
     expect(onlyTable.split('\n')[0]).toBe('| Option | Type | Default | Description |');
     expect(onlyTable).not.toContain('Install with npm');
+    // One descendant combinator, and any number of > and +, and a simple :not(): within the matching bound.
+    const bounded = (await scrape({ url: DOCS, includeTags: ['body table.options:not(.x)'], excludeTags: ['body > nav + div'] })).markdown!;
+    expect(bounded.split('\n')[0]).toBe('| Option | Type | Default | Description |');
     const noCode = (await scrape({ url: DOCS, excludeTags: ['pre', '.admonition'] })).markdown!;
     expect(noCode).toContain('## Install with npm');
     expect(noCode).not.toContain('```');
