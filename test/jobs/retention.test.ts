@@ -8,7 +8,7 @@ import { createKey } from '../../src/services/accounts';
 import { usageReport } from '../../src/services/usage-report';
 import { json, provision } from '../support/api';
 import { jobRequest, readJob, storedJob } from './support';
-import { SLICE_ITEMS } from '../../src/services/jobs/run';
+import { finishJob, SLICE_ITEMS } from '../../src/services/jobs/run';
 
 const DAY = 86_400_000;
 // A moment long before every other file's jobs and snapshots (stamped with the real time): a run at it finds
@@ -81,6 +81,13 @@ describe('a cancelled job', () => {
     expect(await pendingOf(large.id)).toEqual(Array.from({ length: SLICE_ITEMS }, (_, idx) => idx));
     expect(await pendingOf(small.id)).toHaveLength(40);
     expect((await readJob(account.key, large.id)).counts).toEqual({ total: SLICE_ITEMS + 150, succeeded: 0, failed: 0, pending: SLICE_ITEMS + 150 });
+
+    // The run's last step: no slice is left in flight, and the items it kept go too; the counts stay.
+    for (const job of [large, small]) await finishJob(env, job.id);
+    expect(await pendingOf(large.id)).toEqual([]);
+    expect(await pendingOf(small.id)).toEqual([]);
+    expect((await readJob(account.key, large.id)).counts).toEqual({ total: SLICE_ITEMS + 150, succeeded: 0, failed: 0, pending: SLICE_ITEMS + 150 });
+    expect((await readJob(account.key, large.id)).status).toBe('cancelled');
   });
 });
 

@@ -12,7 +12,8 @@ import { revokeJobKey, SLICE_ITEMS } from './run';
  * With the status go the items the job never reached: those past the first SLICE_ITEMS still pending, which a
  * slice takes from, so no item in flight is among them. A cancelled job's inputs were otherwise kept for its
  * results' 30 days, and a cancel frees the room unfinished items take (MAX_UNFINISHED_ITEMS): submitting 10 MB
- * and cancelling it again and again stored them without a bound. The job's counts keep every item.
+ * and cancelling it again and again stored them without a bound. The first SLICE_ITEMS pending go when the run
+ * ends (`finishJob`, the Workflow's last step). The job's counts keep every item.
  */
 export async function cancelJob(env: Env, job: JobRecord): Promise<JobRecord> {
   if (job.status === 'succeeded' || job.status === 'failed' || job.status === 'cancelled') return job;

@@ -333,6 +333,9 @@ export async function finishJob(env: Env, jobId: string, options: { announce?: b
   // The key before the end status: were the revocation to fail, the job is not yet ended, so whatever runs this
   // again (the step's retry, the nightly check) still finds it and revokes the key.
   await revokeJobKey(env, job);
+  // A cancelled job's run has ended: the items it kept for a slice that might have been in flight go now, not
+  // with its results 30 days on (submitting up to 10 MB of inputs and cancelling, again and again, kept them all).
+  if (job.status === 'cancelled') await env.DB.prepare("DELETE FROM data_job_items WHERE job_id = ? AND status = 'pending'").bind(jobId).run();
   if (!isEnded(job.status)) {
     const pending = job.items - job.succeeded - job.failed;
     const failed = pending > 0 || job.succeeded === 0;
