@@ -184,6 +184,9 @@ describe('sign-in and sign-out', () => {
     for (let attempt = 0; attempt < 31; attempt++) statuses.push((await signIn(`spray${attempt}@example.com`, 'Password123!', '198.18.0.1')).status);
     expect(statuses.slice(0, 30).every((status) => status === 401)).toBe(true);
     expect(statuses[30]).toBe(429);
+    // Refused before its email address is counted: a client past its limit files no row per address it tries.
+    const counted = await env.DB.prepare('SELECT bucket FROM auth_throttle WHERE bucket IN (?, ?)').bind('email:spray29@example.com', 'email:spray30@example.com').all<{ bucket: string }>();
+    expect(counted.results.map((row) => row.bucket)).toEqual(['email:spray29@example.com']);
   });
 });
 

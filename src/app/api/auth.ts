@@ -66,8 +66,10 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     const emailBucket = `email:${email}`;
     // Counted before the password is checked, in one upsert: guesses sent at once cannot all read a count under
     // the limit and all be checked (counted after, 30 at once were 30 guesses). A success clears the count.
-    await countAttempt(c.env.DB, emailBucket, SIGN_IN_PER_EMAIL);
+    // The client address first: one over its limit writes no count for the address it names (one row per email
+    // tried, without end, from a client already refused).
     await countAttempt(c.env.DB, `ip:${clientAddress(c.req.raw)}`, SIGN_IN_PER_IP);
+    await countAttempt(c.env.DB, emailBucket, SIGN_IN_PER_EMAIL);
 
     const user = await findUserByEmail(c.env.DB, email);
     // An unknown address costs the same hashing as a wrong password and gets the same answer.
