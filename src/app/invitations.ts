@@ -2,8 +2,18 @@ import { clock } from '../core/clock';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { newId, randomHex } from '../core/ids';
+import { countAttempt, type ThrottleRule } from '../core/throttle';
 import { assertRoomFor, type OrganizationTerms, refuseFull } from '../services/plan-caps';
 import type { Role } from './members';
+
+/**
+ * Invitations an organization sends a day, and an inbox receives from all of Sluice. Each is an email from
+ * Sluice's domain with a subject the sender writes (their name and the organization's), and withdrawing one
+ * frees its seat: without a count, revoking and inviting again sent mail without end, at the sender's choice of
+ * inbox and at the cost of the domain every account's confirmation mail goes out from. A team sends a few.
+ */
+export const INVITATIONS_PER_ORGANIZATION: ThrottleRule = { limit: 50, windowMs: 24 * 60 * 60_000, what: 'invitations sent by this organization today' };
+export const INVITATIONS_PER_INBOX: ThrottleRule = { limit: 5, windowMs: 24 * 60 * 60_000, what: 'invitations sent to this address today' };
 
 /** An invitation link works for a week. */
 export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
@@ -68,6 +78,10 @@ export async function invite(
 
   const used = await occupiedSeats(db, input.organizationId);
   assertRoomFor(terms, 'seats', used, 'SEAT_LIMIT_REACHED');
+  // Counted once the invitation could be sent, so a duplicate or a full organization costs no count; the inbox's
+  // first, so an invitation it refuses costs the organization none of its day.
+  await countAttempt(db, `invite-to:${input.email}`, INVITATIONS_PER_INBOX);
+  await countAttempt(db, `invite-org:${input.organizationId}`, INVITATIONS_PER_ORGANIZATION);
   const token = randomHex(32);
   const id = newId('inv');
   const createdAt = new Date(now).toISOString();

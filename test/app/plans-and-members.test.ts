@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { FAKE_RESEND } from '../fakes/resend';
+import { INVITATIONS_PER_INBOX, INVITATIONS_PER_ORGANIZATION } from '../../src/app/invitations';
 import { call, ops } from '../support/api';
 import { dashboard, type Person, signUp } from '../support/dashboard';
 
@@ -103,6 +104,34 @@ describe('seats and invitations', () => {
     expect(refused.body.error.message).toContain(`${seats} of ${seats}`);
     const members = await owner.json('GET', `/api/organizations/${owner.organizationId}/members`);
     expect(members.body.data.seats).toEqual({ used: seats, limit: seats });
+  });
+
+  it(`sends at most ${INVITATIONS_PER_INBOX.limit} invitations a day to one inbox and ${INVITATIONS_PER_ORGANIZATION.limit} from one organization, withdrawn ones counted: 429 with Retry-After`, { timeout: 60_000 }, async () => {
+    const owner = await signUp();
+    await setPlan(owner, { plan: 'payg' });
+    const withdrawn = async (email: string) => {
+      const sent = await invite(owner, email);
+      expect(sent.status).toBe(201);
+      expect((await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations/${sent.body.data.id}/revoke`)).status).toBe(200);
+    };
+    // Invite, withdraw (the seat comes back), invite again: the same inbox.
+    const inbox = `inbox-${crypto.randomUUID()}@example.com`;
+    for (let round = 0; round < INVITATIONS_PER_INBOX.limit; round++) await withdrawn(inbox);
+    const refused = await invite(owner, inbox);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('invitations sent to this address today') });
+    expect(refused.body.error.retryAfter).toBeGreaterThan(23 * 3600);
+    // Other inboxes, until the organization's day is used.
+    for (let sent = INVITATIONS_PER_INBOX.limit; sent < INVITATIONS_PER_ORGANIZATION.limit; sent++) await withdrawn(`other-${sent}-${crypto.randomUUID()}@example.com`);
+    const past = await invite(owner, `one-more-${crypto.randomUUID()}@example.com`);
+    expect(past.status).toBe(429);
+    expect(past.body.error.message).toContain('invitations sent by this organization today');
+    // Another organization invites as before, and a day later this one does too.
+    const other = await signUp();
+    await setPlan(other, { plan: 'payg' });
+    expect((await invite(other, `fresh-${crypto.randomUUID()}@example.com`)).status).toBe(201);
+    clock.now = () => realNow() + INVITATIONS_PER_ORGANIZATION.windowMs + 1000;
+    expect((await invite(owner, `next-day-${crypto.randomUUID()}@example.com`)).status).toBe(201);
   });
 
   it('frees the seat of a withdrawn invitation, whose link no longer works', async () => {
