@@ -3,6 +3,7 @@ import type { MapInput } from '../../src/providers/builtin-web/inputs';
 import { mapWithBuiltin } from '../../src/providers/builtin-web/map';
 import { parseSitemap } from '../../src/providers/builtin-web/sitemaps';
 import { rankByRelevance } from '../../src/providers/builtin-web/relevance';
+import { ROBOTS_MATCHING_BUDGET } from '../../src/providers/builtin-web/robots';
 import { nestedPage } from '../fakes/web-sites';
 import { signal, streamedPage, web, webEnv } from './support';
 
@@ -157,6 +158,33 @@ describe('map of other sites', () => {
 
   it('fails with 502 PROVIDER_ERROR when the site’s name does not resolve', async () => {
     await expect(map({ url: 'https://nowhere.example.com/' })).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 502 });
+  });
+
+  it('applies a robots.txt of 25,000 wildcard rules within its matching budget: links past it are left out, not checked for seconds', async () => {
+    const site = web();
+    const P = 'https://plain.example.com';
+    // 25,000 rules like `Disallow: /*N*z` (none matches), 500 KB: about 2.7 million of the matcher's steps a link.
+    const rules = Array.from({ length: 25_000 }, (_, index) => `Disallow: /*${index}*z`).join('\n');
+    site.setResponse(`${P}/robots.txt`, () => new Response(`User-agent: *\n${rules}`, { headers: { 'content-type': 'text/plain' } }));
+    const links = Array.from({ length: 1_000 }, (_, index) => `<a href="/page-${index}">Page ${index}</a>`).join('');
+    site.setResponse(`${P}/`, () => new Response(`<html><head><title>Home</title></head><body>${links}</body></html>`, { headers: { 'content-type': 'text/html' } }));
+    const { links: listed } = await map({ url: `${P}/`, sitemap: 'skip', limit: 5_000 }, site);
+    // The home page and the first links fit the budget; the rest are refused, as a file that cannot be read would have them.
+    const steps = (`/*${24_999}*z`.length * 25_000) * (`${P}/page-999`.length + 1);
+    expect(listed.length).toBeGreaterThan(1);
+    expect(listed.length).toBeLessThanOrEqual(Math.ceil(ROBOTS_MATCHING_BUDGET / (steps / 2)));
+    expect(listed.every((link) => link.url === `${P}/` || /\/page-\d+$/.test(link.url))).toBe(true);
+  });
+
+  it('lists every link of the same page when robots.txt is an honest one', async () => {
+    const site = web();
+    const P = 'https://plain.example.com';
+    site.setResponse(`${P}/robots.txt`, () => new Response('User-agent: *\nDisallow: /private/\nDisallow: /*.pdf$\n', { headers: { 'content-type': 'text/plain' } }));
+    const links = Array.from({ length: 1_000 }, (_, index) => `<a href="/page-${index}">Page ${index}</a>`).join('');
+    site.setResponse(`${P}/`, () => new Response(`<html><head><title>Home</title></head><body>${links}<a href="/private/x">x</a></body></html>`, { headers: { 'content-type': 'text/html' } }));
+    const { links: listed } = await map({ url: `${P}/`, sitemap: 'skip', limit: 5_000 }, site);
+    expect(listed).toHaveLength(1_001);
+    expect(listed.some((link) => link.url.includes('/private/'))).toBe(false);
   });
 
   it('reads the sitemaps robots.txt lists one at a time, never several files in memory together', async () => {

@@ -8,6 +8,7 @@ import { readHtmlPage } from './documents';
 import { collectLinks, readMetadata } from './page';
 import { rankByRelevance, type SiteLink } from './relevance';
 import { loadRobots, type RobotsRules } from './robots';
+import { logEvent } from '../../core/log';
 import { type FetchOptions, type OpenedResource, parseTarget, SafeFetcher } from './safe-fetch';
 import { builtinWebSettings } from './settings';
 import { sitemapPages } from './sitemaps';
@@ -91,6 +92,11 @@ async function discover(input: MapInput, base: URL, context: BuiltinWebContext, 
   if ((input.sitemap ?? 'include') !== 'only') {
     const enough = input.search ? Number.POSITIVE_INFINITY : (input.limit ?? DEFAULT_LIMIT);
     await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, found, add, enough });
+  }
+  // A robots.txt whose rules cost more to apply than the budget left links out: said to the operator, not invented.
+  for (const [origin, rules] of robots) {
+    const unchecked = (await rules).unchecked();
+    if (unchecked > 0) logEvent('warn', 'robots_budget_spent', { origin, unchecked });
   }
 
   return { links: [...found.values()], unanswered: fetcher.unanswered };
