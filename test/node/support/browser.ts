@@ -45,9 +45,10 @@ export function screenshot(page: Page, name: string) {
 
 /**
  * What a person would see as broken in the page's layout at its current width: the page wider than the
- * window, an element sticking out of its card (one inside a scrolling box, such as a wide table's
- * wrapper, is left to the box, which must fit itself), and rendered text smaller than 10 px (an SVG
- * label scaled down with its drawing counts at the size it is drawn).
+ * window, an element sticking out of its card (one inside a scrolling box is left to the box, which must
+ * fit itself), a table wider than its wrapper (its last columns and their buttons a sideways swipe away,
+ * which nothing on the page tells; the plans' comparison scrolls on purpose, its terms held in place), and
+ * rendered text smaller than 10 px (an SVG label scaled down with its drawing counts at the size it is drawn).
  */
 export function layoutProblems(page: Page): Promise<string[]> {
   // No named function inside: the callback runs in the page as its source text, without the bundler's helpers.
@@ -66,6 +67,12 @@ export function layoutProblems(page: Page): Promise<string[]> {
         const out = Math.max(box.left - rect.left, rect.right - box.right);
         if (out > 0.5) found.push({ element, problem: `sticks out of its card by ${Math.round(out)} px` });
       }
+    }
+    for (const wrap of document.querySelectorAll('.table-wrap')) {
+      const table = wrap.querySelector('table');
+      if (!table || table.classList.contains('compare')) continue;
+      const hidden = wrap.scrollWidth - wrap.clientWidth;
+      if (hidden > 0.5) found.push({ element: table, problem: `is ${hidden} px wider than its wrapper, columns hidden to the right` });
     }
     const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let node = texts.nextNode(); node; node = texts.nextNode()) {
