@@ -80,7 +80,7 @@ export const normalizeUpstream = {
       return await fetch(input, init);
     } catch (error) {
       if (init.signal.aborted) throw normalizeUpstream.failed(provider, 'timed out');
-      throw normalizeUpstream.failed(provider, `network error (${error instanceof Error ? error.message : String(error)})`);
+      throw normalizeUpstream.failed(provider, networkError(error));
     }
   },
 
@@ -117,4 +117,13 @@ function retryAfterOf(headers: Headers): number | undefined {
   if (!value) return undefined;
   const seconds = /^\d+$/.test(value) ? Number(value) : (Date.parse(value) - clock.now()) / 1000;
   return Number.isFinite(seconds) && seconds > 0 ? Math.min(Math.ceil(seconds), MAX_RETRY_AFTER_S) : undefined;
+}
+
+/**
+ * A fetch that threw, in words for whoever reads the message: the runtime's own words, except workerd's
+ * "internal error; reference = …" for a connection it could not make, which names nothing they can act on.
+ */
+export function networkError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `network error (${/internal error; reference =/i.test(message) ? 'no connection could be made' : message})`;
 }

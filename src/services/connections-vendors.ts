@@ -4,6 +4,7 @@ import type { Vendor } from '../core/vendor';
 import { ApiError } from '../core/errors';
 import { OPERATIONS } from '../operations';
 import { basicAuthorization } from '../providers/dataforseo';
+import { networkError } from '../providers/normalize';
 import { endpointUrl } from '../providers/vendor';
 
 /** One credential a vendor needs: the field the workspace fills in, and the setting it stands in for on its calls. */
@@ -59,7 +60,7 @@ async function probe(url: URL | string, init: RequestInit, signal: AbortSignal, 
   try {
     response = await fetch(url, { ...init, signal: limit });
   } catch (error) {
-    return { status: 'unreachable', reason: limit.aborted ? 'the vendor did not answer in time' : `network error (${error instanceof Error ? error.message : String(error)})` };
+    return { status: 'unreachable', reason: limit.aborted ? 'the vendor did not answer in time' : networkError(error) };
   }
   return outcomeOf(response, refusedInBody);
 }

@@ -1,5 +1,5 @@
 import { ApiError } from '../../core/errors';
-import { normalizeUpstream } from '../normalize';
+import { networkError, normalizeUpstream } from '../normalize';
 import { isIpLiteral, nonPublicAddressReason, privateNameReason } from './addresses';
 import { readAll } from '../../core/bounded-read';
 import { mediaTypeOf } from '../../core/request-body';
@@ -171,7 +171,7 @@ export class SafeFetcher {
       return await this.fetcher(url, { ...init, headers, redirect: 'manual', signal });
     } catch (error) {
       if (signal.aborted) throw normalizeUpstream.failed(`Fetching ${url.href}`, 'timed out');
-      throw normalizeUpstream.failed(`Fetching ${url.href}`, `network error (${error instanceof Error ? error.message : String(error)})`);
+      throw normalizeUpstream.failed(`Fetching ${url.href}`, networkError(error));
     }
   }
 
