@@ -9532,7 +9532,7 @@ export interface operations {
                     formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                         /** @enum {string} */
                         type: "json";
-                        /** @description JSON Schema of the object to extract (type "object"). */
+                        /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
                         schema?: {
                             [key: string]: unknown;
                         };
@@ -10017,7 +10017,7 @@ export interface operations {
                         formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                             /** @enum {string} */
                             type: "json";
-                            /** @description JSON Schema of the object to extract (type "object"). */
+                            /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
                             schema?: {
                                 [key: string]: unknown;
                             };
@@ -18371,7 +18371,7 @@ export interface operations {
                     formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                         /** @enum {string} */
                         type: "json";
-                        /** @description JSON Schema of the object to extract (type "object"). */
+                        /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
                         schema?: {
                             [key: string]: unknown;
                         };
@@ -18833,7 +18833,7 @@ export interface operations {
                         formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
                             /** @enum {string} */
                             type: "json";
-                            /** @description JSON Schema of the object to extract (type "object"). */
+                            /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
                             schema?: {
                                 [key: string]: unknown;
                             };

@@ -32,6 +32,9 @@ function entryError(expected: string) {
 
 export const FORMAT_PRESETS = ['markdown', 'summary', 'html', 'rawHtml', 'links', 'images'] as const;
 
+/** A json format's schema, as JSON: real extraction schemas are a few kilobytes. */
+const MAX_SCHEMA_CHARS = 16_384;
+
 const formatObject = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('json'),
@@ -39,8 +42,11 @@ const formatObject = z.discriminatedUnion('type', [
     schema: z
       .record(z.string(), z.unknown())
       .refine((schema) => schema.type === undefined || schema.type === 'object', { message: 'The schema of a json format describes an object: its type is "object".', path: ['type'] })
+      // The schema goes to the model with the page, as the prompt does, so it is bounded like the prompt: tokens the
+      // extraction's price does not grow with.
+      .refine((schema) => JSON.stringify(schema).length <= MAX_SCHEMA_CHARS, { message: `The schema is at most ${MAX_SCHEMA_CHARS.toLocaleString('en-US')} characters of JSON.` })
       .optional()
-      .openapi({ description: 'JSON Schema of the object to extract (type "object").' }),
+      .openapi({ description: `JSON Schema of the object to extract (type "object"; at most ${MAX_SCHEMA_CHARS.toLocaleString('en-US')} characters of JSON).` }),
     prompt: z.string().min(1).max(10_000).optional().openapi({ description: 'What to extract, in words (at most 10,000 characters).' }),
   }),
   z.strictObject({

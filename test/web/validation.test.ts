@@ -43,6 +43,7 @@ const SCRAPE: Refusal[] = [
   ['an unknown PDF parser mode', { url, parsers: [{ type: 'pdf', mode: 'slow' }] }, ['parsers[0]'], /^mode: Invalid option/],
   ['an unknown proxy', { url, proxy: 'stealth' }, ['proxy']],
   ['a json format whose schema is not of an object', { url, formats: [{ type: 'json', schema: { type: 'array', items: { type: 'string' } } }] }, ['formats[0].schema.type'], /describes an object/],
+  ['a json format schema over 16,384 characters of JSON', { url, formats: [{ type: 'json', schema: { type: 'object', description: 'x'.repeat(16_384) } }] }, ['formats[0].schema'], /at most 16,384 characters of JSON/],
   ['a json format prompt over 10,000 characters', { url, formats: [{ type: 'json', prompt: 'x'.repeat(10_001) }] }, ['formats[0].prompt'], /10000/],
   ['a three-letter location country', { url, location: { country: 'USA' } }, ['location.country']],
   ['location languages that are not an array', { url, location: { country: 'US', languages: 'en-US' } }, ['location.languages']],
