@@ -6,6 +6,8 @@ import { revokeKey } from '../services/accounts';
 
 export const ROLES = ['owner', 'admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
+/** A role as the dashboard's pages name it; the API and the database keep the lowercase value. */
+export const ROLE_LABELS: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member' };
 
 export interface OrganizationAccess {
   organization: Organization;

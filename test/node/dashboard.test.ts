@@ -202,8 +202,10 @@ describe('the dashboard in chromium', () => {
     const { id } = (await submitted.json()).data;
     await page.goto(`${workspacePath}/jobs`);
     const row = page.locator('tr', { hasText: 'Past the key limit' });
-    await expect.poll(() => row.locator('[data-job-status]').textContent(), { timeout: 30_000 }).toBe('waiting for credits');
-    await expect.poll(() => row.locator('[data-job-reason]').textContent()).toContain('monthly spend limit of 2 cents');
+    await expect.poll(() => row.locator('[data-job-status]').textContent(), { timeout: 30_000 }).toBe('waiting on the key limit');
+    await expect.poll(() => row.locator('[data-job-reason]').textContent()).toBe(
+      'Its key reached its monthly spend limit; the job goes on once the limit is raised or the month ends.',
+    );
     expect(await row.getByRole('link', { name: "Raise the key's monthly limit" }).isVisible()).toBe(true);
     expect(await row.getByRole('link', { name: 'Buy credit or change the plan' }).isVisible()).toBe(false);
     await screenshot(page, 'jobs-waiting-on-key-limit');

@@ -3,7 +3,7 @@ export const STYLES = `
 :root {
   --bg: #f7f7f9; --panel: #ffffff; --text: #16181d; --muted: #5d6472; --line: #e3e5ea; --soft: #f0f1f4;
   --accent: #4f46e5; --accent-text: #ffffff; --accent-soft: #eef0ff; --danger: #c0262d; --danger-soft: #fdeced;
-  --ok: #1a7f4b; --ok-soft: #e6f5ec; --warn: #8a5a00; --warn-soft: #fff6e0; --focus: #818cf8;
+  --ok: #197a48; --ok-soft: #e6f5ec; --warn: #8a5a00; --warn-soft: #fff6e0; --focus: #818cf8;
   --radius: 10px; --shadow: 0 1px 2px rgba(16, 24, 40, .05), 0 1px 3px rgba(16, 24, 40, .06);
   --mono: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace;
   color-scheme: light dark;
@@ -28,18 +28,20 @@ h1 { font-size: 1.45rem; margin: 0 0 .25rem; letter-spacing: -.01em; }
 h2 { font-size: 1.05rem; margin: 0 0 .75rem; }
 p { margin: 0 0 .75rem; }
 code, pre, .mono { font-family: var(--mono); font-size: .86em; overflow-wrap: anywhere; }
-pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px; padding: .75rem .9rem; overflow-x: auto; margin: 0; white-space: pre-wrap; word-break: break-all; }
+/* A command or a config is copied as it is: its lines kept whole, scrolled sideways where they are long, never broken mid-word. */
+pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px; padding: .75rem .9rem; overflow-x: auto; margin: 0; white-space: pre; overflow-wrap: normal; }
 .muted { color: var(--muted); }
 .gap-top { margin-top: .75rem; }
+.nowrap { white-space: nowrap; }
 .small { font-size: .85rem; }
 .skip { position: absolute; left: -999px; top: 0; background: var(--panel); padding: .5rem 1rem; z-index: 10; }
 .skip:focus { left: 1rem; top: 1rem; }
 
 /* Shell: a sidebar beside the page on wide screens, a bar above it on narrow ones. */
 .shell { display: grid; grid-template-columns: 248px 1fr; min-height: 100vh; }
-/* The sidebar is sticky at the viewport's height; its column is painted on the shell so it runs the page's whole length. */
+/* The sidebar is sticky at the viewport's height, scrolling itself on a short screen so its foot stays reachable; its column is painted on the shell so it runs the page's whole length. */
 .shell { background: linear-gradient(90deg, var(--panel) 247px, var(--line) 247px 248px, transparent 248px); }
-.sidebar { background: var(--panel); border-right: 1px solid var(--line); padding: 1.1rem .9rem; display: flex; flex-direction: column; gap: 1rem; position: sticky; top: 0; height: 100vh; }
+.sidebar { background: var(--panel); border-right: 1px solid var(--line); padding: 1.1rem .9rem; display: flex; flex-direction: column; gap: 1rem; position: sticky; top: 0; height: 100vh; overflow-y: auto; }
 .brand { display: flex; align-items: center; gap: .55rem; font-weight: 700; font-size: 1.08rem; color: var(--text); padding: 0 .35rem; }
 .brand:hover { text-decoration: none; }
 .brand svg { flex: none; }
@@ -57,7 +59,7 @@ pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px
 .page-head { display: flex; justify-content: space-between; align-items: flex-start; gap: 1rem; margin-bottom: 1.5rem; flex-wrap: wrap; }
 @media (max-width: 820px) {
   .shell { grid-template-columns: 1fr; background: none; }
-  .sidebar { position: static; height: auto; border-right: 0; border-bottom: 1px solid var(--line); }
+  .sidebar { position: static; height: auto; overflow-y: visible; border-right: 0; border-bottom: 1px solid var(--line); }
   .nav { flex-direction: row; flex-wrap: wrap; }
   .sidebar-foot { flex-direction: row; align-items: center; justify-content: space-between; }
   .main { padding: 1.25rem 1rem 3rem; }
@@ -102,6 +104,8 @@ textarea.mono, input.mono { font-family: var(--mono); font-size: .88rem; }
 .query-result th:first-child, .query-result td:first-child { border-left: 0; }
 .query-result td.null { color: var(--muted); font-style: italic; }
 .hint { font-size: .8rem; color: var(--muted); }
+/* A field's error says what its hint said, and more: the hint gives way (sign-up said "At least 10 characters." twice). */
+.field:has(.field-error:not(:empty)) .hint { display: none; }
 .field-error { font-size: .8rem; color: var(--danger); }
 .field-error:empty { display: none; }
 .form-error { background: var(--danger-soft); color: var(--danger); border-radius: 8px; padding: .55rem .75rem; font-size: .9rem; }
@@ -118,14 +122,17 @@ button.link { background: none; border: 0; color: var(--muted); padding: .25rem 
 button.link:hover { color: var(--text); }
 
 /* Tables */
+/* A table runs to its card's edges; at the card's end it closes it, elsewhere it keeps a gap to what follows and to a form above it. */
 .table-wrap { overflow-x: auto; margin: 0 -1.25rem -1.25rem; }
+.table-wrap:not(:last-child) { margin-bottom: 1rem; }
+form + .table-wrap { margin-top: 1rem; }
 table { width: 100%; border-collapse: collapse; font-size: .92rem; }
 th, td { text-align: left; padding: .6rem 1.25rem; border-top: 1px solid var(--line); vertical-align: middle; }
 th { font-size: .75rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); font-weight: 600; background: var(--soft); }
 td code { overflow-wrap: normal; white-space: nowrap; }
 /* A long URL in a table breaks where it must, so the columns after it stay on the screen. */
 td code.url { white-space: normal; overflow-wrap: anywhere; }
-tbody th { text-transform: none; letter-spacing: normal; font-size: .92rem; color: var(--text); background: none; font-weight: 600; white-space: nowrap; }
+tbody th { text-transform: none; letter-spacing: normal; font-size: .92rem; color: var(--text); background: none; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.actions { text-align: right; white-space: nowrap; }
 td.actions button + button { margin-left: .35rem; }
@@ -133,9 +140,9 @@ div.actions { display: flex; gap: .35rem; flex-wrap: wrap; justify-content: flex
 /* A key's limit, set in its own row: a narrow figure and its button side by side, the error below. */
 .limit-form { justify-content: flex-end; align-items: center; }
 .limit-form input { width: 7.5rem; min-height: 30px; padding: .25rem .5rem; }
-.row.limit-form > button[type="submit"] { margin-top: 0; }
+.limit-inputs { display: inline-flex; align-items: center; gap: .6rem; }
 .limit-form .form-error { flex-basis: 100%; white-space: normal; text-align: left; }
-.badge { display: inline-block; border-radius: 999px; padding: .05rem .55rem; font-size: .78rem; font-weight: 600; }
+.badge { display: inline-block; border-radius: 999px; padding: .05rem .55rem; font-size: .78rem; font-weight: 600; white-space: nowrap; }
 .badge.ok { background: var(--ok-soft); color: var(--ok); }
 .badge.off { background: var(--danger-soft); color: var(--danger); }
 .badge.plain { background: var(--soft); color: var(--muted); }
@@ -145,6 +152,12 @@ tr.current th, tr.current td { background: var(--accent-soft); }
 .compare thead th { text-transform: none; letter-spacing: normal; font-size: .85rem; color: var(--text); vertical-align: bottom; }
 .compare thead .badge { display: table; margin: .3rem 0 0 auto; }
 .compare td, .compare th { padding-left: .9rem; padding-right: .9rem; }
+/* On a phone the plans scroll sideways under their terms, which stay in place. */
+@media (max-width: 600px) {
+  .compare th:first-child { position: sticky; left: 0; z-index: 1; background: var(--panel); min-width: 7.5rem; max-width: 9rem; box-shadow: inset -1px 0 var(--line); }
+  .compare thead th:first-child { background: var(--soft); }
+  .compare td, .compare th { padding-left: .75rem; padding-right: .75rem; }
+}
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 form.inline { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; }
 form.inline select { min-height: 30px; padding: .2rem .4rem; }
@@ -190,7 +203,7 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 .auth-card .lede { text-align: center; color: var(--muted); margin-bottom: 1.25rem; }
 .auth-card button[type="submit"] { width: 100%; justify-content: center; }
 .auth-foot { text-align: center; margin-top: 1rem; color: var(--muted); }
-.error-page { text-align: center; padding: 4rem 1rem; }
+.auth-card .centered { text-align: center; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .4rem 1rem; margin: 0 0 1.25rem; font-size: .9rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
@@ -200,7 +213,7 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 .tool-group label { display: inline-flex; align-items: center; gap: .35rem; margin: .2rem 1rem .2rem 0; font-weight: 400; }
 
 /* The MCP servers page's tools: a source per box, its tools folded away under a one-line summary each. */
-.tool-source { border: 1px solid var(--line); border-radius: var(--radius); padding: .75rem .9rem; margin: 0; min-width: 0; }
+.tool-source { border: 1px solid var(--line); border-radius: var(--radius); padding: .75rem .9rem; margin-inline: 0; min-width: 0; }
 .tool-source-head { display: flex; align-items: center; justify-content: space-between; gap: .5rem 1rem; flex-wrap: wrap; }
 .tool-source-head label { display: inline-flex; align-items: center; gap: .5rem; font-size: 1rem; }
 .tool-source > p { margin: .3rem 0 .4rem; }
@@ -215,19 +228,25 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 /* The Jobs page: a progress bar per job, the CSV's columns mapped to the operation's fields. */
 .job-progress { min-width: 180px; }
 /*
- * On a phone a table whose rows carry a lot (the Jobs table: name, status and its way out, progress, spend,
- * actions) shows each row as a block, its cells one under another, so no column starts off the screen. Its
- * header stays for screen readers only.
+ * On a phone a table (DataTable in pages/table.tsx) shows each row as a block, its cells one under another,
+ * each beside its column's name, so no column starts off the screen. The first cell names the row and needs
+ * no label; the actions stand under it all. The header stays for screen readers only.
  */
 @media (max-width: 600px) {
   table.stacked-on-phone thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
-  table.stacked-on-phone tr { display: block; border-top: 1px solid var(--line); padding: .45rem 0; }
-  table.stacked-on-phone td { display: block; border-top: 0; padding: .25rem 1.25rem; }
-  table.stacked-on-phone td.num { text-align: left; }
-  table.stacked-on-phone div.actions { justify-content: flex-start; }
+  table.stacked-on-phone tr { display: block; border-top: 1px solid var(--line); padding: .5rem 0; }
+  table.stacked-on-phone td { display: block; border-top: 0; padding: .2rem 1.25rem; text-align: left; }
+  table.stacked-on-phone td, table.stacked-on-phone td code { white-space: normal; overflow-wrap: anywhere; }
+  /* The label floats in the cell's left padding; the cell (its own formatting context) grows to a label of two lines. */
+  table.stacked-on-phone td[data-label]:not(:first-child) { display: flow-root; padding-left: 7.5rem; }
+  table.stacked-on-phone td[data-label]:not(:first-child)::before { content: attr(data-label); float: left; width: 5.75rem; margin-left: -6.25rem; color: var(--muted); font-size: .72rem; font-weight: 600; line-height: 1.38rem; text-transform: uppercase; letter-spacing: .05em; }
+  table.stacked-on-phone td:first-child { font-weight: 600; }
+  table.stacked-on-phone td:first-child :is(.muted, code, .small) { font-weight: 400; }
+  table.stacked-on-phone td.actions { white-space: normal; padding-top: .4rem; }
+  table.stacked-on-phone td.actions:empty { display: none; }
+  table.stacked-on-phone :is(div.actions, .limit-form) { justify-content: flex-start; }
   table.stacked-on-phone .job-progress { min-width: 0; }
 }
-td.nowrap { white-space: nowrap; }
 .job-progress progress { appearance: none; width: 100%; height: .6rem; border: 0; border-radius: 999px; background: var(--soft); overflow: hidden; display: block; margin: .2rem 0 .25rem; }
 .job-progress progress::-webkit-progress-bar { background: var(--soft); border-radius: 999px; }
 .job-progress progress::-webkit-progress-value { background: var(--accent); border-radius: 999px; }

@@ -3,7 +3,8 @@ import type { Agent, AgentAllowance } from '../../services/agents';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead, TableHead } from './layout';
+import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
+import { DataTable } from './table';
 import { Stat } from './usage';
 import { agentAllowance, listAgents } from '../../services/agents';
 import { trialState } from '../trial';
@@ -49,54 +50,66 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
       </section>
       <section class="card">
         <h2>Agents</h2>
-        <div class="table-wrap">
-          <table>
-            <TableHead columns={['Name', 'Status', 'Key', 'Deployed', 'Hours this month']} actions />
-            <tbody>
-              {agents.map((agent) => {
-                const mayManage = agent.createdBy === user.id || canManage(access.role);
-                return (
-                  <tr class={agent.status === 'stopped' ? 'revoked' : undefined} data-agent-id={agent.id}>
-                    <td>
-                      {agent.name}
-                      {agent.description ? <div class="muted small">{agent.description}</div> : null}
-                    </td>
-                    <td>{agent.status === 'deployed' ? <span class="badge ok">Deployed</span> : <span class="badge off">Stopped</span>}</td>
-                    <td>{agent.keyHint ? <code>{agent.keyHint}</code> : '—'}</td>
-                    <td>{agent.status === 'deployed' ? formatDate(agent.deployedAt) : `stopped ${formatDate(agent.stoppedAt)}`}</td>
-                    <td class="num">{agent.runtimeHoursThisMonth}</td>
-                    <td class="actions">
-                      {mayManage && agent.status === 'deployed' ? (
-                        <ConfirmButton
-                          api={`/api/agents/${agent.id}/stop`}
-                          confirm={`Stop "${agent.name}"? Its key is refused from the very next call; deploying it again mints a new key.`}
-                          confirmLabel="Stop agent"
-                          ariaLabel={`Stop agent ${agent.name}`}
-                        >
-                          Stop
-                        </ConfirmButton>
-                      ) : null}
-                      {mayManage && agent.status === 'stopped' ? (
-                        <button
-                          type="button"
-                          class="secondary small"
-                          data-api={`/api/agents/${agent.id}/deploy`}
-                          data-then="secret"
-                          data-secret-title="Your agent's new key"
-                          data-secret-note={KEY_NOTE}
-                          aria-label={`Deploy agent ${agent.name} again`}
-                        >
-                          Deploy again
-                        </button>
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-          {agents.length === 0 ? <p class="empty">No agent yet.</p> : null}
-        </div>
+        <DataTable
+          rows={agents}
+          empty="No agent yet."
+          rowAttributes={(agent) => ({ class: agent.status === 'stopped' ? 'revoked' : undefined, 'data-agent-id': agent.id })}
+          columns={[
+            {
+              label: 'Name',
+              cell: (agent) => (
+                <>
+                  {agent.name}
+                  {agent.description ? <div class="muted small">{agent.description}</div> : null}
+                </>
+              ),
+            },
+            { label: 'Status', cell: (agent) => (agent.status === 'deployed' ? <span class="badge ok">Deployed</span> : <span class="badge off">Stopped</span>) },
+            { label: 'Key', cell: (agent) => (agent.keyHint ? <code>{agent.keyHint}</code> : '—') },
+            {
+              label: 'Deployed',
+              cell: (agent) =>
+                agent.status === 'deployed' ? (
+                  <DateTime iso={agent.deployedAt} />
+                ) : (
+                  <>
+                    stopped <DateTime iso={agent.stoppedAt} />
+                  </>
+                ),
+            },
+            { label: 'Hours this month', class: 'num', cell: (agent) => agent.runtimeHoursThisMonth },
+          ]}
+          actions={(agent) => {
+            const mayManage = agent.createdBy === user.id || canManage(access.role);
+            return (
+              <>
+                {mayManage && agent.status === 'deployed' ? (
+                  <ConfirmButton
+                    api={`/api/agents/${agent.id}/stop`}
+                    confirm={`Stop "${agent.name}"? Its key is refused from the very next call; deploying it again mints a new key.`}
+                    confirmLabel="Stop agent"
+                    ariaLabel={`Stop agent ${agent.name}`}
+                  >
+                    Stop
+                  </ConfirmButton>
+                ) : null}
+                {mayManage && agent.status === 'stopped' ? (
+                  <button
+                    type="button"
+                    class="secondary small"
+                    data-api={`/api/agents/${agent.id}/deploy`}
+                    data-then="secret"
+                    data-secret-title="Your agent's new key"
+                    data-secret-note={KEY_NOTE}
+                    aria-label={`Deploy agent ${agent.name} again`}
+                  >
+                    Deploy again
+                  </button>
+                ) : null}
+              </>
+            );
+          }}
+        />
       </section>
       <section class="card">
         <h2>Call the runtime</h2>

@@ -1,7 +1,8 @@
 import type { FC } from 'hono/jsx';
 import type { ConnectedClient } from '../../services/oauth/grants';
 import { canManage } from '../members';
-import { ConfirmButton, formatDate, PageHead } from './layout';
+import { ConfirmButton, DateTime, PageHead } from './layout';
+import { DataTable } from './table';
 import { listConnectedClients } from '../../services/oauth/grants';
 import { type WorkspaceProps, workspacePage } from './page';
 
@@ -25,47 +26,39 @@ export const ConnectionsPage: FC<ConnectionsPageProps> = (props) => {
       />
       <section class="card">
         <h2>Apps</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">App</th>
-                <th scope="col">Sends access to</th>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Connected</th>
-                <th scope="col">Last used</th>
-                <th scope="col" class="num">
-                  <span class="muted">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {clients.map((client) => (
-                <tr data-grant-id={client.grantId}>
-                  <td>
-                    {client.clientName} {client.verified ? <span class="badge ok">verified</span> : <span class="badge plain">self-registered</span>}
-                    <br />
-                    <span class="muted small">allowed by {client.userName ?? client.userId}</span>
-                  </td>
-                  <td>
-                    <code>{client.redirectHost}</code>
-                  </td>
-                  <td>
-                    <code>{new URL(client.resource).pathname}</code>
-                  </td>
-                  <td>{formatDate(client.createdAt)}</td>
-                  <td>{formatDate(client.lastUsedAt)}</td>
-                  <td class="actions">
-                    {client.userId === user.id || canManage(access.role) ? (
-                      <ConfirmButton api={`/api/workspaces/${access.workspace.id}/oauth-clients/${client.grantId}/revoke`} confirm={`Disconnect ${client.clientName}? Its tokens are refused from the very next request.`} confirmLabel="Disconnect" ariaLabel={`Disconnect ${client.clientName}`}>Disconnect</ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {clients.length === 0 ? <p class="empty">No app is connected yet.</p> : null}
-        </div>
+        <DataTable
+          rows={clients}
+          empty="No app is connected yet."
+          rowAttributes={(client) => ({ 'data-grant-id': client.grantId })}
+          columns={[
+            {
+              label: 'App',
+              cell: (client) => (
+                <>
+                  {client.clientName} {client.verified ? <span class="badge ok">verified</span> : <span class="badge plain">self-registered</span>}
+                  <br />
+                  <span class="muted small">allowed by {client.userName ?? client.userId}</span>
+                </>
+              ),
+            },
+            { label: 'Sends access to', cell: (client) => <code>{client.redirectHost}</code> },
+            { label: 'Endpoint', cell: (client) => <code>{new URL(client.resource).pathname}</code> },
+            { label: 'Connected', cell: (client) => <DateTime iso={client.createdAt} /> },
+            { label: 'Last used', cell: (client) => <DateTime iso={client.lastUsedAt} /> },
+          ]}
+          actions={(client) =>
+            client.userId === user.id || canManage(access.role) ? (
+              <ConfirmButton
+                api={`/api/workspaces/${access.workspace.id}/oauth-clients/${client.grantId}/revoke`}
+                confirm={`Disconnect ${client.clientName}? Its tokens are refused from the very next request.`}
+                confirmLabel="Disconnect"
+                ariaLabel={`Disconnect ${client.clientName}`}
+              >
+                Disconnect
+              </ConfirmButton>
+            ) : null
+          }
+        />
       </section>
     </>
   );

@@ -8,7 +8,7 @@ interface RevealAnswer {
 }
 
 onAnswer<RevealAnswer>('reveal-inline', (data, source) => {
-  const cell = source.closest('tr')!.querySelector('[data-key-cell]')!;
+  const hint = source.closest('tr')!.querySelector('[data-key-hint]')!;
   const code = document.createElement('code');
   code.id = 'revealed-' + data.id;
   code.textContent = data.key;
@@ -20,7 +20,7 @@ onAnswer<RevealAnswer>('reveal-inline', (data, source) => {
   const wrap = document.createElement('span');
   wrap.className = 'secret';
   wrap.append(code, copy);
-  cell.replaceChildren(wrap);
+  hint.replaceWith(wrap);
   source.remove();
   copy.focus();
 });

@@ -2,7 +2,8 @@ import type { FC } from 'hono/jsx';
 import type { ApiKeyRecord } from '../../core/records';
 import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
-import { ConfirmButton, formatDate, TableHead } from './layout';
+import { ConfirmButton, DateTime } from './layout';
+import { DataTable } from './table';
 
 export interface CredentialTableProps {
   /** "key" or "token": how the rows and buttons name what they list. */
@@ -19,36 +20,33 @@ export interface CredentialTableProps {
 
 /** API keys and MCP tokens are listed the same way: name, hint, dates, status, and what this person may do. */
 export const CredentialTable: FC<CredentialTableProps> = ({ noun, credentials, base, access, user, revealable, revokeWarning }) => (
-  <div class="table-wrap">
-    <table>
-      <TableHead columns={['Name', noun === 'key' ? 'Key' : 'Token', 'Created', 'Last used', 'Status']} actions />
-      <tbody>
-        {credentials.map((credential) => {
-          const mayManage = !credential.revokedAt && (credential.createdBy === user.id || canManage(access.role));
-          return (
-            <tr class={credential.revokedAt ? 'revoked' : undefined} data-credential-id={credential.id}>
-              <td>{credential.name}</td>
-              <td data-key-cell>
-                <code>{credential.hint}</code>
-              </td>
-              <td>{formatDate(credential.createdAt)}</td>
-              <td>{formatDate(credential.lastUsedAt)}</td>
-              <td>{credential.revokedAt ? <span class="badge off">Revoked</span> : <span class="badge ok">Active</span>}</td>
-              <td class="actions">
-                {mayManage && revealable ? (
-                  <button type="button" class="secondary small" data-api={`${base}/${credential.id}/reveal`} data-then="reveal-inline" aria-label={`Reveal ${noun} ${credential.name}`}>
-                    Reveal
-                  </button>
-                ) : null}
-                {mayManage ? (
-                  <ConfirmButton api={`${base}/${credential.id}/revoke`} confirm={`Revoke "${credential.name}"? ${revokeWarning}`} confirmLabel={`Revoke ${noun}`} ariaLabel={`Revoke ${noun} ${credential.name}`}>Revoke</ConfirmButton>
-                ) : null}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
-    {credentials.length === 0 ? <p class="empty">{`No ${noun}s yet.`}</p> : null}
-  </div>
+  <DataTable
+    rows={credentials}
+    empty={`No ${noun}s yet.`}
+    rowAttributes={(credential) => ({ class: credential.revokedAt ? 'revoked' : undefined, 'data-credential-id': credential.id })}
+    columns={[
+      { label: 'Name', cell: (credential) => credential.name },
+      { label: noun === 'key' ? 'Key' : 'Token', cell: (credential) => <code data-key-hint>{credential.hint}</code> },
+      { label: 'Created', cell: (credential) => <DateTime iso={credential.createdAt} /> },
+      { label: 'Last used', cell: (credential) => <DateTime iso={credential.lastUsedAt} /> },
+      { label: 'Status', cell: (credential) => (credential.revokedAt ? <span class="badge off">Revoked</span> : <span class="badge ok">Active</span>) },
+    ]}
+    actions={(credential) => {
+      const mayManage = !credential.revokedAt && (credential.createdBy === user.id || canManage(access.role));
+      return (
+        <>
+          {mayManage && revealable ? (
+            <button type="button" class="secondary small" data-api={`${base}/${credential.id}/reveal`} data-then="reveal-inline" aria-label={`Reveal ${noun} ${credential.name}`}>
+              Reveal
+            </button>
+          ) : null}
+          {mayManage ? (
+            <ConfirmButton api={`${base}/${credential.id}/revoke`} confirm={`Revoke "${credential.name}"? ${revokeWarning}`} confirmLabel={`Revoke ${noun}`} ariaLabel={`Revoke ${noun} ${credential.name}`}>
+              Revoke
+            </ConfirmButton>
+          ) : null}
+        </>
+      );
+    }}
+  />
 );

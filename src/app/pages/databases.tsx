@@ -2,7 +2,8 @@ import type { FC } from 'hono/jsx';
 import type { Database } from '../../services/databases';
 import { DATABASE_LIMITS } from '../../core/database-limits';
 import { canManage } from '../members';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead, TableHead } from './layout';
+import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
+import { DataTable } from './table';
 import { getDatabase, listDatabases } from '../../services/databases';
 import { termsOf } from '../../services/plan-caps';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -36,32 +37,25 @@ export const DatabasesPage: FC<DatabasesPageProps> = (props) => {
       />
       <section class="card">
         <h2>Databases {limit === null ? null : <span class="muted small">(the plan allows {limit} in the organization)</span>}</h2>
-        <div class="table-wrap">
-          <table>
-            <TableHead columns={['Name', 'Id', 'Tables', 'Size', 'Created']} actions />
-            <tbody>
-              {databases.map((database) => (
-                <tr data-database-id={database.id}>
-                  <td>{database.name}</td>
-                  <td>
-                    <code>{database.id}</code>
-                  </td>
-                  <td>{database.tables && database.tables.length > 0 ? database.tables.join(', ') : <span class="muted">none</span>}</td>
-                  <td>{formatBytes(database.sizeBytes)}</td>
-                  <td>{formatDate(database.createdAt)}</td>
-                  <td class="actions">
-                    {canManage(access.role) ? (
-                      <ConfirmButton api={`${base}/${database.id}`} method="DELETE" confirm={`Delete ${database.name} and every table in it? This cannot be undone.`} confirmLabel="Delete database" ariaLabel={`Delete ${database.name}`}>
-                        Delete
-                      </ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {databases.length === 0 ? <p class="empty">No database yet.</p> : null}
-        </div>
+        <DataTable
+          rows={databases}
+          empty="No database yet."
+          rowAttributes={(database) => ({ 'data-database-id': database.id })}
+          columns={[
+            { label: 'Name', cell: (database) => database.name },
+            { label: 'Id', cell: (database) => <code>{database.id}</code> },
+            { label: 'Tables', cell: (database) => (database.tables && database.tables.length > 0 ? database.tables.join(', ') : <span class="muted">none</span>) },
+            { label: 'Size', cell: (database) => formatBytes(database.sizeBytes) },
+            { label: 'Created', cell: (database) => <DateTime iso={database.createdAt} /> },
+          ]}
+          actions={(database) =>
+            canManage(access.role) ? (
+              <ConfirmButton api={`${base}/${database.id}`} method="DELETE" confirm={`Delete ${database.name} and every table in it? This cannot be undone.`} confirmLabel="Delete database" ariaLabel={`Delete ${database.name}`}>
+                Delete
+              </ConfirmButton>
+            ) : null
+          }
+        />
       </section>
       <section class="card">
         <h2>Create a database</h2>

@@ -2,6 +2,8 @@
 // fields, sent as the job's inputs; the progress of running jobs followed until they end.
 import Papa from 'papaparse';
 import { $ } from '../browser/dashboard';
+import { jobReason, jobStatusLabel } from './job-status';
+import type { JobStatus, WaitingOn } from '../../core/protocols/job';
 
 interface JobOperation {
   name: string;
@@ -10,9 +12,9 @@ interface JobOperation {
 
 interface JobView {
   id: string;
-  status: string;
+  status: JobStatus;
   reason: string | null;
-  waitingOn: 'money' | 'plan' | 'key_limit' | null;
+  waitingOn: WaitingOn | null;
   counts: { total: number; succeeded: number; failed: number; pending: number };
   spentCents: number;
   finishedAt: string | null;
@@ -144,8 +146,8 @@ if (table && table.querySelector('tr[data-job-active]')) {
       $('[data-job-counts]', row)!.textContent =
         ' · ' + job.counts.succeeded + ' succeeded, ' + job.counts.failed + ' failed, ' + job.counts.pending + ' pending of ' + job.counts.total;
       $('[data-job-spent]', row)!.textContent = cents(job.spentCents);
-      $('[data-job-status]', row)!.textContent = job.status.replaceAll('_', ' ');
-      $('[data-job-reason]', row)!.textContent = job.reason ?? '';
+      $('[data-job-status]', row)!.textContent = jobStatusLabel(job.status, job.waitingOn);
+      $('[data-job-reason]', row)!.textContent = jobReason(job.reason, job.waitingOn);
       $('[data-job-money]', row)!.hidden = job.waitingOn !== 'money' && job.waitingOn !== 'plan';
       $('[data-job-limit]', row)!.hidden = job.waitingOn !== 'key_limit';
       if (job.finishedAt === null) running = true;

@@ -5,7 +5,9 @@ import { isEnded, listJobs, type JobView, viewOf } from '../../services/jobs/sto
 import { type Connection, listConnections } from '../../services/connections';
 import { type Database, listDatabases } from '../../services/databases';
 import { DASHBOARD_JOBS } from '../api/jobs';
-import { ConfirmButton, formatCents, formatDate, PageHead, TableHead } from './layout';
+import { ConfirmButton, DateTime, formatCents, PageHead } from './layout';
+import { jobReason, jobStatusLabel } from './job-status';
+import { type Column, DataTable } from './table';
 import { type WorkspaceProps, workspacePage } from './page';
 
 /** An operation a job may run, with the input fields a CSV's columns are mapped to. */
@@ -42,65 +44,98 @@ function jobOperations(): JobOperation[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** One job's row: its progress bar and figures carry data-* hooks the page's script updates while it runs. */
-const JobRow: FC<{ job: JobView; base: string; plans: string; keys: string }> = ({ job, base, plans, keys }) => {
-  const done = job.counts.succeeded + job.counts.failed;
-  const percent = job.counts.total === 0 ? 100 : Math.floor((done / job.counts.total) * 100);
-  return (
-    <tr data-job-id={job.id} data-job-active={isEnded(job.status) ? undefined : ''}>
-      <td>
-        {job.name ?? <span class="muted">Untitled</span>}
-        <br />
-        <code class="small muted">{job.operation}</code>
-        {job.connectionId ? <div class="muted small">{`through ${job.connectionId}`}</div> : null}
-        {job.into ? <div class="muted small">{`into ${job.into.table} (${job.into.databaseId})`}</div> : null}
-        <div class="muted small">{formatDate(job.createdAt)}</div>
-      </td>
-      <td>
-        <span class={STATUS_BADGE[job.status]} data-job-status>
-          {job.status.replaceAll('_', ' ')}
-        </span>
-        <div class="muted small" data-job-reason>
-          {job.reason ?? ''}
-        </div>
-        {/* The way out of a wait that fits it: credit or a plan for money, the API keys page for the key's own limit. */}
-        <a class="small" href={plans} data-job-money hidden={job.waitingOn !== 'money' && job.waitingOn !== 'plan'}>
-          Buy credit or change the plan
-        </a>
-        <a class="small" href={keys} data-job-limit hidden={job.waitingOn !== 'key_limit'}>
-          Raise the key's monthly limit
-        </a>
-      </td>
-      <td class="job-progress">
-        <progress max={job.counts.total} value={done} data-job-bar aria-label={`Progress of ${job.name ?? job.id}`}></progress>
-        <div class="small">
-          <span data-job-percent>{`${percent} %`}</span>
-          <span class="muted" data-job-counts>{` · ${job.counts.succeeded} succeeded, ${job.counts.failed} failed, ${job.counts.pending} pending of ${job.counts.total}`}</span>
-        </div>
-      </td>
-      <td class="num nowrap">
-        <span data-job-spent>{formatCents(job.spentCents)}</span>
-        <div class="muted small">{`of ${formatCents(job.quotedCents)}`}</div>
-      </td>
-      <td class="num">
-        <div class="actions">
-          {job.resultsDeleted ? (
-            <span class="muted small" title={`Results are kept 30 days after a job ends`}>Results deleted</span>
-          ) : (
-            <a class="button secondary small" href={`${base}/${job.id}/results.csv`} download={`${job.id}.csv`} aria-label={`Download the results of ${job.name ?? job.id} as CSV`}>
-              CSV
-            </a>
-          )}
-          {isEnded(job.status) ? null : (
-            <ConfirmButton api={`${base}/${job.id}/cancel`} confirm="Cancel this job? Items not started are never run nor charged." confirmLabel="Cancel job" ariaLabel={`Cancel ${job.name ?? job.id}`}>
-              Cancel
-            </ConfirmButton>
-          )}
-        </div>
-      </td>
-    </tr>
-  );
-};
+/**
+ * The jobs table's columns. The progress bar, figures and status carry data-* hooks the page's script updates
+ * while a job runs; a job's vendor account and database are named, their ids kept for the ones since removed.
+ */
+function jobColumns(connections: Connection[], databases: Database[], plans: string, keys: string): Column<JobView>[] {
+  const connectionName = (id: string) => connections.find((connection) => connection.id === id)?.name ?? id;
+  const databaseName = (id: string) => databases.find((database) => database.id === id)?.name ?? id;
+  return [
+    {
+      label: 'Job',
+      cell: (job) => (
+        <>
+          {job.name ?? <span class="muted">Untitled</span>}
+          <br />
+          <code class="small muted">{job.operation}</code>
+          {job.connectionId ? <div class="muted small">{`through ${connectionName(job.connectionId)}`}</div> : null}
+          {job.into ? <div class="muted small">{`into ${job.into.table} in database ${databaseName(job.into.databaseId)}`}</div> : null}
+          <div class="muted small">
+            <DateTime iso={job.createdAt} />
+          </div>
+        </>
+      ),
+    },
+    {
+      label: 'Status',
+      cell: (job) => (
+        <>
+          <span class={STATUS_BADGE[job.status]} data-job-status>
+            {jobStatusLabel(job.status, job.waitingOn)}
+          </span>
+          <div class="muted small" data-job-reason>
+            {jobReason(job.reason, job.waitingOn)}
+          </div>
+          {/* The way out of a wait that fits it: credit or a plan for money, the API keys page for the key's own limit. */}
+          <a class="small" href={plans} data-job-money hidden={job.waitingOn !== 'money' && job.waitingOn !== 'plan'}>
+            Buy credit or change the plan
+          </a>
+          <a class="small" href={keys} data-job-limit hidden={job.waitingOn !== 'key_limit'}>
+            Raise the key's monthly limit
+          </a>
+        </>
+      ),
+    },
+    {
+      label: 'Progress',
+      class: 'job-progress',
+      cell: (job) => {
+        const done = job.counts.succeeded + job.counts.failed;
+        const percent = job.counts.total === 0 ? 100 : Math.floor((done / job.counts.total) * 100);
+        return (
+          <>
+            <progress max={job.counts.total} value={done} data-job-bar aria-label={`Progress of ${job.name ?? job.id}`}></progress>
+            <div class="small">
+              <span data-job-percent>{`${percent} %`}</span>
+              <span class="muted" data-job-counts>{` · ${job.counts.succeeded} succeeded, ${job.counts.failed} failed, ${job.counts.pending} pending of ${job.counts.total}`}</span>
+            </div>
+          </>
+        );
+      },
+    },
+    {
+      label: 'Spent',
+      class: 'num nowrap',
+      cell: (job) => (
+        <>
+          <span data-job-spent>{formatCents(job.spentCents)}</span>
+          <div class="muted small">{`of ${formatCents(job.quotedCents)}`}</div>
+        </>
+      ),
+    },
+  ];
+}
+
+/** A job's buttons: its results as CSV while they are kept, and Cancel until it ends. */
+const JobActions: FC<{ job: JobView; base: string }> = ({ job, base }) => (
+  <div class="actions">
+    {job.resultsDeleted ? (
+      <span class="muted small" title={`Results are kept 30 days after a job ends`}>
+        Results deleted
+      </span>
+    ) : (
+      <a class="button secondary small" href={`${base}/${job.id}/results.csv`} download={`${job.id}.csv`} aria-label={`Download the results of ${job.name ?? job.id} as CSV`}>
+        CSV
+      </a>
+    )}
+    {isEnded(job.status) ? null : (
+      <ConfirmButton api={`${base}/${job.id}/cancel`} confirm="Cancel this job? Items not started are never run nor charged." confirmLabel="Cancel job" ariaLabel={`Cancel ${job.name ?? job.id}`}>
+        Cancel
+      </ConfirmButton>
+    )}
+  </div>
+);
 
 /** The workspace's data jobs, live while they run; a new one from an uploaded CSV whose columns are mapped to the operation's fields. */
 export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, databases, access }) => {
@@ -117,17 +152,14 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, dat
       />
       <section class="card">
         <h2>Jobs</h2>
-        <div class="table-wrap">
-          <table class="stacked-on-phone" data-jobs={base}>
-            <TableHead columns={['Job', 'Status', 'Progress', 'Spent']} actions />
-            <tbody>
-              {jobs.map((job) => (
-                <JobRow job={job} base={base} plans={`/w/${access.workspace.id}/plans`} keys={`/w/${access.workspace.id}/keys`} />
-              ))}
-            </tbody>
-          </table>
-          {jobs.length === 0 ? <p class="empty">No job yet. Start one below from a CSV.</p> : null}
-        </div>
+        <DataTable
+          rows={jobs}
+          empty="No job yet. Start one below from a CSV."
+          attributes={{ 'data-jobs': base }}
+          rowAttributes={(job) => ({ 'data-job-id': job.id, 'data-job-active': isEnded(job.status) ? undefined : '' })}
+          columns={jobColumns(connections, databases, `/w/${access.workspace.id}/plans`, `/w/${access.workspace.id}/keys`)}
+          actions={(job) => <JobActions job={job} base={base} />}
+        />
       </section>
       <section class="card">
         <h2>Start a job from a CSV</h2>
@@ -161,7 +193,7 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, dat
                 <option value={connection.id}>{`${connection.name} (${connection.vendor} ${connection.hint}, the plan's fee)`}</option>
               ))}
             </select>
-            <span class="hint">A connection runs every row with the workspace's own credentials; its vendor must serve the operation.</span>
+            <span class="hint">A vendor account runs every row with the workspace's own credentials; its vendor must serve the operation.</span>
             <span class="field-error" data-field-error="connectionId"></span>
           </div>
           <div class="field">

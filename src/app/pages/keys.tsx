@@ -4,7 +4,8 @@ import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
 import { CredentialTable } from './credentials';
-import { ApiForm, Field, formatCents, PageHead, TableHead } from './layout';
+import { ApiForm, Field, formatCents, PageHead } from './layout';
+import { DataTable } from './table';
 import { listKeysWithSpend } from '../../services/key-spend';
 import { trialState } from '../trial';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -95,7 +96,7 @@ export const PlanNotice: FC<{ access: KeysPageProps['access']; user: KeysPagePro
   }
   return (
     <div class="notice warn" role="status">
-      <strong>No plan yet.</strong> Keys work, but metered calls answer 402 <code>SUBSCRIPTION_REQUIRED</code> until this organization has a plan.{' '}
+      <strong>No plan yet.</strong> Keys work, but metered calls are refused until this organization has a plan.{' '}
       {trial.available && canManage(access.role) ? (
         <>
           Start the free trial: the {PLAN_TABLE[TRIAL.plan].name} plan with {formatCents(PLAN_TABLE[TRIAL.plan].allowanceCents)} of credit for {TRIAL.days} days, once per organization.{' '}
@@ -119,46 +120,55 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
   <section class="card" aria-labelledby="limits-title">
     <h2 id="limits-title">Spend this month and limits</h2>
     <p class="muted small">
-      A key with a limit is refused (402 <code>INSUFFICIENT_CREDITS</code>, naming the key's limit) once a call would take it past the limit this calendar month, UTC; calls in flight count, and so do the items of data jobs it submits. Empty: no limit of its own. Owners and admins set, raise and remove limits; a member may set one on their own key or lower it.
+      A key with a limit has a call refused, with a message naming the key's limit, once the call would take it past the limit this calendar month, UTC; calls in flight count, and so do the items of data jobs it submits. Empty: no limit of its own. Owners and admins set, raise and remove limits; a member may set one on their own key or lower it.
     </p>
-    <div class="table-wrap">
-      <table>
-        <TableHead columns={['Name', 'Spent this month', 'Monthly limit', 'Resets']} actions />
-        <tbody>
-          {keys.map((key) => (
-            <tr data-limit-key-id={key.id}>
-              <td>{key.name}</td>
-              <td data-spent-cents={String(key.spentThisMonthCents)}>
-                {formatCents(key.spentThisMonthCents)}
-                {key.inFlightCents > 0 ? <span class="muted small"> (+{formatCents(key.inFlightCents)} in flight)</span> : null}
-              </td>
-              <td data-limit-cents={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)}>{key.monthlyLimitCents === null ? 'No limit' : formatCents(key.monthlyLimitCents)}</td>
-              <td>{key.monthEndsAt.slice(0, 10)}</td>
-              <td class="actions">
-                {key.createdBy === user.id || canManage(access.role) ? (
-                  <ApiForm class="row limit-form" api={`${base}/${key.id}/limit`} method="PUT" then="reload">
-                    <input
-                      id={`limit-${key.id}`}
-                      aria-label={`Monthly limit in cents for ${key.name}`}
-                      name="monthlyLimitCents"
-                      type="number"
-                      min="0"
-                      step="1"
-                      value={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)}
-                      placeholder="no limit"
-                      required={!canManage(access.role)}
-                      max={canManage(access.role) || key.monthlyLimitCents === null ? undefined : String(key.monthlyLimitCents)}
-                    />
-                    <span class="muted small">cents</span>
-                    <button type="submit" class="secondary small" aria-label={`Set the monthly limit of ${key.name}`}>Set limit</button>
-                  </ApiForm>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      rows={keys}
+      empty="No active key."
+      rowAttributes={(key) => ({ 'data-limit-key-id': key.id })}
+      columns={[
+        { label: 'Name', cell: (key) => key.name },
+        {
+          label: 'Spent this month',
+          cell: (key) => (
+            <span data-spent-cents={String(key.spentThisMonthCents)}>
+              {formatCents(key.spentThisMonthCents)}
+              {key.inFlightCents > 0 ? <span class="muted small"> (+{formatCents(key.inFlightCents)} in flight)</span> : null}
+            </span>
+          ),
+        },
+        {
+          label: 'Monthly limit',
+          cell: (key) => <span data-limit-cents={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)}>{key.monthlyLimitCents === null ? 'No limit' : formatCents(key.monthlyLimitCents)}</span>,
+        },
+        { label: 'Resets', cell: (key) => <span class="nowrap">{key.monthEndsAt.slice(0, 10)}</span> },
+      ]}
+      actions={(key) =>
+        key.createdBy === user.id || canManage(access.role) ? (
+          <ApiForm class="row limit-form" api={`${base}/${key.id}/limit`} method="PUT" then="reload">
+            {/* One unbreakable group, so the button stays beside its figure however narrow the column. */}
+            <span class="limit-inputs">
+              <input
+                id={`limit-${key.id}`}
+                aria-label={`Monthly limit in cents for ${key.name}`}
+                name="monthlyLimitCents"
+                type="number"
+                min="0"
+                step="1"
+                value={key.monthlyLimitCents === null ? '' : String(key.monthlyLimitCents)}
+                placeholder="no limit"
+                required={!canManage(access.role)}
+                max={canManage(access.role) || key.monthlyLimitCents === null ? undefined : String(key.monthlyLimitCents)}
+              />
+              <span class="muted small">cents</span>
+              <button type="submit" class="secondary small" aria-label={`Set the monthly limit of ${key.name}`}>
+                Set limit
+              </button>
+            </span>
+          </ApiForm>
+        ) : null
+      }
+    />
   </section>
 );
 

@@ -213,25 +213,19 @@ export function formatDate(iso: string | null): string {
   return new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 }
 
+/** A moment as formatDate writes it, never broken across lines at its hyphens. */
+export const DateTime: FC<{ iso: string | null }> = ({ iso }) =>
+  iso ? (
+    <time datetime={iso} class="nowrap">
+      {formatDate(iso)}
+    </time>
+  ) : (
+    <>{formatDate(iso)}</>
+  );
+
 export function formatCents(cents: number): string {
   return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: cents % 1 === 0 ? 2 : 4 })}`;
 }
-
-/** A table's header row; `actions` adds the right-aligned column the row buttons sit in. */
-export const TableHead: FC<{ columns: string[]; actions?: boolean }> = ({ columns, actions }) => (
-  <thead>
-    <tr>
-      {columns.map((column) => (
-        <th scope="col">{column}</th>
-      ))}
-      {actions ? (
-        <th scope="col" class="num">
-          <span class="muted">Actions</span>
-        </th>
-      ) : null}
-    </tr>
-  </thead>
-);
 
 /** A destructive action: the page's script asks in its dialog first, then sends it to the JSON API. */
 export const ConfirmButton: FC<{ api: string; method?: 'DELETE'; confirm: string; confirmLabel: string; ariaLabel?: string; children: Child }> = (props) => (

@@ -1,7 +1,8 @@
 import type { FC } from 'hono/jsx';
 import type { Invitation } from '../invitations';
-import { canManage, listMembers, type Member, ROLES } from '../members';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead, TableHead } from './layout';
+import { canManage, listMembers, type Member, ROLE_LABELS, ROLES } from '../members';
+import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
+import { DataTable } from './table';
 import { listInvitations, occupiedSeats } from '../invitations';
 import { termsOf } from '../../services/plan-caps';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -42,8 +43,8 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
             <div class="field">
               <label for="field-role">Role</label>
               <select id="field-role" name="role">
-                <option value="member">Member</option>
-                <option value="admin">Admin</option>
+                <option value="member">{ROLE_LABELS.member}</option>
+                <option value="admin">{ROLE_LABELS.admin}</option>
               </select>
             </div>
             <button type="submit">Send invitation</button>
@@ -52,73 +53,81 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
       ) : null}
       <section class="card">
         <h2>Members</h2>
-        <div class="table-wrap">
-          <table>
-            <TableHead columns={['Name', 'Email', 'Role', 'Joined']} actions />
-            <tbody>
-              {members.map((member) => (
-                <tr data-member={member.email}>
-                  <td>
-                    {member.name}
-                    {member.userId === user.id ? <span class="muted small"> (you)</span> : null}
-                  </td>
-                  <td>{member.email}</td>
-                  <td>
-                    {manager && member.userId !== user.id ? (
-                      <ApiForm class="inline" api={`/api/organizations/${organizationId}/members/${member.userId}`} method="PATCH" then="reload">
-                        <select name="role" aria-label={`Role of ${member.name}`}>
-                          {ROLES.map((role) => (
-                            <option value={role} selected={role === member.role}>
-                              {role}
-                            </option>
-                          ))}
-                        </select>
-                        <button type="submit" class="secondary small">
-                          Save
-                        </button>
-                      </ApiForm>
-                    ) : (
-                      <span class="badge plain">{member.role}</span>
-                    )}
-                  </td>
-                  <td>{formatDate(member.joinedAt)}</td>
-                  <td class="actions">
-                    {manager && member.userId !== user.id ? (
-                      <ConfirmButton api={`/api/organizations/${organizationId}/members/${member.userId}`} method="DELETE" confirm={`Remove ${member.name} from ${access.organization.name}? They lose access at once, and so do the MCP tokens and sandbox keys they made; the API keys they made keep working until revoked.`} confirmLabel="Remove member">Remove</ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={members}
+          empty="No member."
+          rowAttributes={(member) => ({ 'data-member': member.email })}
+          columns={[
+            {
+              label: 'Name',
+              cell: (member) => (
+                <>
+                  {member.name}
+                  {member.userId === user.id ? <span class="muted small"> (you)</span> : null}
+                </>
+              ),
+            },
+            { label: 'Email', cell: (member) => member.email },
+            {
+              label: 'Role',
+              cell: (member) =>
+                manager && member.userId !== user.id ? (
+                  <ApiForm class="inline" api={`/api/organizations/${organizationId}/members/${member.userId}`} method="PATCH" then="reload">
+                    <select name="role" aria-label={`Role of ${member.name}`}>
+                      {ROLES.map((role) => (
+                        <option value={role} selected={role === member.role}>
+                          {ROLE_LABELS[role]}
+                        </option>
+                      ))}
+                    </select>
+                    <button type="submit" class="secondary small">
+                      Save
+                    </button>
+                  </ApiForm>
+                ) : (
+                  <span class="badge plain">{ROLE_LABELS[member.role]}</span>
+                ),
+            },
+            { label: 'Joined', cell: (member) => <DateTime iso={member.joinedAt} /> },
+          ]}
+          actions={(member) =>
+            manager && member.userId !== user.id ? (
+              <ConfirmButton
+                api={`/api/organizations/${organizationId}/members/${member.userId}`}
+                method="DELETE"
+                confirm={`Remove ${member.name} from ${access.organization.name}? They lose access at once, and so do the MCP tokens and sandbox keys they made; the API keys they made keep working until revoked.`}
+                confirmLabel="Remove member"
+              >
+                Remove
+              </ConfirmButton>
+            ) : null
+          }
+        />
       </section>
       <section class="card">
         <h2>Invitations</h2>
-        <div class="table-wrap">
-          <table>
-            <TableHead columns={['Email', 'Role', 'Sent', 'Status']} actions />
-            <tbody>
-              {invitations.map((invitation) => (
-                <tr data-invitation={invitation.email}>
-                  <td>{invitation.email}</td>
-                  <td>{invitation.role}</td>
-                  <td>{formatDate(invitation.createdAt)}</td>
-                  <td>
-                    <span class={`badge ${invitation.status === 'pending' ? 'ok' : invitation.status === 'accepted' ? 'plain' : 'off'}`}>{invitation.status}</span>
-                  </td>
-                  <td class="actions">
-                    {manager && invitation.status === 'pending' ? (
-                      <ConfirmButton api={`/api/organizations/${organizationId}/invitations/${invitation.id}/revoke`} confirm={`Withdraw the invitation to ${invitation.email}?`} confirmLabel="Withdraw">Withdraw</ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {invitations.length === 0 ? <p class="empty">No invitations yet.</p> : null}
-          {pending.length > 0 && !manager ? <p class="muted small">Owners and admins manage invitations.</p> : null}
-        </div>
+        <DataTable
+          rows={invitations}
+          empty="No invitations yet."
+          rowAttributes={(invitation) => ({ 'data-invitation': invitation.email })}
+          columns={[
+            { label: 'Email', cell: (invitation) => invitation.email },
+            { label: 'Role', cell: (invitation) => ROLE_LABELS[invitation.role] },
+            { label: 'Sent', cell: (invitation) => <DateTime iso={invitation.createdAt} /> },
+            {
+              label: 'Status',
+              cell: (invitation) => <span class={`badge ${invitation.status === 'pending' ? 'ok' : invitation.status === 'accepted' ? 'plain' : 'off'}`}>{invitation.status}</span>,
+            },
+          ]}
+          actions={(invitation) =>
+            manager && invitation.status === 'pending' ? (
+              <ConfirmButton api={`/api/organizations/${organizationId}/invitations/${invitation.id}/revoke`} confirm={`Withdraw the invitation to ${invitation.email}?`} confirmLabel="Withdraw">
+                Withdraw
+              </ConfirmButton>
+            ) : null
+          }
+        />
+        {pending.length > 0 && !manager ? <p class="muted small">Owners and admins manage invitations.</p> : null}
       </section>
     </>
   );

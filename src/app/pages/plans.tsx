@@ -50,7 +50,7 @@ const TrialOffer: FC<PlansPageProps> = ({ access, trial, user }) => {
   if (!trial.available) {
     return (
       <div class="notice warn" role="status">
-        <strong>No plan yet</strong>, and this organization's free trial was used: metered calls answer 402 <code>SUBSCRIPTION_REQUIRED</code> until a plan is chosen.
+        <strong>No plan yet</strong>, and this organization's free trial was used: metered calls are refused until a plan is chosen.
       </div>
     );
   }

@@ -3,7 +3,8 @@ import { clock } from '../../core/clock';
 import { SANDBOX_KEY_DAYS, type SandboxKey } from '../../services/sandbox-keys';
 import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
-import { ApiForm, ConfirmButton, formatDate, TableHead } from './layout';
+import { ApiForm, ConfirmButton, DateTime } from './layout';
+import { DataTable } from './table';
 
 /**
  * The keys page's sandbox section (issue 33): mint a sandbox key (scope workspace_dryrun), listed apart from
@@ -13,6 +14,7 @@ import { ApiForm, ConfirmButton, formatDate, TableHead } from './layout';
 export const SandboxKeysSection: FC<{ keys: SandboxKey[]; access: WorkspaceAccess; user: SessionUser; apiUrl: string }> = ({ keys, access, user, apiUrl }) => {
   const base = `/api/workspaces/${access.workspace.id}/sandbox-keys`;
   const now = clock.now();
+  const expired = (key: SandboxKey) => Date.parse(key.expiresAt) <= now;
   return (
     <section class="card" aria-labelledby="sandbox-title" data-sandbox-keys>
       <h2 id="sandbox-title">Sandbox keys</h2>
@@ -31,41 +33,33 @@ export const SandboxKeysSection: FC<{ keys: SandboxKey[]; access: WorkspaceAcces
         </div>
         <button type="submit">Create sandbox key</button>
       </ApiForm>
-      <div class="table-wrap">
-        <table>
-          <TableHead columns={['Name', 'Key', 'Created', 'Expires', 'Status']} actions />
-          <tbody>
-            {keys.map((key) => {
-              const expired = Date.parse(key.expiresAt) <= now;
-              const mayRevoke = !key.revokedAt && !expired && (key.createdBy === user.id || canManage(access.role));
-              return (
-                <tr class={key.revokedAt || expired ? 'revoked' : undefined} data-sandbox-key-id={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>{key.hint}</code>
-                  </td>
-                  <td>{formatDate(key.createdAt)}</td>
-                  <td>{formatDate(key.expiresAt)}</td>
-                  <td>{key.revokedAt ? <span class="badge off">Revoked</span> : expired ? <span class="badge off">Expired</span> : <span class="badge ok">Active</span>}</td>
-                  <td class="actions">
-                    {mayRevoke ? (
-                      <ConfirmButton
-                        api={`${base}/${key.id}/revoke`}
-                        confirm={`Revoke "${key.name}"? Calls with it are refused from the very next request.`}
-                        confirmLabel="Revoke sandbox key"
-                        ariaLabel={`Revoke sandbox key ${key.name}`}
-                      >
-                        Revoke
-                      </ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-        {keys.length === 0 ? <p class="empty">No sandbox keys yet.</p> : null}
-      </div>
+      <DataTable
+        rows={keys}
+        empty="No sandbox keys yet."
+        rowAttributes={(key) => ({ class: key.revokedAt || expired(key) ? 'revoked' : undefined, 'data-sandbox-key-id': key.id })}
+        columns={[
+          { label: 'Name', cell: (key) => key.name },
+          { label: 'Key', cell: (key) => <code>{key.hint}</code> },
+          { label: 'Created', cell: (key) => <DateTime iso={key.createdAt} /> },
+          { label: 'Expires', cell: (key) => <DateTime iso={key.expiresAt} /> },
+          {
+            label: 'Status',
+            cell: (key) => (key.revokedAt ? <span class="badge off">Revoked</span> : expired(key) ? <span class="badge off">Expired</span> : <span class="badge ok">Active</span>),
+          },
+        ]}
+        actions={(key) =>
+          !key.revokedAt && !expired(key) && (key.createdBy === user.id || canManage(access.role)) ? (
+            <ConfirmButton
+              api={`${base}/${key.id}/revoke`}
+              confirm={`Revoke "${key.name}"? Calls with it are refused from the very next request.`}
+              confirmLabel="Revoke sandbox key"
+              ariaLabel={`Revoke sandbox key ${key.name}`}
+            >
+              Revoke
+            </ConfirmButton>
+          ) : null
+        }
+      />
     </section>
   );
 };

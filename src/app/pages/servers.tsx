@@ -3,7 +3,8 @@ import type { CustomServer } from '../../services/custom-mcp-servers';
 import { DATA_TOOLS } from '../../operations/tools';
 import { PLATFORMS } from '../../operations/platforms';
 import { canManage } from '../members';
-import { ApiForm, ConfirmButton, Field, formatDate, PageHead } from './layout';
+import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
+import { DataTable } from './table';
 import { listServers } from '../../services/custom-mcp-servers';
 import { resourceUrl } from '../../services/oauth/resources';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -35,46 +36,38 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
       />
       <section class="card">
         <h2>Servers</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">URL</th>
-                <th scope="col">Tools</th>
-                <th scope="col">Created</th>
-                <th scope="col" class="num">
-                  <span class="muted">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {servers.map((server) => (
-                <tr data-server-id={server.id}>
-                  <td>
-                    {server.name} {server.isDefault ? <span class="badge ok">default</span> : null}
-                  </td>
-                  <td>
-                    <code class="url">{server.url}</code>
-                  </td>
-                  <td>{server.tools.length}</td>
-                  <td>{formatDate(server.createdAt)}</td>
-                  <td class="actions">
-                    {manager && !server.isDefault ? (
-                      <button type="button" class="secondary small" data-api={`${base}/${server.id}/default`} aria-label={`Make ${server.name} the default`}>
-                        Make default
-                      </button>
-                    ) : null}
-                    {manager ? (
-                      <ConfirmButton api={`${base}/${server.id}`} method="DELETE" confirm={`Delete ${server.name}? Apps connected to it are disconnected.`} confirmLabel="Delete server" ariaLabel={`Delete ${server.name}`}>Delete</ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {servers.length === 0 ? <p class="empty">No server yet: /mcp serves every tool.</p> : null}
-        </div>
+        <DataTable
+          rows={servers}
+          empty="No server yet: /mcp serves every tool."
+          rowAttributes={(server) => ({ 'data-server-id': server.id })}
+          columns={[
+            {
+              label: 'Name',
+              cell: (server) => (
+                <>
+                  {server.name} {server.isDefault ? <span class="badge ok">default</span> : null}
+                </>
+              ),
+            },
+            { label: 'URL', cell: (server) => <code class="url">{server.url}</code> },
+            { label: 'Tools', cell: (server) => server.tools.length },
+            { label: 'Created', cell: (server) => <DateTime iso={server.createdAt} /> },
+          ]}
+          actions={(server) => (
+            <>
+              {manager && !server.isDefault ? (
+                <button type="button" class="secondary small" data-api={`${base}/${server.id}/default`} aria-label={`Make ${server.name} the default`}>
+                  Make default
+                </button>
+              ) : null}
+              {manager ? (
+                <ConfirmButton api={`${base}/${server.id}`} method="DELETE" confirm={`Delete ${server.name}? Apps connected to it are disconnected.`} confirmLabel="Delete server" ariaLabel={`Delete ${server.name}`}>
+                  Delete
+                </ConfirmButton>
+              ) : null}
+            </>
+          )}
+        />
       </section>
       {manager ? (
         <section class="card">

@@ -1,6 +1,8 @@
 import type { Child, FC } from 'hono/jsx';
-import { canManage, type MembershipSummary } from '../members';
-import { ApiForm, Field, formatDate, PageHead, TableHead } from './layout';
+import { PLAN_TABLE } from '../../core/plans';
+import { canManage, type MembershipSummary, ROLE_LABELS } from '../members';
+import { ApiForm, DateTime, Field, PageHead } from './layout';
+import { DataTable } from './table';
 import { type WorkspaceProps, workspacePage } from './page';
 
 export const SettingsPage: FC<WorkspaceProps> = (props) => {
@@ -14,39 +16,37 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
         <dl class="facts">
           <Fact label="Name" value={access.organization.name} />
           <Fact label="Id" value={<code>{access.organization.id}</code>} />
-          <Fact label="Plan" value={access.organization.plan ?? 'None yet'} />
-          <Fact label="Your role" value={access.role} />
+          <Fact label="Plan" value={access.organization.plan ? PLAN_TABLE[access.organization.plan].name : 'None yet'} />
+          <Fact label="Your role" value={ROLE_LABELS[access.role]} />
         </dl>
       </section>
       <section class="card">
         <h2>Workspaces</h2>
         <p class="muted small">Each workspace has its own keys, MCP tokens, rate window and usage; all of them spend from the organization's credits.</p>
-        <div class="table-wrap">
-          <table>
-            <TableHead columns={['Name', 'Id', 'Created']} />
-            <tbody>
-              {organization.workspaces.map((workspace) => (
-                <tr>
-                  <td>
-                    <a href={`/w/${workspace.id}/keys`}>{workspace.name}</a>
-                    {workspace.id === access.workspace.id ? <span class="badge plain"> current</span> : null}
-                  </td>
-                  <td>
-                    <code>{workspace.id}</code>
-                  </td>
-                  <td>{formatDate(workspace.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={organization.workspaces}
+          empty="No workspace."
+          columns={[
+            {
+              label: 'Name',
+              cell: (workspace) => (
+                <>
+                  <a href={`/w/${workspace.id}/keys`}>{workspace.name}</a>{' '}
+                  {workspace.id === access.workspace.id ? <span class="badge plain">current</span> : null}
+                </>
+              ),
+            },
+            { label: 'Id', cell: (workspace) => <code>{workspace.id}</code> },
+            { label: 'Created', cell: (workspace) => <DateTime iso={workspace.createdAt} /> },
+          ]}
+        />
         {canManage(access.role) ? (
-          <ApiForm class="row gap-top" api={`/api/organizations/${access.organization.id}/workspaces`} then="reload">
+          <ApiForm class="row" api={`/api/organizations/${access.organization.id}/workspaces`} then="reload">
             <Field name="name" label="New workspace" placeholder="e.g. Staging" maxlength={100} />
             <button type="submit">Create workspace</button>
           </ApiForm>
         ) : (
-          <p class="muted small gap-top">Owners and admins create workspaces.</p>
+          <p class="muted small">Owners and admins create workspaces.</p>
         )}
       </section>
       <section class="card">
@@ -54,7 +54,7 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
         <dl class="facts">
           <Fact label="Name" value={user.name} />
           <Fact label="Email" value={user.email} />
-          <Fact label="Member since" value={formatDate(user.createdAt)} />
+          <Fact label="Member since" value={<DateTime iso={user.createdAt} />} />
         </dl>
       </section>
     </>

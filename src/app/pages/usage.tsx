@@ -1,16 +1,18 @@
 import type { FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
+import { type Plan, PLAN_TABLE } from '../../core/plans';
 import { dailySpend, type DailySpend, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
 import { balanceInCents, currentStatement } from '../../services/wallet';
 import type { WorkspaceAccess } from '../members';
 import { trialState } from '../trial';
 import { DailySpendChart, OperationSpendChart } from './charts';
 import { PlanNotice } from './keys';
-import { formatCents, formatDate, PageHead } from './layout';
+import { DateTime, formatCents, PageHead } from './layout';
+import { DataTable } from './table';
 import { type WorkspaceProps, workspacePage } from './page';
 
 export interface Credits {
-  plan: string | null;
+  plan: Plan | null;
   purchasedBalanceCents: number;
   subscriptionRemainingCents: number;
   subscriptionAllowanceCents: number;
@@ -50,15 +52,6 @@ export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick
   return { report, days, trial, credits: { plan: access.organization.plan, ...balanceInCents(balance) }, callsInTransit: charged.length - arrived };
 }
 
-const PLAN_NAMES: Record<string, string> = {
-  payg: 'Pay as you go',
-  solo: 'Solo',
-  toolkit: 'Toolkit',
-  team: 'Team',
-  toolkit_all_access: 'Toolkit All-Access',
-  business: 'Business',
-};
-
 export const UsagePage: FC<UsagePageProps> = (props) => {
   const { report, days, credits, access, callsInTransit } = props;
   const updating = callsInTransit > 0 ? `updating: ${callsInTransit} more ${callsInTransit === 1 ? 'call' : 'calls'} charged a moment ago` : undefined;
@@ -70,7 +63,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
         <Stat label="Available" value={formatCents(credits.availableCents)} />
         <Stat label="Purchased balance" value={formatCents(credits.purchasedBalanceCents)} />
         <Stat label="Plan allowance left" value={`${formatCents(credits.subscriptionRemainingCents)}`} note={credits.periodEnd && credits.subscriptionAllowanceCents > 0 ? `of ${formatCents(credits.subscriptionAllowanceCents)}, resets ${credits.periodEnd.slice(0, 10)}` : undefined} />
-        <Stat label="Plan" value={credits.plan ? (PLAN_NAMES[credits.plan] ?? credits.plan) : 'None'} note={credits.heldCents > 0 ? `${formatCents(credits.heldCents)} held by calls in flight` : undefined} />
+        <Stat label="Plan" value={credits.plan ? PLAN_TABLE[credits.plan].name : 'None'} note={credits.heldCents > 0 ? `${formatCents(credits.heldCents)} held by calls in flight` : undefined} />
       </div>
       {/* data-reload-soon: the script loads the page again once, a second later, when the calls catch up. */}
       <div class="grid" aria-label={`Calls of ${access.workspace.name}`} data-reload-soon={updating ? '' : undefined}>
@@ -92,43 +85,37 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
       </section>
       <section class="card">
         <h2>Recent calls</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">Cost</th>
-                <th scope="col" class="num">Latency</th>
-                <th scope="col">Request</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.rows.map((row) => (
-                <tr>
-                  <td>{formatDate(row.createdAt)}</td>
-                  <td>
-                    <code>{row.operation}</code>
-                    {row.jobId ? <span class="muted small" title={row.jobId}> job</span> : null}
-                  </td>
-                  <td>{row.status < 400 ? <span class="badge ok">{row.status}</span> : <span class="badge off">{`${row.status} ${row.errorCode ?? ''}`}</span>}</td>
-                  <td class="num">
-                    {formatCents(row.costCents)}
-                    {row.cached ? <span class="muted small"> cached</span> : null}
-                    {row.sandbox ? <span class="muted small"> sandbox</span> : null}
-                    {row.connectionId ? <span class="muted small" title={row.connectionId}> own account</span> : null}
-                  </td>
-                  <td class="num">{`${row.latencyMs} ms`}</td>
-                  <td>
-                    <code class="muted">{row.requestId}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {report.rows.length === 0 ? <p class="empty">No calls in the last 30 days.</p> : null}
-        </div>
+        <DataTable
+          rows={report.rows}
+          empty="No calls in the last 30 days."
+          columns={[
+            { label: 'When', cell: (row) => <DateTime iso={row.createdAt} /> },
+            {
+              label: 'Operation',
+              cell: (row) => (
+                <>
+                  <code>{row.operation}</code>
+                  {row.jobId ? <span class="muted small" title={row.jobId}> job</span> : null}
+                </>
+              ),
+            },
+            { label: 'Status', cell: (row) => (row.status < 400 ? <span class="badge ok">{row.status}</span> : <span class="badge off">{`${row.status} ${row.errorCode ?? ''}`}</span>) },
+            {
+              label: 'Cost',
+              class: 'num',
+              cell: (row) => (
+                <>
+                  {formatCents(row.costCents)}
+                  {row.cached ? <span class="muted small"> cached</span> : null}
+                  {row.sandbox ? <span class="muted small"> sandbox</span> : null}
+                  {row.connectionId ? <span class="muted small" title={row.connectionId}> own account</span> : null}
+                </>
+              ),
+            },
+            { label: 'Latency', class: 'num', cell: (row) => `${row.latencyMs} ms` },
+            { label: 'Request', cell: (row) => <code class="muted">{row.requestId}</code> },
+          ]}
+        />
       </section>
     </>
   );

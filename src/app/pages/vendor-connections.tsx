@@ -3,7 +3,8 @@ import { PLAN_TABLE } from '../../core/plans';
 import { CONNECTABLE_VENDORS } from '../../services/connections-vendors';
 import { type Connection, listConnections } from '../../services/connections';
 import { canManage } from '../members';
-import { ApiForm, ConfirmButton, Field, formatCents, formatDate, PageHead, TableHead } from './layout';
+import { ApiForm, ConfirmButton, DateTime, Field, formatCents, PageHead } from './layout';
+import { DataTable } from './table';
 import { type WorkspaceProps, workspacePage } from './page';
 
 export interface VendorConnectionsPageProps extends WorkspaceProps {
@@ -36,46 +37,37 @@ export const VendorConnectionsPage: FC<VendorConnectionsPageProps> = ({ connecti
       />
       <section class="card" aria-labelledby="connections-title">
         <h2 id="connections-title">Accounts</h2>
-        <div class="table-wrap">
-          <table>
-            <TableHead columns={['Name', 'Vendor', 'Secret', 'Status', 'Last checked', 'Id']} actions />
-            <tbody>
-              {connections.map((connection) => (
-                <tr data-connection-id={connection.id}>
-                  <td>{connection.name}</td>
-                  <td>{labelOf(connection.vendor)}</td>
-                  <td>
-                    <code>{connection.hint}</code>
-                  </td>
-                  <td>
-                    <span class={STATUS_BADGE[connection.status]}>{connection.status}</span>
-                  </td>
-                  <td>{formatDate(connection.lastCheckedAt)}</td>
-                  <td>
-                    <code class="small">{connection.id}</code>
-                  </td>
-                  <td class="actions">
-                    <button type="button" class="secondary small" data-api={`${base}/${connection.id}/check`} data-then="reload" aria-label={`Check ${connection.name} with the vendor`}>
-                      Check
-                    </button>
-                    {manager ? (
-                      <ConfirmButton
-                        api={`${base}/${connection.id}`}
-                        method="DELETE"
-                        confirm={`Remove "${connection.name}"? Its credentials are deleted and calls through it answer 404.`}
-                        confirmLabel="Remove account"
-                        ariaLabel={`Remove ${connection.name}`}
-                      >
-                        Remove
-                      </ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {connections.length === 0 ? <p class="empty">No vendor account yet.</p> : null}
-        </div>
+        <DataTable
+          rows={connections}
+          empty="No vendor account yet."
+          rowAttributes={(connection) => ({ 'data-connection-id': connection.id })}
+          columns={[
+            { label: 'Name', cell: (connection) => connection.name },
+            { label: 'Vendor', cell: (connection) => labelOf(connection.vendor) },
+            { label: 'Secret', cell: (connection) => <code>{connection.hint}</code> },
+            { label: 'Status', cell: (connection) => <span class={STATUS_BADGE[connection.status]}>{connection.status}</span> },
+            { label: 'Last checked', cell: (connection) => <DateTime iso={connection.lastCheckedAt} /> },
+            { label: 'Id', cell: (connection) => <code class="small">{connection.id}</code> },
+          ]}
+          actions={(connection) => (
+            <>
+              <button type="button" class="secondary small" data-api={`${base}/${connection.id}/check`} data-then="reload" aria-label={`Check ${connection.name} with the vendor`}>
+                Check
+              </button>
+              {manager ? (
+                <ConfirmButton
+                  api={`${base}/${connection.id}`}
+                  method="DELETE"
+                  confirm={`Remove "${connection.name}"? Its credentials are deleted and calls through it answer 404.`}
+                  confirmLabel="Remove account"
+                  ariaLabel={`Remove ${connection.name}`}
+                >
+                  Remove
+                </ConfirmButton>
+              ) : null}
+            </>
+          )}
+        />
       </section>
       {manager ? (
         <section class="card" aria-labelledby="add-connection-title">

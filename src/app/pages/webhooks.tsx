@@ -3,7 +3,8 @@ import type { Delivery } from '../../core/webhook-delivery';
 import { DEFAULT_CREDITS_LOW_THRESHOLD_CENTS, type WebhookEndpoint } from '../../services/webhooks/endpoints';
 import { EVENT_NAMES, EVENT_TYPES } from '../../core/webhook-events';
 import { canManage } from '../members';
-import { ApiForm, ConfirmButton, Field, formatCents, formatDate, PageHead } from './layout';
+import { ApiForm, ConfirmButton, DateTime, Field, formatCents, PageHead } from './layout';
+import { DataTable } from './table';
 import { listEndpointsWithDeliveries } from '../../services/webhooks/endpoints';
 import { webhookEventsUsed } from '../../services/webhooks/event-cap';
 import { termsOf } from '../../services/plan-caps';
@@ -42,7 +43,7 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
               </h2>
               <p class="muted small">
                 {endpoint.events.join(', ')}
-                {endpoint.events.includes('credits.low') ? ` · credits.low below ${formatCents(endpoint.creditsLowThresholdCents)}` : ''} · added {formatDate(endpoint.createdAt)}
+                {endpoint.events.includes('credits.low') ? ` · credits.low below ${formatCents(endpoint.creditsLowThresholdCents)}` : ''} · added <DateTime iso={endpoint.createdAt} />
               </p>
             </div>
             {manager ? (
@@ -56,46 +57,46 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
               </div>
             ) : null}
           </header>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Next attempt</th>
-                </tr>
-              </thead>
-              <tbody>
-                {endpoint.deliveries.map((delivery) => (
-                  <tr data-delivery-id={delivery.id}>
-                    <td>
-                      {delivery.type}
-                      <br />
-                      <code class="small muted">{delivery.id}</code>
-                    </td>
-                    <td>
-                      <span class={STATE_BADGE[delivery.state]}>{delivery.state}</span>
-                      {delivery.reason ? <span class="muted small"> {delivery.reason}</span> : null}
-                    </td>
-                    <td>
-                      {delivery.attempts.length === 0 ? '—' : null}
-                      {delivery.attempts.map((attempt) => (
+          <DataTable
+            rows={endpoint.deliveries}
+            empty="Nothing sent yet. Send a test to see a delivery here."
+            rowAttributes={(delivery) => ({ 'data-delivery-id': delivery.id })}
+            columns={[
+              {
+                label: 'Event',
+                cell: (delivery) => (
+                  <>
+                    {delivery.type}
+                    <br />
+                    <code class="small muted">{delivery.id}</code>
+                  </>
+                ),
+              },
+              {
+                label: 'State',
+                cell: (delivery) => (
+                  <>
+                    <span class={STATE_BADGE[delivery.state]}>{delivery.state}</span>
+                    {delivery.reason ? <span class="muted small"> {delivery.reason}</span> : null}
+                  </>
+                ),
+              },
+              {
+                label: 'Attempts',
+                cell: (delivery) =>
+                  delivery.attempts.length === 0
+                    ? '—'
+                    : delivery.attempts.map((attempt) => (
                         <div class="small" title={attempt.error ?? undefined}>
-                          #{attempt.attempt} {formatDate(attempt.at)}: {attempt.status === null ? 'no answer' : `HTTP ${attempt.status}`}
+                          #{attempt.attempt} <DateTime iso={attempt.at} />: {attempt.status === null ? 'no answer' : `HTTP ${attempt.status}`}
                           {attempt.error && attempt.status === null ? <span class="muted"> ({attempt.error})</span> : null}
                         </div>
-                      ))}
-                    </td>
-                    <td>{formatDate(delivery.createdAt)}</td>
-                    <td>{formatDate(delivery.nextAttemptAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {endpoint.deliveries.length === 0 ? <p class="empty">Nothing sent yet. Send a test to see a delivery here.</p> : null}
-          </div>
+                      )),
+              },
+              { label: 'Created', cell: (delivery) => <DateTime iso={delivery.createdAt} /> },
+              { label: 'Next attempt', cell: (delivery) => <DateTime iso={delivery.nextAttemptAt} /> },
+            ]}
+          />
         </section>
       ))}
       {endpoints.length === 0 ? (

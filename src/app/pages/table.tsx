@@ -1,0 +1,67 @@
+import type { Child } from 'hono/jsx';
+
+/** A column of a DataTable: its header, and what each row shows under it. */
+export interface Column<Row> {
+  label: string;
+  cell: (row: Row) => Child;
+  /** `num` for a figure (right-aligned, the header too), `nowrap` for a cell that must not break, or a page's own. */
+  class?: string;
+}
+
+export interface DataTableProps<Row> {
+  rows: readonly Row[];
+  columns: Column<Row>[];
+  /** The row's buttons, in a last column headed "Actions". */
+  actions?: (row: Row) => Child;
+  /** The row's own attributes: the hooks the page's script and the tests find it by, a class. */
+  rowAttributes?: (row: Row) => Record<string, string | undefined>;
+  /** The table's own attributes, for a page's script. */
+  attributes?: Record<string, string>;
+  /** Said instead of the table while it has no row: a header over nothing says less than a sentence. */
+  empty: Child;
+}
+
+/**
+ * The dashboard's list of things: a table on a wide screen; on a phone (table.stacked-on-phone in styles.ts)
+ * each row is a block, its cells one under another, each under its column's name (`data-label`, written
+ * here from the column, so a label cannot drift from its header), and no column starts off the screen.
+ */
+export function DataTable<Row>({ rows, columns, actions, rowAttributes, attributes, empty }: DataTableProps<Row>) {
+  return (
+    <div class="table-wrap">
+      {rows.length === 0 ? (
+        <p class="empty">{empty}</p>
+      ) : (
+        <table class="stacked-on-phone" {...attributes}>
+          <thead>
+            <tr>
+              {columns.map((column) => (
+                <th scope="col" class={column.class}>
+                  {column.label}
+                </th>
+              ))}
+              {actions ? (
+                <th scope="col" class="num">
+                  <span class="muted">Actions</span>
+                </th>
+              ) : null}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr {...rowAttributes?.(row)}>
+                {columns.map((column) => (
+                  <td class={column.class} data-label={column.label}>
+                    {column.cell(row)}
+                  </td>
+                ))}
+                {actions ? <td class="actions">{actions(row)}</td> : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
