@@ -7,7 +7,7 @@ import { readSession } from '../auth/sessions';
 import type { DashboardEnv } from '../context';
 import { canManage, type MembershipSummary, membershipsOf } from '../members';
 import { TRIAL, trialState } from '../trial';
-import { CardPage, Document, formatCents } from './layout';
+import { CardPage, formatCents } from './layout';
 import { NO_STORE, sitePage } from './page';
 import { TrialStart } from './trial-start';
 import type { SessionUser } from '../context';
@@ -30,12 +30,12 @@ export async function consentRequestAt(env: Env, path: string): Promise<ConsentR
 
 function expired(c: Context<DashboardEnv>) {
   return c.html(
-    <Document title="Request expired">
-      <main class="error-page">
+    <CardPage title="Request expired">
+      <div class="card">
         <h1>This request has expired</h1>
-        <p class="muted">Authorization requests last ten minutes and can be answered once. Start connecting again from your app.</p>
-      </main>
-    </Document>,
+        <p class="lede">Authorization requests last ten minutes and can be answered once. Start connecting again from your app.</p>
+      </div>
+    </CardPage>,
     404,
     NO_STORE,
   );
@@ -65,7 +65,7 @@ const NoPlanNotice: FC<{ organization: Unplanned; named: boolean; user: SessionU
           (in a new tab){organization.trialAvailable ? '; owners and admins can start the free trial.' : '; its free trial was used.'}
         </>
       )}{' '}
-      You can allow now, but until it has a plan every tool call answers 402 <code>SUBSCRIPTION_REQUIRED</code>.{' '}
+      You can allow now, but until it has a plan every metered tool call is refused.{' '}
       {canStart ? <TrialStart organizationId={organization.id} user={user} small /> : null}
     </div>
   );

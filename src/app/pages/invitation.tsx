@@ -30,12 +30,14 @@ export const InvitationPage: FC<{ invitation: (Invitation & { organizationName: 
             <>
               <p class="small muted">Signed in as {user.email}.</p>
               <p class="form-error" id="page-status" role="alert"></p>
-              <button type="button" data-api={`/api/invitations${path.slice('/invitations'.length)}/accept`} data-then="go:/">
-                Accept invitation
-              </button>
+              <p class="centered">
+                <button type="button" data-api={`/api/invitations${path.slice('/invitations'.length)}/accept`} data-then="go:/">
+                  Accept invitation
+                </button>
+              </p>
             </>
           ) : (
-            <p>
+            <p class="centered">
               <a class="button" href={`/signup?next=${encodeURIComponent(path)}`}>
                 Create an account
               </a>{' '}

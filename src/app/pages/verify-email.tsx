@@ -16,7 +16,7 @@ export const VerifyEmailPage: FC<Outcome> = (outcome) => (
           <p class="lede">
             <strong>{outcome.confirmed}</strong> is confirmed: the free trial can now be started from the dashboard.
           </p>
-          <p>
+          <p class="centered">
             <a class="button" href="/">
               Go to the dashboard
             </a>
@@ -26,8 +26,10 @@ export const VerifyEmailPage: FC<Outcome> = (outcome) => (
         <>
           <h1>This link does not confirm anything</h1>
           <p class="lede">{outcome.refused}</p>
-          <p>
-            <a href="/">Go to the dashboard</a>
+          <p class="centered">
+            <a class="button" href="/">
+              Go to the dashboard
+            </a>
           </p>
         </>
       )}
