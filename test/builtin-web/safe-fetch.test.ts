@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MIN_INFLATED_BYTES, SafeFetcher } from '../../src/providers/builtin-web/safe-fetch';
 import { parseAllowedHosts } from '../../src/providers/builtin-web/settings';
+import { FAKE_DNS_URL } from '../fakes/web-sites';
 import { settings, signal, streamedPage, web } from './support';
 
 function fetcherFor(options: { allow?: string; dnsUrl?: string; signal?: AbortSignal } = {}) {
@@ -188,6 +189,19 @@ describe('fails what cannot be fetched safely, uncharged', () => {
     const { site, fetcher } = fetcherFor();
     await expect(fetcher.fetch('https://resolver-error.example.com/')).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE', status: 503, message: expect.stringContaining('HTTP 500') });
     expect(site.requests.every((url) => url.startsWith('https://dns.fake/'))).toBe(true);
+  });
+
+  it("says a connection that could not be made in words, not as workerd's 'internal error; reference = …'", async () => {
+    const site = web();
+    const fetcher = new SafeFetcher({
+      settings: settings(),
+      signal: signal(),
+      // The resolver answers; the page's own connection fails as workerd reports a refused one.
+      fetch: (input, init) => (String(input).startsWith(FAKE_DNS_URL) ? site.fetch(input, init) : Promise.reject(new Error('internal error; reference = 1jr8q0c5v0e2'))),
+    });
+    const refusal = fetcher.fetch('https://news.example.com/2026/harbour-dredging');
+    await expect(refusal).rejects.toMatchObject({ code: 'PROVIDER_ERROR', status: 502, message: expect.stringContaining('network error (no connection could be made)') });
+    await expect(refusal).rejects.toMatchObject({ message: expect.not.stringContaining('reference') });
   });
 
   it('fails closed when the resolver cannot be reached: 503 PROVIDER_UNAVAILABLE, our own dependency, with a wait', async () => {
