@@ -175,6 +175,40 @@ describe('authorization and tokens', () => {
     expect((await listTools('/mcp', latest.access_token)).status).toBe(401);
   });
 
+  it('keeps a grant in use going 30 days past each refresh, for a year from consent at most; one left 30 days ends', async () => {
+    const person = await signUp();
+    const tokens = await connect(person);
+    const DAY = 24 * 60 * 60_000;
+    const refreshAt = async (day: number, refreshToken: string) => {
+      later(day * DAY);
+      return form('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId });
+    };
+    // Refreshed every 29 days: past the 30 days from consent, and on until the year is out.
+    let current = tokens.refresh_token;
+    for (let day = 29; day < 365; day += 29) {
+      const answer = await refreshAt(day, current);
+      expect({ day, status: answer.status }).toEqual({ day, status: 200 });
+      const next = (await answer.json()) as { refresh_token: string; access_token: string; expires_in: number };
+      current = next.refresh_token;
+      expect(next.expires_in).toBe(15 * 60);
+    }
+    // The last refresh was on day 348: the access token it gave ends with the grant, a year after consent.
+    const last = await refreshAt(364, current);
+    expect(last.status).toBe(200);
+    const final = (await last.json()) as { refresh_token: string };
+    const expired = await oauthError(await refreshAt(366, final.refresh_token));
+    expect(expired.body.error_description).toContain('expired');
+
+    // Another grant, left alone for 31 days after a refresh, ends.
+    clock.now = realNow;
+    const idle = await connect(person);
+    const refreshed = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: idle.refresh_token, client_id: idle.clientId });
+    const kept = (await refreshed.json()) as { refresh_token: string };
+    later(31 * DAY);
+    const lapsed = await oauthError(await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: kept.refresh_token, client_id: idle.clientId }));
+    expect(lapsed.body.error_description).toContain('expired');
+  });
+
   it('refuses a spent refresh token within the grace to another client, and keeps the grant', async () => {
     const person = await signUp();
     const tokens = await connect(person);

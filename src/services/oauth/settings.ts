@@ -8,8 +8,13 @@ export const LIFETIMES = {
   code: 60_000,
   /** Access tokens are short-lived: a stolen one is worth fifteen minutes at most. */
   accessToken: 15 * 60_000,
-  /** A grant (and so its refresh tokens) ends thirty days after consent, however often it is refreshed. */
+  /**
+   * A grant (and so its refresh tokens) ends thirty days after consent or its last refresh: a client left unused
+   * that long signs in again, one in use does not every month.
+   */
   grant: 30 * 24 * 60 * 60_000,
+  /** However often it is refreshed, a grant ends a year after consent: the person is asked again once a year. */
+  grantAtMost: 365 * 24 * 60 * 60_000,
   /** A validated client ID metadata document is trusted this long at most before it is fetched again. */
   clientDocument: 24 * 60 * 60_000,
 } as const;

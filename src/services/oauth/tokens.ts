@@ -43,6 +43,7 @@ interface GrantRow {
   codeExpiresAt: number;
   expiresAt: number;
   revokedAt: string | null;
+  createdAt: string;
 }
 
 /** The access tokens a grant keeps, newest first: a client uses the last one it was given, so older ones go. */
@@ -65,7 +66,8 @@ async function grantOfFamily(db: D1Database, token: string): Promise<{ id: strin
 
 const grantColumns = (table: string) =>
   `${table}.id, ${table}.client_id AS clientId, ${table}.resource, ${table}.scope, ${table}.redirect_uri AS redirectUri,
-   ${table}.code_challenge AS codeChallenge, ${table}.code_expires_at AS codeExpiresAt, ${table}.expires_at AS expiresAt, ${table}.revoked_at AS revokedAt`;
+   ${table}.code_challenge AS codeChallenge, ${table}.code_expires_at AS codeExpiresAt, ${table}.expires_at AS expiresAt, ${table}.revoked_at AS revokedAt,
+   ${table}.created_at AS createdAt`;
 
 export async function exchangeToken(db: D1Database, form: URLSearchParams): Promise<Record<string, unknown>> {
   // A request without a grant type misses a required parameter (RFC 6749 section 5.2): invalid_request, not unsupported.
@@ -132,15 +134,17 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   if (known.expiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization has expired; authorize again.');
   assertSameResource(form, known);
 
+  // A refresh keeps the grant going for LIFETIMES.grant more, within a year of consent.
+  const renewed: GrantRow = { ...known, expiresAt: Math.max(known.expiresAt, Math.min(now + LIFETIMES.grant, Date.parse(known.createdAt) + LIFETIMES.grantAtMost)) };
   const family = familyOf(token);
   let usedAt = known.usedAt;
   if (usedAt === null) {
     const spent = await db.prepare('UPDATE oauth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL').bind(now, hash).run();
     // A token from before families gets the grant a family with its successor.
-    if (spent.meta.changes === 1) return issueTokens(db, known, now, family ? { family, adopt: false } : { family: randomHex(FAMILY_HEX / 2), adopt: true });
+    if (spent.meta.changes === 1) return issueTokens(db, renewed, now, family ? { family, adopt: false } : { family: randomHex(FAMILY_HEX / 2), adopt: true });
     usedAt = now; // spent by a request beside this one, just now
   }
-  if (family && now - usedAt < REFRESH_REUSE_GRACE_MS) return issueTokens(db, known, now, { family, adopt: false });
+  if (family && now - usedAt < REFRESH_REUSE_GRACE_MS) return issueTokens(db, renewed, now, { family, adopt: false });
   await revokeGrant(db, known.id, 'refresh token used twice');
   throw alreadyUsed();
 }
@@ -164,6 +168,8 @@ async function issueTokens(db: D1Database, grant: GrantRow, now: number, { famil
   const accessExpiresAt = Math.min(now + LIFETIMES.accessToken, grant.expiresAt);
   await db.batch([
     ...(adopt ? [db.prepare('UPDATE oauth_grants SET refresh_family_hash = ? WHERE id = ?').bind(await sha256Hex(family), grant.id)] : []),
+    // A refresh's later end (never an earlier one: two refreshes at once each write theirs).
+    db.prepare('UPDATE oauth_grants SET expires_at = ?2 WHERE id = ?1 AND expires_at < ?2').bind(grant.id, grant.expiresAt),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'access', ?)`).bind(await sha256Hex(accessToken), grant.id, accessExpiresAt),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'refresh', ?)`).bind(await sha256Hex(refreshToken), grant.id, grant.expiresAt),
     // The newest refresh tokens, spent or not: one let go of is known by its family if it comes back.
