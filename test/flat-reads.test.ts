@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { listKeys } from '../src/services/accounts';
 import { unfinishedItems } from '../src/services/jobs/store';
 import { sha256Hex } from '../src/core/digest';
-import { exchangeToken } from '../src/services/oauth/tokens';
+import { exchangeToken, REFRESH_TOKENS_PER_GRANT } from '../src/services/oauth/tokens';
 import { connect } from './mcp-oauth/support';
 import { signUp } from './support/dashboard';
 import { provision } from './support/api';
@@ -47,7 +47,7 @@ describe('reads that stay flat as rows pile up', () => {
     expect(after.rows).toBeLessThanOrEqual(before.rows + 2);
   });
 
-  it("refreshes an OAuth grant reading its expired access tokens, not the used refresh tokens a month of refreshes kept", async () => {
+  it("refreshes an OAuth grant reading its expired access tokens, not the used refresh tokens a month of refreshes kept before they were bounded", async () => {
     const tokens = await connect(await signUp());
     const refreshed = async (refreshToken: string) =>
       rowsReadBy(async (db) => (await exchangeToken(db, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId }))) as { refresh_token: string });
@@ -60,8 +60,19 @@ describe('reads that stay flat as rows pile up', () => {
     )
       .bind(grant!.id, Date.now() + 86_400_000, Date.now())
       .run();
-    const after = await refreshed(before.answer.refresh_token);
-    expect(after.answer.refresh_token).toMatch(/./);
-    expect(after.rows).toBeLessThanOrEqual(before.rows + 2);
+    // The next refresh lets them go (a grant keeps its newest REFRESH_TOKENS_PER_GRANT refresh tokens), reading them once.
+    const trimming = await refreshed(before.answer.refresh_token);
+    const left = await env.DB.prepare("SELECT COUNT(*) AS n FROM oauth_tokens WHERE grant_id = ? AND kind = 'refresh'").bind(grant!.id).first<{ n: number }>();
+    expect(left!.n).toBe(REFRESH_TOKENS_PER_GRANT);
+    // From then on a refresh reads as many rows however many came before it (once the grant holds its newest
+    // access and refresh tokens): the 10th after and the 30th read the same.
+    let latest = trimming;
+    const rows: number[] = [];
+    for (let refresh = 0; refresh < 30; refresh++) {
+      latest = await refreshed(latest.answer.refresh_token);
+      rows.push(latest.rows);
+    }
+    expect(rows[29]).toBeLessThanOrEqual(rows[9]! + 2);
+    expect(rows[29]).toBeLessThan(trimming.rows / 10);
   });
 });

@@ -78,6 +78,16 @@ describe('the documented headers', () => {
   });
 });
 
+describe('the documented statuses', () => {
+  it('name 404 on every operation: an upstream 4xx passes through with its status, and a generated client types only the declared ones', async () => {
+    const doc = await document();
+    for (const operation of OPERATIONS) {
+      const documented = doc.paths[operation.paths[0]][operation.method.toLowerCase()];
+      expect(documented.responses['404']?.content['application/json'].schema, `${operation.platform}/${operation.name}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+    }
+  });
+});
+
 describe('servers', () => {
   it('are the configured public URLs: BASE_URL, and TOOLS_BASE_URL on the root-path tools when it differs', async () => {
     const doc = await document({ BASE_URL: 'https://api.example.com', TOOLS_BASE_URL: 'https://tools.example.com/' });

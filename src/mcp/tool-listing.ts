@@ -13,8 +13,25 @@ import { CONNECTABLE_VENDORS } from '../services/connections-vendors';
  */
 const jsonSchema = (schema: z.ZodType) => {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
-  return portableSchema(rest) as Record<string, unknown>;
+  return openObjects(portableSchema(rest)) as Record<string, unknown>;
 };
+
+/**
+ * An answer's objects are open: zod writes `additionalProperties: false` for every plain object in output mode
+ * (its parse would strip other keys), but an answer is not parsed on its way out, and a vendor's passes through
+ * with the fields it has beyond the ones named. The MCP SDK's client checks `structuredContent` against the
+ * schema and throws on a field it does not name, so every SEO and model-answer tool failed in it. REST's OpenAPI
+ * document leaves its objects open the same way.
+ */
+function openObjects(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(openObjects);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key, value]) => !(key === 'additionalProperties' && value === false))
+      .map(([key, value]) => [key, openObjects(value)]),
+  );
+}
 
 const META_SCHEMA = jsonSchema(Meta);
 

@@ -172,7 +172,9 @@ export function routeOf(operation: Operation, headers: z.ZodObject, elsewhere?: 
         metered: true,
         ...(example?.data !== undefined ? { example: { success: true, ...(operation.keepsMessage ? { message: 'ok' } : {}), data: example.data, meta: Meta.parse(EXAMPLE_META) } } : {}),
       }),
-      ...meteredErrorResponses(400, 401, 402, 403, ...(elsewhere ? [404] : []), 409, 422, 429, 502, 503),
+      // 404 on every one: an upstream's own 4xx passes through with its status (the spec's rule 2), and a record the
+      // vendor does not have is the common one. Generated clients type only the statuses a route declares.
+      ...meteredErrorResponses(400, 401, 402, 403, 404, 409, 422, 429, 502, 503),
     },
   });
 }
