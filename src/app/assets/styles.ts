@@ -130,8 +130,8 @@ table { width: 100%; border-collapse: collapse; font-size: .92rem; }
 th, td { text-align: left; padding: .6rem 1.25rem; border-top: 1px solid var(--line); vertical-align: middle; }
 th { font-size: .75rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); font-weight: 600; background: var(--soft); }
 td code { overflow-wrap: normal; white-space: nowrap; }
-/* A long URL in a table breaks where it must, so the columns after it stay on the screen. */
-td code.url { white-space: normal; overflow-wrap: anywhere; }
+/* A long URL or id in a table breaks where it must, so the columns after it stay on the screen. */
+td code.breaks { white-space: normal; overflow-wrap: anywhere; }
 tbody th { text-transform: none; letter-spacing: normal; font-size: .92rem; color: var(--text); background: none; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.actions { text-align: right; white-space: nowrap; }

@@ -38,7 +38,7 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
       <DeployGateNotice {...props} />
       <div class="grid" aria-label={`Agents of ${access.organization.name}`}>
         <Stat label="Deployed agents" value={String(allowance.deployed)} note={`${of(allowance.agentsLimit)} in the organization`} />
-        <Stat label="Runtime hours this month" value={String(allowance.runtimeHours)} note={`${of(allowance.runtimeHoursLimit)}, starts again ${allowance.monthEndsAt.slice(0, 10)}`} />
+        <Stat label="Runtime hours this month" value={String(allowance.runtimeHours)} note={<>{`${of(allowance.runtimeHoursLimit)}, starts again `}<span class="nowrap">{allowance.monthEndsAt.slice(0, 10)}</span></>} />
       </div>
       <section class="card">
         <h2>Deploy an agent</h2>

@@ -11,6 +11,16 @@ const WAITS: Record<WaitingOn, { label: string; sentence: string }> = {
   key_limit: { label: 'waiting on the key limit', sentence: "Its key reached its monthly spend limit; the job goes on once the limit is raised or the month ends." },
 };
 
+/** The badge's colour: grey while it runs, green once it succeeded, red for a wait or an end that is not success. */
+export const JOB_STATUS_BADGE: Record<JobStatus, string> = {
+  queued: 'badge plain',
+  running: 'badge plain',
+  waiting_for_credits: 'badge off',
+  succeeded: 'badge ok',
+  failed: 'badge off',
+  cancelled: 'badge off',
+};
+
 export function jobStatusLabel(status: JobStatus, waitingOn: WaitingOn | null): string {
   return waitingOn ? WAITS[waitingOn].label : status.replaceAll('_', ' ');
 }

@@ -2,7 +2,7 @@
 // fields, sent as the job's inputs; the progress of running jobs followed until they end.
 import Papa from 'papaparse';
 import { $ } from '../browser/dashboard';
-import { jobReason, jobStatusLabel } from './job-status';
+import { JOB_STATUS_BADGE, jobReason, jobStatusLabel } from './job-status';
 import type { JobStatus, WaitingOn } from '../../core/protocols/job';
 
 interface JobOperation {
@@ -146,7 +146,9 @@ if (table && table.querySelector('tr[data-job-active]')) {
       $('[data-job-counts]', row)!.textContent =
         ' · ' + job.counts.succeeded + ' succeeded, ' + job.counts.failed + ' failed, ' + job.counts.pending + ' pending of ' + job.counts.total;
       $('[data-job-spent]', row)!.textContent = cents(job.spentCents);
-      $('[data-job-status]', row)!.textContent = jobStatusLabel(job.status, job.waitingOn);
+      const status = $('[data-job-status]', row)!;
+      status.className = JOB_STATUS_BADGE[job.status];
+      status.textContent = jobStatusLabel(job.status, job.waitingOn);
       $('[data-job-reason]', row)!.textContent = jobReason(job.reason, job.waitingOn);
       $('[data-job-money]', row)!.hidden = job.waitingOn !== 'money' && job.waitingOn !== 'plan';
       $('[data-job-limit]', row)!.hidden = job.waitingOn !== 'key_limit';

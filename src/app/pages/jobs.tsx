@@ -6,7 +6,7 @@ import { type Connection, listConnections } from '../../services/connections';
 import { type Database, listDatabases } from '../../services/databases';
 import { DASHBOARD_JOBS } from '../api/jobs';
 import { ConfirmButton, DateTime, formatCents, PageHead } from './layout';
-import { jobReason, jobStatusLabel } from './job-status';
+import { JOB_STATUS_BADGE, jobReason, jobStatusLabel } from './job-status';
 import { type Column, DataTable } from './table';
 import { type WorkspaceProps, workspacePage } from './page';
 
@@ -23,15 +23,6 @@ export interface JobsPageProps extends WorkspaceProps {
   connections: Connection[];
   databases: Database[];
 }
-
-const STATUS_BADGE: Record<JobView['status'], string> = {
-  queued: 'badge plain',
-  running: 'badge plain',
-  waiting_for_credits: 'badge off',
-  succeeded: 'badge ok',
-  failed: 'badge off',
-  cancelled: 'badge off',
-};
 
 /** The operations of /v1/data a job can run ('<slug>/<operation>'), each with its input's top-level fields. */
 function jobOperations(): JobOperation[] {
@@ -71,7 +62,7 @@ function jobColumns(connections: Connection[], databases: Database[], plans: str
       label: 'Status',
       cell: (job) => (
         <>
-          <span class={STATUS_BADGE[job.status]} data-job-status>
+          <span class={JOB_STATUS_BADGE[job.status]} data-job-status>
             {jobStatusLabel(job.status, job.waitingOn)}
           </span>
           <div class="muted small" data-job-reason>

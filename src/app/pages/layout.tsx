@@ -213,15 +213,16 @@ export function formatDate(iso: string | null): string {
   return new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 }
 
-/** A moment as formatDate writes it, never broken across lines at its hyphens. */
-export const DateTime: FC<{ iso: string | null }> = ({ iso }) =>
-  iso ? (
-    <time datetime={iso} class="nowrap">
-      {formatDate(iso)}
+/** A moment as formatDate writes it, its date never broken at the hyphens (it may wrap before its time, in a narrow column). */
+export const DateTime: FC<{ iso: string | null }> = ({ iso }) => {
+  if (!iso) return <>{formatDate(iso)}</>;
+  const [date, ...time] = formatDate(iso).split(' ');
+  return (
+    <time datetime={iso}>
+      <span class="nowrap">{date}</span> {time.join(' ')}
     </time>
-  ) : (
-    <>{formatDate(iso)}</>
   );
+};
 
 export function formatCents(cents: number): string {
   return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: cents % 1 === 0 ? 2 : 4 })}`;

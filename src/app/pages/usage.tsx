@@ -1,4 +1,4 @@
-import type { FC } from 'hono/jsx';
+import type { Child, FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
 import { type Plan, PLAN_TABLE } from '../../core/plans';
 import { dailySpend, type DailySpend, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
@@ -62,7 +62,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
       <div class="grid" aria-label={`Credits of ${access.organization.name}`}>
         <Stat label="Available" value={formatCents(credits.availableCents)} />
         <Stat label="Purchased balance" value={formatCents(credits.purchasedBalanceCents)} />
-        <Stat label="Plan allowance left" value={`${formatCents(credits.subscriptionRemainingCents)}`} note={credits.periodEnd && credits.subscriptionAllowanceCents > 0 ? `of ${formatCents(credits.subscriptionAllowanceCents)}, resets ${credits.periodEnd.slice(0, 10)}` : undefined} />
+        <Stat label="Plan allowance left" value={`${formatCents(credits.subscriptionRemainingCents)}`} note={credits.periodEnd && credits.subscriptionAllowanceCents > 0 ? <>{`of ${formatCents(credits.subscriptionAllowanceCents)}, resets `}<span class="nowrap">{credits.periodEnd.slice(0, 10)}</span></> : undefined} />
         <Stat label="Plan" value={credits.plan ? PLAN_TABLE[credits.plan].name : 'None'} note={credits.heldCents > 0 ? `${formatCents(credits.heldCents)} held by calls in flight` : undefined} />
       </div>
       {/* data-reload-soon: the script loads the page again once, a second later, when the calls catch up. */}
@@ -99,7 +99,18 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
                 </>
               ),
             },
-            { label: 'Status', cell: (row) => (row.status < 400 ? <span class="badge ok">{row.status}</span> : <span class="badge off">{`${row.status} ${row.errorCode ?? ''}`}</span>) },
+            {
+              label: 'Status',
+              cell: (row) =>
+                row.status < 400 ? (
+                  <span class="badge ok">{row.status}</span>
+                ) : (
+                  <>
+                    {/* The code beside its badge, not in it, so a long one wraps instead of widening the table. */}
+                    <span class="badge off">{row.status}</span> {row.errorCode ? <code class="small muted breaks">{row.errorCode}</code> : null}
+                  </>
+                ),
+            },
             {
               label: 'Cost',
               class: 'num',
@@ -113,7 +124,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
               ),
             },
             { label: 'Latency', class: 'num', cell: (row) => `${row.latencyMs} ms` },
-            { label: 'Request', cell: (row) => <code class="muted">{row.requestId}</code> },
+            { label: 'Request', cell: (row) => <code class="muted breaks">{row.requestId}</code> },
           ]}
         />
       </section>
@@ -122,7 +133,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
 };
 
 /** One figure with its label and a note, in the pages' grid of figures. */
-export const Stat: FC<{ label: string; value: string; note?: string | undefined }> = ({ label, value, note }) => (
+export const Stat: FC<{ label: string; value: string; note?: Child }> = ({ label, value, note }) => (
   <div class="stat">
     <div class="label">{label}</div>
     <div class="value">{value}</div>

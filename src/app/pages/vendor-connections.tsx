@@ -47,7 +47,7 @@ export const VendorConnectionsPage: FC<VendorConnectionsPageProps> = ({ connecti
             { label: 'Secret', cell: (connection) => <code>{connection.hint}</code> },
             { label: 'Status', cell: (connection) => <span class={STATUS_BADGE[connection.status]}>{connection.status}</span> },
             { label: 'Last checked', cell: (connection) => <DateTime iso={connection.lastCheckedAt} /> },
-            { label: 'Id', cell: (connection) => <code class="small">{connection.id}</code> },
+            { label: 'Id', cell: (connection) => <code class="small breaks">{connection.id}</code> },
           ]}
           actions={(connection) => (
             <>
