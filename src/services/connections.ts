@@ -28,7 +28,7 @@ const COLUMNS = 'id, vendor, name, hint, status, created_at AS createdAt, last_c
 /** The vendor's refusal as a 400 naming the credential fields, or its being unreachable as a 503; nothing is stored either way. */
 function refusalOf(vendor: ConnectableVendor, outcome: Exclude<CheckOutcome, { status: 'ok' }>): ApiError {
   if (outcome.status === 'unreachable') {
-    return new ApiError('PROVIDER_UNAVAILABLE', `${vendor.label} could not be reached to check the credentials (${outcome.reason}); nothing was stored. Retry shortly.`, { retryAfter: 30 });
+    return new ApiError('PROVIDER_UNAVAILABLE', `${vendor.label} could not be reached to check the credentials: ${outcome.reason}. Nothing was stored; retry shortly.`, { retryAfter: 30 });
   }
   return ApiError.validation(
     vendor.fields.map((field) => ({ field: `credentials.${field.name}`, location: 'body' as const, message: `${vendor.label}: ${outcome.reason}.` })),

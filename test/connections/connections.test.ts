@@ -73,6 +73,12 @@ describe('connections: the credential check before anything is stored', () => {
     const unreachable = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, credentials: good }, { [baseUrlSettingOf(vendor)]: 'https://unreachable.fake' });
     expect(unreachable.status).toBe(503);
     expect(unreachable.body.error.code).toBe('PROVIDER_UNAVAILABLE');
+    // The reason in plain words: no runtime reference, and not bracketed inside brackets.
+    const said = unreachable.body.error.message as string;
+    expect(said.startsWith(`${vendor.label} could not be reached to check the credentials: `)).toBe(true);
+    expect(said.endsWith('. Nothing was stored; retry shortly.')).toBe(true);
+    expect(said).not.toContain('reference =');
+    expect(said).not.toMatch(/\([^()]*\(/);
     expect((await send('GET', '/v1/connections', account.key)).body.data.connections).toEqual([]);
 
     const accepted = await send('POST', '/v1/connections', account.key, { vendor: vendor.slug, credentials: good });
