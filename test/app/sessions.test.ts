@@ -153,6 +153,32 @@ describe('sign-in and sign-out', () => {
     expect((await signIn(email, 'a long enough passphrase', '203.0.113.31')).status).toBe(200);
   });
 
+  it('lets a browser that signed in to the address before sign in while guesses from elsewhere hold the address at 429', async () => {
+    const person = await signUp();
+    const email = person.account.user.email;
+    const deviceOf = (response: Response) => setCookies(response).find((cookie) => cookie.startsWith('sluice_device='))!.split(';')[0]!;
+    const first = await signIn(email, 'a long enough passphrase', '203.0.113.70');
+    expect(first.status).toBe(200);
+    const device = deviceOf(first);
+    expect(setCookies(first).find((cookie) => cookie.startsWith('sluice_device='))).toMatch(/HttpOnly/i);
+    expect(setCookies(first).find((cookie) => cookie.startsWith('sluice_device='))).toMatch(/SameSite=Strict/i);
+    const withCookie = (cookie: string, password: string, ip: string) => post('/api/auth/sign-in', { email, password }, { 'cf-connecting-ip': ip, cookie });
+
+    // Someone else guesses five times: the address's count is full.
+    for (let attempt = 0; attempt < 5; attempt++) expect((await signIn(email, `wrong guess ${attempt}`, `203.0.113.${71 + attempt}`)).status).toBe(401);
+    expect((await signIn(email, 'a long enough passphrase', '203.0.113.80')).status).toBe(429);
+    // The owner's browser still signs in; a cookie of another address's, or one altered, counts for nothing.
+    expect((await withCookie(device, 'a long enough passphrase', '203.0.113.81')).status).toBe(200);
+    const other = await signUp();
+    const othersDevice = deviceOf(await signIn(other.account.user.email, 'a long enough passphrase', '203.0.113.82'));
+    expect((await withCookie(othersDevice, 'a long enough passphrase', '203.0.113.83')).status).toBe(429);
+    const altered = device.replace(/.$/, (last) => (last === '0' ? '1' : '0'));
+    expect((await withCookie(altered, 'a long enough passphrase', '203.0.113.84')).status).toBe(429);
+    // The known browser has five guesses of its own, then waits too.
+    for (let attempt = 0; attempt < 5; attempt++) expect((await withCookie(device, `wrong again ${attempt}`, '203.0.113.85')).status).toBe(401);
+    expect((await withCookie(device, 'a long enough passphrase', '203.0.113.86')).status).toBe(429);
+  });
+
   it('holds five guesses per address when they arrive at once: the rest are 429 before any password is checked, the right one among them', async () => {
     const person = await signUp();
     const email = person.account.user.email;

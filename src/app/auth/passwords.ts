@@ -81,11 +81,20 @@ async function derive(scheme: SchemeName, password: string, salt: Uint8Array, it
   return new Uint8Array(bits);
 }
 
-const pepperKeys = new Map<string, Promise<CryptoKey>>();
+const derivedKeys = new Map<string, Promise<CryptoKey>>();
 
 /** HMAC key derived from KEY_ENCRYPTION_KEY under its own label, so it is never the AES key itself. */
 function pepperKey(secret: string): Promise<CryptoKey> {
-  let key = pepperKeys.get(secret);
+  return derivedHmacKey(secret, PEPPER_INFO);
+}
+
+/**
+ * An HMAC-SHA-256 key derived (HKDF) from one KEY_ENCRYPTION_KEY under `info`: each use of a MAC has a label of
+ * its own, so no two share a key, and none is the encryption key itself.
+ */
+export function derivedHmacKey(secret: string, info: string): Promise<CryptoKey> {
+  const cacheKey = `${info}\n${secret}`;
+  let key = derivedKeys.get(cacheKey);
   if (!key) {
     const raw = fromBase64(secret ?? '');
     if (raw.byteLength !== 32) throw new Error('KEY_ENCRYPTION_KEY must be the base64 of 32 bytes');
@@ -93,14 +102,14 @@ function pepperKey(secret: string): Promise<CryptoKey> {
       .importKey('raw', raw, 'HKDF', false, ['deriveKey'])
       .then((master) =>
         crypto.subtle.deriveKey(
-          { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: new TextEncoder().encode(PEPPER_INFO) },
+          { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: new TextEncoder().encode(info) },
           master,
           { name: 'HMAC', hash: 'SHA-256', length: 256 },
           false,
-          ['sign'],
+          ['sign', 'verify'],
         ),
       );
-    pepperKeys.set(secret, key);
+    derivedKeys.set(cacheKey, key);
   }
   return key;
 }

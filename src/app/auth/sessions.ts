@@ -18,7 +18,8 @@ function cookieName(c: Context<DashboardEnv>): string {
   return isSecure(c) ? '__Host-sluice_session' : 'sluice_session';
 }
 
-function isSecure(c: Context<DashboardEnv>): boolean {
+/** Whether the dashboard is served over https (cookies are then Secure and `__Host-` named). */
+export function isSecure(c: Context<DashboardEnv>): boolean {
   return new URL(c.env.APP_URL).protocol === 'https:';
 }
 
