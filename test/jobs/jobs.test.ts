@@ -84,6 +84,23 @@ describe('submitting a data job', () => {
     expect(rows!.n).toBe(0);
   });
 
+  it('refuses an operation this installation has no settings for with 503 PROVIDER_UNAVAILABLE naming them, nothing queued (every item would fail)', async () => {
+    const account = await funded(100);
+    const unconfigured = { ...env, LINKEDIN_API_KEY: undefined, LINKEDIN_API_HOST: undefined } as Env;
+    const response = await worker.fetch(
+      new Request(`http://sluice.test${JOBS}`, { method: 'POST', headers: { ...bearer(account.key).headers, 'content-type': 'application/json' }, body: JSON.stringify({ operation: COMPANY, inputs: [{ domain: 'a.com' }] }) }),
+      unconfigured,
+      createExecutionContext(),
+    );
+    expect(response.status).toBe(503);
+    const { error } = await json(response);
+    expect(error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('LINKEDIN_API_KEY and LINKEDIN_API_HOST') });
+    const rows = await env.DB.prepare('SELECT COUNT(*) AS n FROM data_jobs WHERE workspace_id = ?').bind(account.workspaceId).first<{ n: number }>();
+    expect(rows!.n).toBe(0);
+    // Configured, the same submission is queued.
+    expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] })).status).toBe(202);
+  });
+
   it('refuses a job that would take the items waiting in the workspace past 100,000 with 409, nothing queued; once one ends, it submits', async () => {
     const account = await funded(1_000, 'payg');
     const waiting = await jobOf99999Waiting(account);

@@ -22,6 +22,8 @@ import { JobInto, prepareInto } from './into';
 import { connectionUse } from '../connections';
 import { release, runExists } from './instances';
 import { JOBS_PATH, MAX_JOB_ITEMS } from '../../core/protocols/job';
+import { missingSettings } from '../../operations/availability';
+import { normalizeUpstream } from '../../providers/normalize';
 
 /** The most POST /v1/data/agnt/jobs reads: 10,000 inputs of about 1 KB each. The rest of the API keeps 1 MB. */
 export const MAX_JOB_BODY_BYTES = 10 * 1024 * 1024;
@@ -215,6 +217,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
  * nothing, so its retry is checked afresh.
  */
 export async function submitJobOnce(env: Env, principal: JobSubmitter, submission: JobSubmission, key: string | undefined): Promise<{ view: JobView; replayed: boolean }> {
+  refuseUnconfigured(env, submission);
   if (key === undefined) return { view: await submitJob(env, principal, submission), replayed: false };
   const digest = await sha256Hex(JSON.stringify(canonicalize(submission)));
   const earlier = await jobSubmittedAs(env, principal.workspaceId, key, digest);
@@ -253,3 +256,17 @@ const NOT_STARTED = 'The platform did not start this job, and its submission was
  */
 export const MAX_UNFINISHED_ITEMS = 100_000;
 
+/**
+ * An operation this installation has no settings for (its vendor's key, DataForSEO's login) would fail every
+ * item, after their retries: refused before anything is queued, as the synchronous call is, 503
+ * PROVIDER_UNAVAILABLE naming the settings. Only where the settings are known: the api worker, which serves
+ * REST and MCP and runs the jobs. The dashboard is given only the secrets its own code reads, so a job submitted
+ * there is not checked (its items would say the same, uncharged). A job through a connection brings its own
+ * credentials.
+ */
+function refuseUnconfigured(env: Env, submission: JobSubmission): void {
+  const operation = operationOfJob(submission.operation);
+  if (!operation || submission.connectionId !== undefined) return;
+  const missing = missingSettings(operation, env);
+  if (missing.length > 0) throw normalizeUpstream.unavailable(submission.operation, missing);
+}
