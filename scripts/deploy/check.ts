@@ -11,7 +11,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { PROJECT_ROOT } from '../lib/home';
 import { bindingsOf, DEPLOYABLE_KINDS, entryOf, liveClasses, migrationsOf, objectBindingsOf, type Migration, type RawConfig, type WorkerConfig, type WorkerId } from './configs';
 import type { SourceFacts } from './source';
-import { MOST_DOWNLOAD_SUBREQUESTS } from '../../src/core/protocols/job';
+import { JOB_WORKFLOW_SUBREQUESTS, MOST_DOWNLOAD_SUBREQUESTS } from '../../src/core/protocols/job';
 
 export interface Problem {
   rule: RuleId;
@@ -295,15 +295,27 @@ export function provisionable({ configs }: CheckInput): Problem[] {
 
 /**
  * A worker that binds the job results' bucket serves downloads, which read an R2 object per large answer: its
- * `[limits] subrequests` covers the most one download makes (Workers Paid allows 10,000 unless raised).
+ * `[limits] subrequests` covers the most one download makes (Workers Paid allows 10,000 unless raised). The
+ * worker that runs the jobs' Workflow (a `[[workflows]]` entry of its own class, no `script_name`) allows what a
+ * job's instance makes over all its steps (JOB_WORKFLOW_SUBREQUESTS).
  */
 export function subrequests({ configs }: CheckInput): Problem[] {
-  return configs
+  const allowed = (raw: RawConfig) => Number((field(raw, 'limits') as Entry | undefined)?.subrequests ?? 10_000);
+  const downloads = configs
     .filter(({ raw }) => ((field(raw, 'r2_buckets') as Entry[] | undefined) ?? []).some((bucket) => bucket.binding === 'RESULTS'))
-    .filter(({ raw }) => Number((field(raw, 'limits') as Entry | undefined)?.subrequests ?? 10_000) < MOST_DOWNLOAD_SUBREQUESTS)
+    .filter(({ raw }) => allowed(raw) < MOST_DOWNLOAD_SUBREQUESTS)
     .map(({ id }) => ({
       rule: 'subrequests' as const,
       worker: id,
       message: `${id} serves data job downloads, up to ${MOST_DOWNLOAD_SUBREQUESTS.toLocaleString('en-US')} subrequests each: set [limits] subrequests to at least that.`,
     }));
+  const runsJobs = configs
+    .filter(({ raw }) => ((field(raw, 'workflows') as Entry[] | undefined) ?? []).some((workflow) => workflow.class_name === 'DataJobWorkflow' && workflow.script_name === undefined))
+    .filter(({ raw }) => allowed(raw) < JOB_WORKFLOW_SUBREQUESTS)
+    .map(({ id }) => ({
+      rule: 'subrequests' as const,
+      worker: id,
+      message: `${id} runs the data jobs' Workflow, whose instance counts every subrequest of a job's items: set [limits] subrequests to ${JOB_WORKFLOW_SUBREQUESTS.toLocaleString('en-US')}.`,
+    }));
+  return [...downloads, ...runsJobs];
 }

@@ -75,6 +75,7 @@ describe('the production check', () => {
     ['cron', 'the scheduled handler without its cron', ({ config }) => delete config('api').triggers],
     ['provisionable', 'a binding kind the deploy does not provision', ({ config }) => (config('app').kv_namespaces = [{ binding: 'CACHE', id: 'abc' }])],
     ['subrequests', "the dashboard serves downloads on the platform's default subrequests", ({ config }) => delete config('app').limits],
+    ['subrequests', "the api runs the jobs' Workflow with a download's subrequests, not a whole job's", ({ config }) => (config('api').limits.subrequests = 20_000)],
   ];
 
   it.each(cases)('[%s] fails when %s', (rule, _what, change) => {

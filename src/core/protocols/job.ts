@@ -37,3 +37,13 @@ export type ItemStatus = (typeof ITEM_STATUSES)[number];
  * `wakeable`: a top-up, a plan change or a raised limit ends it early (services/jobs/wake.ts).
  */
 export type SliceOutcome = { kind: 'more' } | { kind: 'wait'; ms: number; why: string; wakeable?: true } | { kind: 'done' };
+
+/**
+ * The subrequests the worker that runs the jobs' Workflow allows, which Cloudflare counts over a whole Workflow
+ * instance, every step of it ("Maximum number of subrequests per Workflow instance": 10,000 unless raised, 10
+ * million at most). A job's items all run in its one instance: a scrape item makes about ten (its idempotency
+ * claim and kept answer, the cache, the gate's meter and settle, the upstream and its name's lookup, R2 for a
+ * large answer), so a job of 10,000 makes some 100,000, and a map item can make a few hundred. The api worker
+ * allows the most Cloudflare does (`[limits] subrequests`, checked by `npm run deploy:check`).
+ */
+export const JOB_WORKFLOW_SUBREQUESTS = 10_000_000;
