@@ -63,7 +63,9 @@ export const OutboxPage: FC<{ messages: OutboxMessage[] }> = ({ messages }) => (
           <p class="muted small">
             To {message.recipient} · {formatDate(message.createdAt)}
           </p>
-          <pre>{message.body}</pre>
+          <pre>
+            {message.body.split(/(https?:\/\/[^\s<>"]+)/).map((part, index) => (index % 2 === 1 ? <a href={part}>{part}</a> : part))}
+          </pre>
         </article>
       ))}
     </main>

@@ -83,7 +83,9 @@ if (form) {
       skipEmptyLines: 'greedy',
       complete: (result) => {
         csv = { columns: (result.meta.fields ?? []).filter((column) => column !== ''), rows: result.data };
-        if (result.errors.length > 0) fieldError('inputs', 'Row ' + ((result.errors[0]!.row ?? 0) + 2) + ': ' + result.errors[0]!.message);
+        // A file of one column has no delimiter to find: Papa Parse notes it and reads the column, which is right.
+        const problem = result.errors.find((error) => error.code !== 'UndetectableDelimiter');
+        if (problem) fieldError('inputs', 'Row ' + ((problem.row ?? 0) + 2) + ': ' + problem.message);
         showMapping();
       },
       error: (error) => fieldError('inputs', error.message),
