@@ -47,16 +47,24 @@ function inputSchemaOf(schema: z.ZodType): ToolDefinition['inputSchema'] {
   return { ...(portableSchema(jsonSchema) as Record<string, unknown>), type: 'object' };
 }
 
-/** Every data tool, generated once per isolate from the operation registry. */
+/**
+ * Every data tool, generated once per isolate from the operation registry. A tool's input schema is built when
+ * it is first read (a listing, a search), not when the module loads: JSON Schema for all ninety took 34-38 ms of
+ * every mcp and dashboard isolate's start (a profile of each worker's first request), and most requests never
+ * list tools.
+ */
 export const DATA_TOOLS: CatalogTool[] = OPERATIONS.map((operation) => {
   const price = priceText(operation);
+  let inputSchema: ToolDefinition['inputSchema'] | undefined;
   return {
     name: mcpToolName(operation),
     group: operation.platform,
     price,
     operation,
     description: `${operation.summary}. ${operation.description} Costs ${price}; only successful calls are charged. Same as ${operation.method} ${operation.paths[0]} of the REST API.`,
-    inputSchema: inputSchemaOf(operation.input),
+    get inputSchema() {
+      return (inputSchema ??= inputSchemaOf(operation.input));
+    },
   };
 });
 
