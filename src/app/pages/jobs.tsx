@@ -101,7 +101,7 @@ function jobColumns(connections: Connection[], databases: Database[], plans: str
       cell: (job) => (
         <>
           <span data-job-spent>{formatCents(job.spentCents)}</span>
-          <div class="muted small">{`of ${formatCents(job.quotedCents)}`}</div>
+          <div class="muted small" title="The quote: the most the job can cost. Only successful items are charged, each at what it was.">{`of at most ${formatCents(job.quotedCents)}`}</div>
         </>
       ),
     },
