@@ -50,6 +50,14 @@ describe('billing through Stripe', () => {
     expect(response.body.error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('STRIPE_SECRET_KEY') });
   });
 
+  it('shows, without Stripe, the operator command that sets the plan, told where the API is when that is not the CLI default', async () => {
+    const owner = await signUp();
+    const page = async (bindings: Record<string, unknown>) => (await owner.request('GET', `/w/${owner.workspaceId}/plans`, undefined, { bindings })).text();
+    const command = `npm run -s ops -- plan set --org ${owner.organizationId} --plan team`;
+    expect(await page({ BASE_URL: 'http://127.0.0.1:8787' })).toContain(`<code>${command}</code>`);
+    expect(await page({ BASE_URL: 'http://127.0.0.1:38787' })).toContain(`<code>SLUICE_OPS_URL=http://127.0.0.1:38787 ${command}</code>`);
+  });
+
   it("opens a Checkout for a plan's monthly price, and for a top-up, for owners and admins only", async () => {
     const owner = await signUp();
     const plan = await owner.json('POST', `/api/organizations/${owner.organizationId}/billing/checkout`, { plan: 'team' }, { bindings: STRIPE });

@@ -13,7 +13,12 @@ export interface PlansPageProps extends WorkspaceProps {
   /** Stripe is configured: plans and credit can be bought here. */
   billing: boolean;
   trial: { available: boolean; endsAt: string | null };
+  /** The operator CLI's command that sets this organization's plan, told where the API is when that is not the CLI's default. */
+  planCommand: string;
 }
+
+/** Where the operator CLI looks unless SLUICE_OPS_URL says otherwise (scripts/ops.ts). */
+const OPS_DEFAULT_URL = 'http://127.0.0.1:8787';
 
 /**
  * The comparison runs plans across and terms down: six plans fit the page's width, while the ten terms
@@ -91,7 +96,7 @@ export const PlansPage: FC<PlansPageProps> = (props) => {
         )
       ) : (
         <div class="notice info" role="status">
-          Paying by card is not configured on this installation: an operator sets the plan (<code>npm run -s ops -- plan set --org {access.organization.id} --plan team</code>).
+          Paying by card is not configured on this installation: an operator sets the plan (<code>{props.planCommand}</code>).
         </div>
       )}
       <section class="card">
@@ -149,9 +154,10 @@ export const plansPage = workspacePage({
   id: 'plans',
   title: 'Plans',
   icon: 'M3 7h18v12H3zM3 11h18M7 15h3',
-  load: async (c, { access }) => {
+  load: async (c, { access, urls }) => {
     const [terms, trial] = await Promise.all([termsOf(c.env.DB, access.organization.id), trialState(c.env.DB, access.organization.id)]);
-    return { caps: terms.caps, billing: stripeOf(c.env) !== null, trial };
+    const where = urls.base === OPS_DEFAULT_URL ? '' : `SLUICE_OPS_URL=${urls.base} `;
+    return { caps: terms.caps, billing: stripeOf(c.env) !== null, trial, planCommand: `${where}npm run -s ops -- plan set --org ${access.organization.id} --plan team` };
   },
   view: PlansPage,
 });
