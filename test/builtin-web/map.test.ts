@@ -175,6 +175,17 @@ describe('map of other sites', () => {
     expect(listed.every((link) => link.url === `${P}/` || /\/page-\d+$/.test(link.url))).toBe(true);
   });
 
+  it('counts a rule as the parser reads it: all of the value after the colon, spaces and all, percent-encoded', async () => {
+    const site = web();
+    const P = 'https://plain.example.com';
+    // One rule whose value goes on past a space: 200,000 wildcards and a z, which the parser matches in full.
+    site.setResponse(`${P}/robots.txt`, () => new Response(`User-agent: *\nDisallow: / ${'*'.repeat(200_000)}z\n`, { headers: { 'content-type': 'text/plain' } }));
+    const links = Array.from({ length: 1_000 }, (_, index) => `<a href="/${'%20'.repeat(300)}page-${index}">Page ${index}</a>`).join('');
+    site.setResponse(`${P}/`, () => new Response(`<html><head><title>Home</title></head><body>${links}</body></html>`, { headers: { 'content-type': 'text/html' } }));
+    const { links: listed } = await map({ url: `${P}/`, sitemap: 'skip', limit: 5_000 }, site);
+    expect(listed.length).toBeLessThan(10);
+  });
+
   it('lists every link of the same page when robots.txt is an honest one', async () => {
     const site = web();
     const P = 'https://plain.example.com';
