@@ -9553,9 +9553,9 @@ export interface operations {
                      * @default true
                      */
                     onlyMainContent?: boolean;
-                    /** @description HTML tags or CSS selectors to keep. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, and no :has(). */
+                    /** @description HTML tags or CSS selectors to keep. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
                     includeTags?: string[];
-                    /** @description HTML tags or CSS selectors to drop. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, and no :has(). */
+                    /** @description HTML tags or CSS selectors to drop. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
                     excludeTags?: string[];
                     /**
                      * @description Milliseconds of acceptable cache age; 0 always fetches afresh.
@@ -18392,9 +18392,9 @@ export interface operations {
                      * @default true
                      */
                     onlyMainContent?: boolean;
-                    /** @description HTML tags or CSS selectors to keep. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, and no :has(). */
+                    /** @description HTML tags or CSS selectors to keep. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
                     includeTags?: string[];
-                    /** @description HTML tags or CSS selectors to drop. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, and no :has(). */
+                    /** @description HTML tags or CSS selectors to drop. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
                     excludeTags?: string[];
                     /**
                      * @description Milliseconds of acceptable cache age; 0 always fetches afresh.

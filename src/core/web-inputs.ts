@@ -127,8 +127,13 @@ export function unreadPagesWarning(pagesRead: number, totalPages: number, parser
   return `Only the first ${pagesRead} of ${totalPages} pages were read (${cap}).`;
 }
 
-/** Selectors one list may name, and characters one selector may have. Real lists name a few tags or classes. */
-export const SELECTOR_BOUNDS = { perList: 20, chars: 200 } as const;
+/**
+ * Selectors one list may name, characters one selector may have, and alternatives with a descendant or `~`
+ * combinator one list may have in all (each costs up to the page's elements times its depth: a list of 560 of
+ * them, 20 selectors of 28 alternatives, took 15 s on a page within the page bounds). Real lists name a few tags
+ * or classes.
+ */
+export const SELECTOR_BOUNDS = { perList: 20, chars: 200, searchingPerList: 5 } as const;
 
 /**
  * Why the page cannot be matched against `selector` at a bounded cost, or undefined when it can. The DOM's
@@ -171,19 +176,33 @@ function selectorProblem(selector: string): string | undefined {
   return check(parsed, false);
 }
 
+/** How many alternatives of a selector (it passed selectorProblem) search ancestors or earlier siblings. */
+function searchingAlternatives(selector: string): number {
+  return parseSelector(selector).filter((tokens) => tokens.some((token) => token.type === 'descendant' || token.type === 'sibling')).length;
+}
+
 /** A list of CSS selectors the page is matched against: bounded in count, length and matching cost. */
 function selectorList(description: string) {
   return z
     .array(z.string().min(1))
     .max(SELECTOR_BOUNDS.perList, `At most ${SELECTOR_BOUNDS.perList} selectors.`)
     .superRefine((selectors, context) => {
+      let searching = 0;
       for (const [index, selector] of selectors.entries()) {
         const problem = selectorProblem(selector);
         if (problem) context.addIssue({ code: 'custom', path: [index], message: `"${selector.slice(0, 80)}" ${problem}.` });
+        else searching += searchingAlternatives(selector);
+      }
+      if (searching > SELECTOR_BOUNDS.searchingPerList) {
+        context.addIssue({
+          code: 'custom',
+          path: [],
+          message: `${searching} selectors (counting each alternative of a comma list) have a descendant (space) or ~ combinator; at most ${SELECTOR_BOUNDS.searchingPerList} a list. Name the elements themselves (a tag, a class, an id) or use > for a direct child.`,
+        });
       }
     })
     .openapi({
-      description: `${description} At most ${SELECTOR_BOUNDS.perList} selectors of ${SELECTOR_BOUNDS.chars} characters, each with at most one descendant (space) or ~ combinator, and no :has().`,
+      description: `${description} At most ${SELECTOR_BOUNDS.perList} selectors of ${SELECTOR_BOUNDS.chars} characters, each with at most one descendant (space) or ~ combinator, ${SELECTOR_BOUNDS.searchingPerList} such in a list, and no :has().`,
     });
 }
 

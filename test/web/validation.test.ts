@@ -30,6 +30,7 @@ const SCRAPE: Refusal[] = [
   ['a descendant combinator inside :not()', { url, excludeTags: ['div:not(nav a)'] }, ['excludeTags[0]'], /inside :not\(\), :is\(\) or :where\(\)/],
   ['a selector with :has()', { url, includeTags: ['section:has(> h2)'] }, ['includeTags[0]'], /:has\(\)/],
   ['a selector that is not CSS', { url, includeTags: ['div[[['] }, ['includeTags[0]'], /is not a CSS selector/],
+  ['six alternatives with a descendant combinator in one list', { url, includeTags: ['main p, main li', 'article h2', 'nav a, aside a, footer a'] }, ['includeTags'], /6 selectors .* at most 5 a list/],
   ['21 selectors', { url, includeTags: Array.from({ length: 21 }, (_, index) => `h${(index % 6) + 1}`) }, ['includeTags'], /At most 20 selectors/],
   ['a selector of 201 characters', { url, excludeTags: [`p${'.a'.repeat(100)}`] }, ['excludeTags[0]'], /201 characters long; at most 200/],
   ['a negative maxAge', { url, maxAge: -1 }, ['maxAge']],
