@@ -18,6 +18,8 @@ export function missingSettings(operation: Pick<Operation, 'platform' | 'name' |
       if (operation.name === 'search' || env.WEB_PROVIDER === 'firecrawl') return missing('FIRECRAWL_API_KEY');
       return [];
     case 'seo':
+      // The on-page audit falls back to the built-in one without DataForSEO.
+      if (operation.name === 'onpage-audit') return [];
       return missing('DATAFORSEO_LOGIN', 'DATAFORSEO_PASSWORD');
     default:
       return [];

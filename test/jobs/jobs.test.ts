@@ -99,6 +99,13 @@ describe('submitting a data job', () => {
     expect(rows!.n).toBe(0);
     // Configured, the same submission is queued.
     expect((await submit(account.key, { operation: COMPANY, inputs: [{ domain: 'a.com' }] })).status).toBe(202);
+
+    // Without DataForSEO, SERP jobs are refused; the on-page audit, which the built-in provider serves then, is not.
+    const noSeo = { ...env, DATAFORSEO_LOGIN: undefined, DATAFORSEO_PASSWORD: undefined } as Env;
+    const submitted = (body: unknown) =>
+      worker.fetch(new Request(`http://sluice.test${JOBS}`, { method: 'POST', headers: { ...bearer(account.key).headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }), noSeo, createExecutionContext());
+    expect((await submitted({ operation: 'seo/serp', inputs: [{ keyword: 'anvils' }] })).status).toBe(503);
+    expect((await submitted({ operation: 'seo/onpage-audit', inputs: [{ url: 'https://acme.example/anvils' }] })).status).toBe(202);
   });
 
   it('refuses a job that would take the items waiting in the workspace past 100,000 with 409, nothing queued; once one ends, it submits', async () => {
