@@ -209,6 +209,25 @@ describe('authorization and tokens', () => {
     expect(lapsed.body.error_description).toContain('expired');
   });
 
+  it('lets spent refresh tokens go before any pair a burst of parallel refreshes handed out', async () => {
+    const person = await signUp();
+    const tokens = await connect(person);
+    const refresh = (refreshToken: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: tokens.clientId });
+    // A burst of as many refreshes as the grant keeps tokens: each gets a pair.
+    const burst = await Promise.all(Array.from({ length: REFRESH_TOKENS_PER_GRANT }, () => refresh(tokens.refresh_token)));
+    expect(burst.map((answer) => answer.status)).toEqual(Array(REFRESH_TOKENS_PER_GRANT).fill(200));
+    const pairs = (await Promise.all(burst.map((answer) => answer.json()))) as { refresh_token: string }[];
+    // The client goes on with the pair it kept, the last to arrive: its refreshes add spent tokens, newer than the burst's.
+    let kept = pairs.at(-1)!.refresh_token;
+    for (let refreshes = 0; refreshes < 3; refreshes++) {
+      const answer = await refresh(kept);
+      expect(answer.status).toBe(200);
+      kept = ((await answer.json()) as { refresh_token: string }).refresh_token;
+    }
+    // Had it kept the first pair instead, that pair is still there: the spent tokens went first.
+    expect((await refresh(pairs[0]!.refresh_token)).status).toBe(200);
+  });
+
   it('refuses a spent refresh token within the grace to another client, and keeps the grant', async () => {
     const person = await signUp();
     const tokens = await connect(person);

@@ -172,11 +172,12 @@ async function issueTokens(db: D1Database, grant: GrantRow, now: number, { famil
     db.prepare('UPDATE oauth_grants SET expires_at = ?2 WHERE id = ?1 AND expires_at < ?2').bind(grant.id, grant.expiresAt),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'access', ?)`).bind(await sha256Hex(accessToken), grant.id, accessExpiresAt),
     db.prepare(`INSERT INTO oauth_tokens (hash, grant_id, kind, expires_at) VALUES (?, ?, 'refresh', ?)`).bind(await sha256Hex(refreshToken), grant.id, grant.expiresAt),
-    // The newest refresh tokens, spent or not: one let go of is known by its family if it comes back.
+    // The newest refresh tokens, unspent ones first (the pair a burst's client kept is one of them), then spent
+    // ones: one let go of is known by its family if it comes back.
     db
       .prepare(
         `DELETE FROM oauth_tokens WHERE grant_id = ?1 AND kind = 'refresh' AND rowid NOT IN (
-           SELECT rowid FROM oauth_tokens WHERE grant_id = ?1 AND kind = 'refresh' ORDER BY rowid DESC LIMIT ?2)`,
+           SELECT rowid FROM oauth_tokens WHERE grant_id = ?1 AND kind = 'refresh' ORDER BY used_at IS NULL DESC, rowid DESC LIMIT ?2)`,
       )
       .bind(grant.id, REFRESH_TOKENS_PER_GRANT),
     // Expired access tokens are of no further use, nor are those older than the newest few.
