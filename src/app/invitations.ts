@@ -13,7 +13,10 @@ import type { Role } from './members';
  * inbox and at the cost of the domain every account's confirmation mail goes out from. A team sends a few.
  */
 export const INVITATIONS_PER_ORGANIZATION: ThrottleRule = { limit: 50, windowMs: 24 * 60 * 60_000, what: 'invitations sent by this organization today' };
-export const INVITATIONS_PER_INBOX: ThrottleRule = { limit: 5, windowMs: 24 * 60 * 60_000, what: 'invitations sent to this address today' };
+/** Counted per organization and inbox, so one organization cannot use up an address's day for every other. */
+export const INVITATIONS_PER_INBOX: ThrottleRule = { limit: 5, windowMs: 24 * 60 * 60_000, what: 'invitations this organization sent to this address today' };
+/** And from all of Sluice, higher: five organizations' worth. */
+export const INVITATIONS_PER_INBOX_IN_ALL: ThrottleRule = { limit: 25, windowMs: 24 * 60 * 60_000, what: 'invitations sent to this address today' };
 
 /** An invitation link works for a week. */
 export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
@@ -80,7 +83,8 @@ export async function invite(
   assertRoomFor(terms, 'seats', used, 'SEAT_LIMIT_REACHED');
   // Counted once the invitation could be sent, so a duplicate or a full organization costs no count; the inbox's
   // first, so an invitation it refuses costs the organization none of its day.
-  await countAttempt(db, `invite-to:${input.email}`, INVITATIONS_PER_INBOX);
+  await countAttempt(db, `invite-to:${input.organizationId}:${input.email}`, INVITATIONS_PER_INBOX);
+  await countAttempt(db, `invite-to:${input.email}`, INVITATIONS_PER_INBOX_IN_ALL);
   await countAttempt(db, `invite-org:${input.organizationId}`, INVITATIONS_PER_ORGANIZATION);
   const token = randomHex(32);
   const id = newId('inv');

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { FAKE_RESEND } from '../fakes/resend';
-import { INVITATIONS_PER_INBOX, INVITATIONS_PER_ORGANIZATION } from '../../src/app/invitations';
+import { INVITATIONS_PER_INBOX, INVITATIONS_PER_INBOX_IN_ALL, INVITATIONS_PER_ORGANIZATION } from '../../src/app/invitations';
 import { call, ops } from '../support/api';
 import { dashboard, type Person, signUp } from '../support/dashboard';
 
@@ -106,7 +106,7 @@ describe('seats and invitations', () => {
     expect(members.body.data.seats).toEqual({ used: seats, limit: seats });
   });
 
-  it(`sends at most ${INVITATIONS_PER_INBOX.limit} invitations a day to one inbox and ${INVITATIONS_PER_ORGANIZATION.limit} from one organization, withdrawn ones counted: 429 with Retry-After`, { timeout: 60_000 }, async () => {
+  it(`sends at most ${INVITATIONS_PER_INBOX.limit} invitations a day from one organization to one inbox and ${INVITATIONS_PER_ORGANIZATION.limit} in all, withdrawn ones counted: 429 with Retry-After`, { timeout: 60_000 }, async () => {
     const owner = await signUp();
     await setPlan(owner, { plan: 'payg' });
     const withdrawn = async (email: string) => {
@@ -119,19 +119,38 @@ describe('seats and invitations', () => {
     for (let round = 0; round < INVITATIONS_PER_INBOX.limit; round++) await withdrawn(inbox);
     const refused = await invite(owner, inbox);
     expect(refused.status).toBe(429);
-    expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('invitations sent to this address today') });
+    expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('invitations this organization sent to this address today') });
     expect(refused.body.error.retryAfter).toBeGreaterThan(23 * 3600);
     // Other inboxes, until the organization's day is used.
     for (let sent = INVITATIONS_PER_INBOX.limit; sent < INVITATIONS_PER_ORGANIZATION.limit; sent++) await withdrawn(`other-${sent}-${crypto.randomUUID()}@example.com`);
     const past = await invite(owner, `one-more-${crypto.randomUUID()}@example.com`);
     expect(past.status).toBe(429);
     expect(past.body.error.message).toContain('invitations sent by this organization today');
-    // Another organization invites as before, and a day later this one does too.
+    // Another organization invites as before, the same inbox too, and a day later this one does again.
     const other = await signUp();
     await setPlan(other, { plan: 'payg' });
-    expect((await invite(other, `fresh-${crypto.randomUUID()}@example.com`)).status).toBe(201);
+    expect((await invite(other, inbox)).status).toBe(201);
     clock.now = () => realNow() + INVITATIONS_PER_ORGANIZATION.windowMs + 1000;
     expect((await invite(owner, `next-day-${crypto.randomUUID()}@example.com`)).status).toBe(201);
+  });
+
+  it(`sends at most ${INVITATIONS_PER_INBOX_IN_ALL.limit} invitations a day to one inbox from all organizations together`, { timeout: 60_000 }, async () => {
+    const inbox = `popular-${crypto.randomUUID()}@example.com`;
+    const organizations = INVITATIONS_PER_INBOX_IN_ALL.limit / INVITATIONS_PER_INBOX.limit;
+    for (let index = 0; index < organizations; index++) {
+      const owner = await signUp();
+      await setPlan(owner, { plan: 'payg' });
+      for (let round = 0; round < INVITATIONS_PER_INBOX.limit; round++) {
+        const sent = await invite(owner, inbox);
+        expect(sent.status).toBe(201);
+        expect((await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations/${sent.body.data.id}/revoke`)).status).toBe(200);
+      }
+    }
+    const late = await signUp();
+    await setPlan(late, { plan: 'payg' });
+    const refused = await invite(late, inbox);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toContain('invitations sent to this address today');
   });
 
   it('frees the seat of a withdrawn invitation, whose link no longer works', async () => {
