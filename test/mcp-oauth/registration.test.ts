@@ -1,6 +1,7 @@
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { clientAddress } from '../../src/core/throttle';
-import { REGISTRATIONS_PER_ADDRESS } from '../../src/mcp/oauth/address-throttles';
+import { REGISTRATION_REQUESTS_PER_ADDRESS, REGISTRATIONS_PER_ADDRESS } from '../../src/mcp/oauth/address-throttles';
 import { MCP_ORIGIN, ownAddress, register } from './support';
 
 async function oauthError(response: Response) {
@@ -92,6 +93,18 @@ describe('registration throttle', () => {
       ids.add(((await response.json()) as { client_id: string }).client_id);
     }
     expect(ids.size).toBe(1);
+  });
+
+  it(`answers 429 past ${REGISTRATION_REQUESTS_PER_ADDRESS.limit} registration requests of any kind an hour from one address, before reading them`, { timeout: 120_000 }, async () => {
+    const address = ownAddress();
+    const metadata = { client_name: 'Again and again', redirect_uris: [`https://${crypto.randomUUID()}.example/cb`] };
+    // The count is the throttle's own row: filled to the limit as that many requests would leave it.
+    const counted = clientAddress(new Request(`${MCP_ORIGIN}/oauth/register`, { headers: { 'cf-connecting-ip': address }, cf: { country: 'NL' } } as RequestInit));
+    await env.DB.prepare('INSERT INTO auth_throttle (bucket, window_start, attempts) VALUES (?, ?, ?)').bind(`oauth-register-any:${counted}`, Date.now(), REGISTRATION_REQUESTS_PER_ADDRESS.limit).run();
+    const refused = await register(metadata, address);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: 'temporarily_unavailable', error_description: expect.stringContaining('Too many registration requests from this address') });
+    expect((await register(metadata, ownAddress())).status).toBe(201);
   });
 
   it('trusts cf-connecting-ip only on a request that came through the edge (request.cf set)', () => {

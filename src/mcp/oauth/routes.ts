@@ -7,7 +7,7 @@ import { registerClient } from '../../services/oauth/clients';
 import { NO_STORE, OAuthError } from '../../services/oauth/errors';
 import { authorizationServerMetadata } from './metadata';
 import { authorizationProblemPage } from './problem-page';
-import { countAuthorization, countRegistration } from './address-throttles';
+import { countAuthorization, countRegistration, countRegistrationRequest } from './address-throttles';
 import { issuerOf } from '../../services/oauth/settings';
 import { exchangeToken, revokeToken } from '../../services/oauth/tokens';
 
@@ -19,6 +19,7 @@ export function registerOAuth<Variables extends object>(app: Hono<{ Bindings: Mc
 
   app.post('/oauth/register', async (c) => {
     return answer(async () => {
+      await countRegistrationRequest(c.env.DB, c.req.raw);
       let body: unknown;
       try {
         body = JSON.parse(await bodyText(c.req.raw));
