@@ -24,7 +24,9 @@ export interface DataTableProps<Row> {
 /**
  * The dashboard's list of things: a table on a wide screen; on a phone (table.stacked-on-phone in styles.ts)
  * each row is a block, its cells one under another, each under its column's name (`data-label`, written
- * here from the column, so a label cannot drift from its header), and no column starts off the screen.
+ * here from the column, so a label cannot drift from its header), and no column starts off the screen. The
+ * table's roles are written out (table, rowgroup, row, columnheader, cell): Safari drops a table's semantics
+ * for screen readers when its display is changed, as the stacking does.
  */
 export function DataTable<Row>({ rows, columns, actions, rowAttributes, attributes, empty }: DataTableProps<Row>) {
   return (
@@ -32,30 +34,34 @@ export function DataTable<Row>({ rows, columns, actions, rowAttributes, attribut
       {rows.length === 0 ? (
         <p class="empty">{empty}</p>
       ) : (
-        <table class="stacked-on-phone" {...attributes}>
-          <thead>
-            <tr>
+        <table class="stacked-on-phone" role="table" {...attributes}>
+          <thead role="rowgroup">
+            <tr role="row">
               {columns.map((column) => (
-                <th scope="col" class={column.class}>
+                <th scope="col" role="columnheader" class={column.class}>
                   {column.label}
                 </th>
               ))}
               {actions ? (
-                <th scope="col" class="num">
+                <th scope="col" role="columnheader" class="num">
                   <span class="muted">Actions</span>
                 </th>
               ) : null}
             </tr>
           </thead>
-          <tbody>
+          <tbody role="rowgroup">
             {rows.map((row) => (
-              <tr {...rowAttributes?.(row)}>
+              <tr role="row" {...rowAttributes?.(row)}>
                 {columns.map((column) => (
-                  <td class={column.class} data-label={column.label}>
+                  <td role="cell" class={column.class} data-label={column.label}>
                     {column.cell(row)}
                   </td>
                 ))}
-                {actions ? <td class="actions">{actions(row)}</td> : null}
+                {actions ? (
+                  <td role="cell" class="actions">
+                    {actions(row)}
+                  </td>
+                ) : null}
               </tr>
             ))}
           </tbody>
