@@ -169,6 +169,8 @@ describe('the dashboard in chromium', () => {
     // One column, as a plain list of domains is: Papa Parse finds no delimiter in it, which is no error to show.
     writeFileSync(file, 'Domain\r\nacme.com\r\nglobex.com\r\ninitech.com\r\n');
     await page.goto(`${workspacePath}/jobs`);
+    // Results going nowhere but the download: no table to name.
+    expect(await page.getByLabel('Table', { exact: true }).isVisible()).toBe(false);
     await page.getByLabel('Operation').selectOption('linkedin/get-company-by-domain');
     await page.getByLabel('CSV file').setInputFiles(file);
     // The column named like the field is mapped to it by itself.

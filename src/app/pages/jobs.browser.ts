@@ -92,6 +92,14 @@ if (form) {
     });
   });
   select.addEventListener('change', showMapping);
+  // The table is asked for only once results are to go into a database.
+  const database = $<HTMLSelectElement>('select[name="databaseId"]', form);
+  const tableField = $<HTMLElement>('[data-into-table]', form);
+  if (database && tableField) {
+    const showTable = () => (tableField.hidden = database.value === '');
+    database.addEventListener('change', showTable);
+    showTable();
+  }
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();

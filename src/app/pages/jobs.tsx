@@ -197,7 +197,7 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, dat
             </select>
             <span class="field-error" data-field-error="into.databaseId"></span>
           </div>
-          <div class="field">
+          <div class="field" data-into-table hidden>
             <label for="field-job-table">Table</label>
             <input id="field-job-table" name="table" type="text" maxlength={64} placeholder="results" />
             <span class="hint">Created if missing; one row per success with its input and data as JSON.</span>
