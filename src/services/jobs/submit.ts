@@ -217,11 +217,15 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
  * nothing, so its retry is checked afresh.
  */
 export async function submitJobOnce(env: Env, principal: JobSubmitter, submission: JobSubmission, key: string | undefined): Promise<{ view: JobView; replayed: boolean }> {
-  refuseUnconfigured(env, submission);
-  if (key === undefined) return { view: await submitJob(env, principal, submission), replayed: false };
+  if (key === undefined) {
+    refuseUnconfigured(env, submission);
+    return { view: await submitJob(env, principal, submission), replayed: false };
+  }
   const digest = await sha256Hex(JSON.stringify(canonicalize(submission)));
   const earlier = await jobSubmittedAs(env, principal.workspaceId, key, digest);
   if (earlier) return { view: earlier, replayed: true };
+  // After the replay: a job already made under the key is answered whatever the settings are now.
+  refuseUnconfigured(env, submission);
   try {
     return { view: await submitJob(env, principal, submission, { key, digest }), replayed: false };
   } catch (error) {
