@@ -136,7 +136,8 @@ export function unreadPagesWarning(pagesRead: number, totalPages: number, parser
 export const SELECTOR_BOUNDS = { perList: 20, chars: 200, searchingPerList: 5 } as const;
 
 /**
- * Why the page cannot be matched against `selector` at a bounded cost, or undefined when it can. The DOM's
+ * A selector read once: why the page cannot be matched against it at a bounded cost, or, when it can, how many
+ * of its alternatives search ancestors or earlier siblings (a list's bound counts them). The DOM's
  * matcher (css-select, under linkedom) tries every ancestor for a descendant combinator (a space) and every
  * earlier sibling for `~`, and again for each such combinator to the left of it: a selector with n of them whose
  * leftmost part never matches costs depth^n per element. On a page 60 deep, `x div div div div span` held the
@@ -145,13 +146,13 @@ export const SELECTOR_BOUNDS = { perList: 20, chars: 200, searchingPerList: 5 } 
  * `:is()` or `:where()` runs for every element, so it takes no such combinator at all; `:has()`, which searches
  * below every element, is refused.
  */
-function selectorProblem(selector: string): string | undefined {
-  if (selector.length > SELECTOR_BOUNDS.chars) return `is ${selector.length} characters long; at most ${SELECTOR_BOUNDS.chars}`;
+function readSelector(selector: string): { problem: string } | { searching: number } {
+  if (selector.length > SELECTOR_BOUNDS.chars) return { problem: `is ${selector.length} characters long; at most ${SELECTOR_BOUNDS.chars}` };
   let parsed: Selector[][];
   try {
     parsed = parseSelector(selector);
   } catch (error) {
-    return `is not a CSS selector (${error instanceof Error ? error.message : 'unreadable'})`;
+    return { problem: `is not a CSS selector (${error instanceof Error ? error.message : 'unreadable'})` };
   }
   const searching = (tokens: Selector[]) => tokens.filter((token) => token.type === 'descendant' || token.type === 'sibling').length;
   const check = (alternatives: Selector[][], nested: boolean): string | undefined => {
@@ -173,12 +174,8 @@ function selectorProblem(selector: string): string | undefined {
     }
     return undefined;
   };
-  return check(parsed, false);
-}
-
-/** How many alternatives of a selector (it passed selectorProblem) search ancestors or earlier siblings. */
-function searchingAlternatives(selector: string): number {
-  return parseSelector(selector).filter((tokens) => tokens.some((token) => token.type === 'descendant' || token.type === 'sibling')).length;
+  const problem = check(parsed, false);
+  return problem ? { problem } : { searching: parsed.filter((tokens) => searching(tokens) > 0).length };
 }
 
 /** A list of CSS selectors the page is matched against: bounded in count, length and matching cost. */
@@ -189,9 +186,9 @@ function selectorList(description: string) {
     .superRefine((selectors, context) => {
       let searching = 0;
       for (const [index, selector] of selectors.entries()) {
-        const problem = selectorProblem(selector);
-        if (problem) context.addIssue({ code: 'custom', path: [index], message: `"${selector.slice(0, 80)}" ${problem}.` });
-        else searching += searchingAlternatives(selector);
+        const read = readSelector(selector);
+        if ('problem' in read) context.addIssue({ code: 'custom', path: [index], message: `"${selector.slice(0, 80)}" ${read.problem}.` });
+        else searching += read.searching;
       }
       if (searching > SELECTOR_BOUNDS.searchingPerList) {
         context.addIssue({

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { toHex } from '../../core/digest';
 import { randomHex } from '../../core/ids';
 import { encryptionSecrets } from '../../core/keys';
 import type { DashboardEnv } from '../context';
@@ -39,7 +40,6 @@ export async function knownDevice(c: Context<DashboardEnv>, email: string): Prom
 /** Marks this browser as one `email` signed in from: its id kept when it had one, the cookie signed anew. */
 export async function rememberDevice(c: Context<DashboardEnv>, email: string, id: string = randomHex(16)): Promise<void> {
   const key = await derivedHmacKey(encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)[0] ?? '', DEVICE_INFO);
-  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encode(id, email)));
-  const signature = Array.from(mac, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  const signature = toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, encode(id, email))));
   setCookie(c, cookieName(c), `${id}.${signature}`, { httpOnly: true, secure: isSecure(c), sameSite: 'Strict', path: '/', maxAge: DEVICE_COOKIE_MAX_AGE_S });
 }

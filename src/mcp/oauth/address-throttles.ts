@@ -23,42 +23,34 @@ export const REGISTRATION_REQUESTS_PER_ADDRESS = { limit: 1_000, windowMs: 60 * 
  */
 export const AUTHORIZATIONS_PER_ADDRESS = { limit: 60, windowMs: 60 * 60_000 } as const;
 
-/**
- * Counts one registration from the request's address (the rule every throttle of Sluice keys on: see
- * clientAddress) and refuses it with 429 and Retry-After past the limit.
- */
-export async function countRegistration(db: D1Database, request: Request): Promise<void> {
-  const over = await overLimitBy(db, `oauth-register:${clientAddress(request)}`, REGISTRATIONS_PER_ADDRESS);
-  if (!over) return;
-  const { limit } = REGISTRATIONS_PER_ADDRESS;
-  throw new OAuthError(
-    'temporarily_unavailable',
-    `Too many client registrations from this address (${limit} an hour). Try again in ${Math.ceil(over.retryAfter / 60)} min.`,
-    429,
-    over.retryAfter,
-  );
+/** An hour's count per client address (the rule every throttle of Sluice keys on: see clientAddress): past it, why, and how long to wait. */
+async function overHourlyLimit(db: D1Database, request: Request, bucket: string, rule: { limit: number; windowMs: number }, what: string): Promise<AuthorizationProblem | null> {
+  const over = await overLimitBy(db, `${bucket}:${clientAddress(request)}`, rule);
+  if (!over) return null;
+  return {
+    error: 'temporarily_unavailable',
+    description: `Too many ${what} from this address (${rule.limit} an hour). Try again in ${Math.ceil(over.retryAfter / 60)} min.`,
+    retryAfter: over.retryAfter,
+  };
 }
 
-/** Counts one registration request of any kind from the request's address, refused with 429 past the generous limit. */
-export async function countRegistrationRequest(db: D1Database, request: Request): Promise<void> {
-  const over = await overLimitBy(db, `oauth-register-any:${clientAddress(request)}`, REGISTRATION_REQUESTS_PER_ADDRESS);
-  if (!over) return;
-  throw new OAuthError(
-    'temporarily_unavailable',
-    `Too many registration requests from this address (${REGISTRATION_REQUESTS_PER_ADDRESS.limit} an hour). Try again in ${Math.ceil(over.retryAfter / 60)} min.`,
-    429,
-    over.retryAfter,
-  );
+/** The same, refused with 429 and Retry-After at an endpoint that answers JSON. */
+async function refuseOverHourlyLimit(...args: Parameters<typeof overHourlyLimit>): Promise<void> {
+  const problem = await overHourlyLimit(...args);
+  if (problem) throw new OAuthError(problem.error, problem.description, 429, problem.retryAfter);
+}
+
+/** Counts one registration that adds a client, refused past REGISTRATIONS_PER_ADDRESS. */
+export function countRegistration(db: D1Database, request: Request): Promise<void> {
+  return refuseOverHourlyLimit(db, request, 'oauth-register', REGISTRATIONS_PER_ADDRESS, 'client registrations');
+}
+
+/** Counts one registration request of any kind, refused past the generous REGISTRATION_REQUESTS_PER_ADDRESS. */
+export function countRegistrationRequest(db: D1Database, request: Request): Promise<void> {
+  return refuseOverHourlyLimit(db, request, 'oauth-register-any', REGISTRATION_REQUESTS_PER_ADDRESS, 'registration requests');
 }
 
 /** Counts one authorization request from the request's address: past the limit, the problem the page shows (429). */
-export async function countAuthorization(db: D1Database, request: Request): Promise<AuthorizationProblem | null> {
-  const over = await overLimitBy(db, `oauth-authorize:${clientAddress(request)}`, AUTHORIZATIONS_PER_ADDRESS);
-  if (!over) return null;
-  const { limit } = AUTHORIZATIONS_PER_ADDRESS;
-  return {
-    error: 'temporarily_unavailable',
-    description: `Too many authorization requests from this address (${limit} an hour). Try again in ${Math.ceil(over.retryAfter / 60)} min.`,
-    retryAfter: over.retryAfter,
-  };
+export function countAuthorization(db: D1Database, request: Request): Promise<AuthorizationProblem | null> {
+  return overHourlyLimit(db, request, 'oauth-authorize', AUTHORIZATIONS_PER_ADDRESS, 'authorization requests');
 }
