@@ -72,7 +72,7 @@ CREATE TABLE users (
   name           TEXT NOT NULL,
   password_hash  TEXT NOT NULL,
   created_at     TEXT NOT NULL
-, email_verified_at TEXT);
+, email_verified_at TEXT, password_changed_at TEXT);
 
 CREATE UNIQUE INDEX users_by_email ON users (email);
 
@@ -485,3 +485,12 @@ CREATE INDEX api_keys_revoked_by_time ON api_keys (revoked_at) WHERE revoked_at 
 CREATE INDEX webhook_endpoints_daily ON webhook_endpoints (workspace_id) WHERE instr(events, '"usage.daily"') > 0;
 
 CREATE UNIQUE INDEX oauth_clients_by_metadata ON oauth_clients (metadata_hash) WHERE metadata_hash IS NOT NULL;
+
+CREATE TABLE password_resets (
+  token_hash  TEXT PRIMARY KEY,
+  user_id     TEXT NOT NULL REFERENCES users (id),
+  email       TEXT NOT NULL,
+  expires_at  TEXT NOT NULL
+);
+
+CREATE INDEX password_resets_by_user ON password_resets (user_id);

@@ -7,6 +7,8 @@ export interface SessionUser {
   createdAt: string;
   /** When they confirmed their email address by the link sent to it, or null: the free trial waits for it. */
   emailVerifiedAt: string | null;
+  /** When the password was last changed or reset, or null: it is the one set at sign-up. */
+  passwordChangedAt: string | null;
 }
 
 export interface Session {

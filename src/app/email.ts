@@ -15,7 +15,8 @@ export type Delivery = { sent: 'provider'; id: string } | { sent: 'outbox' } | {
  * with neither it is not sent, and the dashboard shows the link to copy instead.
  */
 export async function sendEmail(env: Env, email: Email): Promise<Delivery> {
-  if (env.RESEND_API_KEY) {
+  const route = deliveryRoute(env);
+  if (route === 'provider') {
     const response = await fetch(`${(env.RESEND_BASE_URL ?? 'https://api.resend.com').replace(/\/+$/, '')}/emails`, {
       method: 'POST',
       headers: { authorization: `Bearer ${env.RESEND_API_KEY}`, 'content-type': 'application/json' },
@@ -25,13 +26,18 @@ export async function sendEmail(env: Env, email: Email): Promise<Delivery> {
     if (!response.ok || !body.id) throw new Error(`Resend refused the message (${response.status}): ${body.message ?? 'no message'}`);
     return { sent: 'provider', id: body.id };
   }
-  if (env.DEV_OUTBOX === '1') {
+  if (route === 'outbox') {
     await env.DB.prepare('INSERT INTO email_outbox (id, recipient, subject, body, created_at) VALUES (?, ?, ?, ?, ?)')
       .bind(newId('msg'), email.to, email.subject, email.text, new Date().toISOString())
       .run();
     return { sent: 'outbox' };
   }
   return { sent: 'nowhere' };
+}
+
+/** Where this installation's emails go, whoever they are for: what a page may say without telling whether an account exists. */
+export function deliveryRoute(env: Env): Delivery['sent'] {
+  return env.RESEND_API_KEY ? 'provider' : env.DEV_OUTBOX === '1' ? 'outbox' : 'nowhere';
 }
 
 /**

@@ -13,6 +13,7 @@ import { registerMe } from './api/me';
 import { registerMembers } from './api/members';
 import { registerOAuthConsent } from './api/oauth';
 import { registerOrganizations } from './api/organizations';
+import { PASSWORD_RESET_PATHS, registerPassword } from './api/password';
 import { registerSandboxKeys } from './api/sandbox-keys';
 import { registerUsage } from './api/usage';
 import { registerVendorConnections } from './api/vendor-connections';
@@ -26,7 +27,7 @@ import { registerPages } from './pages/routes';
 import { securityHeaders } from './security-headers';
 
 /** /api routes a person reaches before having a session. */
-const OPEN_API_ROUTES = new Set(['/api/auth/sign-up', '/api/auth/sign-in', '/api/auth/sign-out', '/api/openapi.json', STRIPE_WEBHOOK_PATH]);
+const OPEN_API_ROUTES = new Set(['/api/auth/sign-up', '/api/auth/sign-in', '/api/auth/sign-out', ...PASSWORD_RESET_PATHS, '/api/openapi.json', STRIPE_WEBHOOK_PATH]);
 
 /**
  * The dashboard: server-rendered pages over its own JSON API under /api, in the spec's envelope, for
@@ -47,6 +48,7 @@ export function buildDashboardApp() {
   // Liveness and the build served, as on the api worker (the deploy's smoke test compares the three).
   app.get('/health', (c) => c.json(healthBody(c.env.BUILD_ID), 200, { 'Cache-Control': 'no-store' }));
   registerAuth(app);
+  registerPassword(app);
   registerMe(app);
   registerOrganizations(app);
   registerKeys(app);

@@ -22,7 +22,8 @@ export function securityHeaders(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     await next();
     const headers = c.res.headers;
-    headers.set('Referrer-Policy', 'same-origin');
+    // A page may send less (the reset link's page sends none); never more.
+    if (!headers.has('Referrer-Policy')) headers.set('Referrer-Policy', 'same-origin');
     headers.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     if (new URL(c.env.APP_URL).protocol === 'https:') headers.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
   };

@@ -20,7 +20,7 @@ export async function signUp(db: D1Database, input: { email: string; password: s
   const existing = await db.prepare('SELECT id FROM users WHERE email = ?').bind(input.email).first();
   if (existing) throw ApiError.conflict('An account with this email address already exists. Sign in instead.');
   const createdAt = new Date().toISOString();
-  const user: SessionUser = { id: newId('usr'), email: input.email, name: input.name, createdAt, emailVerifiedAt: null };
+  const user: SessionUser = { id: newId('usr'), email: input.email, name: input.name, createdAt, emailVerifiedAt: null, passwordChangedAt: null };
   const organization = newOrganization({ name: `${input.name}'s organization` });
   const workspace = newWorkspace({ organizationId: organization.id, name: 'Default' });
   try {
@@ -38,13 +38,39 @@ export async function signUp(db: D1Database, input: { email: string; password: s
   return { user, organization, workspace };
 }
 
-export function findUserByEmail(db: D1Database, email: string) {
-  return db
-    .prepare('SELECT id, email, name, created_at AS createdAt, email_verified_at AS emailVerifiedAt, password_hash AS passwordHash FROM users WHERE email = ?')
-    .bind(email)
-    .first<SessionUser & { passwordHash: string }>();
+/** A person as sign-in finds them: who they are, and their password's hash. */
+export type StoredUser = SessionUser & { passwordHash: string };
+
+/** What a person is shown of their own record: nothing of their password. */
+export function visibleUser({ passwordHash: _hash, ...user }: StoredUser): SessionUser {
+  return user;
 }
 
+const STORED_USER =
+  'SELECT id, email, name, created_at AS createdAt, email_verified_at AS emailVerifiedAt, password_hash AS passwordHash, password_changed_at AS passwordChangedAt FROM users';
+
+export function findUserByEmail(db: D1Database, email: string): Promise<StoredUser | null> {
+  return db.prepare(`${STORED_USER} WHERE email = ?`).bind(email).first<StoredUser>();
+}
+
+export function findUserById(db: D1Database, id: string): Promise<StoredUser | null> {
+  return db.prepare(`${STORED_USER} WHERE id = ?`).bind(id).first<StoredUser>();
+}
+
+/**
+ * Statements that give a person a new password (changed or reset), to run in one batch with whatever else the
+ * change needs: the hash replaced, the moment kept (known-device cookies are signed over it, auth/devices.ts), and
+ * every session of theirs ended, so a browser that had the account keeps nothing of it. The caller starts this
+ * browser's session afresh.
+ */
+export function setPasswordStatements(db: D1Database, userId: string, passwordHash: string, at: string): D1PreparedStatement[] {
+  return [
+    db.prepare('UPDATE users SET password_hash = ?, password_changed_at = ? WHERE id = ?').bind(passwordHash, at, userId),
+    db.prepare('DELETE FROM sessions WHERE user_id = ?').bind(userId),
+  ];
+}
+
+/** The same password, hashed afresh (a newer scheme or key): not a new password, so nothing else changes. */
 export function updatePasswordHash(db: D1Database, userId: string, passwordHash: string) {
   return db.prepare('UPDATE users SET password_hash = ? WHERE id = ?').bind(passwordHash, userId).run();
 }

@@ -52,6 +52,7 @@ const NO_ONE_NAMES_CLIENT = 'NOT EXISTS (SELECT 1 FROM oauth_grants WHERE client
 const RULES: Rule[] = [
   { what: 'sessions past their expiry', table: 'sessions', where: 'expires_at <= ?', bound: iso },
   { what: 'email confirmation links past their expiry', table: 'email_verifications', where: 'expires_at <= ?', bound: iso },
+  { what: 'password reset links past their expiry', table: 'password_resets', where: 'expires_at <= ?', bound: iso },
   { what: 'attempt counts whose window has ended under every rule', table: 'auth_throttle', where: 'window_start <= ?', bound: (now) => now - ATTEMPTS_KEPT_MS },
   { what: 'authorization requests no one decided in time', table: 'oauth_requests', where: 'expires_at <= ?', bound: (now) => now },
   { what: 'OAuth tokens past their expiry', table: 'oauth_tokens', where: 'expires_at <= ?', bound: (now) => now },

@@ -9,7 +9,7 @@ import { clearAttempts, clientAddress, countAttempt } from '../../core/throttle'
 import { knownDevice, rememberDevice } from '../auth/devices';
 import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throttle';
 import type { DashboardEnv } from '../context';
-import { findUserByEmail, signUp, updatePasswordHash } from '../users';
+import { findUserByEmail, signUp, updatePasswordHash, visibleUser } from '../users';
 import { sendVerification } from '../email-verification';
 import { jsonBody, Organization, SignInBody, SignUpBody, User, VerificationSent, Workspace } from './schemas';
 
@@ -57,7 +57,7 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     await countAttempt(c.env.DB, `signup-ip:${clientAddress(c.req.raw)}`, SIGN_UP_PER_IP);
     const account = await signUp(c.env.DB, input, c.env.KEY_ENCRYPTION_KEY);
     await startSession(c, account.user.id);
-    await rememberDevice(c, account.user.email);
+    await rememberDevice(c, { email: account.user.email, passwordChangedAt: null });
     // The free trial waits for the address to be confirmed: the link goes out with the account.
     const verification = await sendVerification(c.env, account.user);
     return c.json(success({ ...account, verification }), 201);
@@ -65,27 +65,26 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.signIn, async (c) => {
     const { email, password } = c.req.valid('json');
-    // A browser that signed in to this address before has a count of its own (devices.ts): guesses from
-    // elsewhere cannot keep the address's owner out.
-    const device = await knownDevice(c, email);
-    const emailBucket = device ? `email-device:${email}:${device}` : `email:${email}`;
     // Counted before the password is checked, in one upsert: guesses sent at once cannot all read a count under
     // the limit and all be checked (counted after, 30 at once were 30 guesses). A success clears the count.
     // The client address first: one over its limit writes no count for the address it names (one row per email
     // tried, without end, from a client already refused).
     await countAttempt(c.env.DB, `ip:${clientAddress(c.req.raw)}`, SIGN_IN_PER_IP);
+    const user = await findUserByEmail(c.env.DB, email);
+    // A browser that signed in to this account since its password was last set has a count of its own
+    // (devices.ts): guesses from elsewhere cannot keep the address's owner out.
+    const device = user ? await knownDevice(c, user) : null;
+    const emailBucket = device ? `email-device:${email}:${device}` : `email:${email}`;
     await countAttempt(c.env.DB, emailBucket, SIGN_IN_PER_EMAIL);
 
-    const user = await findUserByEmail(c.env.DB, email);
     // An unknown address costs the same hashing as a wrong password and gets the same answer.
     const verification = await verifyPassword(password, user?.passwordHash ?? (await decoyHash(c.env.KEY_ENCRYPTION_KEY)), c.env.KEY_ENCRYPTION_KEY);
     if (!user || !verification.ok) throw ApiError.unauthorized('Wrong email address or password.');
     await clearAttempts(c.env.DB, emailBucket);
-    await rememberDevice(c, email, device ?? undefined);
+    await rememberDevice(c, user, device ?? undefined);
     if (verification.needsRehash) await updatePasswordHash(c.env.DB, user.id, await hashPassword(password, c.env.KEY_ENCRYPTION_KEY));
     await startSession(c, user.id);
-    const { passwordHash: _, ...visible } = user;
-    return c.json(success({ user: visible }), 200);
+    return c.json(success({ user: visibleUser(user) }), 200);
   });
 
   app.openapi(routes.signOut, async (c) => {

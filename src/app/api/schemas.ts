@@ -11,6 +11,7 @@ export const User = z
     name: z.string(),
     createdAt: z.string(),
     emailVerifiedAt: z.string().nullable().openapi({ description: 'When the email address was confirmed by the link sent to it; null: not yet, and the free trial waits for it.' }),
+    passwordChangedAt: z.string().nullable().openapi({ description: 'When the password was last changed or reset; null: it is the one set at sign-up.' }),
   })
   .openapi('User');
 
@@ -75,7 +76,16 @@ const password = z.string().min(10, 'At least 10 characters.').max(128, 'At most
 export const name = humanName(100);
 
 export const SignUpBody = z.strictObject({ email: emailAddress, password, name }).openapi('SignUp');
-export const SignInBody = z.strictObject({ email: emailAddress, password: z.string().min(1, 'Required.').max(128) }).openapi('SignIn');
+const givenPassword = z.string().min(1, 'Required.').max(128);
+export const SignInBody = z.strictObject({ email: emailAddress, password: givenPassword }).openapi('SignIn');
+export const PasswordResetRequestBody = z.strictObject({ email: emailAddress }).openapi('PasswordResetRequest');
+export const PasswordResetBody = z
+  .strictObject({
+    token: z.string().regex(/^[0-9a-f]{64}$/, "Not a reset link's token: open the link from the email again.").openapi({ description: 'The token of the link in the reset email.' }),
+    password,
+  })
+  .openapi('PasswordReset');
+export const ChangePasswordBody = z.strictObject({ currentPassword: givenPassword, newPassword: password }).openapi('ChangePassword');
 
 export const workspaceIdParam = z.object({
   workspaceId: z.string().regex(/^ws_[0-9a-f]{24}$/, 'Expected a workspace id (ws_ and 24 hex characters).').openapi({ param: { name: 'workspaceId', in: 'path' } }),

@@ -13,6 +13,8 @@ import { isSecure } from './sessions';
  * times every quarter hour. A browser that signed in to that address before carries a cookie saying so, signed
  * with a key derived from KEY_ENCRYPTION_KEY; its attempts are counted apart (five a quarter hour of its own), so
  * the owner signs in while the address's count is full. A guesser has no such cookie for an account not theirs.
+ * The signature covers when the password was last set, so a new password (changed or reset) makes every cookie
+ * signed before it worthless: whoever once knew the old one keeps no count of their own.
  */
 const DEVICE_INFO = 'sluice known device v1';
 /** A year and a month: browsers keep a cookie at most 400 days. */
@@ -22,24 +24,30 @@ function cookieName(c: Context<DashboardEnv>): string {
   return isSecure(c) ? '__Host-sluice_device' : 'sluice_device';
 }
 
-const encode = (id: string, email: string) => new TextEncoder().encode(`${id}\n${email}`);
+/** The account a device cookie is signed for: its address, and when its password was last set (null: at sign-up). */
+export interface DeviceAccount {
+  email: string;
+  passwordChangedAt: string | null;
+}
 
-/** This browser's device id when its cookie was signed for `email` (under any key of a rotation), else null. */
-export async function knownDevice(c: Context<DashboardEnv>, email: string): Promise<string | null> {
+const encode = (id: string, account: DeviceAccount) => new TextEncoder().encode(`${id}\n${account.email}\n${account.passwordChangedAt ?? ''}`);
+
+/** This browser's device id when its cookie was signed for `account` as it is now (under any key of a rotation), else null. */
+export async function knownDevice(c: Context<DashboardEnv>, account: DeviceAccount): Promise<string | null> {
   const match = /^([0-9a-f]{32})\.([0-9a-f]{64})$/.exec(getCookie(c, cookieName(c)) ?? '');
   if (!match) return null;
   const [, id, signature] = match as unknown as [string, string, string];
   const mac = Uint8Array.from(signature.match(/../g)!, (pair) => parseInt(pair, 16));
   for (const secret of encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)) {
     // HMAC verification in WebCrypto compares in constant time.
-    if (await crypto.subtle.verify('HMAC', await derivedHmacKey(secret, DEVICE_INFO), mac, encode(id, email))) return id;
+    if (await crypto.subtle.verify('HMAC', await derivedHmacKey(secret, DEVICE_INFO), mac, encode(id, account))) return id;
   }
   return null;
 }
 
-/** Marks this browser as one `email` signed in from: its id kept when it had one, the cookie signed anew. */
-export async function rememberDevice(c: Context<DashboardEnv>, email: string, id: string = randomHex(16)): Promise<void> {
+/** Marks this browser as one `account` signed in from: its id kept when it had one, the cookie signed anew. */
+export async function rememberDevice(c: Context<DashboardEnv>, account: DeviceAccount, id: string = randomHex(16)): Promise<void> {
   const key = await derivedHmacKey(encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)[0] ?? '', DEVICE_INFO);
-  const signature = toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, encode(id, email))));
+  const signature = toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, encode(id, account))));
   setCookie(c, cookieName(c), `${id}.${signature}`, { httpOnly: true, secure: isSecure(c), sameSite: 'Strict', path: '/', maxAge: DEVICE_COOKIE_MAX_AGE_S });
 }

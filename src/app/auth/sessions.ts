@@ -48,7 +48,8 @@ export async function readSession(c: Context<DashboardEnv>): Promise<Session | n
   if (!id || !/^[0-9a-f]{64}$/.test(id)) return null;
   const idHash = await sha256Hex(id);
   const row = await c.env.DB.prepare(
-    `SELECT s.expires_at AS expiresAt, u.id, u.email, u.name, u.created_at AS createdAt, u.email_verified_at AS emailVerifiedAt
+    `SELECT s.expires_at AS expiresAt, u.id, u.email, u.name, u.created_at AS createdAt, u.email_verified_at AS emailVerifiedAt,
+            u.password_changed_at AS passwordChangedAt
        FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = ?`,
   )

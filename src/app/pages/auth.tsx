@@ -71,6 +71,9 @@ const SignInPage: FC<AuthPageProps> = ({ next, connecting }) => (
       <Field name="password" label="Password" type="password" autocomplete="current-password" />
       <button type="submit">Sign in</button>
     </form>
+    <p class="centered small">
+      <a href="/forgot-password">Forgot your password?</a>
+    </p>
   </AuthShell>
 );
 

@@ -9,6 +9,7 @@ import { keysPage } from './keys';
 import { mcpPage } from './mcp';
 import { membersPage } from './members';
 import type { Page } from './page';
+import { forgotPasswordPage, resetPasswordPage } from './password';
 import { plansPage } from './plans';
 import { serversPage } from './servers';
 import { settingsPage } from './settings';
@@ -41,4 +42,6 @@ export const PAGES: readonly Page[] = [
   invitationPage,
   outboxPage,
   verifyEmailPage,
+  forgotPasswordPage,
+  resetPasswordPage,
 ];

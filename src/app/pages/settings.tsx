@@ -57,6 +57,31 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
           <Fact label="Member since" value={<DateTime iso={user.createdAt} />} />
         </dl>
       </section>
+      <section class="card">
+        <h2>Password</h2>
+        <p class="muted small">
+          {user.passwordChangedAt ? (
+            <>
+              Last changed <DateTime iso={user.passwordChangedAt} />.
+            </>
+          ) : (
+            'The one you chose at sign-up.'
+          )}{' '}
+          Changing it signs out every other browser signed in to your account, and we email you that it changed.
+        </p>
+        <ApiForm class="stack" api="/api/me/password" then="reload">
+          {/* For password managers: whose password this is. Not sent (no name). */}
+          <input type="hidden" autocomplete="username" value={user.email} />
+          <Field name="currentPassword" label="Current password" type="password" autocomplete="current-password" />
+          <Field name="newPassword" label="New password" type="password" autocomplete="new-password" minlength={10} hint="At least 10 characters." />
+          <div>
+            <button type="submit">Change password</button>
+          </div>
+        </ApiForm>
+        <p class="muted small">
+          Forgot it? <a href="/forgot-password">Set a new one by email</a>.
+        </p>
+      </section>
     </>
   );
 };

@@ -1,0 +1,140 @@
+import { clock } from '../core/clock';
+import { type Env, publicUrls } from '../core/config';
+import { sha256Hex } from '../core/digest';
+import { ApiError } from '../core/errors';
+import { randomHex } from '../core/ids';
+import { markEmailConfirmed } from '../services/accounts';
+import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
+import { hashPassword, verifyPassword } from './auth/passwords';
+import type { SessionUser } from './context';
+import { type Delivery, deliveryRoute, sendEmailOrLog } from './email';
+import { findUserByEmail, findUserById, setPasswordStatements, visibleUser } from './users';
+
+/**
+ * A new password, two ways: a signed-in person changes theirs knowing the current one, and a person who forgot
+ * it asks for a link to their address and sets one there. Either way the password's moment is kept (known-device
+ * cookies are signed over it) and every session of the account ends; the route starts this browser's anew.
+ */
+
+/** A reset link works for an hour: it is a password's worth, sitting in an inbox. */
+export const RESET_LIFETIME_MS = 60 * 60 * 1000;
+/** Reset links asked for one address, whoever asks: each is an email to it. */
+export const RESETS_PER_EMAIL: ThrottleRule = { limit: 3, windowMs: 60 * 60_000, what: 'password reset emails for this address' };
+/** Reset requests from one client, whatever the address: each address asked for writes a count of its own. */
+export const RESETS_PER_CLIENT: ThrottleRule = { limit: 10, windowMs: 60 * 60_000, what: 'password reset requests from this address' };
+/** Tries of the current password when changing it: a session left open is not a way to guess it. */
+export const PASSWORD_CHANGES_PER_USER: ThrottleRule = { limit: 5, windowMs: 15 * 60_000, what: "attempts to change this account's password" };
+
+/** A bucket of the sign-in throttle for an address (api/auth.ts): a reset proves the inbox, so its count starts again. */
+const signInBucket = (email: string) => `email:${email}`;
+
+/**
+ * Asks for a reset link for `email`. Counted per client, then per address, whether or not an account uses it; the
+ * link is made and sent after the answer (`later`, the request's waitUntil), so neither the answer nor its timing
+ * tells whether one does. Answers where this installation's emails go, which is the same for every address.
+ */
+export async function requestPasswordReset(env: Env, email: string, client: string, later: (work: Promise<unknown>) => void): Promise<Delivery['sent']> {
+  await countAttempt(env.DB, `reset-ip:${client}`, RESETS_PER_CLIENT);
+  await countAttempt(env.DB, `reset-email:${email}`, RESETS_PER_EMAIL);
+  later(
+    sendResetLink(env, email).catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'error', note: 'password reset link not made', error: String(error) }));
+    }),
+  );
+  return deliveryRoute(env);
+}
+
+/** One outstanding link a person: a new one replaces the last, and only its token's SHA-256 is kept. */
+async function sendResetLink(env: Env, email: string): Promise<void> {
+  const user = await findUserByEmail(env.DB, email);
+  if (!user) return;
+  const token = randomHex(32);
+  await env.DB.batch([
+    env.DB.prepare('DELETE FROM password_resets WHERE user_id = ?').bind(user.id),
+    env.DB.prepare('INSERT INTO password_resets (token_hash, user_id, email, expires_at) VALUES (?, ?, ?, ?)').bind(
+      await sha256Hex(token),
+      user.id,
+      user.email,
+      new Date(clock.now() + RESET_LIFETIME_MS).toISOString(),
+    ),
+  ]);
+  const app = publicUrls(env).app;
+  await sendEmailOrLog(
+    env,
+    {
+      to: user.email,
+      subject: 'Reset your Sluice password',
+      text: `Hello,\n\nSomeone asked to set a new password for the Sluice account of ${user.email}. If it was you, choose one here:\n\n${app}/reset-password?token=${token}\n\nThe link works for an hour, once. Setting a password signs out every browser signed in to the account.\n\nIf you did not ask, ignore this email: your password stays as it is.`,
+    },
+    { note: 'password reset email not sent', userId: user.id },
+  );
+}
+
+/** The address a reset link is for while it can still be used (not spent, replaced or past its hour), else null. Reading it spends nothing. */
+export async function resetLinkFor(db: D1Database, token: string): Promise<{ email: string } | null> {
+  const found = await db
+    .prepare(
+      `SELECT r.email, r.expires_at AS expiresAt, u.email AS current
+         FROM password_resets r JOIN users u ON u.id = r.user_id
+        WHERE r.token_hash = ?`,
+    )
+    .bind(await sha256Hex(token))
+    .first<{ email: string; expiresAt: string; current: string }>();
+  return found && usable(found) ? { email: found.email } : null;
+}
+
+const usable = (link: { email: string; expiresAt: string; current: string | null }) => Date.parse(link.expiresAt) > clock.now() && link.current === link.email;
+
+export const INVALID_RESET_LINK =
+  'This link does not set a password: it was used already, has expired (links work for an hour) or was replaced by a newer one. Ask for a new one.';
+
+/**
+ * Sets the password a reset link is for, once: the link is spent before the new password is hashed (a made-up
+ * token costs no hashing), and a link past its hour, or to an address the account no longer has, sets nothing.
+ * Opening the link proved the inbox, so the address counts as confirmed, and its sign-in count starts again.
+ */
+export async function resetPassword(env: Env, token: string, password: string): Promise<SessionUser> {
+  const found = await env.DB.prepare(
+    `DELETE FROM password_resets WHERE token_hash = ?
+     RETURNING user_id AS userId, email, expires_at AS expiresAt, (SELECT email FROM users WHERE id = password_resets.user_id) AS current`,
+  )
+    .bind(await sha256Hex(token))
+    .first<{ userId: string; email: string; expiresAt: string; current: string | null }>();
+  if (!found || !usable(found)) {
+    throw new ApiError('VALIDATION_ERROR', INVALID_RESET_LINK, { details: [{ field: 'token', location: 'body', message: 'unknown, used or expired' }] });
+  }
+  await env.DB.batch(setPasswordStatements(env.DB, found.userId, await hashPassword(password, env.KEY_ENCRYPTION_KEY), new Date(clock.now()).toISOString()));
+  await markEmailConfirmed(env.DB, found.email);
+  await clearAttempts(env.DB, signInBucket(found.email));
+  return visibleUser((await findUserById(env.DB, found.userId))!);
+}
+
+/**
+ * Changes a signed-in person's password, which they must give first (counted: five tries a quarter hour). The
+ * account's address is told, so a change nobody there made is noticed; the email is sent after the answer.
+ */
+export async function changePassword(env: Env, user: SessionUser, current: string, next: string, later: (work: Promise<unknown>) => void): Promise<SessionUser> {
+  await countAttempt(env.DB, `password-change:${user.id}`, PASSWORD_CHANGES_PER_USER);
+  const stored = await findUserById(env.DB, user.id);
+  if (!stored || !(await verifyPassword(current, stored.passwordHash, env.KEY_ENCRYPTION_KEY)).ok) {
+    throw new ApiError('VALIDATION_ERROR', 'The current password is not right.', { details: [{ field: 'currentPassword', location: 'body', message: 'Not your current password.' }] });
+  }
+  if (current === next) {
+    throw new ApiError('VALIDATION_ERROR', 'The new password is the one you have now.', { details: [{ field: 'newPassword', location: 'body', message: 'Choose a password other than the current one.' }] });
+  }
+  const at = new Date(clock.now()).toISOString();
+  await env.DB.batch(setPasswordStatements(env.DB, user.id, await hashPassword(next, env.KEY_ENCRYPTION_KEY), at));
+  await clearAttempts(env.DB, `password-change:${user.id}`);
+  later(
+    sendEmailOrLog(
+      env,
+      {
+        to: user.email,
+        subject: 'Your Sluice password was changed',
+        text: `Hello,\n\nThe password of the Sluice account of ${user.email} was changed at ${at.slice(0, 16).replace('T', ' ')} UTC, and every browser signed in to it was signed out.\n\nIf you did not change it, set a new one now:\n\n${publicUrls(env).app}/forgot-password\n\nThen look at the account's API keys, MCP tokens and members for anything you did not make.`,
+      },
+      { note: 'password change notice not sent', userId: user.id },
+    ),
+  );
+  return { ...visibleUser(stored), passwordChangedAt: at };
+}
