@@ -57,7 +57,7 @@ pre { background: var(--soft); border: 1px solid var(--line); border-radius: 8px
 .who strong, .who span { display: block; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .main { padding: 2rem 2.5rem 4rem; max-width: 1100px; width: 100%; min-width: 0; }
 .page-head { display: flex; justify-content: space-between; align-items: flex-start; gap: 1rem; margin-bottom: 1.5rem; flex-wrap: wrap; }
-@media (max-width: 820px) {
+@media (max-width: 960px) {
   .shell { grid-template-columns: 1fr; background: none; }
   .sidebar { position: static; height: auto; overflow-y: visible; border-right: 0; border-bottom: 1px solid var(--line); }
   .nav { flex-direction: row; flex-wrap: wrap; }
@@ -228,24 +228,39 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 /* The Jobs page: a progress bar per job, the CSV's columns mapped to the operation's fields. */
 .job-progress { min-width: 180px; }
 /*
- * On a phone a table (DataTable in pages/table.tsx) shows each row as a block, its cells one under another,
- * each beside its column's name, so no column starts off the screen. The first cell names the row and needs
- * no label; the actions stand under it all. The header stays for screen readers only.
+ * A list (DataTable in pages/table.tsx) is a table while its card gives it 56rem, the width its widest list
+ * needs with room to spare (a webhook's deliveries, about 880 px); in a narrower card each row is a block,
+ * so no column starts off the card. The first cell names the row and needs no label; the others stand under
+ * (or, on a phone, beside) their column's name; the row's buttons come last. The header stays for screen
+ * readers only. It is the card's width that is asked, not the window's: above 960 px the sidebar takes 248 px
+ * of the window, and a window breakpoint would have to know it (at 821 px a card was narrower than at 820).
  */
-@media (max-width: 600px) {
-  table.stacked-on-phone thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
-  table.stacked-on-phone tr { display: block; border-top: 1px solid var(--line); padding: .5rem 0; }
-  table.stacked-on-phone td { display: block; border-top: 0; padding: .2rem 1.25rem; text-align: left; }
-  table.stacked-on-phone td, table.stacked-on-phone td code { white-space: normal; overflow-wrap: anywhere; }
+.table-wrap { container-type: inline-size; }
+@container (width < 56rem) {
+  table.stacks-when-narrow, table.stacks-when-narrow tbody { display: block; }
+  table.stacks-when-narrow thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
+  /* A tablet's row: its cells side by side, in columns that line up from row to row, each under its name. */
+  table.stacks-when-narrow tr { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: .5rem 1.5rem; align-items: start; border-top: 1px solid var(--line); padding: .75rem 1.25rem; }
+  table.stacks-when-narrow tr.current { background: var(--accent-soft); }
+  table.stacks-when-narrow td { display: block; border-top: 0; padding: 0; text-align: left; min-width: 0; background: none; }
+  table.stacks-when-narrow td, table.stacks-when-narrow td code { white-space: normal; overflow-wrap: anywhere; }
+  table.stacks-when-narrow :is(td:first-child, td.actions) { grid-column: 1 / -1; }
+  table.stacks-when-narrow td.wide { grid-column: span 2; }
+  table.stacks-when-narrow td[data-label]:not(:first-child)::before { content: attr(data-label); display: block; color: var(--muted); font-size: .72rem; font-weight: 600; line-height: 1.38rem; text-transform: uppercase; letter-spacing: .05em; }
+  table.stacks-when-narrow td:first-child { font-weight: 600; }
+  table.stacks-when-narrow td:first-child :is(.muted, code, .small) { font-weight: 400; }
+  table.stacks-when-narrow td.actions:empty { display: none; }
+  table.stacks-when-narrow :is(div.actions, .limit-form) { justify-content: flex-start; }
+  table.stacks-when-narrow .job-progress { min-width: 0; }
+}
+/* A phone's row: its cells one under another, each beside its name. */
+@container (width < 36rem) {
+  table.stacks-when-narrow tr { display: block; padding: .5rem 0; }
+  table.stacks-when-narrow td { padding: .2rem 1.25rem; }
   /* The label floats in the cell's left padding; the cell (its own formatting context) grows to a label of two lines. */
-  table.stacked-on-phone td[data-label]:not(:first-child) { display: flow-root; padding-left: 7.5rem; }
-  table.stacked-on-phone td[data-label]:not(:first-child)::before { content: attr(data-label); float: left; width: 5.75rem; margin-left: -6.25rem; color: var(--muted); font-size: .72rem; font-weight: 600; line-height: 1.38rem; text-transform: uppercase; letter-spacing: .05em; }
-  table.stacked-on-phone td:first-child { font-weight: 600; }
-  table.stacked-on-phone td:first-child :is(.muted, code, .small) { font-weight: 400; }
-  table.stacked-on-phone td.actions { white-space: normal; padding-top: .4rem; }
-  table.stacked-on-phone td.actions:empty { display: none; }
-  table.stacked-on-phone :is(div.actions, .limit-form) { justify-content: flex-start; }
-  table.stacked-on-phone .job-progress { min-width: 0; }
+  table.stacks-when-narrow td[data-label]:not(:first-child) { display: flow-root; padding-left: 7.5rem; }
+  table.stacks-when-narrow td[data-label]:not(:first-child)::before { float: left; width: 5.75rem; margin-left: -6.25rem; }
+  table.stacks-when-narrow td.actions { padding-top: .4rem; }
 }
 .job-progress progress { appearance: none; width: 100%; height: .6rem; border: 0; border-radius: 999px; background: var(--soft); overflow: hidden; display: block; margin: .2rem 0 .25rem; }
 .job-progress progress::-webkit-progress-bar { background: var(--soft); border-radius: 999px; }

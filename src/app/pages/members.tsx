@@ -67,7 +67,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
                 </>
               ),
             },
-            { label: 'Email', cell: (member) => member.email },
+            { label: 'Email', class: 'wide', cell: (member) => member.email },
             {
               label: 'Role',
               cell: (member) =>

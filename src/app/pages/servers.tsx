@@ -49,7 +49,7 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
                 </>
               ),
             },
-            { label: 'URL', cell: (server) => <code class="breaks">{server.url}</code> },
+            { label: 'URL', class: 'wide', cell: (server) => <code class="breaks">{server.url}</code> },
             { label: 'Tools', cell: (server) => server.tools.length },
             { label: 'Created', cell: (server) => <DateTime iso={server.createdAt} /> },
           ]}

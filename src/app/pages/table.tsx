@@ -4,7 +4,10 @@ import type { Child } from 'hono/jsx';
 export interface Column<Row> {
   label: string;
   cell: (row: Row) => Child;
-  /** `num` for a figure (right-aligned, the header too), `nowrap` for a cell that must not break, or a page's own. */
+  /**
+   * `num` for a figure (right-aligned, the header too), `nowrap` for a cell that must not break, `wide` for
+   * running text (it takes two columns of a stacked row, not one), or a page's own.
+   */
   class?: string;
 }
 
@@ -22,9 +25,10 @@ export interface DataTableProps<Row> {
 }
 
 /**
- * The dashboard's list of things: a table on a wide screen; on a phone (table.stacked-on-phone in styles.ts)
- * each row is a block, its cells one under another, each under its column's name (`data-label`, written
- * here from the column, so a label cannot drift from its header), and no column starts off the screen. The
+ * The dashboard's list of things: a table in a card wide enough for it; in a narrower card
+ * (table.stacks-when-narrow in styles.ts, a container query) each row is a block, its cells side by side on a
+ * tablet and one under another on a phone, each under or beside its column's name (`data-label`, written
+ * here from the column, so a label cannot drift from its header), and no column starts off the card. The
  * table's roles are written out (table, rowgroup, row, columnheader, cell): Safari drops a table's semantics
  * for screen readers when its display is changed, as the stacking does.
  */
@@ -34,7 +38,7 @@ export function DataTable<Row>({ rows, columns, actions, rowAttributes, attribut
       {rows.length === 0 ? (
         <p class="empty">{empty}</p>
       ) : (
-        <table class="stacked-on-phone" role="table" {...attributes}>
+        <table class="stacks-when-narrow" role="table" {...attributes}>
           <thead role="rowgroup">
             <tr role="row">
               {columns.map((column) => (

@@ -83,6 +83,7 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
               },
               {
                 label: 'Attempts',
+                class: 'wide',
                 cell: (delivery) =>
                   delivery.attempts.length === 0
                     ? '—'
