@@ -4,7 +4,7 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, layoutProblems, openConfirmationLink, screenshot, watchedPage, type WatchedPage } from './support/browser';
+import { accessibilityProblems, launchChromium, layoutProblems, openConfirmationLink, screenshot, watchedPage, type WatchedPage } from './support/browser';
 import { strictLintProblems } from './support/openapi-lint';
 import { ROOT, tempDir } from './support/processes';
 import { type SharedStack, sharedStack } from './support/shared-stack';
@@ -202,7 +202,7 @@ describe('the dashboard in chromium', () => {
     await page.goto(`${workspacePath}/keys`);
     await page.getByLabel('Monthly limit in cents for browser test').fill('2');
     const reloaded = page.waitForEvent('load');
-    await page.getByRole('button', { name: 'Set the monthly limit of browser test' }).click();
+    await page.getByRole('button', { name: 'Set limit for browser test' }).click();
     await reloaded;
     const submitted = await fetch(`${apiUrl}/v1/data/agnt/jobs`, {
       method: 'POST',
@@ -380,7 +380,7 @@ describe('the dashboard in chromium', () => {
     await screenshot(page, 'plans');
   });
 
-  it('lays every page out within its cards at every width from a phone to a wide screen, with readable text, and signs out', async () => {
+  it('lays every page out within its cards at every width from a phone to a wide screen, with readable text and no serious accessibility violation, and signs out', async () => {
     const { page } = tab;
     const problems: string[] = [];
     // Each page loaded once and narrowed step by step, as a tablet turned or a window dragged narrower would be,
@@ -388,6 +388,7 @@ describe('the dashboard in chromium', () => {
     const checkPage = async (path: string) => {
       await page.setViewportSize({ width: 1280, height: 860 });
       await page.goto(path);
+      problems.push(...(await accessibilityProblems(page)).map((problem) => `${path}: ${problem}`));
       for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: width < 600 ? 844 : 860 });
         problems.push(...(await layoutProblems(page)).map((problem) => `${path} at ${width} px: ${problem}`));
@@ -474,7 +475,7 @@ describe("a key's monthly spend limit in chromium", () => {
     await screenshot(page, 'keys-limits');
 
     await page.getByLabel('Monthly limit in cents for research agent').fill('5');
-    await page.getByRole('button', { name: 'Set the monthly limit of research agent' }).click();
+    await page.getByRole('button', { name: 'Set limit for research agent' }).click();
     await expect.poll(() => row.locator('[data-limit-cents]').textContent()).toBe('$0.05');
     expect((await company()).status).toBe(200);
     expect(problems).toEqual([]);
@@ -515,7 +516,7 @@ describe('the Webhooks page in chromium', () => {
     await expect.poll(() => card.isVisible()).toBe(true);
     expect(await card.textContent()).toContain('credits.low below $5.00');
 
-    await card.getByRole('button', { name: `Send a test event to ${url}` }).click();
+    await card.getByRole('button', { name: `Send test event to ${url}` }).click();
     // Nothing answers at that address from here: the attempt is listed as failed and a retry is planned.
     await expect.poll(() => card.locator('tr[data-delivery-id]').count(), { timeout: 20_000 }).toBe(1);
     const row = card.locator('tr[data-delivery-id]');
@@ -619,7 +620,7 @@ describe('the Agents page in chromium (issue 12)', () => {
     await page.locator('#confirm-dialog').getByRole('button', { name: 'Stop agent' }).click();
     await expect.poll(() => row.getByText('Stopped', { exact: true }).isVisible()).toBe(true);
     expect((await runtime('/runtime/agent')).status).toBe(401);
-    expect(await page.getByRole('button', { name: 'Deploy agent lead researcher again' }).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Deploy again: agent lead researcher' }).isVisible()).toBe(true);
     expect(problems).toEqual([]);
     await own.close();
   });

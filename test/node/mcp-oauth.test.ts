@@ -352,7 +352,7 @@ describe('the dashboard pages of connected apps and MCP servers', () => {
     await page.getByRole('button', { name: 'Create server' }).click();
     const server = page.locator('tr', { hasText: 'Company lookups' });
     await expect.poll(() => server.isVisible()).toBe(true);
-    await server.getByRole('button', { name: 'Make Company lookups the default' }).click();
+    await server.getByRole('button', { name: 'Make default: Company lookups' }).click();
     await expect.poll(() => server.getByText('default').isVisible()).toBe(true);
     expect(tab.problems).toEqual([]);
   });

@@ -3,7 +3,7 @@ import type { Agent, AgentAllowance } from '../../services/agents';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
-import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
+import { ApiForm, CodeBlock, ConfirmButton, DateTime, Field, PageHead } from './layout';
 import { DataTable } from './table';
 import { Stat } from './usage';
 import { agentAllowance, listAgents } from '../../services/agents';
@@ -101,7 +101,7 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
                     data-then="secret"
                     data-secret-title="Your agent's new key"
                     data-secret-note={KEY_NOTE}
-                    aria-label={`Deploy agent ${agent.name} again`}
+                    aria-label={`Deploy again: agent ${agent.name}`}
                   >
                     Deploy again
                   </button>
@@ -116,9 +116,9 @@ export const AgentsPage: FC<AgentsPageProps> = (props) => {
         <p class="muted small">
           The same operations, inputs and prices as <code>/v1/data/&lt;slug&gt;/&lt;operation&gt;</code> (see <a href={`${apiUrl}/v1/platforms`}>the catalog</a>), with the agent's key:
         </p>
-        <pre class="mono">
+        <CodeBlock>
           <code>{`curl -s ${apiUrl}/runtime/agent \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"\ncurl -s "${apiUrl}/runtime/data/linkedin/get-company-by-domain?domain=stripe.com" \\\n  -H "Authorization: Bearer $SLUICE_AGENT_KEY"`}</code>
-        </pre>
+        </CodeBlock>
       </section>
     </>
   );

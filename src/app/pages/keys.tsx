@@ -161,7 +161,7 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
                 max={canManage(access.role) || key.monthlyLimitCents === null ? undefined : String(key.monthlyLimitCents)}
               />
               <span class="muted small">cents</span>
-              <button type="submit" class="secondary small" aria-label={`Set the monthly limit of ${key.name}`}>
+              <button type="submit" class="secondary small" aria-label={`Set limit for ${key.name}`}>
                 Set limit
               </button>
             </span>

@@ -208,6 +208,17 @@ export const Field: FC<{ name: string; label: string; type?: string; hint?: stri
   </div>
 );
 
+/**
+ * A command or a config, to be copied as it is: its long lines scroll sideways (pre in styles.ts), so the
+ * block takes the keyboard's focus; a box that scrolls with nothing focusable in it cannot be scrolled
+ * without a mouse.
+ */
+export const CodeBlock: FC<{ id?: string; children: Child }> = ({ id, children }) => (
+  <pre id={id} tabindex={0}>
+    {children}
+  </pre>
+);
+
 export function formatDate(iso: string | null): string {
   if (!iso) return '—';
   return new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';

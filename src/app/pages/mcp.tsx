@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { ApiKeyRecord } from '../../core/records';
 import { CredentialTable } from './credentials';
-import { ApiForm, Field, PageHead } from './layout';
+import { ApiForm, CodeBlock, Field, PageHead } from './layout';
 import { listKeys } from '../../services/accounts';
 import { type WorkspaceProps, workspacePage } from './page';
 
@@ -49,9 +49,9 @@ export const McpPage: FC<McpPageProps> = (props) => {
         <p class="small">
           In <code>.mcp.json</code> (Claude Code, Cursor, VS Code and others expand <code>{'${SLUICE_MCP_TOKEN}'}</code> from the environment):
         </p>
-        <pre id="mcp-config">{config}</pre>
+        <CodeBlock id="mcp-config">{config}</CodeBlock>
         <p class="small gap-top">Or from a shell:</p>
-        <pre id="mcp-claude">{claude}</pre>
+        <CodeBlock id="mcp-claude">{claude}</CodeBlock>
         <p class="muted small gap-top">
           Check the connection by calling the tool <code>sluice_tools_list_enabled</code>.
         </p>

@@ -56,7 +56,7 @@ export const ServersPage: FC<ServersPageProps> = (props) => {
           actions={(server) => (
             <>
               {manager && !server.isDefault ? (
-                <button type="button" class="secondary small" data-api={`${base}/${server.id}/default`} aria-label={`Make ${server.name} the default`}>
+                <button type="button" class="secondary small" data-api={`${base}/${server.id}/default`} aria-label={`Make default: ${server.name}`}>
                   Make default
                 </button>
               ) : null}

@@ -6,7 +6,8 @@ export interface Column<Row> {
   cell: (row: Row) => Child;
   /**
    * `num` for a figure (right-aligned, the header too), `nowrap` for a cell that must not break, `wide` for
-   * running text (it takes two columns of a stacked row, not one), or a page's own.
+   * a long value (running text, a URL, an address) that takes two columns of a stacked row, not one, or a
+   * page's own.
    */
   class?: string;
 }

@@ -48,7 +48,7 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
             </div>
             {manager ? (
               <div class="actions">
-                <button type="button" class="secondary small" data-api={`${base}/${endpoint.id}/test`} aria-label={`Send a test event to ${endpoint.url}`}>
+                <button type="button" class="secondary small" data-api={`${base}/${endpoint.id}/test`} aria-label={`Send test event to ${endpoint.url}`}>
                   Send test
                 </button>
                 <ConfirmButton api={`${base}/${endpoint.id}`} method="DELETE" confirm={`Remove ${endpoint.url}? Deliveries waiting for a retry are dropped.`} confirmLabel="Remove endpoint" ariaLabel={`Remove ${endpoint.url}`}>

@@ -4,6 +4,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import axe from 'axe-core';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { ROOT } from './processes';
 
@@ -91,6 +92,33 @@ export function layoutProblems(page: Page): Promise<string[]> {
       return `<${element.tagName.toLowerCase()}${classes}> "${(element.textContent ?? '').trim().slice(0, 40)}" ${problem}`;
     });
   });
+}
+
+/**
+ * What axe-core finds in the page that would stop or mislead someone on a screen reader, a keyboard or with
+ * poor eyesight: its violations of impact serious or critical, one line per element. Every rule runs in the
+ * colour scheme the page is in; contrast, the one rule a scheme changes, runs in the dark scheme too (the
+ * stylesheet has one of its own). The engine goes in through the debugging protocol, which the page's
+ * Content-Security-Policy (no inline script) does not govern.
+ */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  const run = async (only?: string[]) => {
+    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe.source);
+    const { violations } = await page.evaluate(
+      (rules) => (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'], ...(rules ? { runOnly: { type: 'rule', values: rules } } : {}) }),
+      only,
+    );
+    return violations
+      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+      .flatMap((violation) => violation.nodes.map((node) => `${violation.id} (${violation.impact}) at ${node.target.join(' ')}: ${node.failureSummary?.replace(/\s+/g, ' ')}`));
+  };
+  const light = await run();
+  await page.emulateMedia({ colorScheme: 'dark' });
+  try {
+    return [...light, ...(await run(['color-contrast'])).map((problem) => `in the dark scheme, ${problem}`)];
+  } finally {
+    await page.emulateMedia({ colorScheme: null });
+  }
 }
 
 /**
