@@ -16,7 +16,7 @@ CREATE TABLE workspaces (
   organization_id  TEXT NOT NULL REFERENCES organizations (id),
   name             TEXT NOT NULL,
   created_at       TEXT NOT NULL
-);
+, deleted_at TEXT);
 
 CREATE INDEX workspaces_by_organization ON workspaces (organization_id);
 

@@ -17,12 +17,16 @@ export const REVOKED_KEYS_KEPT_MS = Math.max(24 * 60 * 60_000, 2 * PRINCIPAL_USA
  */
 export class RevokedKeys {
   private readonly recent = new Set<string>();
+  /** The workspace was deleted: every key of it is refused, for good (`revokeAll`). */
+  private all: boolean;
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS revoked_keys (key_id TEXT PRIMARY KEY, revoked_at INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS revoked_keys_by_time ON revoked_keys (revoked_at);
+      CREATE TABLE IF NOT EXISTS workspace_deleted (deleted_at INTEGER NOT NULL);
     `);
+    this.all = sql.exec('SELECT 1 FROM workspace_deleted LIMIT 1').toArray().length > 0;
     const since = clock.now() - REVOKED_KEYS_KEPT_MS;
     for (const row of sql.exec<{ key_id: string }>('SELECT key_id FROM revoked_keys WHERE revoked_at > ?', since)) this.recent.add(row.key_id);
   }
@@ -37,7 +41,22 @@ export class RevokedKeys {
   }
 
   has(keyId: string): boolean {
-    return this.recent.has(keyId);
+    return this.all || this.recent.has(keyId);
+  }
+
+  /**
+   * Every key of the workspace, those made after this too: the workspace is being deleted. Stored, with no end, so
+   * no key an isolate still remembers, or one a request made while the deletion ran, is ever served again.
+   */
+  revokeAll(): void {
+    if (!this.all) this.sql.exec('INSERT INTO workspace_deleted (deleted_at) VALUES (?)', clock.now());
+    this.all = true;
+  }
+
+  /** Undoes `revokeAll` when the deletion it began was refused (the organization's last workspace). */
+  restoreAll(): void {
+    this.sql.exec('DELETE FROM workspace_deleted');
+    this.all = false;
   }
 
   /** Stores a revocation, and lets go of those past REVOKED_KEYS_KEPT_MS (here and in memory). */

@@ -113,6 +113,16 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     this.budgets.forgetPastMonths(clock.now());
   }
 
+  /** The workspace is being deleted: from this answer on no key of it is served (RevokedKeys.revokeAll). */
+  async revokeAll(): Promise<void> {
+    this.revoked.revokeAll();
+  }
+
+  /** The deletion `revokeAll` began was refused: the workspace's keys are served again, as each one's own revocation allows. */
+  async restoreAll(): Promise<void> {
+    this.revoked.restoreAll();
+  }
+
   /**
    * Whether a key may be served; a use of it is noted for `last_used_at`. A metered call's use rides on the
    * report its settling sends (`reportUse` false); any other use is reported within KEY_USE_REPORT_MS.

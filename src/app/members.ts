@@ -42,7 +42,7 @@ export async function workspaceAccess(db: D1Database, userId: string, workspaceI
          FROM workspaces w
          JOIN organizations o ON o.id = w.organization_id
          JOIN memberships m ON m.organization_id = o.id AND m.user_id = ?
-        WHERE w.id = ?`,
+        WHERE w.id = ? AND w.deleted_at IS NULL`,
     )
     .bind(nowIso(), userId, workspaceId)
     .first<Organization & { role: Role; workspaceId: string; workspaceName: string; workspaceCreatedAt: string }>();
@@ -78,7 +78,7 @@ export async function membershipsOf(db: D1Database, userId: string): Promise<Mem
       .prepare(
         `SELECT w.id, w.organization_id AS organizationId, w.name, w.created_at AS createdAt
            FROM workspaces w JOIN memberships m ON m.organization_id = w.organization_id
-          WHERE m.user_id = ? ORDER BY w.created_at, w.id`,
+          WHERE m.user_id = ? AND w.deleted_at IS NULL ORDER BY w.created_at, w.id`,
       )
       .bind(userId),
   ]);

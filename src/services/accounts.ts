@@ -103,7 +103,7 @@ export async function createKey(
   encryptionSecret: string,
   input: { workspaceId: string; scope: KeyScope; name: string; createdBy?: string | null; monthlyLimitCents?: number | null; expiresAt?: string },
 ): Promise<ApiKeyRecord & { key: string }> {
-  const workspace = await db.prepare('SELECT id FROM workspaces WHERE id = ?').bind(input.workspaceId).first();
+  const workspace = await db.prepare('SELECT id FROM workspaces WHERE id = ? AND deleted_at IS NULL').bind(input.workspaceId).first();
   if (!workspace) throw ApiError.notFound(`No workspace ${input.workspaceId}.`);
   const id = newId('key');
   const key = generateKey();
@@ -213,7 +213,7 @@ export async function setKeyLimit(env: Env, id: string, monthlyLimitCents: numbe
 export async function findPrincipal(db: D1Database, keyHash: string): Promise<KeyPrincipal | null> {
   const row = await db
     .prepare(
-      `SELECT k.id AS keyId, k.scope, k.revoked_at IS NOT NULL AS revoked, w.id AS workspaceId,
+      `SELECT k.id AS keyId, k.scope, (k.revoked_at IS NOT NULL OR w.deleted_at IS NOT NULL) AS revoked, w.id AS workspaceId,
               w.organization_id AS organizationId,
               k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion, a.id AS agentId, k.expires_at AS expiresAt
          FROM api_keys k

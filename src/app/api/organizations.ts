@@ -12,8 +12,10 @@ import { requireVerifiedEmail } from '../email-verification';
 import { startTrial } from '../trial';
 import { clientAddress, countAttempt, UNATTRIBUTED } from '../../core/throttle';
 import { TRIALS_PER_IP } from '../auth/throttle';
-import { organizationAccess, requireManager } from '../members';
-import { jsonBody, NameBody, organizationIdParam, Workspace } from './schemas';
+import { organizationAccess, requireManager, workspaceAccess } from '../members';
+import { ApiError } from '../../core/errors';
+import { deleteWorkspace } from '../../services/workspace-deletion';
+import { jsonBody, NameBody, organizationIdParam, Workspace, workspaceIdParam } from './schemas';
 
 const routes = {
   createWorkspace: createRoute({
@@ -41,6 +43,26 @@ const routes = {
       ),
       ...errorResponses(400, 401, 403, 404, 409, 429),
     },
+  }),
+  renameWorkspace: createRoute({
+    method: 'patch',
+    path: '/api/workspaces/{workspaceId}',
+    tags: ['Organizations'],
+    summary: 'Rename a workspace (owners and admins)',
+    operationId: 'renameWorkspace',
+    request: { params: workspaceIdParam, body: jsonBody(NameBody) },
+    responses: { 200: jsonContent(successEnvelope(Workspace), 'The workspace, renamed.'), ...errorResponses(400, 401, 403, 404) },
+  }),
+  deleteWorkspace: createRoute({
+    method: 'delete',
+    path: '/api/workspaces/{workspaceId}',
+    tags: ['Organizations'],
+    summary: 'Delete a workspace (owners and admins), freeing its place under the plan',
+    description:
+      "From the answer on, none of its keys, MCP tokens, agents' keys or OAuth clients is served; its unfinished data jobs are cancelled, its agents stopped, and its databases, vendor connections, webhook endpoints and MCP servers deleted. Its usage stays on the organization's bill. The organization's last workspace cannot be deleted (409). Asking again for a deleted workspace finishes what a failure left.",
+    operationId: 'deleteWorkspace',
+    request: { params: workspaceIdParam },
+    responses: { 200: jsonContent(successEnvelope(z.object({ deleted: z.literal(true) })), 'Deleted.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
   credits: createRoute({
     method: 'get',
@@ -71,6 +93,29 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
     return c.json(success(await startTrial(c.env, access.organization.id, c.get('session').user)), 201);
   });
 
+  app.openapi(routes.renameWorkspace, async (c) => {
+    const access = await workspaceAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').workspaceId);
+    requireManager(access, 'rename workspaces');
+    const renamed = await c.env.DB.prepare('UPDATE workspaces SET name = ? WHERE id = ? AND deleted_at IS NULL RETURNING id, organization_id AS organizationId, name, created_at AS createdAt')
+      .bind(c.req.valid('json').name, access.workspace.id)
+      .first<WorkspaceRecord>();
+    if (!renamed) throw ApiError.notFound(`No workspace ${access.workspace.id}.`);
+    return c.json(success(renamed), 200);
+  });
+
+  app.openapi(routes.deleteWorkspace, async (c) => {
+    const { workspaceId } = c.req.valid('param');
+    // A deleted workspace is found here too, so that asking again finishes a deletion a failure cut short.
+    const owner = await c.env.DB.prepare('SELECT organization_id AS organizationId FROM workspaces WHERE id = ?').bind(workspaceId).first<{ organizationId: string }>();
+    if (!owner) throw ApiError.notFound(`No workspace ${workspaceId}.`);
+    const access = await organizationAccess(c.env.DB, c.get('session').user.id, owner.organizationId).catch((error: unknown) => {
+      throw error instanceof ApiError && error.code === 'NOT_FOUND' ? ApiError.notFound(`No workspace ${workspaceId}.`) : error;
+    });
+    requireManager(access, 'delete workspaces');
+    await deleteWorkspace(c.env, access.organization.id, workspaceId);
+    return c.json(success({ deleted: true as const }), 200);
+  });
+
   app.openapi(routes.credits, async (c) => {
     const { organization } = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
     return c.json(success(await creditsOf(c.env, organization)), 200);
@@ -88,7 +133,7 @@ export async function creditsOf(env: DashboardEnv['Bindings'], organization: Pic
 }
 
 async function countWorkspaces(db: D1Database, organizationId: string): Promise<number> {
-  return (await db.prepare('SELECT COUNT(*) AS n FROM workspaces WHERE organization_id = ?').bind(organizationId).first<{ n: number }>())?.n ?? 0;
+  return (await db.prepare('SELECT COUNT(*) AS n FROM workspaces WHERE organization_id = ? AND deleted_at IS NULL').bind(organizationId).first<{ n: number }>())?.n ?? 0;
 }
 
 /**
@@ -101,7 +146,7 @@ async function createWorkspaceWithinCap(db: D1Database, terms: OrganizationTerms
   const inserted = await db
     .prepare(
       `INSERT INTO workspaces (id, organization_id, name, created_at)
-       SELECT ?1, ?2, ?3, ?4 WHERE (SELECT COUNT(*) FROM workspaces WHERE organization_id = ?2) < ?5`,
+       SELECT ?1, ?2, ?3, ?4 WHERE (SELECT COUNT(*) FROM workspaces WHERE organization_id = ?2 AND deleted_at IS NULL) < ?5`,
     )
     .bind(workspace.id, workspace.organizationId, workspace.name, workspace.createdAt, terms.caps!.workspaces)
     .run();

@@ -259,7 +259,7 @@ export async function checkAccessToken(db: D1Database, token: string, resource: 
          JOIN workspaces w ON w.id = g.workspace_id
          JOIN organizations o ON o.id = w.organization_id
          LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = g.user_id
-        WHERE t.hash = ? AND t.kind = 'access'`,
+        WHERE t.hash = ? AND t.kind = 'access' AND w.deleted_at IS NULL`,
     )
     .bind(await sha256Hex(token))
     .first<{ expiresAt: number; grantId: string; resource: string; revokedAt: string | null; workspaceId: string; organizationId: string; member: string | null }>();
