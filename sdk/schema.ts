@@ -3427,6 +3427,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description Why the links are not the whole site, when the built-in provider stopped at the requests one call may make. */
+            warning?: string;
         } & {
             [key: string]: unknown;
         };

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Env } from './config';
+import type { SubrequestBudget } from './subrequests';
 import type { Vendor, VendorEndpoint } from './vendor';
 
 /** What a provider hands back on success; failures are thrown as ApiError by the normalizer. */
@@ -17,6 +18,8 @@ export interface ProviderContext {
   signal: AbortSignal;
   /** The organization the call is billed to (change tracking compares within it; a page it renders takes one of its render slots). */
   organizationId: string;
+  /** What the call may still make of subrequests beyond the pipeline's own (core/subrequests.ts); a provider handed none makes its own. */
+  subrequests?: SubrequestBudget;
 }
 
 export type ProviderCall<Input> = (input: Input, context: ProviderContext) => Promise<ProviderResult>;

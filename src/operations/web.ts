@@ -177,6 +177,7 @@ const SearchResults = z
 const SiteLinks = z
   .looseObject({
     links: z.array(z.looseObject({ url: z.string(), title: z.string(), description: z.string() }).partial()),
+    warning: z.string().openapi({ description: 'Why the links are not the whole site, when the built-in provider stopped at the requests one call may make.' }),
   })
   .partial()
   .openapi('WebSiteLinks');

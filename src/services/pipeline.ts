@@ -16,6 +16,7 @@ import { plansPageUrl, subscriptionRequired } from './plan-caps';
 import { answerFromCache, lookUpAnswer } from './response-cache';
 import { detailsFromZod } from '../core/validation';
 import type { UsageRow } from '../core/usage';
+import { SubrequestBudget } from '../core/subrequests';
 
 /** Everything a surface (REST or MCP) hands the pipeline about the call it received. */
 export interface Call {
@@ -38,6 +39,8 @@ export interface Call {
   instead?: (input: Record<string, unknown>, usage: UsageOf) => Promise<Outcome>;
   /** A call through one of the workspace's connections (services/connections.ts): its credentials, the plan's fee. */
   connection?: ConnectionUse;
+  /** The provider's subrequest budget, when the caller counts what the call made (a data job's item); else the call's own. */
+  subrequests?: SubrequestBudget;
 }
 
 /** The workspace's own vendor account a call goes through: settings carrying its credentials, and the fee charged instead of the price. */
@@ -163,7 +166,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     if (call.admit) await call.admit();
 
     const { result, cached } = await answerFromCache(lookup, call.waitUntil, () =>
-      withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env: call.connection?.env ?? env, signal, organizationId: principal.organizationId })),
+      withTimeLimit(timeLimit, call.signal, (signal) => operation.call(input, { env: call.connection?.env ?? env, signal, organizationId: principal.organizationId, subrequests: call.subrequests ?? new SubrequestBudget() })),
     );
     const actual = call.connection ? quote : Math.min(quote, operation.price.settle(input, result));
     // Awaited: the charge and its usage row are in the gate's storage before the answer leaves.

@@ -1,5 +1,6 @@
 import type { Env } from '../../core/config';
 import type { Renderer } from '../../core/render';
+import type { SubrequestBudget } from '../../core/subrequests';
 import type { Fetcher } from './resolver';
 
 /**
@@ -62,4 +63,6 @@ export interface BuiltinWebContext {
   fetch?: Fetcher;
   /** Defaults to the Browser Rendering binding's renderer when the worker has one; tests hand in theirs. */
   renderer?: Renderer;
+  /** The call's subrequest budget, which its fetches, lookups and waits for a browser share; one of its own when none is given. */
+  subrequests?: SubrequestBudget;
 }

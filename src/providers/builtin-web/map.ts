@@ -12,7 +12,9 @@ import { logEvent } from '../../core/log';
 import { type FetchOptions, type OpenedResource, parseTarget, SafeFetcher } from './safe-fetch';
 import { builtinWebSettings } from './settings';
 import { sitemapPages } from './sitemaps';
+import { SubrequestBudget } from '../../core/subrequests';
 
+const PROVIDER = 'The built-in web provider';
 const DEFAULT_LIMIT = 5000;
 /** When the caller gives no timeout: the registry's time limit for /map is 60 s, and discovery stops well before. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -31,21 +33,28 @@ const NOT_PAGES = /\.(?:pdf|zip|gz|tgz|rar|7z|jpe?g|png|gif|webp|avif|svg|ico|mp
  * `{ result: [{ links: [{ url, title?, description? }] }] }`, Firecrawl's shape. A map that found nothing
  * because the site did not answer (a network error, the time limit) is the upstream's failure, 502 and not
  * charged, as /scrape's is; one that found nothing on a site that answered (every page a 404, all disallowed)
- * is an empty map.
+ * is an empty map. Discovery also stops at the call's subrequest budget (core/subrequests.ts), which only a
+ * hostile site reaches: the map answers what it found with a `warning` saying so, or, having found nothing,
+ * 422 (uncharged, and not worth retrying).
  */
 export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext): Promise<ProviderResult> {
-  const budget = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
+  const time = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
   const base = parseTarget(input.url);
-  const { links, unanswered } = await withDeadline(context.signal, budget, (discovery) => discover(input, base, context, discovery));
+  const subrequests = context.subrequests ?? new SubrequestBudget();
+  const { links, unanswered } = await withDeadline(context.signal, time, (discovery) => discover(input, base, { ...context, subrequests }, discovery));
   if (context.signal.aborted) throw normalizeUpstream.failed(`Mapping ${base.origin}`, 'timed out');
+  const stopped = subrequests.ranOut ? `the map stopped at the ${subrequests.limit} requests one call may make (pages, redirects, robots.txt files, sitemaps and DNS lookups count)` : undefined;
+  if (links.length === 0 && stopped) throw normalizeUpstream.rejected(PROVIDER, `nothing to list was found at ${base.origin}: ${stopped}`);
   if (links.length === 0 && unanswered) throw normalizeUpstream.failed(`Mapping ${base.origin}`, `nothing was found because the site did not answer (${unanswered})`);
   const ranked = input.search ? rankByRelevance(links, input.search) : links;
-  return { data: { result: [{ links: ranked.slice(0, input.limit ?? DEFAULT_LIMIT) }] } };
+  const warning = stopped ? `Not the whole site: ${stopped}, and these are the links found until then.` : undefined;
+  return { data: { result: [{ links: ranked.slice(0, input.limit ?? DEFAULT_LIMIT), ...(warning ? { warning } : {}) }] } };
 }
 
 /**
  * A fetcher that keeps the first fetch of the site that failed for want of an answer (a network error, the
- * time limit): the pages that fail are skipped, and a map that found nothing says why.
+ * time limit): the pages that fail are skipped, and a map that found nothing says why. A fetch refused for the
+ * call's budget is not the site's silence.
  */
 class DiscoveryFetcher extends SafeFetcher {
   unanswered: string | undefined;
@@ -54,16 +63,16 @@ class DiscoveryFetcher extends SafeFetcher {
     try {
       return await super.open(target, options);
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'PROVIDER_ERROR') this.unanswered ??= error.message.replace(` ${RETRY_ADVICE}`, '').replace(/\.$/, '');
+      if (error instanceof ApiError && error.code === 'PROVIDER_ERROR' && !this.budget.ranOut) this.unanswered ??= error.message.replace(` ${RETRY_ADVICE}`, '').replace(/\.$/, '');
       throw error;
     }
   }
 }
 
 /** Every URL of the site found before `discovery` aborts, in the order found, and why a fetch went unanswered. */
-async function discover(input: MapInput, base: URL, context: BuiltinWebContext, discovery: AbortSignal): Promise<{ links: SiteLink[]; unanswered: string | undefined }> {
+async function discover(input: MapInput, base: URL, context: BuiltinWebContext & { subrequests: SubrequestBudget }, discovery: AbortSignal): Promise<{ links: SiteLink[]; unanswered: string | undefined }> {
   const settings = builtinWebSettings(context.env);
-  const fetcher = new DiscoveryFetcher({ settings, signal: discovery, ...(context.fetch ? { fetch: context.fetch } : {}) });
+  const fetcher = new DiscoveryFetcher({ settings, signal: discovery, budget: context.subrequests, ...(context.fetch ? { fetch: context.fetch } : {}) });
   const headers = pageRequestHeaders(settings, { location: input.location });
 
   // A refused or unresolvable site fails the call here; later pages that fail are only skipped.
@@ -125,7 +134,7 @@ async function crawl({ start, seeds, fetcher, headers, site, rulesFor, found, ad
   const queue = [...new Set([start, ...seeds])];
   const visited = new Set<string>();
   let fetched = 0;
-  while (queue.length > 0 && fetched < MAX_CRAWLED_PAGES && found.size < enough && !fetcher.signal.aborted) {
+  while (queue.length > 0 && fetched < MAX_CRAWLED_PAGES && found.size < enough && !fetcher.exhausted) {
     const batch: string[] = [];
     while (queue.length > 0 && batch.length < Math.min(CRAWL_CONCURRENCY, MAX_CRAWLED_PAGES - fetched)) {
       const next = queue.shift()!;

@@ -3,6 +3,7 @@ import { normalizeUpstream } from '../normalize';
 import type { Fetcher } from './resolver';
 import { SafeFetcher } from './safe-fetch';
 import { builtinWebSettings } from './settings';
+import type { SubrequestBudget } from '../../core/subrequests';
 
 /**
  * The size and type of a media file without downloading it: a HEAD through the safe fetch (public
@@ -30,11 +31,18 @@ export interface MediaContext {
   signal: AbortSignal;
   /** Defaults to the platform's fetch; tests hand in their fake web. */
   fetch?: Fetcher;
+  /** The call's subrequest budget, which its files' requests share. */
+  subrequests?: SubrequestBudget;
 }
 
-/** One fetcher for the files of one call, so their host names are resolved once. */
+/** One fetcher for the files of one call, so their host names are resolved once and their requests counted together. */
 export function mediaFetcher(context: MediaContext): SafeFetcher {
-  return new SafeFetcher({ settings: builtinWebSettings(context.env), signal: context.signal, ...(context.fetch ? { fetch: context.fetch } : {}) });
+  return new SafeFetcher({
+    settings: builtinWebSettings(context.env),
+    signal: context.signal,
+    ...(context.fetch ? { fetch: context.fetch } : {}),
+    ...(context.subrequests ? { budget: context.subrequests } : {}),
+  });
 }
 
 export async function measureMedia(url: string, fetcher: SafeFetcher, field = 'url'): Promise<MeasuredMedia> {

@@ -11,6 +11,7 @@ import type { HtmlPage } from './page';
 import { parseTarget, SafeFetcher, type OpenedResource } from './safe-fetch';
 import { renderedResource, rendererOf } from './scrape';
 import { builtinWebSettings, type BuiltinWebSettings } from './settings';
+import { SubrequestBudget } from '../../core/subrequests';
 
 /**
  * The single-page SEO audit without a vendor: the page fetched through the safe fetch (or rendered in the
@@ -72,11 +73,12 @@ export async function auditWithBuiltin(input: AuditInput, context: BuiltinWebCon
 
 async function audit(input: AuditInput, context: BuiltinWebContext, signal: AbortSignal): Promise<ProviderResult> {
   const settings = builtinWebSettings(context.env);
-  const fetcher = new SafeFetcher({ settings, signal, ...(context.fetch ? { fetch: context.fetch } : {}) });
+  const budget = context.subrequests ?? new SubrequestBudget();
+  const fetcher = new SafeFetcher({ settings, signal, budget, ...(context.fetch ? { fetch: context.fetch } : {}) });
   const started = Date.now();
   let resource: OpenedResource;
   if (input.enableJavascript) {
-    const renderer = rendererOf(context);
+    const renderer = rendererOf(context, budget);
     if (!renderer) throw normalizeUpstream.unavailable('A browser for enableJavascript', ['the BROWSER binding ([browser] in wrangler.toml), or DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD']);
     await fetcher.assertPublic(parseTarget(input.url));
     resource = renderedResource(input.url, await renderer.render(input.url, renderOptions(settings, fetcher, signal)));

@@ -5,6 +5,7 @@ import { normalizeUpstream } from '../normalize';
 import { waitUnlessAborted } from './deadline';
 import { RENDERS_AT_ONCE } from './render-share';
 import { RENDER_LIMITS } from './renderer';
+import { SubrequestBudget } from '../../core/subrequests';
 
 /**
  * How long a slot stays taken when its render never says it ended (its isolate died): the render's own bound
@@ -32,13 +33,18 @@ const FULL_RETRY_AFTER_S = 5;
  * that finds RENDER_QUEUE.limit calls waiting already is refused at once with 409 and Retry-After, uncharged: a
  * conflict to retry, which a data job's item waits out without counting it as an attempt.
  */
-export function sharedFairly(renderer: Renderer, wallets: DurableObjectNamespace<OrgWalletProtocol>, organizationId: string): Renderer {
+export function sharedFairly(renderer: Renderer, wallets: DurableObjectNamespace<OrgWalletProtocol>, organizationId: string, budget = new SubrequestBudget()): Renderer {
   const wallet = wallets.get(wallets.idFromName(organizationId));
   return {
     async render(url: string, options: RenderOptions): Promise<RenderedPage> {
       const slot = crypto.randomUUID();
       const waitedTooLong = () => normalizeUpstream.failed(`Rendering ${url}`, `timed out waiting: an organization renders at most ${RENDERS_AT_ONCE} pages at once, and its others were still rendering`);
       for (;;) {
+        // Each ask is a request to the wallet, taken from the call's budget: a wait it cannot pay for ends as a timeout does.
+        if (!budget.take()) {
+          await wallet.freeRenderSlot(slot).catch(() => undefined);
+          throw normalizeUpstream.failed(`Rendering ${url}`, `gave up waiting for one of the organization's ${RENDERS_AT_ONCE} renders: the call has made the ${budget.limit} requests one call may make`);
+        }
         const answer = await wallet.takeRenderSlot(slot, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE);
         if (answer === 'taken') break;
         if (answer === 'full') {

@@ -6,6 +6,7 @@ import { isAdHost } from './render-policy';
 import { waitUnlessAborted } from './deadline';
 import { PAGE_BOUNDS } from './page-bounds';
 import { MAX_BODY_BYTES } from './safe-fetch';
+import { SubrequestBudget } from '../../core/subrequests';
 import { seekScript, type Clip, type SeekOutcome } from './video-seek';
 
 /**
@@ -57,7 +58,15 @@ class HostilePage extends Error {}
 const BROWSER_LOST = /Target closed|Session closed|Connection closed|browser has disconnected/i;
 
 export class BrowserBindingRenderer implements Renderer {
-  constructor(private readonly binding: Fetcher) {}
+  private readonly binding: Fetcher;
+
+  /** Every request to the binding (a list of sessions, a launch, a connection) is taken from `budget`, the call's. */
+  constructor(
+    binding: Fetcher,
+    private readonly budget: SubrequestBudget = new SubrequestBudget(),
+  ) {
+    this.binding = budgeted(binding, budget);
+  }
 
   async render(url: string, options: RenderOptions): Promise<RenderedPage> {
     await renderSlots.acquire(options.signal, url);
@@ -69,7 +78,7 @@ export class BrowserBindingRenderer implements Renderer {
   }
 
   private async renderAlone(url: string, options: RenderOptions): Promise<RenderedPage> {
-    const browser = await openBrowser(this.binding, options.signal, url);
+    const browser = await openBrowser(this.binding, this.budget, options.signal, url);
     const render = new Render(browser, options);
     let reusable = false;
     try {
@@ -89,15 +98,19 @@ export class BrowserBindingRenderer implements Renderer {
  * still lists as connected for a moment after it ends, so seven renders asked at once would otherwise see
  * four sessions, all busy, and fail to launch a fifth.
  */
-async function openBrowser(binding: Fetcher, signal: AbortSignal, url: string): Promise<Browser> {
+async function openBrowser(binding: Fetcher, budget: SubrequestBudget, signal: AbortSignal, url: string): Promise<Browser> {
   const timedOut = () => normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser');
+  // Each look costs requests to the binding: a wait as long as the call's budget allows ends as a timeout does.
+  const gaveUp = () => normalizeUpstream.failed(`Rendering ${url}`, `gave up waiting for a browser: the call has made the ${budget.limit} requests one call may make`);
   for (;;) {
     const free = await connectToFree(binding);
     if (free) return free;
     if (signal.aborted) throw timedOut();
+    if (budget.ranOut) throw gaveUp();
     try {
       return await puppeteer.launch(binding, { keep_alive: RENDER_LIMITS.keepAliveMs });
     } catch (error) {
+      if (budget.ranOut) throw gaveUp();
       const message = error instanceof Error ? error.message : String(error);
       if (!/\b429\b/.test(message)) {
         throw new ApiError('PROVIDER_UNAVAILABLE', `The browser that renders pages could not be started: ${message.slice(0, 300)}. Retry shortly; this call was not charged.`, { retryAfter: 10 });
@@ -403,6 +416,16 @@ class Render {
       );
     });
   }
+}
+
+/** The binding with each of its requests taken from the call's budget first; one past it is refused, as the binding refuses. */
+function budgeted(binding: Fetcher, budget: SubrequestBudget): Fetcher {
+  return {
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+      if (!budget.take()) return Promise.reject(new Error(`no request left of the ${budget.limit} one call may make`));
+      return binding.fetch(input, init);
+    },
+  } as Fetcher;
 }
 
 /**

@@ -5,10 +5,12 @@ import { readAll } from '../../core/bounded-read';
 import { mediaTypeOf } from '../../core/request-body';
 import { resolveHost, type Fetcher } from './resolver';
 import { hostPortOf, type BuiltinWebSettings } from './settings';
+import { SubrequestBudget } from '../../core/subrequests';
 
 /**
  * The only way the built-in web provider reaches the network: public http(s) targets only, every redirect
- * hop checked again, at most 5 redirects, bodies capped while they stream.
+ * hop checked again, at most 5 redirects, bodies capped while they stream, and no more requests than the
+ * call's subrequest budget (each hop and each DNS query counted) however many a site asks for.
  *
  * What it cannot close: the DNS-rebinding window. A name is resolved through DNS-over-HTTPS and every
  * address checked, but the platform's fetch resolves the name again on its own, and a hostile
@@ -60,6 +62,8 @@ export interface SafeFetchContext {
   signal: AbortSignal;
   /** Defaults to the platform's fetch. */
   fetch?: Fetcher;
+  /** The call's budget, shared with whatever else of the call goes out (its renderer); a fetcher given none has its own. */
+  budget?: SubrequestBudget;
 }
 
 export interface FetchOptions {
@@ -73,13 +77,20 @@ export class SafeFetcher {
   private readonly fetcher: Fetcher;
   /** One resolution per name per call: a crawl asks for the same host many times. */
   private readonly resolved = new Map<string, Promise<string[]>>();
+  readonly budget: SubrequestBudget;
 
   constructor(private readonly context: SafeFetchContext) {
     this.fetcher = context.fetch ?? ((input, init) => fetch(input, init));
+    this.budget = context.budget ?? new SubrequestBudget();
   }
 
   get signal(): AbortSignal {
     return this.context.signal;
+  }
+
+  /** Nothing more will be fetched: the call's time or its subrequest budget is spent. */
+  get exhausted(): boolean {
+    return this.context.signal.aborted || this.budget.ranOut;
   }
 
   /** Throws 400 VALIDATION_ERROR on `field` unless the URL is a public http(s) target (or an allowed private one). */
@@ -159,6 +170,8 @@ export class SafeFetcher {
   private resolve(hostname: string): Promise<string[]> {
     let pending = this.resolved.get(hostname);
     if (!pending) {
+      // Two queries, A and AAAA.
+      if (!this.budget.take(2)) return Promise.reject(budgetSpent(`${hostname} was not looked up`, this.budget));
       pending = resolveHost(hostname, this.context.settings.dnsUrl, this.fetcher, this.context.signal);
       this.resolved.set(hostname, pending);
     }
@@ -167,6 +180,7 @@ export class SafeFetcher {
 
   private async request(url: URL, headers: Record<string, string>, init: { method: 'GET' | 'HEAD' | 'POST'; body?: string } = { method: 'GET' }): Promise<Response> {
     const signal = this.context.signal;
+    if (!this.budget.take()) throw budgetSpent(`${url.href} was not fetched`, this.budget);
     try {
       return await this.fetcher(url, { ...init, headers, redirect: 'manual', signal });
     } catch (error) {
@@ -253,6 +267,11 @@ function refusal(field: string, url: URL, reason: string, redirectedFrom: string
   const what = redirectedFrom ? `${redirectedFrom} redirects to ${url.href}, which is ${reason}` : `${url.href} is ${reason}`;
   const message = `Only public http(s) addresses are fetched: ${what}.${allowance ? ` Private hosts are fetched only when listed in ${allowance}.` : ''}`;
   return ApiError.validation([{ field, location: 'body', message }], message);
+}
+
+/** What a request past the call's budget is refused with: 422, uncharged, and not worth retrying (it would ask as much again). */
+export function budgetSpent(what: string, budget: SubrequestBudget): ApiError {
+  return normalizeUpstream.rejected(PROVIDER, `${what}: this call has made the ${budget.limit} requests one call may make (pages, redirects, robots.txt files, sitemaps and DNS lookups count)`);
 }
 
 function formatBytes(bytes: number): string {

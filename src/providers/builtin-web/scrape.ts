@@ -16,6 +16,7 @@ import { parseTarget, SafeFetcher, type OpenedResource } from './safe-fetch';
 import { acceptLanguage, pageRequestHeaders } from './headers';
 import { languageModelOf } from './language-model';
 import { builtinWebSettings, type BuiltinWebSettings } from './settings';
+import { SubrequestBudget } from '../../core/subrequests';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -54,7 +55,8 @@ async function scrapePage(
 ): Promise<ProviderResult> {
   const settings = builtinWebSettings(context.env);
   const warnings: string[] = [];
-  const renderer = rendererOf(context);
+  const budget = context.subrequests ?? new SubrequestBudget();
+  const renderer = rendererOf(context, budget);
   const asks = browserAsks(input);
   if (input.waitFor && !renderer) {
     await waitUnlessAborted(input.waitFor, signal, () => normalizeUpstream.failed(`Fetching ${input.url}`, 'timed out during waitFor'));
@@ -64,7 +66,7 @@ async function scrapePage(
     warnings.push(`The page was fetched from this server's own network, not from ${input.location.country}; only Accept-Language follows location.languages.`);
   }
 
-  const fetcher = new SafeFetcher({ settings, signal, ...(context.fetch ? { fetch: context.fetch } : {}) });
+  const fetcher = new SafeFetcher({ settings, signal, budget, ...(context.fetch ? { fetch: context.fetch } : {}) });
   let resource: OpenedResource;
   let rendered: RenderedPage | undefined;
   if (renderer && asks.length > 0) {
@@ -91,7 +93,8 @@ async function scrapePage(
     }
   }
   if (rendered?.refusedRequests) {
-    warnings.push(`${rendered.refusedRequests} request${rendered.refusedRequests === 1 ? '' : 's'} of the page were refused: only public http(s) addresses are fetched.`);
+    const why = budget.ranOut ? `only public http(s) addresses are fetched, and a call looks up at most ${budget.limit} names and requests` : 'only public http(s) addresses are fetched';
+    warnings.push(`${rendered.refusedRequests} request${rendered.refusedRequests === 1 ? '' : 's'} of the page were refused: ${why}.`);
   }
   const has = (format: ScrapeFormat) => formats.includes(format);
   const extraction = formats.find((format) => typeof format === 'object' && format.type === 'json') as { schema?: Record<string, unknown>; prompt?: string } | undefined;
@@ -145,13 +148,14 @@ function refuseWhatNeedsAnotherProvider(input: ScrapeInput, formats: readonly Sc
 
 /**
  * The context's renderer (tests hand in theirs), else the Browser Rendering binding's when the worker has one;
- * a call billed to an organization renders within its slots (organization-renders.ts).
+ * a call billed to an organization renders within its slots (organization-renders.ts). Its looks for a browser
+ * and for a slot are taken from `budget`, the call's.
  */
-export function rendererOf(context: BuiltinWebContext): Renderer | undefined {
+export function rendererOf(context: BuiltinWebContext, budget = new SubrequestBudget()): Renderer | undefined {
   // Browser Rendering (wrangler.toml [browser]); locally the stack binds it to scripts/browser-service.ts.
   const binding = (context.env as { BROWSER?: Fetcher }).BROWSER;
-  const renderer = context.renderer ?? (binding ? new BrowserBindingRenderer(binding) : undefined);
-  return renderer && context.organizationId ? sharedFairly(renderer, context.env.ORG_WALLET, context.organizationId) : renderer;
+  const renderer = context.renderer ?? (binding ? new BrowserBindingRenderer(binding, budget) : undefined);
+  return renderer && context.organizationId ? sharedFairly(renderer, context.env.ORG_WALLET, context.organizationId, budget) : renderer;
 }
 
 function renderOptions(input: ScrapeInput, settings: BuiltinWebSettings, fetcher: SafeFetcher, signal: AbortSignal): RenderOptions {

@@ -26,14 +26,14 @@ export async function sitemapPages(sources: string[], fetcher: SafeFetcher, head
   const seen = new Set<string>();
   let level = sources.map((url) => ({ url, depth: 0 }));
   let filesRead = 0;
-  while (level.length > 0 && filesRead < limits.maxFiles && pages.length < limits.maxUrls && !fetcher.signal.aborted) {
+  while (level.length > 0 && filesRead < limits.maxFiles && pages.length < limits.maxUrls && !fetcher.exhausted) {
     const batch = level.filter(({ url }) => !seen.has(url)).slice(0, limits.maxFiles - filesRead);
     batch.forEach(({ url }) => seen.add(url));
     filesRead += batch.length;
     level = [];
     // One at a time: fifty sitemaps read at once would hold fifty files in memory together.
     for (const { url, depth } of batch) {
-      if (pages.length >= limits.maxUrls || fetcher.signal.aborted) break;
+      if (pages.length >= limits.maxUrls || fetcher.exhausted) break;
       const entries = await readSitemap(url, fetcher, headers);
       pages.push(...entries.pages.slice(0, limits.maxUrls - pages.length));
       if (depth < MAX_DEPTH) level.push(...entries.sitemaps.map((url) => ({ url, depth: depth + 1 })));

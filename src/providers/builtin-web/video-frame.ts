@@ -5,6 +5,7 @@ import type { BuiltinWebContext } from './inputs';
 import { SafeFetcher } from './safe-fetch';
 import { dataUrlOf, rendererOf } from './scrape';
 import { builtinWebSettings } from './settings';
+import { SubrequestBudget } from '../../core/subrequests';
 
 /**
  * A frame of a video-platform video at a given second: the platform's public embed player opened in the
@@ -30,13 +31,14 @@ export function embedUrlOf(videoId: string, second: number): string {
 }
 
 export async function videoFrameWithBuiltin(input: VideoFrameInput, context: BuiltinWebContext & { playerUrlOf?: (videoId: string, second: number) => string }): Promise<ProviderResult> {
-  const renderer = rendererOf(context);
+  const budget = context.subrequests ?? new SubrequestBudget();
+  const renderer = rendererOf(context, budget);
   if (!renderer) throw normalizeUpstream.unavailable('A browser for video screenshots', ['the BROWSER binding ([browser] in wrangler.toml)']);
   const settings = builtinWebSettings(context.env);
   // Tests hand in a loopback page standing in for the player; the product always opens the platform's own.
   const url = (context.playerUrlOf ?? embedUrlOf)(input.videoId, input.second);
   return withDeadline(context.signal, TIME_LIMIT_MS, async (signal) => {
-    const fetcher = new SafeFetcher({ settings, signal, ...(context.fetch ? { fetch: context.fetch } : {}) });
+    const fetcher = new SafeFetcher({ settings, signal, budget, ...(context.fetch ? { fetch: context.fetch } : {}) });
     const rendered = await renderer.render(url, {
       mobile: false,
       userAgent: settings.userAgent,

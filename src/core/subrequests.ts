@@ -1,0 +1,58 @@
+/**
+ * Subrequests, as Cloudflare counts them: every fetch (each redirect hop is one) and every call to D1, R2, KV,
+ * the Cache API, a Durable Object or another binding. A Worker request may make as many as its `[limits]
+ * subrequests`; a Workflow instance as many over all its steps (core/protocols/job.ts).
+ */
+
+/**
+ * The most subrequests one call of an operation makes through its provider: every fetch of the built-in web
+ * provider (each page, redirect hop, robots.txt, sitemap, media file and DNS-over-HTTPS lookup), and every look
+ * for a free browser or for one of the organization's render slots. An ordinary /map takes up to about 350 (its
+ * 100 pages and 50 sitemaps with a redirect each, a few robots.txt files and lookups); only a hostile site asks
+ * for more (a robots.txt for every subdomain it links to, redirects to new names). Past it nothing more goes
+ * out: a map answers what it found, a rendered page's further requests are refused, a wait ends.
+ */
+export const CALL_SUBREQUESTS = 500;
+
+/**
+ * The most subrequests one call makes besides its provider's budget, as a data job's item: the pipeline's own
+ * (the idempotency claim, a late takeover's charge read and completion: 3; the gate's meter: 1; the response
+ * cache's lookup and store: 2; the job-hour admission: 1; the settle, asked again through a new stub, and the
+ * charge read: 4; the balance: 1; the answer kept or the claim given back with its charge read: 2; a refusal's
+ * row: 1; a connection's failure written: 1), the provider's fixed calls (a vendor's one fetch and up to 20
+ * redirects the platform follows: 21, more than change tracking's 4 and the model's 2 and a render slot's
+ * release together), and the item's own writes in its slice (its answer in R2, its row into the job's table: 3).
+ * 40 counted, 50 kept.
+ */
+export const CALL_OVERHEAD_SUBREQUESTS = 50;
+
+/**
+ * What one call may still make through its provider: taken before each subrequest goes out, so the call never
+ * makes more than its limit, whatever the site does.
+ */
+export class SubrequestBudget {
+  private used = 0;
+  private refused = false;
+
+  constructor(readonly limit = CALL_SUBREQUESTS) {}
+
+  /** Takes `count` for subrequests about to go out; false, with nothing taken, when fewer are left. */
+  take(count = 1): boolean {
+    if (this.used + count > this.limit) {
+      this.refused = true;
+      return false;
+    }
+    this.used += count;
+    return true;
+  }
+
+  /** Subrequests taken so far. */
+  get spent(): number {
+    return this.used;
+  }
+
+  /** Whether a subrequest was refused for want of budget: the call stopped short of what it would have done. */
+  get ranOut(): boolean {
+    return this.refused;
+  }
+}

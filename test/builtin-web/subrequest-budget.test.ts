@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { RenderedPage, Renderer } from '../../src/core/render';
+import { CALL_SUBREQUESTS, SubrequestBudget } from '../../src/core/subrequests';
+import type { MapInput } from '../../src/providers/builtin-web/inputs';
+import { mapWithBuiltin } from '../../src/providers/builtin-web/map';
+import { SafeFetcher } from '../../src/providers/builtin-web/safe-fetch';
+import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
+import { MAZE, mazeSite } from '../fakes/maze-site';
+import { settings, signal, web, webEnv } from './support';
+
+/**
+ * A call of the built-in provider makes at most CALL_SUBREQUESTS requests (pages, redirect hops, robots.txt
+ * files, sitemaps, DNS lookups), whatever the site: a data job runs ten thousand calls in one Workflow instance,
+ * whose subrequests Cloudflare counts (docs/decisions.md, "A job's Workflow instance may make ten million
+ * subrequests"). The maze is a site that would take a crawl of it on without end.
+ */
+
+type Link = { url: string };
+
+async function mapOf(input: Partial<MapInput>, maze = mazeSite(), subrequests?: SubrequestBudget) {
+  const result = await mapWithBuiltin({ url: MAZE, timeout: 8_000, ...input }, { env: webEnv(), signal: signal(), fetch: maze.fetch, ...(subrequests ? { subrequests } : {}) });
+  const answer = (result.data as { result: { links: Link[]; warning?: string }[] }).result[0]!;
+  return { ...answer, maze };
+}
+
+describe("the call's subrequest budget", () => {
+  it('takes each redirect hop and each name looked up (A and AAAA) before it goes out, and refuses the request past it with 422', async () => {
+    const site = web();
+    const budget = new SubrequestBudget(5);
+    const fetcher = new SafeFetcher({ settings: settings(), signal: signal(), fetch: site.fetch, budget });
+    // The old address redirects once on the same host: one lookup of two queries, two requests.
+    await fetcher.fetch('https://news.example.com/old-path');
+    expect(budget.spent).toBe(4);
+    expect(site.requests).toHaveLength(4);
+    // Another host needs two more queries than are left: nothing goes out.
+    await expect(fetcher.fetch('https://docs.example.org/guide/install')).rejects.toMatchObject({
+      status: 422,
+      code: 'PROVIDER_ERROR',
+      message: expect.stringContaining('docs.example.org was not looked up: this call has made the 5 requests one call may make'),
+    });
+    expect(site.requests).toHaveLength(4);
+    expect(budget.ranOut).toBe(true);
+  });
+
+  it(`stops a map of a site that links and redirects without end at ${CALL_SUBREQUESTS} requests, and answers the links found until then with a warning`, async () => {
+    const { links, warning, maze } = await mapOf({ sitemap: 'skip' });
+    expect(maze.requests.length).toBeLessThanOrEqual(CALL_SUBREQUESTS);
+    expect(maze.requests.length).toBeGreaterThan(CALL_SUBREQUESTS - 10);
+    expect(warning).toBe(`Not the whole site: the map stopped at the ${CALL_SUBREQUESTS} requests one call may make (pages, redirects, robots.txt files, sitemaps and DNS lookups count), and these are the links found until then.`);
+    // Only what the site named: the base page and links of the pages read, none made up.
+    expect(links.length).toBeGreaterThan(10);
+    for (const { url } of links) expect(url === `${MAZE}/` || maze.named.has(url)).toBe(true);
+  });
+
+  it('counts the requests of a map in the budget the pipeline hands it, every one the site received', async () => {
+    const budget = new SubrequestBudget();
+    const { maze } = await mapOf({ sitemap: 'skip' }, mazeSite(), budget);
+    expect(budget.spent).toBe(maze.requests.length);
+    expect(budget.ranOut).toBe(true);
+  });
+
+  it('answers 422, uncharged and not worth retrying, when the budget ran out before anything could be listed', async () => {
+    const maze = mazeSite();
+    await expect(mapOf({ sitemap: 'only' }, maze)).rejects.toMatchObject({
+      status: 422,
+      code: 'PROVIDER_ERROR',
+      message: `The built-in web provider could not answer this request: nothing to list was found at ${MAZE}: the map stopped at the ${CALL_SUBREQUESTS} requests one call may make (pages, redirects, robots.txt files, sitemaps and DNS lookups count)`,
+    });
+    expect(maze.requests.length).toBeLessThanOrEqual(CALL_SUBREQUESTS);
+  });
+
+  it("refuses a rendered page's requests past the budget (each new name is a lookup) and says so in the warning", async () => {
+    const maze = mazeSite();
+    let refused = 0;
+    const renderer: Renderer = {
+      async render(url, options): Promise<RenderedPage> {
+        // A page that loads a script from each of two thousand hosts.
+        for (let host = 0; host < 2_000; host++) {
+          await options.assertAllowed(new URL(`https://cdn${host}.maze.example.com/app.js`)).catch(() => refused++);
+        }
+        return { html: '<html><head><title>Maze</title></head><body><p>Rendered.</p></body></html>', finalUrl: url, status: 200, contentType: 'text/html', actionScreenshots: [], actionScrapes: [], refusedRequests: refused, blockedAds: 0 };
+      },
+    };
+    const result = await scrapeWithBuiltin({ url: `${MAZE}/app`, mobile: true }, { env: webEnv(), signal: signal(), fetch: maze.fetch, renderer });
+    expect(maze.requests.length).toBeLessThanOrEqual(CALL_SUBREQUESTS);
+    expect(refused).toBeGreaterThanOrEqual(2_000 - CALL_SUBREQUESTS / 2);
+    const page = (result.data as { result: { warning?: string }[] }).result[0]!;
+    expect(page.warning).toContain(`requests of the page were refused: only public http(s) addresses are fetched, and a call looks up at most ${CALL_SUBREQUESTS} names and requests.`);
+  });
+});
