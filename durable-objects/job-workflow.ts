@@ -3,6 +3,7 @@ import type { Env } from '../src/core/config';
 import type { DataJobParams } from '../src/core/protocols/job';
 import { release } from '../src/services/jobs/instances';
 import { finishJob, runSlice } from '../src/services/jobs/run';
+import { roomForSlice, stopForSubrequests } from '../src/services/jobs/subrequests';
 import { LOOK_AGAIN_EVENT } from '../src/services/jobs/wake';
 
 /** A slice that throws (D1 or an object unreachable) is tried again by the platform, backing off. */
@@ -54,12 +55,20 @@ export class DataJobWorkflow extends WorkflowEntrypoint<Env, DataJobParams> {
 /**
  * The run's steps. Locally the step is Miniflare's engine, reached by RPC, so what each step answers is an RPC
  * result that holds the callback it carried until it is let go of, once read (`release`); an answer that is plain
- * data is left as it is.
+ * data is left as it is. The subrequests its slices made are added up (each step's answer is kept by the
+ * platform, so a run resumed adds up the same), and a slice starts only while one at its most still fits in
+ * the instance's: past that the run stops, and the job ends failed saying why, its items not run pending.
  */
 export async function runJob(env: Env, jobId: string, step: Pick<WorkflowStep, 'do' | 'sleep' | 'waitForEvent'>): Promise<void> {
+  let subrequests = 0;
   for (let slice = 0; ; slice++) {
-    const outcome = await step.do(`slice ${slice}`, SLICE_STEP, () => runSlice(env, jobId));
+    if (!roomForSlice(subrequests)) {
+      release(await step.do('stop', SLICE_STEP, () => stopForSubrequests(env, jobId, subrequests)));
+      break;
+    }
+    const outcome = await step.do(`slice ${slice}`, SLICE_STEP, (context) => runSlice(env, jobId, context?.attempt ?? 1));
     release(outcome);
+    subrequests += outcome.subrequests;
     if (outcome.kind === 'done') break;
     if (outcome.kind !== 'wait') continue;
     const ms = Math.max(1, Math.ceil(outcome.ms));

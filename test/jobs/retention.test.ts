@@ -8,7 +8,8 @@ import { createKey } from '../../src/services/accounts';
 import { usageReport } from '../../src/services/usage-report';
 import { json, provision } from '../support/api';
 import { jobRequest, readJob, storedJob } from './support';
-import { finishJob, SLICE_ITEMS } from '../../src/services/jobs/run';
+import { SLICE_ITEMS } from '../../src/core/protocols/job';
+import { finishJob } from '../../src/services/jobs/run';
 
 const DAY = 86_400_000;
 // A moment long before every other file's jobs and snapshots (stamped with the real time): a run at it finds

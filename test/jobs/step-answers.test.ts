@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runJob } from '../../durable-objects/job-workflow';
 import type { Env } from '../../src/core/config';
-import type { SliceOutcome } from '../../src/core/protocols/job';
+import type { SliceRun } from '../../src/core/protocols/job';
 import { LOOK_AGAIN_EVENT } from '../../src/services/jobs/wake';
 
 /**
@@ -9,7 +9,7 @@ import { LOOK_AGAIN_EVENT } from '../../src/services/jobs/wake';
  * answer the collector reaches first). This one answers the slices it is given in turn, and records what was
  * disposed and what it was asked to sleep.
  */
-function engineStep(slices: SliceOutcome[]) {
+function engineStep(slices: SliceRun[]) {
   const disposed: string[] = [];
   const slept: Array<[string, unknown]> = [];
   const answer = <T extends object>(name: string, value: T) => Object.assign(value, { [Symbol.dispose]: () => disposed.push(name) });
@@ -26,10 +26,10 @@ function engineStep(slices: SliceOutcome[]) {
 describe("a data job's run", () => {
   it('lets go of every answer a step gives once read, and still follows what it said', async () => {
     const { step, disposed, slept } = engineStep([
-      { kind: 'wait', ms: 4.2, why: 'the rate window' },
-      { kind: 'wait', ms: 30_000, why: 'money', wakeable: true },
-      { kind: 'more' },
-      { kind: 'done' },
+      { kind: 'wait', ms: 4.2, why: 'the rate window', subrequests: 30 },
+      { kind: 'wait', ms: 30_000, why: 'money', wakeable: true, subrequests: 30 },
+      { kind: 'more', subrequests: 5_000 },
+      { kind: 'done', subrequests: 30 },
     ]);
     await runJob({} as Env, 'job_disposal', step);
     expect(disposed).toEqual(['slice 0', 'slice 1', 'wait 1', 'slice 2', 'slice 3']);

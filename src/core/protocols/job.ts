@@ -12,6 +12,8 @@ export const JOBS_PATH = '/v1/data/agnt/jobs';
 
 /** The most items one job holds. */
 export const MAX_JOB_ITEMS = 10_000;
+/** Items one slice (one Workflow step) takes at most: a crash re-runs at most this many, each uncharged twice. */
+export const SLICE_ITEMS = 100;
 /** Item rows read from D1 per page of a streamed download (services/jobs/download.ts). */
 export const DOWNLOAD_PAGE_ITEMS = 100;
 /**
@@ -37,13 +39,17 @@ export type ItemStatus = (typeof ITEM_STATUSES)[number];
  * `wakeable`: a top-up, a plan change or a raised limit ends it early (services/jobs/wake.ts).
  */
 export type SliceOutcome = { kind: 'more' } | { kind: 'wait'; ms: number; why: string; wakeable?: true } | { kind: 'done' };
+/** A slice's outcome and the subrequests it made at most (services/jobs/subrequests.ts), which the run adds up. */
+export type SliceRun = SliceOutcome & { subrequests: number };
 
 /**
  * The subrequests the worker that runs the jobs' Workflow allows, which Cloudflare counts over a whole Workflow
  * instance, every step of it ("Maximum number of subrequests per Workflow instance": 10,000 unless raised, 10
  * million at most). A job's items all run in its one instance: a scrape item makes about ten (its idempotency
  * claim and kept answer, the cache, the gate's meter and settle, the upstream and its name's lookup, R2 for a
- * large answer), so a job of 10,000 makes some 100,000, and a map item can make a few hundred. The api worker
- * allows the most Cloudflare does (`[limits] subrequests`, checked by `npm run deploy:check`).
+ * large answer), so a job of 10,000 makes some 100,000; a call makes at most CALL_SUBREQUESTS through its
+ * provider (core/subrequests.ts), and the run stops before a slice that could take it past this
+ * (services/jobs/subrequests.ts). The api worker allows the most Cloudflare does (`[limits] subrequests`,
+ * checked by `npm run deploy:check`).
  */
 export const JOB_WORKFLOW_SUBREQUESTS = 10_000_000;

@@ -1,7 +1,8 @@
 import type { Env } from '../../core/config';
 import { nowIso } from '../../core/clock';
 import { findJob, type JobRecord, setStatus } from './store';
-import { revokeJobKey, SLICE_ITEMS } from './run';
+import { SLICE_ITEMS } from '../../core/protocols/job';
+import { revokeJobKey } from './run';
 
 /**
  * Cancels a job that has not ended: its key is revoked at the workspace's gate first, so from that moment

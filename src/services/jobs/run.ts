@@ -4,7 +4,7 @@ import { ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { centsInWords, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
-import type { SliceOutcome, WaitingOn } from '../../core/protocols/job';
+import { SLICE_ITEMS, type SliceOutcome, type SliceRun, type WaitingOn } from '../../core/protocols/job';
 import { planInForce } from '../../core/protocols/lease';
 import type { KeyPrincipal } from '../../core/records';
 import { gateOf } from '../gate';
@@ -18,12 +18,12 @@ import { announceJobEnd } from './events';
 import { admitJobHour } from '../runtime-hours';
 import { connectionFailure, connectionUse } from '../connections';
 import { type IntoRow, writeInto } from './into';
+import { SubrequestBudget } from '../../core/subrequests';
+import { sliceSubrequests } from './subrequests';
 
 /** What a job's items run through when it names a connection (services/connections.ts). */
 type Through = Awaited<ReturnType<typeof connectionUse>>;
 
-/** Items one slice (one Workflow step) takes at most: a crash re-runs at most this many, each uncharged twice. */
-export const SLICE_ITEMS = 100;
 /** Items of a slice in flight at once. */
 export const CONCURRENCY = 8;
 /** A transient failure is tried again this many times, after these waits. */
@@ -71,8 +71,16 @@ type ItemOutcome =
  * one pipeline with the job's data_job key and the item as its own idempotency key (`<jobId>:<index>`),
  * so an item run again after a crash is answered from the idempotency store, never billed twice. The
  * outcomes are written in one batch (`sliceWrites`), which the job's counts and spend follow item by item.
+ * Answers with the subrequests the slice made, `attempt` (the step's, from 1) counting the tries before it.
  */
-export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
+export async function runSlice(env: Env, jobId: string, attempt = 1): Promise<SliceRun> {
+  const calls: SubrequestBudget[] = [];
+  const outcome = await sliceOf(env, jobId, calls);
+  return { ...outcome, subrequests: sliceSubrequests(calls, attempt) };
+}
+
+/** The slice's work; each item's call is given a subrequest budget of its own, kept in `calls`. */
+async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Promise<SliceOutcome> {
   const job = await findJob(env.DB, jobId);
   if (!job || isEnded(job.status) || !job.keyId) return { kind: 'done' };
   const operation = operationOfJob(job.operation);
@@ -128,7 +136,9 @@ export async function runSlice(env: Env, jobId: string): Promise<SliceOutcome> {
   const runNext = async (): Promise<boolean> => {
     if (stop !== null || next >= ready.length || !pacer.take(clock.now())) return false;
     const item = ready[next++]!;
-    const outcome = await runItem(env, job, operation, principal, item, pacer, through);
+    const subrequests = new SubrequestBudget();
+    calls.push(subrequests);
+    const outcome = await runItem(env, job, operation, principal, item, pacer, through, subrequests);
     pacer.done();
     if (outcome.kind === 'written') writes.push(outcome.write);
     else stop ??= outcome;
@@ -265,6 +275,7 @@ async function runItem(
   item: { idx: number; input: string; attempts: number },
   pacer: Pacer,
   through: Through | null,
+  subrequests: SubrequestBudget,
 ): Promise<ItemOutcome> {
   const attempts = item.attempts + 1;
   try {
@@ -278,6 +289,7 @@ async function runItem(
       admit: () => admitJobHour(env.DB, { jobId: job.id, organizationId: job.organizationId }),
       // Through the job's connection: the workspace's credentials, the plan's fee, the row marked with its id.
       ...(through ? { connection: through.use } : {}),
+      subrequests,
     });
     pacer.observe(outcome.headers, clock.now());
     return { kind: 'written', write: { idx: item.idx, status: 'succeeded', data: outcome.data, costUnits: unitsFromCents(outcome.meta.costCents), attempts } };

@@ -1,0 +1,113 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { runJob } from '../../durable-objects/job-workflow';
+import type { Env } from '../../src/core/config';
+import { JOB_WORKFLOW_SUBREQUESTS, MAX_JOB_ITEMS, type SliceRun } from '../../src/core/protocols/job';
+import { CALL_OVERHEAD_SUBREQUESTS, CALL_SUBREQUESTS, SubrequestBudget } from '../../src/core/subrequests';
+import { createKey } from '../../src/services/accounts';
+import { finishJob, runSlice } from '../../src/services/jobs/run';
+import { findJob, resultsPage } from '../../src/services/jobs/store';
+import { MOST_SLICE_SUBREQUESTS, RUN_END_SUBREQUESTS, SLICE_OVERHEAD_SUBREQUESTS, sliceSubrequests, stopForSubrequests } from '../../src/services/jobs/subrequests';
+import { MAZE, mazeSite } from '../fakes/maze-site';
+import { funded } from '../support/api';
+import { storedJob } from './support';
+
+/**
+ * A job's items all run in its one Workflow instance, over which Cloudflare counts subrequests
+ * (JOB_WORKFLOW_SUBREQUESTS); Miniflare counts none, so these are the checks that it fits (docs/decisions.md,
+ * "A job's Workflow instance may make ten million subrequests").
+ */
+
+/** Cloudflare's steps per Workflow instance unless raised: no run has more slices than this. */
+const WORKFLOW_STEPS = 10_000;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("a job's subrequests", () => {
+  it('fit every item of the largest job called once at its most, a slice for every step, one more slice at its most and the run’s end', () => {
+    const onePass = MAX_JOB_ITEMS * (CALL_SUBREQUESTS + CALL_OVERHEAD_SUBREQUESTS) + WORKFLOW_STEPS * SLICE_OVERHEAD_SUBREQUESTS;
+    expect(onePass + MOST_SLICE_SUBREQUESTS + RUN_END_SUBREQUESTS).toBeLessThanOrEqual(JOB_WORKFLOW_SUBREQUESTS);
+  });
+
+  it('count a slice the platform runs again with every try before it at its most', () => {
+    const call = new SubrequestBudget();
+    call.take(120);
+    expect(sliceSubrequests([call], 1)).toBe(SLICE_OVERHEAD_SUBREQUESTS + CALL_OVERHEAD_SUBREQUESTS + 120);
+    expect(sliceSubrequests([call], 3)).toBe(SLICE_OVERHEAD_SUBREQUESTS + CALL_OVERHEAD_SUBREQUESTS + 120 + 2 * MOST_SLICE_SUBREQUESTS);
+  });
+
+  it("of a slice of map items on a site without end are each item's requests, every one the site received, and the calls' and slice's own", async () => {
+    const account = await funded(100);
+    const input = { url: MAZE, sitemap: 'skip', timeout: 8_000 };
+    const job = await storedJob(2, { operation: 'web/map', inputs: [input, { ...input, search: 'maze' }], account });
+    const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
+    await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, job.id).run();
+    const maze = mazeSite();
+    vi.spyOn(globalThis, 'fetch').mockImplementation(maze.fetch);
+
+    const outcome = await runSlice({ ...env, WEB_PROVIDER: 'builtin' } as Env, job.id);
+
+    expect(maze.requests.length).toBeGreaterThan(2 * (CALL_SUBREQUESTS - 10));
+    expect(maze.requests.length).toBeLessThanOrEqual(2 * CALL_SUBREQUESTS);
+    expect(outcome.subrequests).toBe(SLICE_OVERHEAD_SUBREQUESTS + 2 * CALL_OVERHEAD_SUBREQUESTS + maze.requests.length);
+    const { items } = await resultsPage(env, job.id, { limit: 10 });
+    for (const item of items) {
+      expect(item).toMatchObject({ status: 'succeeded', data: { result: [{ warning: expect.stringContaining(`the map stopped at the ${CALL_SUBREQUESTS} requests`) }] } });
+    }
+  });
+});
+
+describe("a job's run", () => {
+  /** The platform's step, answering every slice with `slice` (the 400th with done), and recording the steps run. */
+  function engineStep(slice: SliceRun) {
+    const steps: string[] = [];
+    const step = {
+      do: async (name: string) => {
+        steps.push(name);
+        if (!name.startsWith('slice ')) return undefined;
+        return name === 'slice 399' ? { ...slice, kind: 'done' } : { ...slice };
+      },
+      sleep: async () => {},
+      waitForEvent: async () => ({}),
+    } as unknown as Parameters<typeof runJob>[2];
+    return { step, steps };
+  }
+
+  it('starts a slice only while one at its most still fits in the instance, then stops and finishes the job', async () => {
+    const { step, steps } = engineStep({ kind: 'more', subrequests: MOST_SLICE_SUBREQUESTS });
+    await runJob({} as Env, 'job_subrequests', step);
+    const slices = steps.filter((name) => name.startsWith('slice ')).length;
+    expect(steps.slice(-2)).toEqual(['stop', 'finish']);
+    // Every slice it ran, each at its most, and the end, are within the instance's subrequests; one more is not.
+    expect(slices * MOST_SLICE_SUBREQUESTS + RUN_END_SUBREQUESTS).toBeLessThanOrEqual(JOB_WORKFLOW_SUBREQUESTS);
+    expect((slices + 1) * MOST_SLICE_SUBREQUESTS + RUN_END_SUBREQUESTS).toBeGreaterThan(JOB_WORKFLOW_SUBREQUESTS);
+  });
+
+  it('stopped so, ends the job failed with its items not run pending, saying why', async () => {
+    const job = await storedJob(3);
+    await stopForSubrequests(env, job.id, 9_950_000);
+    await finishJob(env, job.id);
+    const ended = (await findJob(env.DB, job.id))!;
+    expect(ended).toMatchObject({ status: 'failed', succeeded: 0, failed: 0 });
+    expect(ended.reason).toBe(
+      "The job stopped before its run could pass the 10,000,000 subrequests Cloudflare allows one run (requests to sites, vendors and storage): it had made about 9,950,000, its items' retries included. The items not run stay pending; submit them again as a new job.",
+    );
+  });
+
+  it('never stops a job whose slices made few', async () => {
+    let left = 3;
+    const steps: string[] = [];
+    const step = {
+      do: async (name: string) => {
+        steps.push(name);
+        return name.startsWith('slice ') ? { kind: --left === 0 ? 'done' : 'more', subrequests: SLICE_OVERHEAD_SUBREQUESTS } : undefined;
+      },
+      sleep: async () => {},
+      waitForEvent: async () => ({}),
+    } as unknown as Parameters<typeof runJob>[2];
+    await runJob({} as Env, 'job_few', step);
+    expect(steps).toEqual(['slice 0', 'slice 1', 'slice 2', 'finish']);
+  });
+});
