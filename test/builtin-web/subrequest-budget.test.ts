@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { RenderedPage, Renderer } from '../../src/core/render';
 import { CALL_SUBREQUESTS, SubrequestBudget } from '../../src/core/subrequests';
@@ -5,6 +6,9 @@ import type { MapInput } from '../../src/providers/builtin-web/inputs';
 import { mapWithBuiltin } from '../../src/providers/builtin-web/map';
 import { SafeFetcher } from '../../src/providers/builtin-web/safe-fetch';
 import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
+import { RENDER_QUEUE, RENDER_SLOT_TTL_MS } from '../../src/providers/builtin-web/organization-renders';
+import { RENDERS_AT_ONCE } from '../../src/providers/builtin-web/render-share';
+import { videoFrameWithBuiltin } from '../../src/providers/builtin-web/video-frame';
 import { MAZE, mazeSite } from '../fakes/maze-site';
 import { settings, signal, web, webEnv } from './support';
 
@@ -86,5 +90,30 @@ describe("the call's subrequest budget", () => {
     expect(refused).toBeGreaterThanOrEqual(2_000 - CALL_SUBREQUESTS / 2);
     const page = (result.data as { result: { warning?: string }[] }).result[0]!;
     expect(page.warning).toContain(`requests of the page were refused: only public http(s) addresses are fetched, and a call looks up at most ${CALL_SUBREQUESTS} names and requests.`);
+  });
+
+  it("ends a wait for one of the organization's render slots when each ask has spent the budget, as a timeout does, and gives its place up", async () => {
+    const organizationId = `org_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organizationId));
+    for (let slot = 0; slot < RENDERS_AT_ONCE; slot++) expect(await wallet.takeRenderSlot(`held-${slot}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('taken');
+    // Every place in the queue but one taken: the call takes the last.
+    for (let waiter = 1; waiter < RENDER_QUEUE.limit; waiter++) expect(await wallet.takeRenderSlot(`waiter-${waiter}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
+    const budget = new SubrequestBudget(3);
+    let rendered = 0;
+    const renderer: Renderer = {
+      async render(url): Promise<RenderedPage> {
+        rendered++;
+        return { html: '<html></html>', finalUrl: url, status: 200, contentType: 'text/html', actionScreenshots: [], actionScrapes: [], refusedRequests: 0, blockedAds: 0 };
+      },
+    };
+    const started = Date.now();
+    await expect(videoFrameWithBuiltin({ videoId: 'dQw4w9WgXcQ', second: 1 }, { env: webEnv(), signal: signal(), fetch: web().fetch, renderer, organizationId, subrequests: budget })).rejects.toMatchObject({
+      status: 502,
+      message: expect.stringContaining(`gave up waiting for one of the organization's ${RENDERS_AT_ONCE} renders: the call has made the 3 requests one call may make`),
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect({ rendered, spent: budget.spent }).toEqual({ rendered: 0, spent: 3 });
+    // Its place in the queue is given up at once: the next call waits instead of being refused as one too many.
+    expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
   });
 });
