@@ -429,12 +429,82 @@ describe('the dashboard in chromium', () => {
     expect(new URL(page.url()).origin).toBe(appUrl);
     await page.goto(`${workspacePath}/keys`);
     expect(new URL(page.url()).pathname).toBe('/signin');
-    for (const path of ['/signin', '/signup']) await checkPage(path);
+    for (const path of ['/signin', '/signup', '/forgot-password']) await checkPage(path);
     expect(problems).toEqual([]);
   });
 
   it('logged no console error and threw no exception on any page', () => {
     expect(tab.problems).toEqual([]);
+  });
+});
+
+describe('workspaces and passwords in Settings, and a forgotten password, in chromium', () => {
+  it('renames and deletes a second workspace, changes the password, and sets a forgotten one by the emailed link', async () => {
+    const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
+    const { page, problems } = await watchedPage(own);
+    const email = `margaret-${Date.now()}@example.com`;
+    await page.goto('/signup');
+    await page.getByLabel('Your name').fill('Margaret Hamilton');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+    const first = new URL(page.url()).pathname.replace(/\/keys$/, '');
+    await (await openConfirmationLink(own, appUrl, email)).close();
+    await page.reload();
+    await page.getByRole('button', { name: 'Start free trial' }).click();
+    await expect.poll(() => page.getByText('Free trial', { exact: true }).isVisible()).toBe(true);
+
+    // A second workspace, renamed from its own Settings, then deleted from there: the page goes to the one left.
+    await page.goto(`${first}/settings`);
+    await page.getByLabel('New workspace').fill('Staging');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await expect.poll(() => page.getByRole('link', { name: 'Staging' }).isVisible()).toBe(true);
+    await page.getByLabel('Workspace', { exact: true }).selectOption({ label: 'Staging' });
+    await page.waitForURL((url) => url.pathname.endsWith('/settings') && !url.pathname.startsWith(first));
+    await page.getByLabel("This workspace's name").fill('Staging EU');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await expect.poll(() => page.getByRole('link', { name: 'Staging EU' }).isVisible()).toBe(true);
+    await screenshot(page, 'settings-two-workspaces');
+    await page.getByRole('button', { name: 'Delete Staging EU' }).click();
+    await page.locator('#confirm-dialog').getByRole('button', { name: 'Delete workspace' }).click();
+    await page.waitForURL(`${appUrl}${first}/keys`);
+    expect(await page.getByLabel('Workspace', { exact: true }).locator('option').allTextContents()).toEqual(['Default']);
+
+    // The password, changed in Settings: a wrong current one is named beside its field.
+    await page.goto(`${first}/settings`);
+    expect(await page.getByText('The one you chose at sign-up.').isVisible()).toBe(true);
+    await page.getByLabel('Current password').fill('not my password');
+    await page.getByLabel('New password').fill('a second passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await expect.poll(() => page.locator('[data-field-error="currentPassword"]').textContent()).toBe('Not your current password.');
+    expect(problems).toEqual([expect.stringContaining('status of 400')]);
+    problems.length = 0;
+    await page.getByLabel('Current password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await expect.poll(() => page.getByText('Last changed').isVisible()).toBe(true);
+    await screenshot(page, 'settings-password-changed');
+
+    // Forgotten: asked for from the sign-in page, set by the link in the email, and signed in.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/signin$/);
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Email me a link' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Check your email' }).isVisible()).toBe(true);
+    await screenshot(page, 'forgot-password-sent');
+    await page.goto('/dev/outbox');
+    const message = page.locator(`[data-message-to="${email}"]`, { hasText: 'Reset your Sluice password' }).first();
+    const link = /https?:\/\/\S+\/reset-password\?token=[0-9a-f]{64}/.exec((await message.locator('pre').textContent()) ?? '')?.[0];
+    expect(link).toBeDefined();
+    await page.goto(link!);
+    expect(await page.getByText(email).isVisible()).toBe(true);
+    await screenshot(page, 'reset-password');
+    await page.getByLabel('New password').fill('a third passphrase');
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+    expect(problems).toEqual([]);
+    await own.close();
   });
 });
 

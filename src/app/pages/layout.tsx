@@ -185,14 +185,17 @@ export const ApiForm: FC<{
   </form>
 );
 
-/** A field with its label, hint and the slot the script fills with the API's message about it. */
-export const Field: FC<{ name: string; label: string; type?: string; hint?: string; autocomplete?: string; required?: boolean; value?: string; minlength?: number; maxlength?: number; placeholder?: string }> = (
+/**
+ * A field with its label, hint and the slot the script fills with the API's message about it. `id` tells it apart
+ * when two forms of one page send a field of the same name (its input's id is `field-<id>`, `field-<name>` without).
+ */
+export const Field: FC<{ name: string; id?: string; label: string; type?: string; hint?: string; autocomplete?: string; required?: boolean; value?: string; minlength?: number; maxlength?: number; placeholder?: string }> = (
   props,
 ) => (
   <div class="field grow">
-    <label for={`field-${props.name}`}>{props.label}</label>
+    <label for={`field-${props.id ?? props.name}`}>{props.label}</label>
     <input
-      id={`field-${props.name}`}
+      id={`field-${props.id ?? props.name}`}
       name={props.name}
       type={props.type ?? 'text'}
       autocomplete={props.autocomplete}
@@ -201,10 +204,10 @@ export const Field: FC<{ name: string; label: string; type?: string; hint?: stri
       minlength={props.minlength}
       maxlength={props.maxlength}
       placeholder={props.placeholder}
-      aria-describedby={`error-${props.name}`}
+      aria-describedby={`error-${props.id ?? props.name}`}
     />
     {props.hint ? <span class="hint">{props.hint}</span> : null}
-    <span class="field-error" id={`error-${props.name}`} data-field-error={props.name}></span>
+    <span class="field-error" id={`error-${props.id ?? props.name}`} data-field-error={props.name}></span>
   </div>
 );
 
@@ -239,13 +242,14 @@ export function formatCents(cents: number): string {
   return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: cents % 1 === 0 ? 2 : 4 })}`;
 }
 
-/** A destructive action: the page's script asks in its dialog first, then sends it to the JSON API. */
-export const ConfirmButton: FC<{ api: string; method?: 'DELETE'; confirm: string; confirmLabel: string; ariaLabel?: string; children: Child }> = (props) => (
+/** A destructive action: the page's script asks in its dialog first, then sends it to the JSON API, and then reloads the page or goes to `then`. */
+export const ConfirmButton: FC<{ api: string; method?: 'DELETE'; confirm: string; confirmLabel: string; ariaLabel?: string; then?: `go:${string}`; children: Child }> = (props) => (
   <button
     type="button"
     class="danger small"
     data-api={props.api}
     data-method={props.method}
+    data-then={props.then}
     data-confirm={props.confirm}
     data-confirm-label={props.confirmLabel}
     aria-label={props.ariaLabel}

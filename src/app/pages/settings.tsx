@@ -1,7 +1,7 @@
 import type { Child, FC } from 'hono/jsx';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage, type MembershipSummary, ROLE_LABELS } from '../members';
-import { ApiForm, DateTime, Field, PageHead } from './layout';
+import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
 import { DataTable } from './table';
 import { type WorkspaceProps, workspacePage } from './page';
 
@@ -39,14 +39,36 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
             { label: 'Id', cell: (workspace) => <code>{workspace.id}</code> },
             { label: 'Created', cell: (workspace) => <DateTime iso={workspace.createdAt} /> },
           ]}
+          actions={(workspace) =>
+            canManage(access.role) && organization.workspaces.length > 1 ? (
+              <ConfirmButton
+                api={`/api/workspaces/${workspace.id}`}
+                method="DELETE"
+                confirm={`Delete ${workspace.name}? Its keys, MCP tokens and connected apps stop working at once, its data jobs are cancelled, its agents stopped, and its databases, vendor accounts, webhook endpoints and MCP servers deleted. Its usage stays on the organization's bill. This cannot be undone.`}
+                confirmLabel="Delete workspace"
+                ariaLabel={`Delete ${workspace.name}`}
+                // Off a deleted workspace's page, to the first one left; from another's, back here.
+                then={workspace.id === access.workspace.id ? 'go:/' : `go:/w/${access.workspace.id}/settings`}
+              >
+                Delete
+              </ConfirmButton>
+            ) : null
+          }
         />
         {canManage(access.role) ? (
-          <ApiForm class="row" api={`/api/organizations/${access.organization.id}/workspaces`} then="reload">
-            <Field name="name" label="New workspace" placeholder="e.g. Staging" maxlength={100} />
-            <button type="submit">Create workspace</button>
-          </ApiForm>
+          <div class="stack">
+            <ApiForm class="row" api={`/api/workspaces/${access.workspace.id}`} method="PATCH" then="reload">
+              <Field name="name" id="workspace-name" label="This workspace's name" value={access.workspace.name} maxlength={100} />
+              <button type="submit">Rename</button>
+            </ApiForm>
+            <ApiForm class="row" api={`/api/organizations/${access.organization.id}/workspaces`} then="reload">
+              <Field name="name" label="New workspace" placeholder="e.g. Staging" maxlength={100} />
+              <button type="submit">Create workspace</button>
+            </ApiForm>
+            {organization.workspaces.length > 1 ? null : <p class="muted small">An organization keeps at least one workspace: create another to delete this one.</p>}
+          </div>
         ) : (
-          <p class="muted small">Owners and admins create workspaces.</p>
+          <p class="muted small">Owners and admins create, rename and delete workspaces.</p>
         )}
       </section>
       <section class="card">
@@ -69,18 +91,20 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
           )}{' '}
           Changing it signs out every other browser signed in to your account, and we email you that it changed.
         </p>
-        <ApiForm class="stack" api="/api/me/password" then="reload">
-          {/* For password managers: whose password this is. Not sent (no name). */}
-          <input type="hidden" autocomplete="username" value={user.email} />
-          <Field name="currentPassword" label="Current password" type="password" autocomplete="current-password" />
-          <Field name="newPassword" label="New password" type="password" autocomplete="new-password" minlength={10} hint="At least 10 characters." />
-          <div>
-            <button type="submit">Change password</button>
-          </div>
-        </ApiForm>
-        <p class="muted small">
-          Forgot it? <a href="/forgot-password">Set a new one by email</a>.
-        </p>
+        <div class="stack">
+          <ApiForm class="stack" api="/api/me/password" then="reload">
+            {/* For password managers: whose password this is. Not sent (no name). */}
+            <input type="hidden" autocomplete="username" value={user.email} />
+            <Field name="currentPassword" label="Current password" type="password" autocomplete="current-password" />
+            <Field name="newPassword" label="New password" type="password" autocomplete="new-password" minlength={10} hint="At least 10 characters." />
+            <div>
+              <button type="submit">Change password</button>
+            </div>
+          </ApiForm>
+          <p class="muted small">
+            Forgot it? <a href="/forgot-password">Set a new one by email</a>.
+          </p>
+        </div>
       </section>
     </>
   );
