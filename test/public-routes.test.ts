@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/operations';
 import { call, json } from './support/api';
+import { dashboard } from './support/dashboard';
 
 describe('GET /v1/platforms', () => {
   it('lists every operation of the registry with its per-call price', async () => {
@@ -129,6 +130,17 @@ describe('GET /docs', () => {
     const start = await (await call(init!)).text();
     expect(start).toContain("Scalar.createApiReference('#reference'");
     expect(JSON.parse(start.slice(start.indexOf('{'), start.lastIndexOf('}') + 1))).toMatchObject({ url: '/openapi.json', telemetry: false, withDefaultFonts: false });
+  });
+
+  it("sends a browser's /favicon.ico to the dashboard's icon, which is an image", async () => {
+    const response = await call('/favicon.ico');
+    expect(response.status).toBe(301);
+    const target = new URL(response.headers.get('location')!);
+    expect(target.origin).toBe(new URL(env.APP_URL).origin);
+    const icon = await dashboard(target.pathname);
+    expect(icon.status).toBe(301);
+    const asset = await dashboard(new URL(icon.headers.get('location')!, env.APP_URL).pathname);
+    expect(asset.headers.get('content-type')).toContain('image/svg+xml');
   });
 
   it('answers an asset it does not have with 404', async () => {

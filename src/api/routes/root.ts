@@ -78,4 +78,6 @@ export function registerRoot(app: OpenAPIHono<AppEnv>) {
     const index = { name: 'Sluice API' as const, version: packageJson.version, build: c.env.BUILD_ID ?? 'dev', links: linksOf(publicUrls(c.env)) };
     return c.json(success(index), 200);
   });
+  // Browsers ask every host for one, /docs's visitors included: the dashboard serves Sluice's (an undocumented route).
+  app.get('/favicon.ico', (c) => c.redirect(`${publicUrls(c.env).app}/favicon.ico`, 301));
 }
