@@ -45,18 +45,12 @@ export class RevokedKeys {
   }
 
   /**
-   * Every key of the workspace, those made after this too: the workspace is being deleted. Stored, with no end, so
-   * no key an isolate still remembers, or one a request made while the deletion ran, is ever served again.
+   * Every key of the workspace, those made after this too: the workspace was deleted. Stored, with no end, so no key
+   * an isolate still remembers is ever served again. There is no undoing it: a workspace is deleted in D1 first.
    */
   revokeAll(): void {
     if (!this.all) this.sql.exec('INSERT INTO workspace_deleted (deleted_at) VALUES (?)', clock.now());
     this.all = true;
-  }
-
-  /** Undoes `revokeAll` when the deletion it began was refused (the organization's last workspace). */
-  restoreAll(): void {
-    this.sql.exec('DELETE FROM workspace_deleted');
-    this.all = false;
   }
 
   /** Stores a revocation, and lets go of those past REVOKED_KEYS_KEPT_MS (here and in memory). */

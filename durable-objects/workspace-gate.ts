@@ -113,14 +113,9 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
     this.budgets.forgetPastMonths(clock.now());
   }
 
-  /** The workspace is being deleted: from this answer on no key of it is served (RevokedKeys.revokeAll). */
+  /** The workspace was deleted: from this answer on no key of it is served (RevokedKeys.revokeAll). */
   async revokeAll(): Promise<void> {
     this.revoked.revokeAll();
-  }
-
-  /** The deletion `revokeAll` began was refused: the workspace's keys are served again, as each one's own revocation allows. */
-  async restoreAll(): Promise<void> {
-    this.revoked.restoreAll();
   }
 
   /**

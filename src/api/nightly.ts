@@ -6,6 +6,7 @@ import { pruneJobResults } from '../services/jobs/store';
 import { reviveStrandedJobs } from '../services/jobs/resume';
 import { pruneEndedRecords } from '../services/record-retention';
 import { pruneUsage } from '../services/usage-retention';
+import { finishDeletedWorkspaces } from '../services/workspace-deletion';
 import { announceDailyUsage, sendDailyUsagePage, startDailyUsage } from '../services/webhooks/daily-usage';
 
 /** Each prune, run within one budget of statements (PruningBudget). */
@@ -24,7 +25,8 @@ const LAST_RETRY_SECONDS = 60 * 60;
  * The cron of wrangler.toml, shortly after midnight UTC: usage.daily started (its pages and reports are the
  * nightly queue's); usage rows, job results, snapshots and ended account records (sessions, OAuth grants and
  * clients, invitations…) past their retention pruned, each prune that spends its budget carried on by a message
- * to the queue until one ends with statements to spare; data jobs whose runs died, errored or cannot be found ended.
+ * to the queue until one ends with statements to spare; data jobs whose runs died, errored or cannot be found ended;
+ * deleted workspaces whose sweep was cut short finished (services/workspace-deletion.ts).
  * So no invocation's work grows with the number of workspaces, nor with what a night has to delete.
  */
 export async function nightly(env: Env): Promise<void> {
@@ -35,7 +37,7 @@ export async function nightly(env: Env): Promise<void> {
       return env.NIGHTLY.send({ kind: 'prune', what });
     }),
   );
-  await Promise.all([startDailyUsage(env), ...prunes, reviveStrandedJobs(env)]);
+  await Promise.all([startDailyUsage(env), ...prunes, reviveStrandedJobs(env), finishDeletedWorkspaces(env)]);
 }
 
 /** The nightly queue's consumer: each message acknowledged once done, or retried later on its own. */

@@ -3,6 +3,7 @@ import { issueKey, revokeKey } from './accounts';
 import { nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
+import { isLiveWorkspace, workspaceIsLive } from './live-workspaces';
 import { newId } from '../core/ids';
 import { type OrganizationTerms, refuseFull, termsOf } from './plan-caps';
 import { monthRange, runtimeHoursUsed, runtimeMonth } from './runtime-hours';
@@ -137,7 +138,7 @@ export async function deployAgent(
     inserted = await env.DB.prepare(
       `INSERT INTO agents (id, organization_id, workspace_id, name, description, status, created_by, created_at, deployed_at)
        SELECT ?1, ?2, ?3, ?4, ?5, 'deployed', ?6, ?7, ?7
-        WHERE (SELECT COUNT(*) FROM agents WHERE organization_id = ?2 AND status = 'deployed') < ?8`,
+        WHERE (SELECT COUNT(*) FROM agents WHERE organization_id = ?2 AND status = 'deployed') < ?8 AND ${workspaceIsLive('?3')}`,
     )
       .bind(id, input.organizationId, input.workspaceId, input.name, input.description, input.createdBy, now, terms.caps.agents)
       .run();
@@ -145,6 +146,7 @@ export async function deployAgent(
     if (isUniqueViolation(error)) throw nameTaken(input.name);
     throw error;
   }
+  if (inserted.meta.changes !== 1 && !(await isLiveWorkspace(env.DB, input.workspaceId))) throw ApiError.notFound(`No workspace ${input.workspaceId}.`);
   if (inserted.meta.changes !== 1) return refuseAgentsCap(env.DB, terms, input.organizationId);
   return withNewKey(env, id, input.createdBy, async () => {
     await env.DB.prepare('DELETE FROM agents WHERE id = ? AND key_id IS NULL').bind(id).run();

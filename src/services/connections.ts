@@ -2,6 +2,7 @@ import type { Env, SettingName } from '../core/config';
 import type { Operation } from '../core/operation';
 import { clock } from '../core/clock';
 import { ApiError, UPSTREAM_RETRY_AFTER_S } from '../core/errors';
+import { isLiveWorkspace, workspaceIsLive } from './live-workspaces';
 import { newId } from '../core/ids';
 import { decryptKey, encryptKey } from '../core/keys';
 import { unitsFromCents } from '../core/money';
@@ -93,11 +94,11 @@ export async function createConnection(
   };
   const stored = await env.DB.prepare(
     `INSERT INTO connections (id, workspace_id, vendor, name, credentials_ciphertext, hint, status, created_at, last_checked_at)
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, 'ok', ?7, ?7 WHERE (SELECT COUNT(*) FROM connections WHERE workspace_id = ?2) < ?8`,
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, 'ok', ?7, ?7 WHERE (SELECT COUNT(*) FROM connections WHERE workspace_id = ?2) < ?8 AND ${workspaceIsLive('?2')}`,
   )
     .bind(connection.id, workspaceId, connection.vendor, connection.name, await encryptKey(JSON.stringify(input.credentials), connection.id, env.KEY_ENCRYPTION_KEY), connection.hint, now, MAX_CONNECTIONS_PER_WORKSPACE)
     .run();
-  if (stored.meta.changes !== 1) throw tooManyConnections();
+  if (stored.meta.changes !== 1) throw (await isLiveWorkspace(env.DB, workspaceId)) ? tooManyConnections() : ApiError.notFound(`No workspace ${workspaceId}.`);
   return connection;
 }
 

@@ -1,6 +1,7 @@
 import { clock } from '../core/clock';
 import { ReadBehind } from '../core/read-behind';
 import { ApiError } from '../core/errors';
+import { workspaceIsLive } from './live-workspaces';
 import { newId } from '../core/ids';
 import { type CatalogTool, DATA_TOOLS } from '../operations/tools';
 
@@ -74,10 +75,11 @@ export function servedDefault(db: D1Database, workspaceId: string, waitUntil: (p
 
 export async function createServer(db: D1Database, input: { workspaceId: string; name: string; tools: string[] }): Promise<CustomServer> {
   const server: CustomServer = { id: newId('mcps'), workspaceId: input.workspaceId, name: input.name, tools: [...new Set(input.tools)], isDefault: false, createdAt: new Date(clock.now()).toISOString() };
-  await db
-    .prepare('INSERT INTO mcp_servers (id, workspace_id, name, tools, is_default, created_at) VALUES (?, ?, ?, ?, 0, ?)')
+  const stored = await db
+    .prepare(`INSERT INTO mcp_servers (id, workspace_id, name, tools, is_default, created_at) SELECT ?1, ?2, ?3, ?4, 0, ?5 WHERE ${workspaceIsLive('?2')}`)
     .bind(server.id, server.workspaceId, server.name, JSON.stringify(server.tools), server.createdAt)
     .run();
+  if (stored.meta.changes !== 1) throw ApiError.notFound(`No workspace ${server.workspaceId}.`);
   return server;
 }
 

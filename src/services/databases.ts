@@ -6,6 +6,7 @@ import { DATABASE_LIMITS, DATABASE_NAME } from '../core/database-limits';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
 import { assertRoomFor, plansPageUrl, refuseFull, termsOf } from './plan-caps';
+import { isLiveWorkspace, workspaceIsLive } from './live-workspaces';
 
 /** A workspace database as the API shows it; `sizeBytes` and `tables` come from the database itself. */
 export const Database = z
@@ -110,7 +111,7 @@ export async function createDatabase(env: Env, owner: DatabaseOwnerRef, name: st
   try {
     inserted = await env.DB.prepare(
       `INSERT INTO workspace_databases (id, organization_id, workspace_id, name, created_at)
-       SELECT ?1, ?2, ?3, ?4, ?5 WHERE (SELECT COUNT(*) FROM workspace_databases WHERE organization_id = ?2) < ?6`,
+       SELECT ?1, ?2, ?3, ?4, ?5 WHERE (SELECT COUNT(*) FROM workspace_databases WHERE organization_id = ?2) < ?6 AND ${workspaceIsLive('?3')}`,
     )
       .bind(database.id, owner.organizationId, owner.workspaceId, name, database.createdAt, terms.caps!.databases)
       .run();
@@ -118,6 +119,7 @@ export async function createDatabase(env: Env, owner: DatabaseOwnerRef, name: st
     if (/UNIQUE constraint failed/.test(String(error))) throw ApiError.conflict(`This workspace already has a database named '${name}'.`);
     throw error;
   }
+  if (inserted.meta.changes !== 1 && !(await isLiveWorkspace(env.DB, owner.workspaceId))) throw ApiError.notFound(`No workspace ${owner.workspaceId}.`);
   if (inserted.meta.changes !== 1) refuseFull(terms, 'databases', await countDatabases(env.DB, owner.organizationId), 'PLAN_LIMIT_REACHED', plansUrl);
   try {
     await objectOf(env, database.id).open({ databaseId: database.id, workspaceId: owner.workspaceId });

@@ -1,11 +1,10 @@
 import { nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
-import { stopAgent, findAgent } from './agents';
+import { findAgent, stopAgent } from './agents';
 import { deleteDatabase } from './databases';
 import { gateOf } from './gate';
-import { cancelJob } from './jobs/cancel';
-import { findJob } from './jobs/store';
+import { cancelWorkspaceJobs } from './jobs/cancel';
 import { deleteEndpoint } from './webhooks/endpoints';
 
 /** The organization keeps one workspace at least: its pages, its first key and its MCP clients all start from one. */
@@ -13,25 +12,18 @@ const LAST_WORKSPACE = 'An organization keeps at least one workspace: create ano
 
 /**
  * Deletes a workspace, for an owner or admin of its organization, so that nothing of it works or waits from the
- * answer on, and its place under the plan's cap is free (the spec's way out of PLAN_LIMIT_REACHED: "upgrade or
+ * answer on, and its place under the plan's caps is free (the spec's way out of PLAN_LIMIT_REACHED: "upgrade or
  * delete").
  *
- * 1. Its gate revokes every key of it first (API keys, MCP tokens, sandbox, agent and job keys, and OAuth
- *    grants, whose calls carry the grant's id to the same gate), for good, so no isolate's memory of a key and no
- *    key made while this runs is served again.
- * 2. The row is marked deleted, unless it is the organization's last live workspace (409, and the gate's
- *    revocation is undone). From then it reads as missing everywhere, its keys' principals read as revoked, and it
- *    no longer counts against the cap.
- * 3. What it held goes: unfinished data jobs are cancelled (items in flight finish, billed only if they succeed),
- *    agents stopped, keys and OAuth grants marked revoked, databases' data destroyed, vendor connections' secrets,
- *    webhook endpoints with their waiting deliveries, and its own MCP servers deleted.
+ * 1. One guarded statement marks the row deleted, unless it is the organization's last live workspace (409). From
+ *    then it reads as missing everywhere, nothing can be made in it (`workspaceIsLive`, live-workspaces.ts), its keys' principals read as
+ *    revoked, and it no longer counts against the caps.
+ * 2. What it held goes (`letGoOf`), its gate first.
  *
- * Its usage rows and the organization's ledger stay: they are the organization's bill. A deletion that fails part
- * way through step 3 is finished by asking again, which an already deleted workspace allows.
+ * Its usage rows and the organization's ledger stay: they are the organization's bill. A deletion whose sweep fails
+ * part way is finished by asking again, or by the nightly run (`finishDeletedWorkspaces`).
  */
 export async function deleteWorkspace(env: Env, organizationId: string, workspaceId: string): Promise<void> {
-  const gate = gateOf(env, workspaceId);
-  await gate.revokeAll();
   const marked = await env.DB.prepare(
     `UPDATE workspaces SET deleted_at = COALESCE(deleted_at, ?1)
       WHERE id = ?2 AND organization_id = ?3
@@ -39,21 +31,25 @@ export async function deleteWorkspace(env: Env, organizationId: string, workspac
   )
     .bind(nowIso(), workspaceId, organizationId)
     .run();
-  if (marked.meta.changes !== 1) {
-    await gate.restoreAll();
-    throw ApiError.conflict(LAST_WORKSPACE);
-  }
+  if (marked.meta.changes !== 1) throw ApiError.conflict(LAST_WORKSPACE);
   await letGoOf(env, workspaceId);
 }
 
-/** Step 3: what a deleted workspace held. Each part is safe to run again. */
+/**
+ * What a deleted workspace held, each part safe to run again:
+ * - its gate revokes every key of it, for good, before anything else: API keys, MCP tokens, sandbox, agent and job
+ *   keys, and OAuth grants (whose calls carry the grant's id to the same gate), so no isolate's memory of a key is
+ *   served again;
+ * - unfinished data jobs are cancelled in one statement (items in flight finish, billed only if they succeed);
+ * - agents are stopped, databases' data destroyed, webhook endpoints deleted with their waiting deliveries (each
+ *   bounded by the plan's caps);
+ * - keys and OAuth grants are marked revoked and the grants' tokens deleted; vendor connections (their encrypted
+ *   secrets) and the workspace's MCP servers deleted.
+ */
 async function letGoOf(env: Env, workspaceId: string): Promise<void> {
+  await gateOf(env, workspaceId).revokeAll();
+  await cancelWorkspaceJobs(env, workspaceId);
   const ids = async (sql: string) => (await env.DB.prepare(sql).bind(workspaceId).all<{ id: string }>()).results.map((row) => row.id);
-
-  for (const id of await ids("SELECT id FROM data_jobs WHERE workspace_id = ? AND status IN ('queued', 'running', 'waiting_for_credits')")) {
-    const job = await findJob(env.DB, id);
-    if (job) await cancelJob(env, job);
-  }
   for (const id of await ids("SELECT id FROM agents WHERE workspace_id = ? AND status = 'deployed'")) {
     const agent = await findAgent(env.DB, id);
     if (agent) await stopAgent(env, agent);
@@ -65,8 +61,43 @@ async function letGoOf(env: Env, workspaceId: string): Promise<void> {
   await env.DB.batch([
     env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND revoked_at IS NULL').bind(now, workspaceId),
     env.DB.prepare("UPDATE oauth_grants SET revoked_at = ?, revoked_reason = 'workspace deleted' WHERE workspace_id = ? AND revoked_at IS NULL").bind(now, workspaceId),
-    env.DB.prepare(`DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE workspace_id = ?)`).bind(workspaceId),
+    env.DB.prepare('DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE workspace_id = ?)').bind(workspaceId),
     env.DB.prepare('DELETE FROM connections WHERE workspace_id = ?').bind(workspaceId),
     env.DB.prepare('DELETE FROM mcp_servers WHERE workspace_id = ?').bind(workspaceId),
   ]);
+}
+
+/** What a deleted workspace may still hold when its sweep was cut short. */
+const LEFT_BEHIND = `
+  EXISTS (SELECT 1 FROM api_keys k WHERE k.workspace_id = w.id AND k.revoked_at IS NULL)
+  OR EXISTS (SELECT 1 FROM oauth_grants g WHERE g.workspace_id = w.id AND g.revoked_at IS NULL)
+  OR EXISTS (SELECT 1 FROM agents a WHERE a.workspace_id = w.id AND a.status = 'deployed')
+  OR EXISTS (SELECT 1 FROM data_jobs j WHERE j.workspace_id = w.id AND j.status IN ('queued', 'running', 'waiting_for_credits'))
+  OR EXISTS (SELECT 1 FROM workspace_databases d WHERE d.workspace_id = w.id)
+  OR EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = w.id)
+  OR EXISTS (SELECT 1 FROM connections c WHERE c.workspace_id = w.id)
+  OR EXISTS (SELECT 1 FROM mcp_servers s WHERE s.workspace_id = w.id)`;
+
+/** Deleted workspaces finished in one nightly run; the rest wait for the next night. */
+export const DELETIONS_FINISHED_A_NIGHT = 20;
+
+/**
+ * The nightly run's part: finishes the deletions a failure cut short (an object unreachable while the sweep ran),
+ * so a deleted workspace never keeps a secret, an endpoint or an unrevoked key past a night. A workspace that fails
+ * again is logged and tried the next night. Answers how many were finished.
+ */
+export async function finishDeletedWorkspaces(env: Env, limit = DELETIONS_FINISHED_A_NIGHT): Promise<number> {
+  const { results } = await env.DB.prepare(`SELECT w.id FROM workspaces w WHERE w.deleted_at IS NOT NULL AND (${LEFT_BEHIND}) ORDER BY w.deleted_at LIMIT ?`)
+    .bind(limit)
+    .all<{ id: string }>();
+  let finished = 0;
+  for (const { id } of results) {
+    try {
+      await letGoOf(env, id);
+      finished += 1;
+    } catch (error) {
+      console.error(JSON.stringify({ level: 'error', note: 'deleted workspace not finished; tried again tomorrow', workspaceId: id, error: String(error) }));
+    }
+  }
+  return finished;
 }

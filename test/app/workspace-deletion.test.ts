@@ -4,6 +4,11 @@ import { PLAN_TABLE } from '../../src/core/plans';
 import { bearer, call, credit, ops } from '../support/api';
 import { Person, signUp } from '../support/dashboard';
 import { storedJob } from '../jobs/support';
+import { createDatabase } from '../../src/services/databases';
+import { createServer } from '../../src/services/custom-mcp-servers';
+import { createEndpoint, subscribedEndpoints } from '../../src/services/webhooks/endpoints';
+import { deployAgent } from '../../src/services/agents';
+import { finishDeletedWorkspaces } from '../../src/services/workspace-deletion';
 
 /** Someone whose organization is on Pay as you go, with credit, and a second workspace beside the first. */
 async function withSecondWorkspace() {
@@ -89,6 +94,43 @@ describe('deleting a workspace', () => {
     expect((await deleteWorkspace(stranger, secondId)).status).toBe(404);
     expect((await stranger.json('PATCH', `/api/workspaces/${secondId}`, { name: 'Mine' })).status).toBe(404);
     expect((await owner.json('GET', '/api/me')).body.data.organizations[0].workspaces).toHaveLength(2);
+  });
+
+  it('makes nothing in it for a request that passed its checks before the deletion: each such row is refused, none is left behind', async () => {
+    const { owner, secondId } = await withSecondWorkspace();
+    expect((await deleteWorkspace(owner, secondId)).status).toBe(200);
+    // What a request already past workspaceAccess (or a key's gate) would do next, after the deletion's sweep.
+    const owned = { organizationId: owner.organizationId, workspaceId: secondId };
+    const refusals = await Promise.allSettled([
+      createDatabase(env, owned, 'late'),
+      createServer(env.DB, { workspaceId: secondId, name: 'late', tools: [] }),
+      createEndpoint(env, secondId, { url: 'https://93.184.215.14/late', events: ['credits.low'] }),
+      deployAgent(env, { ...owned, name: 'late', description: null, createdBy: null }),
+    ]);
+    for (const refusal of refusals) expect(refusal).toMatchObject({ status: 'rejected', reason: { status: 404 } });
+    expect(await subscribedEndpoints(env.DB, { organizationId: owner.organizationId }, 'credits.low')).toEqual([]);
+    for (const table of ['workspace_databases', 'mcp_servers', 'webhook_endpoints', 'agents']) {
+      expect(await env.DB.prepare(`SELECT id FROM ${table} WHERE workspace_id = ?`).bind(secondId).all()).toMatchObject({ results: [] });
+    }
+  });
+
+  it('is finished by the nightly run when its sweep was cut short: a live key is then refused, even one an isolate remembers', async () => {
+    const { owner, secondId } = await withSecondWorkspace();
+    const key = await newKey(owner, secondId);
+    expect((await credits(key)).status).toBe(200);
+    // Marked, and nothing more: as a deletion whose sweep failed at its first step (the gate unreachable).
+    await env.DB.prepare('UPDATE workspaces SET deleted_at = ? WHERE id = ?').bind(new Date().toISOString(), secondId).run();
+    await env.DB.prepare("INSERT INTO connections (id, workspace_id, vendor, name, credentials_ciphertext, hint, status, created_at, last_checked_at) VALUES (?, ?, 'firecrawl', 'left', 'x', '…1234', 'ok', ?, ?)")
+      .bind(`con_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`, secondId, new Date().toISOString(), new Date().toISOString())
+      .run();
+    expect(await finishDeletedWorkspaces(env, 1_000)).toBeGreaterThanOrEqual(1);
+    expect((await credits(key)).status).toBe(401);
+    expect(await env.DB.prepare('SELECT id FROM connections WHERE workspace_id = ?').bind(secondId).all()).toMatchObject({ results: [] });
+    expect(await env.DB.prepare('SELECT id FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL').bind(secondId).all()).toMatchObject({ results: [] });
+    // Nothing is left of it for another night.
+    const again = await env.DB.prepare('SELECT COUNT(*) AS n FROM workspaces WHERE id = ?').bind(secondId).first<{ n: number }>();
+    expect(again!.n).toBe(1);
+    expect(await finishDeletedWorkspaces(env, 1_000)).toBe(0);
   });
 
   it('can be asked again, which finishes the deletion and answers the same', async () => {

@@ -10,10 +10,8 @@ import type { Balance, Terms } from './lease';
 export interface WorkspaceGateProtocol extends Rpc.DurableObjectBranded {
   /** Refuses the key from the very next request on. */
   revoke(keyId: string): Promise<void>;
-  /** Revokes every key of the workspace, for good, before the answer: the workspace is being deleted. */
+  /** Revokes every key of the workspace, for good, before the answer: the workspace was deleted. */
   revokeAll(): Promise<void>;
-  /** Undoes `revokeAll` when the deletion was refused. */
-  restoreAll(): Promise<void>;
   /** Whether the key is still good (not revoked here). */
   verify(keyId: string): boolean;
   /** The wallet's figures for `/v1/credits`, unless the key is revoked. */

@@ -30,3 +30,18 @@ export async function cancelJob(env: Env, job: JobRecord): Promise<JobRecord> {
   ]);
   return (await findJob(env.DB, job.id))!;
 }
+
+/**
+ * Cancels every unfinished job of a workspace being deleted, in one statement whatever their number (a workspace
+ * may have thousands waiting): its gate refuses every key of it already (services/workspace-deletion.ts), so no
+ * item of them is admitted, and each run stops at its next step as after `cancelJob`. Their pending items stay
+ * until the jobs' results are pruned (30 days), as a job's that ended on its own do.
+ */
+export async function cancelWorkspaceJobs(env: Env, workspaceId: string): Promise<void> {
+  await env.DB.prepare(
+    `UPDATE data_jobs SET status = 'cancelled', reason = 'Cancelled: its workspace was deleted.', waiting_since = NULL, waiting_on = NULL, finished_at = ?2
+      WHERE workspace_id = ?1 AND status IN ('queued', 'running', 'waiting_for_credits')`,
+  )
+    .bind(workspaceId, nowIso())
+    .run();
+}

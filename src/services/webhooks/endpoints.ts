@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { clock } from '../../core/clock';
 import type { Env } from '../../core/config';
 import { ApiError } from '../../core/errors';
+import { isLiveWorkspace, workspaceIsLive } from '../live-workspaces';
 import { newId } from '../../core/ids';
 import { decryptKey, encryptKey } from '../../core/keys';
 import { parseTarget, SafeFetcher } from '../../providers/builtin-web/safe-fetch';
@@ -92,11 +93,11 @@ export async function createEndpoint(env: Env, workspaceId: string, input: z.inf
   // Counted again in the insert: two made at once cannot both take the last place.
   const stored = await env.DB.prepare(
     `INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE workspace_id = ?2) < ?8`,
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE workspace_id = ?2) < ?8 AND ${workspaceIsLive('?2')}`,
   )
     .bind(endpoint.id, workspaceId, endpoint.url, JSON.stringify(endpoint.events), endpoint.creditsLowThresholdCents, await encryptKey(secret, endpoint.id, env.KEY_ENCRYPTION_KEY), now, MAX_ENDPOINTS_PER_WORKSPACE)
     .run();
-  if (stored.meta.changes !== 1) throw tooManyEndpoints();
+  if (stored.meta.changes !== 1) throw (await isLiveWorkspace(env.DB, workspaceId)) ? tooManyEndpoints() : ApiError.notFound(`No workspace ${workspaceId}.`);
   if (hearsOfCredits(endpoint.events)) await audienceChanged(env, workspaceId);
   return { ...endpoint, secret };
 }
@@ -172,7 +173,7 @@ export async function creditAudience(db: D1Database, organizationId: string): Pr
               EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value = 'credits.low') AS low,
               EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value = 'credits.exhausted') AS exhausted
          FROM webhook_endpoints e JOIN workspaces w ON w.id = e.workspace_id
-        WHERE w.organization_id = ? AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value IN ('credits.low', 'credits.exhausted'))`,
+        WHERE w.organization_id = ? AND w.deleted_at IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value IN ('credits.low', 'credits.exhausted'))`,
     )
     .bind(organizationId)
     .all<{ threshold: number; low: number; exhausted: number }>();
@@ -205,7 +206,7 @@ export async function subscribedEndpoints(db: D1Database, audience: { workspaceI
     .prepare(
       `SELECT e.id, e.workspace_id AS workspaceId, w.organization_id AS organizationId, e.credits_low_threshold_cents AS creditsLowThresholdCents
          FROM webhook_endpoints e JOIN workspaces w ON w.id = e.workspace_id
-        WHERE ${column} = ? AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value = ?)
+        WHERE ${column} = ? AND w.deleted_at IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE json_each.value = ?)
         ORDER BY e.created_at, e.id`,
     )
     .bind(value, type)
