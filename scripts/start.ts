@@ -137,7 +137,7 @@ function printBanner(stack: Stack, api: string, seed: Seed, key: string, mcpToke
   row('Organization', seed.organizationId, `"${SEED_NAME}", plan ${SEED_PLAN}, seeded with ${SEED_CREDIT_CENTS} cents of credit`);
   row('MCP token', mcpToken, 'bearer of the MCP endpoint (not accepted on REST)');
   row('Operator token', stack.settings.OPS_TOKEN!, 'bearer of /ops/v1');
-  if (stack.urls.app && stack.settings.DEV_OUTBOX === '1') row('Email outbox', `${stack.urls.app}/dev/outbox`, 'what the dashboard would email: confirmation links, invitations');
+  if (stack.urls.app && stack.settings.DEV_OUTBOX === '1') row('Email outbox', `${stack.urls.app}/dev/outbox`, 'what the dashboard would email: confirmation links, invitations, password resets');
   for (const { worker, cron, next } of stack.crons) row('Cron', `${cron} (${worker})`, next ? `next at ${next.toISOString()}, run here as Cloudflare runs it` : '');
   console.log(`\n  Try it:\n    curl -s ${api}/v1/credits -H "Authorization: Bearer ${key}"`);
   if (stack.urls.mcp) {

@@ -8,7 +8,8 @@ import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle
 import { hashPassword, verifyPassword } from './auth/passwords';
 import type { SessionUser } from './context';
 import { type Delivery, deliveryRoute, sendEmailOrLog } from './email';
-import { findUserByEmail, findUserById, setPasswordStatements, visibleUser } from './users';
+import { findUserByEmail, findUserById, setPassword, type StoredUser, visibleUser } from './users';
+import { revokeKey } from '../services/accounts';
 
 /**
  * A new password, two ways: a signed-in person changes theirs knowing the current one, and a person who forgot
@@ -25,37 +26,56 @@ export const RESETS_PER_CLIENT: ThrottleRule = { limit: 10, windowMs: 60 * 60_00
 /** Tries of the current password when changing it: a session left open is not a way to guess it. */
 export const PASSWORD_CHANGES_PER_USER: ThrottleRule = { limit: 5, windowMs: 15 * 60_000, what: "attempts to change this account's password" };
 
+/** A password set while this browser was changing it: the newer one stands, and this browser signs in with it. */
+export const passwordChangedMeanwhile = () => ApiError.conflict('The password was set again elsewhere a moment ago (a reset, or a change in another browser). Sign in with the newest one.');
+
 /** A bucket of the sign-in throttle for an address (api/auth.ts): a reset proves the inbox, so its count starts again. */
 const signInBucket = (email: string) => `email:${email}`;
+
+/** How many unexpired reset links a person may have at once: a request does not void the link an earlier one sent. */
+export const RESET_LINKS_KEPT = 3;
 
 /**
  * Asks for a reset link for `email`. Counted per client, then per address, whether or not an account uses it; the
  * link is made and sent after the answer (`later`, the request's waitUntil), so neither the answer nor its timing
- * tells whether one does. Answers where this installation's emails go, which is the same for every address.
+ * tells whether one does. A browser that signed in to the account since its password was set (`deviceOf`,
+ * auth/devices.ts) has a count of its own, so requests from elsewhere cannot use up its owner's. Answers where this
+ * installation's emails go, which is the same for every address.
  */
-export async function requestPasswordReset(env: Env, email: string, client: string, later: (work: Promise<unknown>) => void): Promise<Delivery['sent']> {
-  await countAttempt(env.DB, `reset-ip:${client}`, RESETS_PER_CLIENT);
-  await countAttempt(env.DB, `reset-email:${email}`, RESETS_PER_EMAIL);
-  later(
-    sendResetLink(env, email).catch((error: unknown) => {
-      console.error(JSON.stringify({ level: 'error', note: 'password reset link not made', error: String(error) }));
-    }),
-  );
+export async function requestPasswordReset(
+  env: Env,
+  request: { email: string; client: string; deviceOf: (user: StoredUser) => Promise<string | null> },
+  later: (work: Promise<unknown>) => void,
+): Promise<Delivery['sent']> {
+  const { email } = request;
+  await countAttempt(env.DB, `reset-ip:${request.client}`, RESETS_PER_CLIENT);
+  const user = await findUserByEmail(env.DB, email);
+  const device = user ? await request.deviceOf(user) : null;
+  await countAttempt(env.DB, device ? `reset-email-device:${email}:${device}` : `reset-email:${email}`, RESETS_PER_EMAIL);
+  if (user) {
+    later(
+      sendResetLink(env, user).catch((error: unknown) => {
+        console.error(JSON.stringify({ level: 'error', note: 'password reset link not made', userId: user.id, error: String(error) }));
+      }),
+    );
+  }
   return deliveryRoute(env);
 }
 
-/** One outstanding link a person: a new one replaces the last, and only its token's SHA-256 is kept. */
-async function sendResetLink(env: Env, email: string): Promise<void> {
-  const user = await findUserByEmail(env.DB, email);
-  if (!user) return;
+/** A new link, beside the person's last few unexpired ones (RESET_LINKS_KEPT); only its token's SHA-256 is kept. */
+async function sendResetLink(env: Env, user: StoredUser): Promise<void> {
   const token = randomHex(32);
+  const now = clock.now();
   await env.DB.batch([
-    env.DB.prepare('DELETE FROM password_resets WHERE user_id = ?').bind(user.id),
+    env.DB.prepare(
+      `DELETE FROM password_resets WHERE user_id = ?1
+         AND (expires_at <= ?2 OR token_hash NOT IN (SELECT token_hash FROM password_resets WHERE user_id = ?1 AND expires_at > ?2 ORDER BY expires_at DESC LIMIT ?3))`,
+    ).bind(user.id, new Date(now).toISOString(), RESET_LINKS_KEPT - 1),
     env.DB.prepare('INSERT INTO password_resets (token_hash, user_id, email, expires_at) VALUES (?, ?, ?, ?)').bind(
       await sha256Hex(token),
       user.id,
       user.email,
-      new Date(clock.now() + RESET_LIFETIME_MS).toISOString(),
+      new Date(now + RESET_LIFETIME_MS).toISOString(),
     ),
   ]);
   const app = publicUrls(env).app;
@@ -70,7 +90,7 @@ async function sendResetLink(env: Env, email: string): Promise<void> {
   );
 }
 
-/** The address a reset link is for while it can still be used (not spent, replaced or past its hour), else null. Reading it spends nothing. */
+/** The address a reset link is for while it can still be used (not spent, past its hour or voided by a new password), else null. Reading it spends nothing. */
 export async function resetLinkFor(db: D1Database, token: string): Promise<{ email: string } | null> {
   const found = await db
     .prepare(
@@ -86,14 +106,23 @@ export async function resetLinkFor(db: D1Database, token: string): Promise<{ ema
 const usable = (link: { email: string; expiresAt: string; current: string | null }) => Date.parse(link.expiresAt) > clock.now() && link.current === link.email;
 
 export const INVALID_RESET_LINK =
-  'This link does not set a password: it was used already, has expired (links work for an hour) or was replaced by a newer one. Ask for a new one.';
+  'This link does not set a password: it was used already, has expired (links work for an hour), or the password was set since. Ask for a new one.';
+
+/** A new password and its hash: the hash is what this browser's session is started under (auth/sessions.ts), never shown. */
+export interface PasswordSet {
+  user: SessionUser;
+  passwordHash: string;
+}
 
 /**
  * Sets the password a reset link is for, once: the link is spent before the new password is hashed (a made-up
  * token costs no hashing), and a link past its hour, or to an address the account no longer has, sets nothing.
- * Opening the link proved the inbox, so the address counts as confirmed, and its sign-in count starts again.
+ * Opening the link proved the inbox, so the address counts as confirmed, and its sign-in count starts again. An
+ * account whose address was not confirmed yet may have been made by someone else with it (whoever signs up first
+ * holds the address until it is confirmed): what that account made to use the API (keys, MCP tokens, sandbox keys,
+ * OAuth grants) is revoked with the reset, so its new owner inherits no one else's way in.
  */
-export async function resetPassword(env: Env, token: string, password: string): Promise<SessionUser> {
+export async function resetPassword(env: Env, token: string, password: string): Promise<PasswordSet> {
   const found = await env.DB.prepare(
     `DELETE FROM password_resets WHERE token_hash = ?
      RETURNING user_id AS userId, email, expires_at AS expiresAt, (SELECT email FROM users WHERE id = password_resets.user_id) AS current`,
@@ -103,17 +132,30 @@ export async function resetPassword(env: Env, token: string, password: string): 
   if (!found || !usable(found)) {
     throw new ApiError('VALIDATION_ERROR', INVALID_RESET_LINK, { details: [{ field: 'token', location: 'body', message: 'unknown, used or expired' }] });
   }
-  await env.DB.batch(setPasswordStatements(env.DB, found.userId, await hashPassword(password, env.KEY_ENCRYPTION_KEY), new Date(clock.now()).toISOString()));
+  const before = await findUserById(env.DB, found.userId);
+  const passwordHash = await hashPassword(password, env.KEY_ENCRYPTION_KEY);
+  await setPassword(env.DB, found.userId, passwordHash, new Date(clock.now()).toISOString());
+  if (before && !before.emailVerifiedAt) await revokeWhatUserMade(env, found.userId, 'password reset of an unconfirmed account');
   await markEmailConfirmed(env.DB, found.email);
   await clearAttempts(env.DB, signInBucket(found.email));
-  return visibleUser((await findUserById(env.DB, found.userId))!);
+  return { user: visibleUser((await findUserById(env.DB, found.userId))!), passwordHash };
+}
+
+/** Every credential a person made that is still good, each through its workspace's gate first, and their OAuth grants. */
+async function revokeWhatUserMade(env: Env, userId: string, reason: string): Promise<void> {
+  const { results } = await env.DB.prepare('SELECT id FROM api_keys WHERE created_by = ? AND revoked_at IS NULL').bind(userId).all<{ id: string }>();
+  for (const { id } of results) await revokeKey(env, id);
+  await env.DB.batch([
+    env.DB.prepare('UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE user_id = ? AND revoked_at IS NULL').bind(new Date(clock.now()).toISOString(), reason, userId),
+    env.DB.prepare(`DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE user_id = ?)`).bind(userId),
+  ]);
 }
 
 /**
  * Changes a signed-in person's password, which they must give first (counted: five tries a quarter hour). The
  * account's address is told, so a change nobody there made is noticed; the email is sent after the answer.
  */
-export async function changePassword(env: Env, user: SessionUser, current: string, next: string, later: (work: Promise<unknown>) => void): Promise<SessionUser> {
+export async function changePassword(env: Env, user: SessionUser, current: string, next: string, later: (work: Promise<unknown>) => void): Promise<PasswordSet> {
   await countAttempt(env.DB, `password-change:${user.id}`, PASSWORD_CHANGES_PER_USER);
   const stored = await findUserById(env.DB, user.id);
   if (!stored || !(await verifyPassword(current, stored.passwordHash, env.KEY_ENCRYPTION_KEY)).ok) {
@@ -123,7 +165,9 @@ export async function changePassword(env: Env, user: SessionUser, current: strin
     throw new ApiError('VALIDATION_ERROR', 'The new password is the one you have now.', { details: [{ field: 'newPassword', location: 'body', message: 'Choose a password other than the current one.' }] });
   }
   const at = new Date(clock.now()).toISOString();
-  await env.DB.batch(setPasswordStatements(env.DB, user.id, await hashPassword(next, env.KEY_ENCRYPTION_KEY), at));
+  const passwordHash = await hashPassword(next, env.KEY_ENCRYPTION_KEY);
+  // Over the hash the current password was checked against: a reset or another change that landed meanwhile wins.
+  if (!(await setPassword(env.DB, user.id, passwordHash, at, stored.passwordHash))) throw passwordChangedMeanwhile();
   await clearAttempts(env.DB, `password-change:${user.id}`);
   later(
     sendEmailOrLog(
@@ -136,5 +180,5 @@ export async function changePassword(env: Env, user: SessionUser, current: strin
       { note: 'password change notice not sent', userId: user.id },
     ),
   );
-  return { ...visibleUser(stored), passwordChangedAt: at };
+  return { user: { ...visibleUser(stored), passwordChangedAt: at }, passwordHash };
 }

@@ -16,16 +16,17 @@ export interface SignUp {
  * workspace, in one D1 batch, so a failure leaves no half-made account behind. `secret` is
  * KEY_ENCRYPTION_KEY, which peppers the password hash.
  */
-export async function signUp(db: D1Database, input: { email: string; password: string; name: string }, secret: string): Promise<SignUp> {
+export async function signUp(db: D1Database, input: { email: string; password: string; name: string }, secret: string): Promise<SignUp & { passwordHash: string }> {
   const existing = await db.prepare('SELECT id FROM users WHERE email = ?').bind(input.email).first();
   if (existing) throw ApiError.conflict('An account with this email address already exists. Sign in instead.');
   const createdAt = new Date().toISOString();
   const user: SessionUser = { id: newId('usr'), email: input.email, name: input.name, createdAt, emailVerifiedAt: null, passwordChangedAt: null };
   const organization = newOrganization({ name: `${input.name}'s organization` });
   const workspace = newWorkspace({ organizationId: organization.id, name: 'Default' });
+  const passwordHash = await hashPassword(input.password, secret);
   try {
     await db.batch([
-      db.prepare('INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)').bind(user.id, user.email, user.name, await hashPassword(input.password, secret), createdAt),
+      db.prepare('INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)').bind(user.id, user.email, user.name, passwordHash, createdAt),
       insertOrganization(db, organization),
       db.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)").bind(organization.id, user.id, createdAt),
       insertWorkspace(db, workspace),
@@ -35,7 +36,8 @@ export async function signUp(db: D1Database, input: { email: string; password: s
     if (/UNIQUE constraint failed: users\.email/.test(String(error))) throw ApiError.conflict('An account with this email address already exists. Sign in instead.');
     throw error;
   }
-  return { user, organization, workspace };
+  // The hash is for the session the route starts (auth/sessions.ts); it is never part of an answer.
+  return { user, organization, workspace, passwordHash };
 }
 
 /** A person as sign-in finds them: who they are, and their password's hash. */
@@ -58,19 +60,30 @@ export function findUserById(db: D1Database, id: string): Promise<StoredUser | n
 }
 
 /**
- * Statements that give a person a new password (changed or reset), to run in one batch with whatever else the
- * change needs: the hash replaced, the moment kept (known-device cookies are signed over it, auth/devices.ts), and
- * every session of theirs ended, so a browser that had the account keeps nothing of it. The caller starts this
- * browser's session afresh.
+ * Gives a person a new password (changed or reset), in one batch: the hash replaced, the moment kept (known-device
+ * cookies are signed over it, auth/devices.ts), and every session and reset link of theirs ended, so a browser or
+ * an inbox that had the account keeps nothing of it. `replacing`, when given, is the hash the caller checked the
+ * current password against: were it replaced meanwhile (another change, a reset), nothing is written and the answer
+ * is false. The caller starts this browser's session afresh, under the new hash (auth/sessions.ts).
  */
-export function setPasswordStatements(db: D1Database, userId: string, passwordHash: string, at: string): D1PreparedStatement[] {
-  return [
-    db.prepare('UPDATE users SET password_hash = ?, password_changed_at = ? WHERE id = ?').bind(passwordHash, at, userId),
-    db.prepare('DELETE FROM sessions WHERE user_id = ?').bind(userId),
-  ];
+export async function setPassword(db: D1Database, userId: string, passwordHash: string, at: string, replacing?: string): Promise<boolean> {
+  // Sessions and links go only when the new hash is the one in place: a change that lost its race ends nothing.
+  const inPlace = '(SELECT password_hash FROM users WHERE id = ?1) = ?2';
+  const [updated] = await db.batch([
+    db
+      .prepare(`UPDATE users SET password_hash = ?2, password_changed_at = ?3 WHERE id = ?1${replacing === undefined ? '' : ' AND password_hash = ?4'}`)
+      .bind(userId, passwordHash, at, ...(replacing === undefined ? [] : [replacing])),
+    db.prepare(`DELETE FROM sessions WHERE user_id = ?1 AND ${inPlace}`).bind(userId, passwordHash),
+    db.prepare(`DELETE FROM password_resets WHERE user_id = ?1 AND ${inPlace}`).bind(userId, passwordHash),
+  ]);
+  return updated!.meta.changes === 1;
 }
 
-/** The same password, hashed afresh (a newer scheme or key): not a new password, so nothing else changes. */
-export function updatePasswordHash(db: D1Database, userId: string, passwordHash: string) {
-  return db.prepare('UPDATE users SET password_hash = ? WHERE id = ?').bind(passwordHash, userId).run();
+/**
+ * The same password, hashed afresh (a newer scheme or key): not a new password, so nothing else changes. Only over
+ * the hash it was verified against (`replacing`): a sign-in that verified the old password while a reset set a new
+ * one must not write the old one back. Answers whether it was written.
+ */
+export async function updatePasswordHash(db: D1Database, userId: string, passwordHash: string, replacing: string): Promise<boolean> {
+  return (await db.prepare('UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?').bind(passwordHash, userId, replacing).run()).meta.changes === 1;
 }

@@ -11,9 +11,8 @@ afterEach(() => {
 
 const PASSWORD = 'a long enough passphrase';
 const THROUGH_THE_EDGE = { colo: 'AMS' };
-let clients = 0;
-/** A client address of its own for each test's requests, so one test's counts never reach another's. */
-const freshClient = () => `198.18.${Math.floor(++clients / 250)}.${clients % 250}`;
+/** A client address of its own for each request (an IPv6 /64, what the throttles count), so no count reaches another test's, in this file or another. */
+const freshClient = () => `2001:db8:${crypto.getRandomValues(new Uint16Array(3)).reduce((text, part) => `${text}${part.toString(16)}:`, '')}:1`;
 
 function post(path: string, body: unknown, headers: Record<string, string> = {}) {
   return dashboard(path, { method: 'POST', headers: { origin: APP_ORIGIN, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), cf: THROUGH_THE_EDGE }, { DEV_OUTBOX: '1' });
@@ -35,6 +34,15 @@ async function resetToken(email: string): Promise<string> {
   const token = body && /\/reset-password\?token=([0-9a-f]{64})/.exec(body)?.[1];
   if (!token) throw new Error(`no reset link for ${email} in the outbox`);
   return token;
+}
+
+/** A hash of `password` in the first, unpeppered scheme (auth/passwords.ts), at few iterations: sign-in rehashes it. */
+async function legacyHash(password: string): Promise<string> {
+  const salt = crypto.getRandomValues(new Uint8Array(16));
+  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(password), 'PBKDF2', false, ['deriveBits']);
+  const bits = new Uint8Array(await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations: 1000 }, key, 256));
+  const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+  return `pbkdf2-sha256$1000$${base64(salt)}$${base64(bits)}`;
 }
 
 const openLink = async (token: string) => {
@@ -107,7 +115,7 @@ describe('a forgotten password, set again by a link sent to the address', () => 
     expect(page).toContain('no email provider');
   });
 
-  it('sets nothing with a link past its hour, one replaced by a newer, or one for an address the account no longer has', async () => {
+  it("keeps the last three links, so a request from someone else does not void the owner's; a new password voids them all, as its hour does", async () => {
     const person = await signUp();
     const email = person.account.user.email;
     await askForReset(email);
@@ -115,19 +123,68 @@ describe('a forgotten password, set again by a link sent to the address', () => 
     await askForReset(email);
     const second = await resetToken(email);
     expect(second).not.toBe(first);
-    expect((await useReset(first, 'a brand new passphrase')).status).toBe(400);
-
-    clock.now = () => realNow() + RESET_LIFETIME_MS + 1_000;
-    expect((await openLink(second)).status).toBe(404);
-    expect((await useReset(second, 'a brand new passphrase')).status).toBe(400);
-    clock.now = realNow;
-    expect((await signIn(email, PASSWORD)).status).toBe(200);
+    expect((await openLink(first)).status).toBe(200);
+    expect((await useReset(second, 'a brand new passphrase')).status).toBe(200);
+    expect((await useReset(first, 'another passphrase')).status).toBe(400);
 
     await askForReset(email);
-    const third = await resetToken(email);
+    const late = await resetToken(email);
+    clock.now = () => realNow() + RESET_LIFETIME_MS + 1_000;
+    expect((await openLink(late)).status).toBe(404);
+    expect((await useReset(late, 'another passphrase')).status).toBe(400);
+    clock.now = realNow;
+
+    // A change in Settings voids a link asked for before it.
+    await askForReset(email);
+    const before = await resetToken(email);
+    const signedIn = new Person(sessionCookie(await signIn(email, 'a brand new passphrase'))!, person.account);
+    expect((await changePassword(signedIn, 'a brand new passphrase', 'the owner chose this')).status).toBe(200);
+    expect((await useReset(before, 'someone else chose this')).status).toBe(400);
+  });
+
+  it('sets nothing with a link for an address the account no longer has', async () => {
+    const person = await signUp();
+    const email = person.account.user.email;
+    await askForReset(email);
+    const token = await resetToken(email);
     await env.DB.prepare('UPDATE users SET email = ? WHERE id = ?').bind(`moved-${email}`, person.account.user.id).run();
-    expect((await useReset(third, 'a brand new passphrase')).status).toBe(400);
+    expect((await useReset(token, 'a brand new passphrase')).status).toBe(400);
     expect((await signIn(`moved-${email}`, PASSWORD)).status).toBe(200);
+  });
+
+  it('lets no sign-in with the old password outlast a reset it overlaps: its session goes, and its rehash does not bring the old password back', async () => {
+    for (const legacy of [false, true]) {
+      const person = await signUp();
+      const email = person.account.user.email;
+      // An old scheme's hash: sign-in rehashes it, a write racing the reset's.
+      if (legacy) await env.DB.prepare('UPDATE users SET password_hash = ? WHERE id = ?').bind(await legacyHash(PASSWORD), person.account.user.id).run();
+      await askForReset(email);
+      const token = await resetToken(email);
+      const [intruder, reset] = await Promise.all([signIn(email, PASSWORD), useReset(token, 'a brand new passphrase')]);
+      expect(reset.status).toBe(200);
+      const cookie = sessionCookie(intruder);
+      if (cookie) expect((await new Person(cookie, person.account).request('GET', '/api/me')).status).toBe(401);
+      expect((await signIn(email, 'a brand new passphrase')).status).toBe(200);
+      expect((await signIn(email, PASSWORD)).status).toBe(401);
+    }
+  });
+
+  it("revokes what an unconfirmed account made when its address's owner resets it: whoever signed up with the address first keeps no way in", async () => {
+    const squatter = await signUp({}, { confirmed: false });
+    const email = squatter.account.user.email;
+    const token = await squatter.json('POST', `/api/workspaces/${squatter.workspaceId}/mcp-tokens`, { name: 'mine' });
+    expect(token.status).toBe(201);
+    await askForReset(email);
+    expect((await useReset(await resetToken(email), 'the real owner chose this')).status).toBe(200);
+    const left = await env.DB.prepare('SELECT id FROM api_keys WHERE created_by = ? AND revoked_at IS NULL').bind(squatter.account.user.id).all();
+    expect(left.results).toEqual([]);
+
+    // A confirmed account's reset is a person who forgot: their MCP clients go on working.
+    const owner = await signUp();
+    const kept = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/mcp-tokens`, { name: 'mine' });
+    await askForReset(owner.account.user.email);
+    expect((await useReset(await resetToken(owner.account.user.email), 'a brand new passphrase')).status).toBe(200);
+    expect(await env.DB.prepare('SELECT revoked_at AS revokedAt FROM api_keys WHERE id = ?').bind(kept.body.data.id).first()).toEqual({ revokedAt: null });
   });
 
   it('refuses a malformed token and a short password with VALIDATION_ERROR naming the field, spending nothing', async () => {
@@ -164,9 +221,21 @@ describe('a forgotten password, set again by a link sent to the address', () => 
     expect(await mailTo(email, 'Reset your Sluice password')).toHaveLength(RESETS_PER_EMAIL.limit);
 
     const client = freshClient();
-    for (let asked = 0; asked < RESETS_PER_CLIENT.limit; asked++) expect((await askForReset(`someone-${asked}-${client}@example.com`, client)).status).toBe(202);
-    expect((await askForReset(`one-more-${client}@example.com`, client)).status).toBe(429);
+    const tag = crypto.randomUUID().slice(0, 8);
+    for (let asked = 0; asked < RESETS_PER_CLIENT.limit; asked++) expect((await askForReset(`someone-${asked}-${tag}@example.com`, client)).status).toBe(202);
+    expect((await askForReset(`one-more-${tag}@example.com`, client)).status).toBe(429);
   });
+});
+
+it("gives a browser that signed in to the account a reset count of its own, so requests from elsewhere cannot use up its owner's", async () => {
+  const person = await signUp();
+  const email = person.account.user.email;
+  const device = setCookies(await signIn(email, PASSWORD)).find((cookie) => cookie.startsWith('sluice_device='))!.split(';')[0]!;
+  for (let asked = 0; asked < RESETS_PER_EMAIL.limit; asked++) expect((await askForReset(email)).status).toBe(202);
+  expect((await askForReset(email)).status).toBe(429);
+  const owners = await post('/api/auth/password-reset', { email }, { 'cf-connecting-ip': freshClient(), cookie: device });
+  expect(owners.status).toBe(202);
+  expect(await mailTo(email, 'Reset your Sluice password')).toHaveLength(RESETS_PER_EMAIL.limit + 1);
 });
 
 describe('changing the password in Settings', () => {

@@ -55,8 +55,8 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.signUp, async (c) => {
     const input = c.req.valid('json');
     await countAttempt(c.env.DB, `signup-ip:${clientAddress(c.req.raw)}`, SIGN_UP_PER_IP);
-    const account = await signUp(c.env.DB, input, c.env.KEY_ENCRYPTION_KEY);
-    await startSession(c, account.user.id);
+    const { passwordHash, ...account } = await signUp(c.env.DB, input, c.env.KEY_ENCRYPTION_KEY);
+    await startSession(c, account.user.id, passwordHash);
     await rememberDevice(c, { email: account.user.email, passwordChangedAt: null });
     // The free trial waits for the address to be confirmed: the link goes out with the account.
     const verification = await sendVerification(c.env, account.user);
@@ -80,10 +80,16 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     // An unknown address costs the same hashing as a wrong password and gets the same answer.
     const verification = await verifyPassword(password, user?.passwordHash ?? (await decoyHash(c.env.KEY_ENCRYPTION_KEY)), c.env.KEY_ENCRYPTION_KEY);
     if (!user || !verification.ok) throw ApiError.unauthorized('Wrong email address or password.');
+    // Rehashed and signed in only over the hash just verified: a reset or change that landed meanwhile wins, and this
+    // sign-in, made with the password it replaced, is refused like any wrong one.
+    let current = user.passwordHash;
+    if (verification.needsRehash) {
+      const rehashed = await hashPassword(password, c.env.KEY_ENCRYPTION_KEY);
+      if (await updatePasswordHash(c.env.DB, user.id, rehashed, current)) current = rehashed;
+    }
+    if (!(await startSession(c, user.id, current))) throw ApiError.unauthorized('Wrong email address or password.');
     await clearAttempts(c.env.DB, emailBucket);
     await rememberDevice(c, user, device ?? undefined);
-    if (verification.needsRehash) await updatePasswordHash(c.env.DB, user.id, await hashPassword(password, c.env.KEY_ENCRYPTION_KEY));
-    await startSession(c, user.id);
     return c.json(success({ user: visibleUser(user) }), 200);
   });
 

@@ -6,8 +6,8 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { clientAddress } from '../../core/throttle';
 import { knownDevice, rememberDevice } from '../auth/devices';
 import { startSession } from '../auth/sessions';
-import type { DashboardEnv, SessionUser } from '../context';
-import { changePassword, requestPasswordReset, resetPassword } from '../password-changes';
+import type { DashboardEnv } from '../context';
+import { changePassword, passwordChangedMeanwhile, type PasswordSet, requestPasswordReset, resetPassword } from '../password-changes';
 import { ChangePasswordBody, jsonBody, PasswordResetBody, PasswordResetRequestBody, User } from './schemas';
 
 /** The routes a person reaches without a session: asking for a reset link, and using it. */
@@ -20,7 +20,7 @@ const routes = {
     tags: ['Session'],
     summary: 'Email a link that sets a new password',
     description:
-      'Answered the same whether or not an account uses the address, so it does not tell which do; the link, when there is an account, works for an hour, once, and replaces any sent before. At most 3 an hour for one address and 10 an hour from one client (429 with Retry-After).',
+      "Answered the same whether or not an account uses the address, so it does not tell which do; the link, when there is an account, works for an hour, once, beside the account's last two unexpired ones, and any new password voids them all. At most 3 an hour for one address (a browser that signed in to the account has 3 of its own) and 10 an hour from one client (429 with Retry-After).",
     operationId: 'requestPasswordReset',
     security: [],
     request: { body: jsonBody(PasswordResetRequestBody) },
@@ -37,11 +37,12 @@ const routes = {
     path: PASSWORD_RESET_PATHS[1],
     tags: ['Session'],
     summary: 'Set a new password with the link from a reset email, and sign in',
-    description: "Spends the link. Every session of the account ends; this browser's starts afresh. The address counts as confirmed, since the link reached it.",
+    description:
+      "Spends the link. Every session of the account ends; this browser's starts afresh. The address counts as confirmed, since the link reached it; if it was not confirmed before, every key, MCP token and OAuth grant the account made is revoked (someone else may have signed up with the address). 409 when the password was set again meanwhile.",
     operationId: 'resetPassword',
     security: [],
     request: { body: jsonBody(PasswordResetBody) },
-    responses: { 200: jsonContent(successEnvelope(z.object({ user: User })), 'The password is set and a fresh session cookie is set.'), ...errorResponses(400, 403) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ user: User })), 'The password is set and a fresh session cookie is set.'), ...errorResponses(400, 403, 409) },
   }),
   change: createRoute({
     method: 'post',
@@ -49,42 +50,42 @@ const routes = {
     tags: ['Session'],
     summary: 'Change the password, giving the current one',
     description:
-      "Every session of the account ends, this browser's starting afresh, and the account's address is told of the change. A wrong current password is a 400 naming `currentPassword`; five tries a quarter hour (429 with Retry-After).",
+      "Every session of the account ends, this browser's starting afresh, and the account's address is told of the change. A wrong current password is a 400 naming `currentPassword`; five tries a quarter hour (429 with Retry-After); 409 when the password was set elsewhere meanwhile.",
     operationId: 'changePassword',
     request: { body: jsonBody(ChangePasswordBody) },
-    responses: { 200: jsonContent(successEnvelope(z.object({ user: User })), 'Changed; a fresh session cookie is set.'), ...errorResponses(400, 401, 403, 429) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ user: User })), 'Changed; a fresh session cookie is set.'), ...errorResponses(400, 401, 403, 409, 429) },
   }),
 };
 
 /**
- * A new password means a new session for this browser (the others ended with the change) and its known-device cookie
- * signed again over the new password's moment, keeping its id when it had one.
+ * A new password means a new session for this browser (the others ended with the change), made under the new hash,
+ * and its known-device cookie signed again over the new password's moment, keeping its id when it had one.
  */
-async function signInAfresh(c: Context<DashboardEnv>, user: SessionUser, device: string | null): Promise<void> {
-  await startSession(c, user.id);
+async function signInAfresh(c: Context<DashboardEnv>, { user, passwordHash }: PasswordSet, device: string | null): Promise<void> {
+  if (!(await startSession(c, user.id, passwordHash))) throw passwordChangedMeanwhile();
   await rememberDevice(c, user, device ?? undefined);
 }
 
 export function registerPassword(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.requestReset, async (c) => {
     const { email } = c.req.valid('json');
-    const emailed = await requestPasswordReset(c.env, email, clientAddress(c.req.raw), (work) => c.executionCtx.waitUntil(work));
+    const emailed = await requestPasswordReset(c.env, { email, client: clientAddress(c.req.raw), deviceOf: (user) => knownDevice(c, user) }, (work) => c.executionCtx.waitUntil(work));
     return c.json(success({ emailed }), 202);
   });
 
   app.openapi(routes.reset, async (c) => {
     const { token, password } = c.req.valid('json');
-    const user = await resetPassword(c.env, token, password);
-    await signInAfresh(c, user, null);
-    return c.json(success({ user }), 200);
+    const set = await resetPassword(c.env, token, password);
+    await signInAfresh(c, set, null);
+    return c.json(success({ user: set.user }), 200);
   });
 
   app.openapi(routes.change, async (c) => {
     const { user: before } = c.get('session');
     const { currentPassword, newPassword } = c.req.valid('json');
     const device = await knownDevice(c, before);
-    const user = await changePassword(c.env, before, currentPassword, newPassword, (work) => c.executionCtx.waitUntil(work));
-    await signInAfresh(c, user, device);
-    return c.json(success({ user }), 200);
+    const set = await changePassword(c.env, before, currentPassword, newPassword, (work) => c.executionCtx.waitUntil(work));
+    await signInAfresh(c, set, device);
+    return c.json(success({ user: set.user }), 200);
   });
 }

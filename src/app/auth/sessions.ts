@@ -23,16 +23,22 @@ export function isSecure(c: Context<DashboardEnv>): boolean {
   return new URL(c.env.APP_URL).protocol === 'https:';
 }
 
-/** Starts a session for a user: a fresh random id in the cookie, only its hash in D1. */
-export async function startSession(c: Context<DashboardEnv>, userId: string): Promise<void> {
+/**
+ * Starts a session for a user: a fresh random id in the cookie, only its hash in D1. Made only while the password's
+ * hash is still `passwordHash`, the one the caller checked or set: a new password (changed or reset) ends every
+ * session in the same batch as it is set, so one made after it under the old one would outlive it. Answers false,
+ * setting nothing, when the password changed meanwhile.
+ */
+export async function startSession(c: Context<DashboardEnv>, userId: string, passwordHash: string): Promise<boolean> {
   // Rotation: whatever session this browser had ends here, so a planted cookie cannot be carried into an account.
   await forgetSession(c);
   const id = randomHex(32);
   const now = clock.now();
   const expiresAt = new Date(now + SESSION_LIFETIME_MS);
-  await c.env.DB.prepare('INSERT INTO sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)')
-    .bind(await sha256Hex(id), userId, new Date(now).toISOString(), expiresAt.toISOString())
+  const made = await c.env.DB.prepare('INSERT INTO sessions (id_hash, user_id, created_at, expires_at) SELECT ?1, id, ?3, ?4 FROM users WHERE id = ?2 AND password_hash = ?5')
+    .bind(await sha256Hex(id), userId, new Date(now).toISOString(), expiresAt.toISOString(), passwordHash)
     .run();
+  if (made.meta.changes !== 1) return false;
   setCookie(c, cookieName(c), id, {
     httpOnly: true,
     secure: isSecure(c),
@@ -40,6 +46,7 @@ export async function startSession(c: Context<DashboardEnv>, userId: string): Pr
     path: '/',
     expires: expiresAt,
   });
+  return true;
 }
 
 /** The signed-in person, or null. An expired session is deleted when it is next presented. */
