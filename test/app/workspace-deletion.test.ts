@@ -140,6 +140,22 @@ describe('deleting a workspace', () => {
   });
 });
 
+describe('renaming an organization', () => {
+  it('changes its name everywhere for owners and admins; a member is refused and a stranger finds nothing', async () => {
+    const { owner } = await withSecondWorkspace();
+    const renamed = await owner.json('PATCH', `/api/organizations/${owner.organizationId}`, { name: 'Hamilton Labs' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ id: owner.organizationId, name: 'Hamilton Labs', plan: 'payg' });
+    expect((await owner.json('GET', '/api/me')).body.data.organizations[0].name).toBe('Hamilton Labs');
+    const member = await signUp();
+    const invitation = await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations`, { email: member.account.user.email, role: 'member' });
+    expect((await member.json('POST', `/api/invitations/${invitation.body.data.token}/accept`)).status).toBe(200);
+    expect((await member.json('PATCH', `/api/organizations/${owner.organizationId}`, { name: 'Mine now' })).status).toBe(403);
+    expect((await (await signUp()).json('PATCH', `/api/organizations/${owner.organizationId}`, { name: 'Mine now' })).status).toBe(404);
+    expect((await owner.json('PATCH', `/api/organizations/${owner.organizationId}`, { name: ' ' })).status).toBe(400);
+  });
+});
+
 describe('renaming a workspace', () => {
   it('changes its name for owners and admins, with the name checked like a new one', async () => {
     const { owner, secondId } = await withSecondWorkspace();

@@ -455,15 +455,19 @@ describe('workspaces and passwords in Settings, and a forgotten password, in chr
     await page.getByRole('button', { name: 'Start free trial' }).click();
     await expect.poll(() => page.getByText('Free trial', { exact: true }).isVisible()).toBe(true);
 
-    // A second workspace, renamed from its own Settings, then deleted from there: the page goes to the one left.
+    // The organization renamed, then a second workspace, renamed from its own Settings and deleted from there: the
+    // page goes to the one left.
     await page.goto(`${first}/settings`);
+    await page.getByLabel('Organization name').fill('Hamilton Labs');
+    await page.getByRole('button', { name: 'Rename organization' }).click();
+    await expect.poll(() => page.locator('.facts').first().textContent()).toContain('Hamilton Labs');
     await page.getByLabel('New workspace').fill('Staging');
     await page.getByRole('button', { name: 'Create workspace' }).click();
     await expect.poll(() => page.getByRole('link', { name: 'Staging' }).isVisible()).toBe(true);
     await page.getByLabel('Workspace', { exact: true }).selectOption({ label: 'Staging' });
     await page.waitForURL((url) => url.pathname.endsWith('/settings') && !url.pathname.startsWith(first));
     await page.getByLabel("This workspace's name").fill('Staging EU');
-    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('button', { name: 'Rename workspace' }).click();
     await expect.poll(() => page.getByRole('link', { name: 'Staging EU' }).isVisible()).toBe(true);
     await screenshot(page, 'settings-two-workspaces');
     await page.getByRole('button', { name: 'Delete Staging EU' }).click();

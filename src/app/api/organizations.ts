@@ -15,7 +15,7 @@ import { TRIALS_PER_IP } from '../auth/throttle';
 import { organizationAccess, requireManager, workspaceAccess } from '../members';
 import { ApiError } from '../../core/errors';
 import { deleteWorkspace } from '../../services/workspace-deletion';
-import { jsonBody, NameBody, organizationIdParam, Workspace, workspaceIdParam } from './schemas';
+import { jsonBody, NameBody, Organization as OrganizationSchema, organizationIdParam, Workspace, workspaceIdParam } from './schemas';
 
 const routes = {
   createWorkspace: createRoute({
@@ -43,6 +43,16 @@ const routes = {
       ),
       ...errorResponses(400, 401, 403, 404, 409, 429),
     },
+  }),
+  renameOrganization: createRoute({
+    method: 'patch',
+    path: '/api/organizations/{organizationId}',
+    tags: ['Organizations'],
+    summary: 'Rename an organization (owners and admins)',
+    description: 'Its name shows in the dashboard, on invitations and in the emails they send.',
+    operationId: 'renameOrganization',
+    request: { params: organizationIdParam, body: jsonBody(NameBody) },
+    responses: { 200: jsonContent(successEnvelope(OrganizationSchema), 'The organization, renamed.'), ...errorResponses(400, 401, 403, 404) },
   }),
   renameWorkspace: createRoute({
     method: 'patch',
@@ -91,6 +101,14 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
     const address = clientAddress(c.req.raw);
     if (address !== UNATTRIBUTED) await countAttempt(c.env.DB, `trial-ip:${address}`, TRIALS_PER_IP);
     return c.json(success(await startTrial(c.env, access.organization.id, c.get('session').user)), 201);
+  });
+
+  app.openapi(routes.renameOrganization, async (c) => {
+    const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
+    requireManager(access, 'rename the organization');
+    const { name } = c.req.valid('json');
+    await c.env.DB.prepare('UPDATE organizations SET name = ? WHERE id = ?').bind(name, access.organization.id).run();
+    return c.json(success({ ...access.organization, name }), 200);
   });
 
   app.openapi(routes.renameWorkspace, async (c) => {

@@ -19,6 +19,12 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
           <Fact label="Plan" value={access.organization.plan ? PLAN_TABLE[access.organization.plan].name : 'None yet'} />
           <Fact label="Your role" value={ROLE_LABELS[access.role]} />
         </dl>
+        {canManage(access.role) ? (
+          <ApiForm class="row" api={`/api/organizations/${access.organization.id}`} method="PATCH" then="reload">
+            <Field name="name" id="organization-name" label="Organization name" value={access.organization.name} maxlength={100} />
+            <button type="submit">Rename organization</button>
+          </ApiForm>
+        ) : null}
       </section>
       <section class="card">
         <h2>Workspaces</h2>
@@ -59,7 +65,7 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
           <div class="stack">
             <ApiForm class="row" api={`/api/workspaces/${access.workspace.id}`} method="PATCH" then="reload">
               <Field name="name" id="workspace-name" label="This workspace's name" value={access.workspace.name} maxlength={100} />
-              <button type="submit">Rename</button>
+              <button type="submit">Rename workspace</button>
             </ApiForm>
             <ApiForm class="row" api={`/api/organizations/${access.organization.id}/workspaces`} then="reload">
               <Field name="name" label="New workspace" placeholder="e.g. Staging" maxlength={100} />
