@@ -7,10 +7,12 @@
 /**
  * The most subrequests one call of an operation makes through its provider: every fetch of the built-in web
  * provider (each page, redirect hop, robots.txt, sitemap, media file and DNS-over-HTTPS lookup), and every look
- * for a free browser or for one of the organization's render slots. An ordinary /map takes up to about 350 (its
- * 100 pages and 50 sitemaps with a redirect each, a few robots.txt files and lookups); only a hostile site asks
- * for more (a robots.txt for every subdomain it links to, redirects to new names). Past it nothing more goes
- * out: a map answers what it found, a rendered page's further requests are refused, a wait ends.
+ * for a free browser or for one of the organization's render slots. A /map of a site on one host takes up to
+ * about 350 (its 100 pages and 50 sitemaps with a redirect each, a few robots.txt files and lookups); one whose
+ * pages are spread over many subdomains costs about 4 a page of a new host (its name's two lookups and its
+ * robots.txt besides the page), so it may stop short of its 100 pages, having listed every link it read
+ * (a link to a host is listed without that host's robots.txt, map.ts). Past it nothing more goes out: a map
+ * answers what it found with a warning, a rendered page's further requests are refused, a wait ends.
  */
 export const CALL_SUBREQUESTS = 500;
 

@@ -54,6 +54,18 @@ describe('map of a site with robots.txt, a sitemap index (gzip and plain), subdo
     expect(requests).toContain(`${B}/robots.txt`);
   });
 
+  it('leaves out a link to a subdomain that the subdomain’s robots.txt, read later in the crawl, disallows', async () => {
+    const site = web();
+    // The home page, the crawl's first, links to the blog before the blog's robots.txt is read (with its home page, after).
+    site.setResponse(`${M}/`, () => new Response(`<html><head><title>Home</title></head><body><a href="${B}/">blog</a><a href="${B}/admin/from-home">admin</a><a href="${B}/from-home">post</a></body></html>`, { headers: { 'content-type': 'text/html' } }));
+    const { links, requests } = await map({ sitemap: 'skip' }, site);
+    const urls = links.map((link) => link.url);
+    expect(requests).toContain(`${B}/robots.txt`);
+    expect(urls).toEqual(expect.arrayContaining([`${B}/`, `${B}/from-home`]));
+    expect(urls).not.toContain(`${B}/admin/from-home`);
+    expect(requests).not.toContain(`${B}/admin/from-home`);
+  });
+
   it('stays on the site: nothing from other hosts, mailto links or fragments', async () => {
     const { links } = await map();
     for (const { url } of links) {

@@ -9,6 +9,7 @@ import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
 import { RENDER_QUEUE, RENDER_SLOT_TTL_MS } from '../../src/providers/builtin-web/organization-renders';
 import { RENDERS_AT_ONCE } from '../../src/providers/builtin-web/render-share';
 import { videoFrameWithBuiltin } from '../../src/providers/builtin-web/video-frame';
+import { CITIES, CITY_COUNT, citySite } from '../fakes/city-site';
 import { MAZE, mazeSite } from '../fakes/maze-site';
 import { settings, signal, web, webEnv } from './support';
 
@@ -21,8 +22,9 @@ import { settings, signal, web, webEnv } from './support';
 
 type Link = { url: string };
 
+/** A map of the maze asking for as many links as a map answers (100,000): only the budget stops it, the maze's pages linking to a thousand each. */
 async function mapOf(input: Partial<MapInput>, maze = mazeSite(), subrequests?: SubrequestBudget) {
-  const result = await mapWithBuiltin({ url: MAZE, timeout: 8_000, ...input }, { env: webEnv(), signal: signal(), fetch: maze.fetch, ...(subrequests ? { subrequests } : {}) });
+  const result = await mapWithBuiltin({ url: MAZE, timeout: 8_000, limit: 100_000, ...input }, { env: webEnv(), signal: signal(), fetch: maze.fetch, ...(subrequests ? { subrequests } : {}) });
   const answer = (result.data as { result: { links: Link[]; warning?: string }[] }).result[0]!;
   return { ...answer, maze };
 }
@@ -54,6 +56,27 @@ describe("the call's subrequest budget", () => {
     // Only what the site named: the base page and links of the pages read, none made up.
     expect(links.length).toBeGreaterThan(10);
     for (const { url } of links) expect(url === `${MAZE}/` || maze.named.has(url)).toBe(true);
+  });
+
+  it(`lists all ${CITY_COUNT} subdomains a home page links to, reading the robots.txt of none but the hosts it crawls`, async () => {
+    const site = citySite();
+    const result = await mapWithBuiltin({ url: CITIES, timeout: 8_000 }, { env: webEnv(), signal: signal(), fetch: site.fetch });
+    const { links } = (result.data as { result: { links: Link[] }[] }).result[0]!;
+    const urls = new Set(links.map((link) => link.url));
+    for (const city of site.cityUrls) expect(urls.has(city)).toBe(true);
+    expect(site.requests.length).toBeLessThanOrEqual(CALL_SUBREQUESTS);
+    const robotsRead = site.requests.filter((url) => url.endsWith('/robots.txt'));
+    const pagesRead = site.requests.filter((url) => !url.startsWith('https://dns.fake/') && !url.endsWith('/robots.txt') && !url.endsWith('/sitemap.xml'));
+    expect(robotsRead.length).toBeLessThanOrEqual(pagesRead.length);
+  });
+
+  it('stops reading a page’s links once it has the limit, fetching nothing for the rest', async () => {
+    const site = citySite();
+    const result = await mapWithBuiltin({ url: CITIES, timeout: 8_000, limit: 50 }, { env: webEnv(), signal: signal(), fetch: site.fetch });
+    const { links } = (result.data as { result: { links: Link[] }[] }).result[0]!;
+    expect(links).toHaveLength(50);
+    // The base's name (2 queries), its robots.txt, its sitemap and its home page.
+    expect(site.requests).toHaveLength(5);
   });
 
   it('counts the requests of a map in the budget the pipeline hands it, every one the site received', async () => {

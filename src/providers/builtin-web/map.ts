@@ -33,9 +33,9 @@ const NOT_PAGES = /\.(?:pdf|zip|gz|tgz|rar|7z|jpe?g|png|gif|webp|avif|svg|ico|mp
  * `{ result: [{ links: [{ url, title?, description? }] }] }`, Firecrawl's shape. A map that found nothing
  * because the site did not answer (a network error, the time limit) is the upstream's failure, 502 and not
  * charged, as /scrape's is; one that found nothing on a site that answered (every page a 404, all disallowed)
- * is an empty map. Discovery also stops at the call's subrequest budget (core/subrequests.ts), which only a
- * hostile site reaches: the map answers what it found with a `warning` saying so, or, having found nothing,
- * 422 (uncharged, and not worth retrying).
+ * is an empty map. Discovery also stops at the call's subrequest budget (core/subrequests.ts), which a site
+ * on one host does not reach and one crawled over many subdomains may: the map answers what it found with a
+ * `warning` saying so, or, having found nothing, 422 (uncharged, and not worth retrying).
  */
 export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext): Promise<ProviderResult> {
   const time = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
@@ -79,13 +79,19 @@ async function discover(input: MapInput, base: URL, context: BuiltinWebContext &
   await fetcher.assertPublic(base);
 
   const site = new SiteScope(base, input.includeSubdomains ?? true, input.ignoreQueryParameters ?? true);
+  // An origin's robots.txt is read before the first page of it is fetched, never merely to list a link to it.
   const robots = new Map<string, Promise<RobotsRules>>();
+  const read = new Map<string, RobotsRules>();
   const rulesFor = (url: URL) => {
     let rules = robots.get(url.origin);
-    if (!rules) robots.set(url.origin, (rules = loadRobots(url.origin, fetcher, headers)));
+    if (!rules) {
+      const origin = url.origin;
+      robots.set(origin, (rules = loadRobots(origin, fetcher, headers).then((loaded) => (read.set(origin, loaded), loaded))));
+    }
     return rules;
   };
   const found = new Map<string, SiteLink>();
+  const fromSitemaps = new Set<string>();
   const add = (url: string) => {
     const key = site.normalize(url);
     if (key && !found.has(key)) found.set(key, { url: key });
@@ -95,12 +101,20 @@ async function discover(input: MapInput, base: URL, context: BuiltinWebContext &
   if ((input.sitemap ?? 'include') !== 'skip') {
     const declared = (await rulesFor(base)).sitemaps;
     const sources = declared.length > 0 ? declared : [`${base.origin}/sitemap.xml`];
-    for (const url of await sitemapPages(sources, fetcher, headers, SITEMAP_LIMITS)) add(url);
+    for (const url of await sitemapPages(sources, fetcher, headers, SITEMAP_LIMITS)) {
+      const key = add(url);
+      if (key) fromSitemaps.add(key);
+    }
   }
 
   if ((input.sitemap ?? 'include') !== 'only') {
     const enough = input.search ? Number.POSITIVE_INFINITY : (input.limit ?? DEFAULT_LIMIT);
-    await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, found, add, enough });
+    await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, read, found, add, enough });
+  }
+  // A link found before its origin's robots.txt was read, which that file disallows, goes (a sitemap's own stay).
+  for (const key of found.keys()) {
+    const rules = read.get(new URL(key).origin);
+    if (rules?.read && !fromSitemaps.has(key) && !rules.allows(key)) found.delete(key);
   }
   // A robots.txt whose rules cost more to apply than the budget left links out: said to the operator, not invented.
   for (const [origin, rules] of robots) {
@@ -118,6 +132,8 @@ interface Crawl {
   headers: Record<string, string>;
   site: SiteScope;
   rulesFor: (url: URL) => Promise<RobotsRules>;
+  /** The robots.txt files read so far, by origin. */
+  read: Map<string, RobotsRules>;
   found: Map<string, SiteLink>;
   add: (url: string) => string | undefined;
   /** Stop once this many URLs are known. */
@@ -126,10 +142,13 @@ interface Crawl {
 
 /**
  * Breadth-first, a few pages at a time, in a fixed order (links are recorded in the order of the pages
- * that hold them), so the same site maps the same way every time. A page robots.txt disallows is
- * neither fetched nor listed, unless the site's own sitemap lists it.
+ * that hold them), so the same site maps the same way every time. A page robots.txt disallows is never
+ * fetched, and not listed unless the site's own sitemap lists it. A host's robots.txt is read before the
+ * crawl fetches a page of it, not to list a link to it: a link to a subdomain the crawl does not reach is
+ * listed unjudged (a page linking to 700 subdomains would otherwise cost 2,100 requests, a robots.txt and
+ * two lookups each, before the map could list them).
  */
-async function crawl({ start, seeds, fetcher, headers, site, rulesFor, found, add, enough }: Crawl): Promise<void> {
+async function crawl({ start, seeds, fetcher, headers, site, rulesFor, read, found, add, enough }: Crawl): Promise<void> {
   const startKey = site.normalize(start);
   const queue = [...new Set([start, ...seeds])];
   const visited = new Set<string>();
@@ -153,8 +172,11 @@ async function crawl({ start, seeds, fetcher, headers, site, rulesFor, found, ad
       const known = key ? found.get(key) : undefined;
       if (known) Object.assign(known, page.details);
       for (const link of page.links) {
+        if (found.size >= enough) break;
         const url = new URL(link);
-        if (!site.contains(url) || !(await rulesFor(url)).allows(link)) continue;
+        if (!site.contains(url)) continue;
+        const rules = read.get(url.origin);
+        if (rules?.read && !rules.allows(link)) continue;
         const linkKey = add(link);
         if (linkKey && !visited.has(linkKey)) queue.push(link);
       }

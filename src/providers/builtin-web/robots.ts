@@ -10,6 +10,8 @@ export interface RobotsRules {
   sitemaps: string[];
   /** URLs refused because the file's rules cost more to apply than ROBOTS_MATCHING_BUDGET left (none for most files). */
   unchecked(): number;
+  /** False when the call's time or subrequest budget ran out before the file was read: nothing of the origin is fetched, and what it says is unknown. */
+  read: boolean;
 }
 
 const ROBOTS_MAX_BYTES = 512 * 1024;
@@ -66,7 +68,7 @@ export async function loadRobots(origin: string, fetcher: SafeFetcher, headers: 
   const robotsUrl = `${origin}/robots.txt`;
   try {
     const resource = await fetcher.fetch(robotsUrl, { headers, maxBytes: ROBOTS_MAX_BYTES });
-    if (resource.status >= 400 && resource.status < 500) return { allows: () => true, sitemaps: [], unchecked: () => 0 };
+    if (resource.status >= 400 && resource.status < 500) return { allows: () => true, sitemaps: [], unchecked: () => 0, read: true };
     if (resource.status >= 500) return DISALLOW_ALL;
     const text = resource.status < 300 ? new TextDecoder().decode(resource.body) : '';
     const rules = robotsParser(robotsUrl, text);
@@ -87,10 +89,11 @@ export async function loadRobots(origin: string, fetcher: SafeFetcher, headers: 
       decided.set(url, allowed);
       return allowed;
     };
-    return { allows, sitemaps: rules.getSitemaps(), unchecked: () => unchecked };
+    return { allows, sitemaps: rules.getSitemaps(), unchecked: () => unchecked, read: true };
   } catch {
-    return DISALLOW_ALL;
+    return fetcher.exhausted ? UNREAD : DISALLOW_ALL;
   }
 }
 
-const DISALLOW_ALL: RobotsRules = { allows: () => false, sitemaps: [], unchecked: () => 0 };
+const DISALLOW_ALL: RobotsRules = { allows: () => false, sitemaps: [], unchecked: () => 0, read: true };
+const UNREAD: RobotsRules = { ...DISALLOW_ALL, read: false };
