@@ -1,4 +1,5 @@
 import type { Env } from '../core/config';
+import type { McpGatewayProtocol } from '../core/protocols/mcp-gateway';
 
 export interface SessionUser {
   id: string;
@@ -19,7 +20,8 @@ export interface Session {
 
 /** The Hono environment of the dashboard: the installation's bindings and the signed-in session. */
 export interface DashboardEnv {
-  Bindings: Env;
+  /** `API`: the api worker, which holds the vendors' secrets, asked which operations this installation can run (operation-settings.ts). */
+  Bindings: Env & { API?: Service<McpGatewayProtocol> };
   Variables: {
     requestId: string;
     session: Session;

@@ -1,4 +1,7 @@
+import { createExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { McpGateway } from '../../src/api/mcp-gateway';
 import { bearer, call, credit, json, ops } from '../support/api';
 import { signUp } from '../support/dashboard';
 import { driveJob, jobTime } from '../jobs/support';
@@ -50,6 +53,26 @@ describe('the Jobs page and its API in the dashboard', () => {
     } finally {
       await time.dispose();
     }
+  });
+
+  it("refuses, through the api worker's settings, a job this installation cannot run, and says so beside the operation", async () => {
+    const person = await signUp();
+    expect((await person.json('POST', `/api/organizations/${person.organizationId}/trial`)).status).toBe(201);
+    const base = `/api/workspaces/${person.workspaceId}/jobs`;
+    // The dashboard's API binding: the api worker's own gateway, here over settings without the vendor's key.
+    const API = new McpGateway(createExecutionContext(), { ...env, LINKEDIN_API_KEY: '' });
+    const job = { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'one.com' }] };
+    const refused = await person.json('POST', base, job, { bindings: { API } });
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(refused.body.error.message).toContain('LINKEDIN_API_KEY');
+    expect((await person.json('GET', base)).body.data.jobs).toEqual([]);
+    const page = await (await person.request('GET', `/w/${person.workspaceId}/jobs`, undefined, { bindings: { API } })).text();
+    expect(page).toContain('linkedin/get-company-by-domain (needs LINKEDIN_API_KEY or a vendor account)');
+    expect(page).toContain('>web/scrape<');
+    // With the key, the same job is taken.
+    const taken = await person.json('POST', base, job, { bindings: { API: new McpGateway(createExecutionContext(), env) } });
+    expect(taken.status).toBe(202);
   });
 
   it('a job waiting for money links to the plans and credit, and the link is hidden while it runs', async () => {

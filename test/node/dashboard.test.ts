@@ -178,6 +178,11 @@ describe('the dashboard in chromium', () => {
     await page.goto(`${workspacePath}/jobs`);
     // Results going nowhere but the download: no table to name.
     expect(await page.getByLabel('Table', { exact: true }).isVisible()).toBe(false);
+    // The api worker, through the dashboard's API binding, says what this stack lacks: its fake LinkedIn vendor has a
+    // key, the other RapidAPI vendors none.
+    const offered = await page.getByLabel('Operation').locator('option').allTextContents();
+    expect(offered).toContain('linkedin/get-company-by-domain');
+    expect(offered.filter((text) => /\(needs [A-Z_]+.* or a vendor account\)$/.test(text)).length).toBeGreaterThan(0);
     await page.getByLabel('Operation').selectOption('linkedin/get-company-by-domain');
     await page.getByLabel('CSV file').setInputFiles(file);
     // The column named like the field is mapped to it by itself.

@@ -7,7 +7,8 @@ import { cancelJob } from '../../services/jobs/cancel';
 import { streamItems } from '../../services/jobs/download';
 import { Job } from '../../services/jobs/schemas';
 import { assertResultsKept, findWorkspaceJob, listJobs, viewOf } from '../../services/jobs/store';
-import { JobSubmission, submitJob } from '../../services/jobs/submit';
+import { JobSubmission, refuseUnconfigured, submitJob } from '../../services/jobs/submit';
+import { missingSettingsHere } from '../operation-settings';
 import type { DashboardEnv } from '../context';
 import { workspaceAccess } from '../members';
 import { jsonBody, workspaceIdParam } from './schemas';
@@ -37,7 +38,7 @@ const routes = {
     summary: "Start a data job (the rows of an uploaded CSV, mapped to the operation's fields)",
     operationId: 'submitWorkspaceJob',
     request: { params: workspaceIdParam, body: jsonBody(JobSubmission) },
-    responses: { 202: jsonContent(successEnvelope(Job), 'Queued.'), ...errorResponses(400, 401, 402, 404) },
+    responses: { 202: jsonContent(successEnvelope(Job), 'Queued.'), ...errorResponses(400, 401, 402, 404, 503) },
   }),
   cancel: createRoute({
     method: 'post',
@@ -80,6 +81,9 @@ export function registerJobs(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.submit, async (c) => {
     const { workspace, organization } = await access(c, c.req.valid('param').workspaceId);
+    // Refused at once, as over REST, when this installation cannot run the operation: not accepted to fail item by item.
+    const missingOf = await missingSettingsHere(c.env);
+    if (missingOf) refuseUnconfigured(c.req.valid('json'), missingOf);
     const view = await submitJob(c.env, { organizationId: organization.id, workspaceId: workspace.id, keyId: null }, c.req.valid('json'));
     return c.json(success(view), 202);
   });

@@ -1,6 +1,8 @@
 import type { FC } from 'hono/jsx';
 import type { z } from '@hono/zod-openapi';
 import { OPERATIONS } from '../../operations';
+import type { Operation } from '../../core/operation';
+import { missingSettingsHere } from '../operation-settings';
 import { isEnded, listJobs, type JobView, viewOf } from '../../services/jobs/store';
 import { type Connection, listConnections } from '../../services/connections';
 import { type Database, listDatabases } from '../../services/databases';
@@ -14,6 +16,8 @@ import { type WorkspaceProps, workspacePage } from './page';
 export interface JobOperation {
   name: string;
   fields: { name: string; required: boolean }[];
+  /** The settings this installation lacks to run it (operation-settings.ts); empty when it can. */
+  needs: readonly string[];
 }
 
 export interface JobsPageProps extends WorkspaceProps {
@@ -24,12 +28,16 @@ export interface JobsPageProps extends WorkspaceProps {
   databases: Database[];
 }
 
-/** The operations of /v1/data a job can run ('<slug>/<operation>'), each with its input's top-level fields. */
-function jobOperations(): JobOperation[] {
+/** The operations of /v1/data a job can run ('<slug>/<operation>'), each with its input's top-level fields and what this installation lacks to run it. */
+function jobOperations(missingOf: ((operation: Operation) => readonly string[]) | null): JobOperation[] {
   return OPERATIONS.filter((operation) => operation.paths.some((path) => path.startsWith('/v1/data/')))
     .map((operation) => {
       const shape = (operation.input as unknown as { shape?: Record<string, z.ZodTypeAny> }).shape ?? {};
-      return { name: `${operation.platform}/${operation.name}`, fields: Object.entries(shape).map(([name, schema]) => ({ name, required: !schema.isOptional() })) };
+      return {
+        name: `${operation.platform}/${operation.name}`,
+        fields: Object.entries(shape).map(([name, schema]) => ({ name, required: !schema.isOptional() })),
+        needs: missingOf?.(operation) ?? [],
+      };
     })
     .filter((operation) => operation.fields.length > 0)
     .sort((a, b) => a.name.localeCompare(b.name));
@@ -160,7 +168,9 @@ export const JobsPage: FC<JobsPageProps> = ({ jobs, operations, connections, dat
             <label for="field-job-operation">Operation</label>
             <select id="field-job-operation" name="operation" data-job-operations={JSON.stringify(operations)}>
               {operations.map((operation) => (
-                <option value={operation.name}>{operation.name}</option>
+                // Said beside its name while this installation lacks its settings: submitted without a vendor account
+                // (which brings its own credentials) it is refused at once.
+                <option value={operation.name}>{operation.needs.length > 0 ? `${operation.name} (needs ${operation.needs.join(', ')} or a vendor account)` : operation.name}</option>
               ))}
             </select>
             <span class="field-error" data-field-error="operation"></span>
@@ -221,7 +231,7 @@ export const jobsPage = workspacePage<JobsPageProps>({
   icon: 'M4 6h16M4 12h10M4 18h6M17 14l3 3-3 3',
   load: async (c, { access }) => ({
     jobs: (await listJobs(c.env.DB, access.workspace.id, DASHBOARD_JOBS, null)).map(viewOf),
-    operations: jobOperations(),
+    operations: jobOperations(await missingSettingsHere(c.env)),
     connections: await listConnections(c.env.DB, access.workspace.id),
     databases: await listDatabases(c.env.DB, access.workspace.id),
   }),

@@ -5,6 +5,7 @@ import { ApiError, type ErrorDetail } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { centsInWords, unitsFromCents } from '../../core/money';
 import { planInForce } from '../../core/protocols/lease';
+import type { Operation } from '../../core/operation';
 import type { KeyPrincipal } from '../../core/records';
 import { detailsFromZod } from '../../core/validation';
 import { MAX_REQUEST_BODY_BYTES } from '../../core/request-body';
@@ -218,14 +219,14 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
  */
 export async function submitJobOnce(env: Env, principal: JobSubmitter, submission: JobSubmission, key: string | undefined): Promise<{ view: JobView; replayed: boolean }> {
   if (key === undefined) {
-    refuseUnconfigured(env, submission);
+    refuseUnconfigured(submission, (operation) => missingSettings(operation, env));
     return { view: await submitJob(env, principal, submission), replayed: false };
   }
   const digest = await sha256Hex(JSON.stringify(canonicalize(submission)));
   const earlier = await jobSubmittedAs(env, principal.workspaceId, key, digest);
   if (earlier) return { view: earlier, replayed: true };
   // After the replay: a job already made under the key is answered whatever the settings are now.
-  refuseUnconfigured(env, submission);
+  refuseUnconfigured(submission, (operation) => missingSettings(operation, env));
   try {
     return { view: await submitJob(env, principal, submission, { key, digest }), replayed: false };
   } catch (error) {
@@ -263,14 +264,13 @@ export const MAX_UNFINISHED_ITEMS = 100_000;
 /**
  * An operation this installation has no settings for (its vendor's key, DataForSEO's login) would fail every
  * item, after their retries: refused before anything is queued, as the synchronous call is, 503
- * PROVIDER_UNAVAILABLE naming the settings. Only where the settings are known: the api worker, which serves
- * REST and MCP and runs the jobs. The dashboard is given only the secrets its own code reads, so a job submitted
- * there is not checked (its items would say the same, uncharged). A job through a connection brings its own
- * credentials.
+ * PROVIDER_UNAVAILABLE naming the settings. The settings are the api worker's, which serves REST and MCP and runs
+ * the jobs (`missingSettings` of its env); the dashboard, given only the secrets its own code reads, asks the api
+ * worker for them (`missingOf`, through its API binding). A job through a connection brings its own credentials.
  */
-function refuseUnconfigured(env: Env, submission: JobSubmission): void {
+export function refuseUnconfigured(submission: JobSubmission, missingOf: (operation: Operation) => readonly string[]): void {
   const operation = operationOfJob(submission.operation);
   if (!operation || submission.connectionId !== undefined) return;
-  const missing = missingSettings(operation, env);
-  if (missing.length > 0) throw normalizeUpstream.unavailable(submission.operation, missing);
+  const missing = missingOf(operation);
+  if (missing.length > 0) throw normalizeUpstream.unavailable(submission.operation, [...missing]);
 }
