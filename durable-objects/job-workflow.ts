@@ -3,11 +3,11 @@ import type { Env } from '../src/core/config';
 import type { DataJobParams } from '../src/core/protocols/job';
 import { release } from '../src/services/jobs/instances';
 import { finishJob, runSlice } from '../src/services/jobs/run';
-import { roomForSlice, stopForSubrequests } from '../src/services/jobs/subrequests';
+import { countedSubrequests, roomForSlice, SLICE_RETRIES, stopForSubrequests } from '../src/services/jobs/subrequests';
 import { LOOK_AGAIN_EVENT } from '../src/services/jobs/wake';
 
 /** A slice that throws (D1 or an object unreachable) is tried again by the platform, backing off. */
-const SLICE_STEP = { retries: { limit: 10, delay: '2 seconds', backoff: 'exponential' }, timeout: '10 minutes' } as const;
+const SLICE_STEP = { retries: { limit: SLICE_RETRIES, delay: '2 seconds', backoff: 'exponential' }, timeout: '10 minutes' } as const;
 
 /**
  * Waits `ms`, or less when something that may end a wait for money (a top-up, a plan change, a raised key
@@ -56,8 +56,9 @@ export class DataJobWorkflow extends WorkflowEntrypoint<Env, DataJobParams> {
  * The run's steps. Locally the step is Miniflare's engine, reached by RPC, so what each step answers is an RPC
  * result that holds the callback it carried until it is let go of, once read (`release`); an answer that is plain
  * data is left as it is. The subrequests its slices made are added up (each step's answer is kept by the
- * platform, so a run resumed adds up the same), and a slice starts only while one at its most still fits in
- * the instance's: past that the run stops, and the job ends failed saying why, its items not run pending.
+ * platform, so a run resumed adds up the same; an answer kept from before slices counted theirs counts as a
+ * slice at its most), and a slice starts only while one tried as often as the step allows, each try at its
+ * most, still fits in the instance's: past that the run stops, and the job ends failed saying why, its items not run pending.
  */
 export async function runJob(env: Env, jobId: string, step: Pick<WorkflowStep, 'do' | 'sleep' | 'waitForEvent'>): Promise<void> {
   let subrequests = 0;
@@ -68,7 +69,7 @@ export async function runJob(env: Env, jobId: string, step: Pick<WorkflowStep, '
     }
     const outcome = await step.do(`slice ${slice}`, SLICE_STEP, (context) => runSlice(env, jobId, context?.attempt ?? 1));
     release(outcome);
-    subrequests += outcome.subrequests;
+    subrequests += countedSubrequests(outcome);
     if (outcome.kind === 'done') break;
     if (outcome.kind !== 'wait') continue;
     const ms = Math.max(1, Math.ceil(outcome.ms));

@@ -10,7 +10,8 @@ import { setStatus } from './store';
  * every item called once fits with room to spare; but an item is called again after a transient failure (three
  * times more), after a conflict (no attempt counted: a render queue that was full, money held by calls in
  * flight) and when the platform runs its slice again after a fault, and those have no bound of their own. So the
- * run adds up what each slice made and starts a slice only while one at its most still fits.
+ * run adds up what each slice made and starts a slice only while one tried at its most, every attempt at its
+ * most, still fits.
  */
 
 /**
@@ -22,6 +23,12 @@ export const SLICE_OVERHEAD_SUBREQUESTS = 30;
 
 /** The most one slice makes: every item called, each at its most. */
 export const MOST_SLICE_SUBREQUESTS = SLICE_ITEMS * (CALL_SUBREQUESTS + CALL_OVERHEAD_SUBREQUESTS) + SLICE_OVERHEAD_SUBREQUESTS;
+
+/**
+ * How many times the platform tries a slice again after it throws (the Workflow step's `retries.limit`,
+ * durable-objects/job-workflow.ts): a slice may be attempted this many times and once more.
+ */
+export const SLICE_RETRIES = 10;
 
 /**
  * Kept for the run's end: the stop and the finish, each tried again up to ten times, the finish revoking the key
@@ -39,9 +46,24 @@ export function sliceSubrequests(calls: readonly SubrequestBudget[], attempt: nu
   return own + Math.max(0, attempt - 1) * MOST_SLICE_SUBREQUESTS;
 }
 
-/** Whether a run that has made `spent` may start another slice and still end within its instance's subrequests. */
+/**
+ * The most a slice's step makes over all its attempts: each attempt at most MOST_SLICE_SUBREQUESTS (a retried
+ * attempt counts those before it at their most), SLICE_RETRIES + 1 attempts.
+ */
+export const MOST_SLICE_STEP_SUBREQUESTS = (SLICE_RETRIES + 1) * MOST_SLICE_SUBREQUESTS;
+
+/** Whether a run that has made `spent` may start another slice and still end within its instance's subrequests, however often the slice is tried. */
 export function roomForSlice(spent: number): boolean {
-  return spent + MOST_SLICE_SUBREQUESTS + RUN_END_SUBREQUESTS <= JOB_WORKFLOW_SUBREQUESTS;
+  return spent + MOST_SLICE_STEP_SUBREQUESTS + RUN_END_SUBREQUESTS <= JOB_WORKFLOW_SUBREQUESTS;
+}
+
+/**
+ * What a slice's answer adds to the run's count: its `subrequests`, or, for an answer without a finite figure
+ * (one the platform kept from before slices counted theirs, replayed on a resumed run), a slice at its most.
+ */
+export function countedSubrequests(answer: { subrequests?: unknown }): number {
+  const figure = answer.subrequests;
+  return typeof figure === 'number' && Number.isFinite(figure) && figure >= 0 ? figure : MOST_SLICE_SUBREQUESTS;
 }
 
 /** Ends a run with no room for another slice: the finish then marks the job failed, its items not run pending, saying why. */
