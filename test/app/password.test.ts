@@ -174,6 +174,10 @@ describe('a forgotten password, set again by a link sent to the address', () => 
     const email = squatter.account.user.email;
     const token = await squatter.json('POST', `/api/workspaces/${squatter.workspaceId}/mcp-tokens`, { name: 'mine' });
     expect(token.status).toBe(201);
+    // Nor can it bring anyone in: an unconfirmed address sends no invitation.
+    const invitation = await squatter.json('POST', `/api/organizations/${squatter.organizationId}/invitations`, { email: `accomplice-${crypto.randomUUID().slice(0, 8)}@example.com`, role: 'admin' });
+    expect(invitation.status).toBe(403);
+    expect(invitation.body.error.message).toContain('Confirm your email address to invite people');
     await askForReset(email);
     expect((await useReset(await resetToken(email), 'the real owner chose this')).status).toBe(200);
     const left = await env.DB.prepare('SELECT id FROM api_keys WHERE created_by = ? AND revoked_at IS NULL').bind(squatter.account.user.id).all();

@@ -8,6 +8,7 @@ import type { DashboardEnv } from '../context';
 import { sendEmailOrLog } from '../email';
 import { acceptInvitation, invite, listInvitations, occupiedSeats, revokeInvitation } from '../invitations';
 import { changeMember, listMembers, organizationAccess, requireManager, revokePersonalCredentials, ROLES } from '../members';
+import { requireVerifiedEmail } from '../email-verification';
 import { Emailed, jsonBody, organizationIdParam } from './schemas';
 
 const Member = z.object({ userId: z.string(), email: z.string(), name: z.string(), role: z.enum(ROLES), joinedAt: z.string() }).openapi('Member');
@@ -127,6 +128,9 @@ export function registerMembers(app: OpenAPIHono<DashboardEnv>) {
     requireManager(organization, 'invite members');
     const { email: address, role } = c.req.valid('json');
     const { user } = c.get('session');
+    // An invitation is an email from Sluice naming its sender and organization: not sent for an address nobody has
+    // shown is theirs (whoever signs up first holds an address until it is confirmed).
+    requireVerifiedEmail(user, 'invite people');
     const { invitation, token } = await invite(c.env.DB, await termsOf(c.env.DB, organization.organization.id), {
       organizationId: organization.organization.id,
       email: address,
