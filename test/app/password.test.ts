@@ -178,6 +178,9 @@ describe('a forgotten password, set again by a link sent to the address', () => 
     const invitation = await squatter.json('POST', `/api/organizations/${squatter.organizationId}/invitations`, { email: `accomplice-${crypto.randomUUID().slice(0, 8)}@example.com`, role: 'admin' });
     expect(invitation.status).toBe(403);
     expect(invitation.body.error.message).toContain('Confirm your email address to invite people');
+    const page = await (await squatter.request('GET', `/w/${squatter.workspaceId}/members`)).text();
+    expect(page).toContain('Confirm your email address to invite people');
+    expect(page).not.toContain('Send invitation');
     await askForReset(email);
     expect((await useReset(await resetToken(email), 'the real owner chose this')).status).toBe(200);
     const left = await env.DB.prepare('SELECT id FROM api_keys WHERE created_by = ? AND revoked_at IS NULL').bind(squatter.account.user.id).all();

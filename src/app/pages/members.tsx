@@ -28,7 +28,17 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
           </>
         }
       />
-      {manager ? (
+      {manager && !user.emailVerifiedAt ? (
+        <section class="card">
+          <h2>Invite someone</h2>
+          <p class="notice warn">
+            <strong>Confirm your email address to invite people</strong>: an invitation is an email in your name. Open the link we sent to {user.email}.{' '}
+            <button type="button" class="small secondary" data-api="/api/me/email-verification" data-then="verification-sent">
+              Send a new link
+            </button>
+          </p>
+        </section>
+      ) : manager ? (
         <section class="card">
           <h2>Invite someone</h2>
           <ApiForm
