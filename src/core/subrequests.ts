@@ -29,23 +29,49 @@ export const CALL_SUBREQUESTS = 500;
 export const CALL_OVERHEAD_SUBREQUESTS = 50;
 
 /**
+ * The most of CALL_SUBREQUESTS a call's waits take (its looks for a free browser, about 2 every 250 ms, and its
+ * asks for one of the organization's render slots, 1 every 500 ms): a wait of a minute would otherwise spend
+ * some 480, and the page it waited for render with its requests refused. A budget of another limit keeps the
+ * same share.
+ */
+export const WAITING_SUBREQUESTS = 150;
+
+/**
  * What one call may still make through its provider: taken before each subrequest goes out, so the call never
  * makes more than its limit, whatever the site does.
  */
 export class SubrequestBudget {
   private used = 0;
   private refused = false;
+  private waits: SubrequestBudget | undefined;
 
-  constructor(readonly limit = CALL_SUBREQUESTS) {}
+  /** `within`: a budget this one is a share of, which whatever this one takes is taken from too. */
+  constructor(
+    readonly limit = CALL_SUBREQUESTS,
+    private readonly within?: SubrequestBudget,
+  ) {}
 
   /** Takes `count` for subrequests about to go out; false, with nothing taken, when fewer are left. */
   take(count = 1): boolean {
-    if (this.used + count > this.limit) {
+    if (this.used + count > this.limit || (this.within && !this.within.take(count))) {
       this.refused = true;
       return false;
     }
     this.used += count;
     return true;
+  }
+
+  /** The share of this budget the call's waits take from (WAITING_SUBREQUESTS of CALL_SUBREQUESTS): the rest is kept for the page. */
+  get waiting(): SubrequestBudget {
+    this.waits ??= new SubrequestBudget(Math.floor((this.limit * WAITING_SUBREQUESTS) / CALL_SUBREQUESTS), this);
+    return this.waits;
+  }
+
+  /** Why a wait that took from `waiting` had to end, for its error: the call's budget, or the waits' share of it. */
+  get waitEnded(): string {
+    return this.ranOut
+      ? `the call has made the ${this.limit} requests one call may make`
+      : `its waits have made the ${this.waiting.limit} of its ${this.limit} requests a call may spend waiting, the rest being kept for the page`;
   }
 
   /** Subrequests taken so far. */

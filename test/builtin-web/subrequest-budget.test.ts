@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import type { Env } from '../../src/core/config';
 import type { RenderedPage, Renderer } from '../../src/core/render';
 import { CALL_SUBREQUESTS, SubrequestBudget } from '../../src/core/subrequests';
 import type { MapInput } from '../../src/providers/builtin-web/inputs';
@@ -115,13 +116,13 @@ describe("the call's subrequest budget", () => {
     expect(page.warning).toContain(`requests of the page were refused: only public http(s) addresses are fetched, and a call looks up at most ${CALL_SUBREQUESTS} names and requests.`);
   });
 
-  it("ends a wait for one of the organization's render slots when each ask has spent the budget, as a timeout does, and gives its place up", async () => {
+  it("ends a wait for one of the organization's render slots when its asks have spent the waits' share of the budget, as a timeout does, and gives its place up", async () => {
     const organizationId = `org_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
     const wallet = env.ORG_WALLET.get(env.ORG_WALLET.idFromName(organizationId));
     for (let slot = 0; slot < RENDERS_AT_ONCE; slot++) expect(await wallet.takeRenderSlot(`held-${slot}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('taken');
     // Every place in the queue but one taken: the call takes the last.
     for (let waiter = 1; waiter < RENDER_QUEUE.limit; waiter++) expect(await wallet.takeRenderSlot(`waiter-${waiter}`, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
-    const budget = new SubrequestBudget(3);
+    const budget = new SubrequestBudget(20);
     let rendered = 0;
     const renderer: Renderer = {
       async render(url): Promise<RenderedPage> {
@@ -132,11 +133,33 @@ describe("the call's subrequest budget", () => {
     const started = Date.now();
     await expect(videoFrameWithBuiltin({ videoId: 'dQw4w9WgXcQ', second: 1 }, { env: webEnv(), signal: signal(), fetch: web().fetch, renderer, organizationId, subrequests: budget })).rejects.toMatchObject({
       status: 502,
-      message: expect.stringContaining(`gave up waiting for one of the organization's ${RENDERS_AT_ONCE} renders: the call has made the 3 requests one call may make`),
+      message: expect.stringContaining(`gave up waiting for one of the organization's ${RENDERS_AT_ONCE} renders: its waits have made the 6 of its 20 requests a call may spend waiting`),
     });
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect({ rendered, spent: budget.spent }).toEqual({ rendered: 0, spent: 3 });
+    // The asks took the waits' share (150 of 500, here 6 of 20), the rest kept for the page.
+    expect({ rendered, spent: budget.spent, ranOut: budget.ranOut }).toEqual({ rendered: 0, spent: 6, ranOut: false });
     // Its place in the queue is given up at once: the next call waits instead of being refused as one too many.
     expect(await wallet.takeRenderSlot('next', RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE)).toBe('wait');
+  });
+  it('ends a wait for a browser when its looks have spent the waits’ share of the budget, keeping the rest for the page, as a timeout does (502, retried by a job)', async () => {
+    const asked: string[] = [];
+    // Browser Rendering with every browser busy: no free session, and no new one (429).
+    const binding = {
+      fetch: async (input: RequestInfo | URL) => {
+        const url = input instanceof Request ? input.url : String(input);
+        asked.push(new URL(url).pathname);
+        return url.includes('/v1/sessions') ? Response.json({ sessions: [] }) : new Response('Too many browsers', { status: 429 });
+      },
+    } as unknown as Fetcher;
+    const budget = new SubrequestBudget(20);
+    const site = web();
+    await expect(scrapeWithBuiltin({ url: 'https://news.example.com/article', mobile: true }, { env: { ...webEnv(), BROWSER: binding } as Env, signal: signal(), fetch: site.fetch, subrequests: budget })).rejects.toMatchObject({
+      status: 502,
+      message: expect.stringContaining('gave up waiting for a browser: its waits have made the 6 of its 20 requests a call may spend waiting'),
+    });
+    expect(asked).toEqual(['/v1/sessions', '/v1/devtools/browser', '/v1/sessions', '/v1/devtools/browser', '/v1/sessions', '/v1/devtools/browser']);
+    // The page's own lookups were made, and what is left is the page's.
+    expect(budget.ranOut).toBe(false);
+    expect(budget.spent).toBe(6 + site.requests.length);
   });
 });

@@ -40,10 +40,10 @@ export function sharedFairly(renderer: Renderer, wallets: DurableObjectNamespace
       const slot = crypto.randomUUID();
       const waitedTooLong = () => normalizeUpstream.failed(`Rendering ${url}`, `timed out waiting: an organization renders at most ${RENDERS_AT_ONCE} pages at once, and its others were still rendering`);
       for (;;) {
-        // Each ask is a request to the wallet, taken from the call's budget: a wait it cannot pay for ends as a timeout does.
-        if (!budget.take()) {
+        // Each ask is a request to the wallet, taken from the call's share for waiting: a wait it cannot pay for ends as a timeout does.
+        if (!budget.waiting.take()) {
           await wallet.freeRenderSlot(slot).catch(() => undefined);
-          throw normalizeUpstream.failed(`Rendering ${url}`, `gave up waiting for one of the organization's ${RENDERS_AT_ONCE} renders: the call has made the ${budget.limit} requests one call may make`);
+          throw normalizeUpstream.failed(`Rendering ${url}`, `gave up waiting for one of the organization's ${RENDERS_AT_ONCE} renders: ${budget.waitEnded}`);
         }
         const answer = await wallet.takeRenderSlot(slot, RENDER_SLOT_TTL_MS, RENDERS_AT_ONCE, RENDER_QUEUE);
         if (answer === 'taken') break;

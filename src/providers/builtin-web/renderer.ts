@@ -60,12 +60,15 @@ const BROWSER_LOST = /Target closed|Session closed|Connection closed|browser has
 export class BrowserBindingRenderer implements Renderer {
   private readonly binding: Fetcher;
 
-  /** Every request to the binding (a list of sessions, a launch, a connection) is taken from `budget`, the call's. */
+  /**
+   * Every request to the binding (a list of sessions, a launch, a connection) is taken from the share of
+   * `budget`, the call's, that its waits may spend: a wait for a browser leaves the rest to the page.
+   */
   constructor(
     binding: Fetcher,
     private readonly budget: SubrequestBudget = new SubrequestBudget(),
   ) {
-    this.binding = budgeted(binding, budget);
+    this.binding = budgeted(binding, budget.waiting);
   }
 
   async render(url: string, options: RenderOptions): Promise<RenderedPage> {
@@ -100,17 +103,17 @@ export class BrowserBindingRenderer implements Renderer {
  */
 async function openBrowser(binding: Fetcher, budget: SubrequestBudget, signal: AbortSignal, url: string): Promise<Browser> {
   const timedOut = () => normalizeUpstream.failed(`Rendering ${url}`, 'timed out waiting for a browser');
-  // Each look costs requests to the binding: a wait as long as the call's budget allows ends as a timeout does.
-  const gaveUp = () => normalizeUpstream.failed(`Rendering ${url}`, `gave up waiting for a browser: the call has made the ${budget.limit} requests one call may make`);
+  // Each look costs requests to the binding: a wait as long as the call's share for waiting allows ends as a timeout does.
+  const gaveUp = () => normalizeUpstream.failed(`Rendering ${url}`, `gave up waiting for a browser: ${budget.waitEnded}`);
   for (;;) {
     const free = await connectToFree(binding);
     if (free) return free;
     if (signal.aborted) throw timedOut();
-    if (budget.ranOut) throw gaveUp();
+    if (budget.waiting.ranOut) throw gaveUp();
     try {
       return await puppeteer.launch(binding, { keep_alive: RENDER_LIMITS.keepAliveMs });
     } catch (error) {
-      if (budget.ranOut) throw gaveUp();
+      if (budget.waiting.ranOut) throw gaveUp();
       const message = error instanceof Error ? error.message : String(error);
       if (!/\b429\b/.test(message)) {
         throw new ApiError('PROVIDER_UNAVAILABLE', `The browser that renders pages could not be started: ${message.slice(0, 300)}. Retry shortly; this call was not charged.`, { retryAfter: 10 });

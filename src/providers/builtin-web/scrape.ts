@@ -149,7 +149,7 @@ function refuseWhatNeedsAnotherProvider(input: ScrapeInput, formats: readonly Sc
 /**
  * The context's renderer (tests hand in theirs), else the Browser Rendering binding's when the worker has one;
  * a call billed to an organization renders within its slots (organization-renders.ts). Its looks for a browser
- * and for a slot are taken from `budget`, the call's.
+ * and for a slot are taken from the share of `budget`, the call's, that waits may spend (`budget.waiting`).
  */
 export function rendererOf(context: BuiltinWebContext, budget = new SubrequestBudget()): Renderer | undefined {
   // Browser Rendering (wrangler.toml [browser]); locally the stack binds it to scripts/browser-service.ts.
