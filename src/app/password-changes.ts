@@ -3,13 +3,12 @@ import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { randomHex } from '../core/ids';
-import { markEmailConfirmed } from '../services/accounts';
+import { markEmailConfirmed, revokeKey } from '../services/accounts';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
 import { hashPassword, verifyPassword } from './auth/passwords';
 import type { SessionUser } from './context';
 import { type Delivery, deliveryRoute, sendEmailOrLog } from './email';
 import { findUserByEmail, findUserById, setPassword, type StoredUser, visibleUser } from './users';
-import { revokeKey } from '../services/accounts';
 
 /**
  * A new password, two ways: a signed-in person changes theirs knowing the current one, and a person who forgot
