@@ -3427,7 +3427,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            /** @description Why the links are not the whole site, when the built-in provider stopped at the requests one call may make. */
+            /** @description Why the links are not the whole site, when the built-in provider stopped before reading every page it found: at the requests one call may make, at the call's time limit or at its 100 pages. Absent when it read every page it found or had `limit` links. */
             warning?: string;
         } & {
             [key: string]: unknown;

@@ -177,7 +177,7 @@ const SearchResults = z
 const SiteLinks = z
   .looseObject({
     links: z.array(z.looseObject({ url: z.string(), title: z.string(), description: z.string() }).partial()),
-    warning: z.string().openapi({ description: 'Why the links are not the whole site, when the built-in provider stopped at the requests one call may make.' }),
+    warning: z.string().openapi({ description: "Why the links are not the whole site, when the built-in provider stopped before reading every page it found: at the requests one call may make, at the call's time limit or at its 100 pages. Absent when it read every page it found or had `limit` links." }),
   })
   .partial()
   .openapi('WebSiteLinks');

@@ -10,6 +10,7 @@ import { scrapeWithBuiltin } from '../../src/providers/builtin-web/scrape';
 import { RENDER_QUEUE, RENDER_SLOT_TTL_MS } from '../../src/providers/builtin-web/organization-renders';
 import { RENDERS_AT_ONCE } from '../../src/providers/builtin-web/render-share';
 import { videoFrameWithBuiltin } from '../../src/providers/builtin-web/video-frame';
+import { auditWithBuiltin } from '../../src/providers/builtin-web/onpage-audit';
 import { CITIES, CITY_COUNT, citySite } from '../fakes/city-site';
 import { MAZE, mazeSite } from '../fakes/maze-site';
 import { settings, signal, web, webEnv } from './support';
@@ -62,8 +63,10 @@ describe("the call's subrequest budget", () => {
   it(`lists all ${CITY_COUNT} subdomains a home page links to, reading the robots.txt of none but the hosts it crawls`, async () => {
     const site = citySite();
     const result = await mapWithBuiltin({ url: CITIES, timeout: 8_000 }, { env: webEnv(), signal: signal(), fetch: site.fetch });
-    const { links } = (result.data as { result: { links: Link[] }[] }).result[0]!;
+    const { links, warning } = (result.data as { result: { links: Link[]; warning?: string }[] }).result[0]!;
     const urls = new Set(links.map((link) => link.url));
+    // The crawl read its 100 pages with the cities' own pages left: said, not left silent.
+    expect(warning).toBe('Not the whole site: the map reads at most 100 pages, and pages were left to read, and these are the links found until then.');
     for (const city of site.cityUrls) expect(urls.has(city)).toBe(true);
     expect(site.requests.length).toBeLessThanOrEqual(CALL_SUBREQUESTS);
     const robotsRead = site.requests.filter((url) => url.endsWith('/robots.txt'));
@@ -161,5 +164,20 @@ describe("the call's subrequest budget", () => {
     // The page's own lookups were made, and what is left is the page's.
     expect(budget.ranOut).toBe(false);
     expect(budget.spent).toBe(6 + site.requests.length);
+  });
+  it('says in an on-page audit and a video frame, as in a scrape, that requests of the rendered page were refused past the budget', async () => {
+    /** A page that loads a script from each of two thousand hosts, each a new name to look up. */
+    const greedy = (): Renderer => ({
+      async render(url, options): Promise<RenderedPage> {
+        let refused = 0;
+        for (let host = 0; host < 2_000; host++) await options.assertAllowed(new URL(`https://cdn${host}.maze.example.com/app.js`)).catch(() => refused++);
+        return { html: '<html><head><title>Maze</title></head><body><h1>Maze</h1></body></html>', finalUrl: url, status: 200, contentType: 'text/html', actionScreenshots: [], actionScrapes: [], refusedRequests: refused, blockedAds: 0, screenshot: { mediaType: 'image/png', base64: 'AAAA' } };
+      },
+    });
+    const said = `requests of the page were refused: only public http(s) addresses are fetched, and a call looks up at most ${CALL_SUBREQUESTS} names and requests.`;
+    const audit = await auditWithBuiltin({ url: `${MAZE}/app`, enableJavascript: true }, { env: webEnv(), signal: signal(), fetch: mazeSite().fetch, renderer: greedy() });
+    expect((audit.data as { result: { warning?: string }[] }).result[0]!.warning).toContain(said);
+    const frame = await videoFrameWithBuiltin({ videoId: 'dQw4w9WgXcQ', second: 1 }, { env: webEnv(), signal: signal(), fetch: mazeSite().fetch, renderer: greedy() });
+    expect((frame.data as { result: { warning?: string }[] }).result[0]!.warning).toContain(said);
   });
 });

@@ -41,10 +41,16 @@ export async function mapWithBuiltin(input: MapInput, context: BuiltinWebContext
   const time = Math.max(500, (input.timeout ?? DEFAULT_TIMEOUT_MS) - ANSWER_MARGIN_MS);
   const base = parseTarget(input.url);
   const subrequests = context.subrequests ?? new SubrequestBudget();
-  const { links, unanswered } = await withDeadline(context.signal, time, (discovery) => discover(input, base, { ...context, subrequests }, discovery));
+  const { links, unanswered, pagesLeft } = await withDeadline(context.signal, time, (discovery) => discover(input, base, { ...context, subrequests }, discovery));
   if (context.signal.aborted) throw normalizeUpstream.failed(`Mapping ${base.origin}`, 'timed out');
-  const stopped = subrequests.ranOut ? `the map stopped at the ${subrequests.limit} requests one call may make (pages, redirects, robots.txt files, sitemaps and DNS lookups count)` : undefined;
-  if (links.length === 0 && stopped) throw normalizeUpstream.rejected(PROVIDER, `nothing to list was found at ${base.origin}: ${stopped}`);
+  const stopped = subrequests.ranOut
+    ? `the map stopped at the ${subrequests.limit} requests one call may make (pages, redirects, robots.txt files, sitemaps and DNS lookups count)`
+    : pagesLeft === 'time'
+      ? `the map stopped at its time limit (${input.timeout ?? DEFAULT_TIMEOUT_MS} ms) with pages left to read`
+      : pagesLeft === 'pages'
+        ? `the map reads at most ${MAX_CRAWLED_PAGES} pages, and pages were left to read`
+        : undefined;
+  if (links.length === 0 && subrequests.ranOut) throw normalizeUpstream.rejected(PROVIDER, `nothing to list was found at ${base.origin}: ${stopped}`);
   if (links.length === 0 && unanswered) throw normalizeUpstream.failed(`Mapping ${base.origin}`, `nothing was found because the site did not answer (${unanswered})`);
   const ranked = input.search ? rankByRelevance(links, input.search) : links;
   const warning = stopped ? `Not the whole site: ${stopped}, and these are the links found until then.` : undefined;
@@ -70,7 +76,12 @@ class DiscoveryFetcher extends SafeFetcher {
 }
 
 /** Every URL of the site found before `discovery` aborts, in the order found, and why a fetch went unanswered. */
-async function discover(input: MapInput, base: URL, context: BuiltinWebContext & { subrequests: SubrequestBudget }, discovery: AbortSignal): Promise<{ links: SiteLink[]; unanswered: string | undefined }> {
+async function discover(
+  input: MapInput,
+  base: URL,
+  context: BuiltinWebContext & { subrequests: SubrequestBudget },
+  discovery: AbortSignal,
+): Promise<{ links: SiteLink[]; unanswered: string | undefined; pagesLeft: PagesLeft }> {
   const settings = builtinWebSettings(context.env);
   const fetcher = new DiscoveryFetcher({ settings, signal: discovery, budget: context.subrequests, ...(context.fetch ? { fetch: context.fetch } : {}) });
   const headers = pageRequestHeaders(settings, { location: input.location });
@@ -107,9 +118,10 @@ async function discover(input: MapInput, base: URL, context: BuiltinWebContext &
     }
   }
 
+  let pagesLeft: PagesLeft = discovery.aborted ? 'time' : undefined;
   if ((input.sitemap ?? 'include') !== 'only') {
     const enough = input.search ? Number.POSITIVE_INFINITY : (input.limit ?? DEFAULT_LIMIT);
-    await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, read, found, add, enough });
+    pagesLeft = await crawl({ start: base.href, seeds: [...found.keys()], fetcher, headers, site, rulesFor, read, found, add, enough });
   }
   // A link found before its origin's robots.txt was read, which that file disallows, goes (a sitemap's own stay).
   for (const key of found.keys()) {
@@ -122,7 +134,7 @@ async function discover(input: MapInput, base: URL, context: BuiltinWebContext &
     if (unchecked > 0) logEvent('warn', 'robots_budget_spent', { origin, unchecked });
   }
 
-  return { links: [...found.values()], unanswered: fetcher.unanswered };
+  return { links: [...found.values()], unanswered: fetcher.unanswered, pagesLeft };
 }
 
 interface Crawl {
@@ -148,7 +160,10 @@ interface Crawl {
  * listed unjudged (a page linking to 700 subdomains would otherwise cost 2,100 requests, a robots.txt and
  * two lookups each, before the map could list them).
  */
-async function crawl({ start, seeds, fetcher, headers, site, rulesFor, read, found, add, enough }: Crawl): Promise<void> {
+/** Why pages of the site were left unread: its time ran out, or it read its MAX_CRAWLED_PAGES; undefined when none were (or it had its limit of links). */
+type PagesLeft = 'time' | 'pages' | undefined;
+
+async function crawl({ start, seeds, fetcher, headers, site, rulesFor, read, found, add, enough }: Crawl): Promise<PagesLeft> {
   const startKey = site.normalize(start);
   const queue = [...new Set([start, ...seeds])];
   const visited = new Set<string>();
@@ -182,6 +197,12 @@ async function crawl({ start, seeds, fetcher, headers, site, rulesFor, read, fou
       }
     }
   }
+  const unread = queue.some((url) => {
+    const key = site.normalize(url);
+    return key !== undefined && !visited.has(key) && !NOT_PAGES.test(new URL(key).pathname);
+  });
+  if (!unread || found.size >= enough) return undefined;
+  return fetcher.signal.aborted ? 'time' : fetched >= MAX_CRAWLED_PAGES ? 'pages' : undefined;
 }
 
 interface VisitedPage {

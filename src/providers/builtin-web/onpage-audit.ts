@@ -9,7 +9,7 @@ import { pageRequestHeaders } from './headers';
 import type { BuiltinWebContext } from './inputs';
 import type { HtmlPage } from './page';
 import { parseTarget, SafeFetcher, type OpenedResource } from './safe-fetch';
-import { renderedResource, rendererOf } from './scrape';
+import { refusedRequestsWarning, renderedResource, rendererOf } from './scrape';
 import { builtinWebSettings, type BuiltinWebSettings } from './settings';
 import { SubrequestBudget } from '../../core/subrequests';
 
@@ -77,11 +77,15 @@ async function audit(input: AuditInput, context: BuiltinWebContext, signal: Abor
   const fetcher = new SafeFetcher({ settings, signal, budget, ...(context.fetch ? { fetch: context.fetch } : {}) });
   const started = Date.now();
   let resource: OpenedResource;
+  let warning: string | undefined;
   if (input.enableJavascript) {
     const renderer = rendererOf(context, budget);
     if (!renderer) throw normalizeUpstream.unavailable('A browser for enableJavascript', ['the BROWSER binding ([browser] in wrangler.toml), or DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD']);
     await fetcher.assertPublic(parseTarget(input.url));
-    resource = renderedResource(input.url, await renderer.render(input.url, renderOptions(settings, fetcher, signal)));
+    const rendered = await renderer.render(input.url, renderOptions(settings, fetcher, signal));
+    // An audit of a page whose scripts were refused is of what loaded: said, as a scrape says it.
+    warning = refusedRequestsWarning(rendered, budget);
+    resource = renderedResource(input.url, rendered);
   } else {
     resource = await fetcher.open(input.url, { headers: pageRequestHeaders(settings, {}) });
   }
@@ -93,7 +97,7 @@ async function audit(input: AuditInput, context: BuiltinWebContext, signal: Abor
   const { parsed, source, elements: domSize } = await readHtmlSource(resource, signal);
   const durationMs = Date.now() - started;
   const item = auditItem({ resource, parsed, source, domSize, timing: { waitingMs, durationMs }, rendered: input.enableJavascript === true });
-  return { data: { result: [{ crawl_progress: 'finished', crawl_status: null, items_count: 1, items: [item] }] }, servedBy: 'builtin' };
+  return { data: { result: [{ crawl_progress: 'finished', crawl_status: null, items_count: 1, items: [item], ...(warning ? { warning } : {}) }] }, servedBy: 'builtin' };
 }
 
 function renderOptions(settings: BuiltinWebSettings, fetcher: SafeFetcher, signal: AbortSignal): RenderOptions {

@@ -92,10 +92,8 @@ async function scrapePage(
       }
     }
   }
-  if (rendered?.refusedRequests) {
-    const why = budget.ranOut ? `only public http(s) addresses are fetched, and a call looks up at most ${budget.limit} names and requests` : 'only public http(s) addresses are fetched';
-    warnings.push(`${rendered.refusedRequests} request${rendered.refusedRequests === 1 ? '' : 's'} of the page were refused: ${why}.`);
-  }
+  const refused = refusedRequestsWarning(rendered, budget);
+  if (refused) warnings.push(refused);
   const has = (format: ScrapeFormat) => formats.includes(format);
   const extraction = formats.find((format) => typeof format === 'object' && format.type === 'json') as { schema?: Record<string, unknown>; prompt?: string } | undefined;
   const model = has('summary') || extraction ? languageModelOf(context.env) : undefined;
@@ -213,4 +211,11 @@ function actionResults(rendered: RenderedPage) {
 function changeTrackingOf(formats: readonly ScrapeFormat[]): { modes: readonly ChangeMode[] } | undefined {
   for (const format of formats) if (typeof format === 'object' && format.type === 'changeTracking') return { modes: format.modes ?? [] };
   return undefined;
+}
+
+/** What a rendered page's answer says when some of its requests were refused (a private address, or past the call's budget), else undefined. */
+export function refusedRequestsWarning(rendered: RenderedPage | undefined, budget: SubrequestBudget): string | undefined {
+  if (!rendered?.refusedRequests) return undefined;
+  const why = budget.ranOut ? `only public http(s) addresses are fetched, and a call looks up at most ${budget.limit} names and requests` : 'only public http(s) addresses are fetched';
+  return `${rendered.refusedRequests} request${rendered.refusedRequests === 1 ? '' : 's'} of the page were refused: ${why}.`;
 }

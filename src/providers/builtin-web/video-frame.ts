@@ -3,7 +3,7 @@ import { normalizeUpstream } from '../normalize';
 import { withDeadline } from './deadline';
 import type { BuiltinWebContext } from './inputs';
 import { SafeFetcher } from './safe-fetch';
-import { dataUrlOf, rendererOf } from './scrape';
+import { dataUrlOf, refusedRequestsWarning, rendererOf } from './scrape';
 import { builtinWebSettings } from './settings';
 import { SubrequestBudget } from '../../core/subrequests';
 
@@ -52,8 +52,11 @@ export async function videoFrameWithBuiltin(input: VideoFrameInput, context: Bui
       signal,
     });
     if (!rendered.screenshot) throw normalizeUpstream.failed(`Rendering ${url}`, 'the browser answered without a screenshot');
+    const warning = refusedRequestsWarning(rendered, budget);
     return {
-      data: { result: [{ videoId: input.videoId, second: input.second, url: `https://www.youtube.com/watch?v=${input.videoId}&t=${Math.floor(input.second)}s`, screenshot: dataUrlOf(rendered.screenshot) }] },
+      data: {
+        result: [{ videoId: input.videoId, second: input.second, url: `https://www.youtube.com/watch?v=${input.videoId}&t=${Math.floor(input.second)}s`, screenshot: dataUrlOf(rendered.screenshot), ...(warning ? { warning } : {}) }],
+      },
     };
   });
 }
