@@ -5,7 +5,8 @@ import type { Env } from '../../src/core/config';
 import { JOB_WORKFLOW_SUBREQUESTS, MAX_JOB_ITEMS, type SliceRun } from '../../src/core/protocols/job';
 import { CALL_OVERHEAD_SUBREQUESTS, CALL_SUBREQUESTS, SubrequestBudget } from '../../src/core/subrequests';
 import { createKey } from '../../src/services/accounts';
-import { runSlice } from '../../src/services/jobs/run';
+import { runSlice, SLICE_STARTS_ITEMS_MS } from '../../src/services/jobs/run';
+import { clock } from '../../src/core/clock';
 import { findJob, resultsPage } from '../../src/services/jobs/store';
 import { MOST_SLICE_SUBREQUESTS, RUN_END_SUBREQUESTS, SLICE_OVERHEAD_SUBREQUESTS, SLICE_RETRIES, sliceSubrequests } from '../../src/services/jobs/subrequests';
 import { MAZE, mazeSite } from '../fakes/maze-site';
@@ -21,8 +22,10 @@ import { storedJob } from './support';
 /** Cloudflare's steps per Workflow instance unless raised: no run has more slices than this. */
 const WORKFLOW_STEPS = 10_000;
 
+const realNow = clock.now;
 afterEach(() => {
   vi.restoreAllMocks();
+  clock.now = realNow;
 });
 
 describe("a job's subrequests", () => {
@@ -55,6 +58,31 @@ describe("a job's subrequests", () => {
     const { items } = await resultsPage(env, job.id, { limit: 10 });
     // Each a map of tens of thousands of the maze's links, past what a job keeps of an answer: succeeded, charged.
     for (const item of items) expect(item).toMatchObject({ status: 'succeeded' });
+  });
+});
+
+describe('a slice of slow items', () => {
+  it('starts items only in its first minutes, so none runs past its step: the rest go to the next slice', async () => {
+    const account = await funded(100);
+    const inputs = Array.from({ length: 24 }, (_, index) => ({ domain: `slow${index}.example.com` }));
+    const job = await storedJob(inputs.length, { operation: 'linkedin/get-company-by-domain', inputs, account });
+    const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
+    await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, job.id).run();
+    // Each call to the vendor takes a third of the slice's starting time.
+    let elapsed = 0;
+    clock.now = () => realNow() + elapsed;
+    const vendor = globalThis.fetch;
+    vi.spyOn(globalThis, 'fetch').mockImplementation((...request: Parameters<typeof fetch>) => {
+      elapsed += SLICE_STARTS_ITEMS_MS / 3;
+      return vendor(...request);
+    });
+
+    const outcome = await runSlice(env, job.id);
+
+    expect(outcome.kind).toBe('more');
+    const { pending } = (await env.DB.prepare("SELECT COUNT(*) AS pending FROM data_job_items WHERE job_id = ? AND status = 'pending'").bind(job.id).first<{ pending: number }>())!;
+    expect(pending).toBeGreaterThan(0);
+    expect(pending).toBeLessThan(inputs.length);
   });
 });
 

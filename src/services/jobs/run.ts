@@ -132,9 +132,16 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
   const writes: ItemWrite[] = [];
   let stop = null as Exclude<ItemOutcome, { kind: 'written' }> | null;
   let next = 0;
-  /** Runs the next item if the window has room for the job; false when it has none or nothing is left. */
+  const started = clock.now();
+  let outOfTime = false;
+  /** Runs the next item if the slice may still start one and the window has room for the job; false when not, or nothing is left. */
   const runNext = async (): Promise<boolean> => {
-    if (stop !== null || next >= ready.length || !pacer.take(clock.now())) return false;
+    if (stop !== null || next >= ready.length) return false;
+    if (clock.now() - started >= SLICE_STARTS_ITEMS_MS) {
+      outOfTime = true;
+      return false;
+    }
+    if (!pacer.take(clock.now())) return false;
     const item = ready[next++]!;
     const subrequests = new SubrequestBudget();
     calls.push(subrequests);
@@ -172,7 +179,7 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
       ? { kind: 'done' }
       : pause
         ? { kind: 'wait', ms: pause.ms, why: pause.reason, ...(pause.status === 'waiting_for_credits' ? { wakeable: true as const } : {}) }
-        : next < ready.length
+        : next < ready.length && !outOfTime
           ? { kind: 'wait', ms: pacer.msToReset(at), why: WINDOW_WAIT }
           : { kind: 'more' };
   // A refusal for money may have been the key's limit (the gate checks it first, and both answer 402): asked, not guessed.
@@ -182,6 +189,14 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
   await env.DB.batch(await sliceWrites(env, jobId, writes, { window: pacer.window, resumeAt, status: pause?.status ?? 'running', reason, waitingOn }));
   return outcome;
 }
+
+/**
+ * How long a slice goes on starting items: its step times out after 10 minutes (job-workflow.ts), and an item's call
+ * may take 5 (a scrape's or map's `timeout` at its most), so one started later could be cut off with the slice, which
+ * is then run again and counted as a slice at its most (subrequests.ts): a job of slow items would be stopped for
+ * subrequests it never made. The items not started go to the next slice.
+ */
+export const SLICE_STARTS_ITEMS_MS = 4 * 60_000;
 
 const WINDOW_WAIT = "Pacing: the job has used its share of this minute's requests (it leaves a fifth of each window to the workspace's other calls) and goes on when the window resets.";
 
