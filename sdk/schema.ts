@@ -3435,6 +3435,8 @@ export interface components {
         SeoOnPageAudit: {
             crawl_progress?: string;
             items_count?: number;
+            /** @description When the built-in provider rendered the page (enableJavascript) with some of its requests refused (private addresses, or past the requests one call may make): the audit is of the page as it loaded. Absent otherwise. */
+            warning?: string;
             items?: ({
                 /** @description html, or broken for a 4xx/5xx page. */
                 resource_type?: string;
@@ -32530,6 +32532,8 @@ export interface operations {
                                 url: string;
                                 /** @description The frame as a data: URL (image/png, or image/jpeg with quality), as the scrape's screenshot format answers. */
                                 screenshot: string;
+                                /** @description When some of the player page's requests were refused (private addresses, or past the requests one call may make): the frame is of the page as it loaded. */
+                                warning?: string;
                             }[];
                         };
                         meta: components["schemas"]["Meta"];

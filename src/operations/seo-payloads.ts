@@ -239,6 +239,9 @@ export const OnPageAuditPayload = payload(
     .looseObject({
       crawl_progress: z.string(),
       items_count: int(),
+      warning: z.string().openapi({
+        description: 'When the built-in provider rendered the page (enableJavascript) with some of its requests refused (private addresses, or past the requests one call may make): the audit is of the page as it loaded. Absent otherwise.',
+      }),
       items: z.array(
         z
           .looseObject({

@@ -34,6 +34,10 @@ const VideoScreenshotPayload = z.object({
         second: z.number(),
         url: z.string().openapi({ description: 'The video on the platform, at that second.' }),
         screenshot: z.string().openapi({ description: 'The frame as a data: URL (image/png, or image/jpeg with quality), as the scrape\'s screenshot format answers.' }),
+        warning: z
+          .string()
+          .optional()
+          .openapi({ description: "When some of the player page's requests were refused (private addresses, or past the requests one call may make): the frame is of the page as it loaded." }),
       }),
     )
     .openapi({ description: 'One element; result[0].screenshot is the frame.' }),
