@@ -263,6 +263,23 @@ describe('map of other sites', () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
+  it('answers what it found with a warning when its time limit leaves pages unread, so an answer without one read every page it found', async () => {
+    const site = web();
+    const start = 'https://news.example.com/start';
+    // A page whose links lead to one that answers and one that never does.
+    const fetch: typeof site.fetch = (input, init) =>
+      String(input instanceof Request ? input.url : input) === start
+        ? Promise.resolve(new Response('<html><body><a href="/tracked">Prices</a> <a href="/slow">Later</a></body></html>', { headers: { 'content-type': 'text/html' } }))
+        : site.fetch(input, init);
+    const result = await mapWithBuiltin({ url: start, timeout: 1500, sitemap: 'skip' }, { env: webEnv(), signal: signal(), fetch });
+    const [answer] = (result.data as { result: { links: Link[]; warning?: string }[] }).result;
+    expect(answer!.links.map((link) => link.url)).toEqual(expect.arrayContaining([start, 'https://news.example.com/tracked', 'https://news.example.com/slow']));
+    expect(answer!.warning).toBe('Not the whole site: the map stopped at its time limit (1500 ms) with pages left to read, and these are the links found until then.');
+    // The same site without the page that never answers: every page read, no warning.
+    const whole = await mapWithBuiltin({ url: 'https://news.example.com/tracked', timeout: 1500, sitemap: 'skip' }, { env: webEnv(), signal: signal(), fetch: site.fetch });
+    expect((whole.data as { result: { warning?: string }[] }).result[0]).not.toHaveProperty('warning');
+  });
+
   it('fails with 502 PROVIDER_ERROR, not an empty map, when the site cannot be reached, in every sitemap mode', async () => {
     const site = web();
     const hostOf = (input: string | URL | Request) => new URL(input instanceof Request ? input.url : input).hostname;

@@ -168,6 +168,8 @@ async function crawl({ start, seeds, fetcher, headers, site, rulesFor, read, fou
   const queue = [...new Set([start, ...seeds])];
   const visited = new Set<string>();
   let fetched = 0;
+  // A page being read when the time ran out was not read, though visited: its links are unknown.
+  let cutOff = false;
   while (queue.length > 0 && fetched < MAX_CRAWLED_PAGES && found.size < enough && !fetcher.exhausted) {
     const batch: string[] = [];
     while (queue.length > 0 && batch.length < Math.min(CRAWL_CONCURRENCY, MAX_CRAWLED_PAGES - fetched)) {
@@ -179,6 +181,7 @@ async function crawl({ start, seeds, fetcher, headers, site, rulesFor, read, fou
     }
     fetched += batch.length;
     const pages = await Promise.all(batch.map((url) => visit(url, fetcher, headers, rulesFor)));
+    if (fetcher.signal.aborted && pages.some((page) => !page)) cutOff = true;
     for (const [index, page] of pages.entries()) {
       if (!page) continue;
       const key = site.normalize(batch[index]!);
@@ -201,7 +204,7 @@ async function crawl({ start, seeds, fetcher, headers, site, rulesFor, read, fou
     const key = site.normalize(url);
     return key !== undefined && !visited.has(key) && !NOT_PAGES.test(new URL(key).pathname);
   });
-  if (!unread || found.size >= enough) return undefined;
+  if ((!unread && !cutOff) || found.size >= enough) return undefined;
   return fetcher.signal.aborted ? 'time' : fetched >= MAX_CRAWLED_PAGES ? 'pages' : undefined;
 }
 
