@@ -494,3 +494,13 @@ CREATE TABLE password_resets (
 );
 
 CREATE INDEX password_resets_by_user ON password_resets (user_id);
+
+CREATE TABLE email_changes (
+  token_hash  TEXT PRIMARY KEY,
+  user_id     TEXT NOT NULL REFERENCES users (id),
+  old_email   TEXT NOT NULL,
+  new_email   TEXT NOT NULL,
+  expires_at  TEXT NOT NULL
+);
+
+CREATE INDEX email_changes_by_user ON email_changes (user_id);

@@ -6,7 +6,8 @@ import type { DashboardEnv } from '../context';
 import { membershipsOf } from '../members';
 import { ApiError } from '../../core/errors';
 import { sendVerification } from '../email-verification';
-import { Membership, User, VerificationSent } from './schemas';
+import { requestEmailChange } from '../email-changes';
+import { ChangeEmailBody, jsonBody, Membership, User, VerificationSent } from './schemas';
 
 const routes = {
   me: createRoute({
@@ -16,6 +17,17 @@ const routes = {
     summary: 'The signed-in user, the organizations they belong to (with their role) and their workspaces',
     operationId: 'getMe',
     responses: { 200: jsonContent(successEnvelope(z.object({ user: User, organizations: z.array(Membership) })), 'Who is signed in.'), ...errorResponses(401) },
+  }),
+  changeEmail: createRoute({
+    method: 'post',
+    path: '/api/me/email',
+    tags: ['Session'],
+    summary: 'Change the email address you sign in with: a link goes to the new address, and the change waits for it',
+    description:
+      'Needs the current password (a wrong one is a 400 naming `currentPassword`). The link works for 24 hours, once, and replaces one sent before; the old address is told once the change is made. 409 when another account uses the address. At most five an hour (429 with Retry-After).',
+    operationId: 'changeEmail',
+    request: { body: jsonBody(ChangeEmailBody) },
+    responses: { 200: jsonContent(successEnvelope(VerificationSent), 'The link was sent to the new address, or kept in the development outbox.'), ...errorResponses(400, 401, 403, 409, 429) },
   }),
   sendVerification: createRoute({
     method: 'post',
@@ -32,6 +44,11 @@ export function registerMe(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.me, async (c) => {
     const { user } = c.get('session');
     return c.json(success({ user, organizations: await membershipsOf(c.env.DB, user.id) }), 200);
+  });
+
+  app.openapi(routes.changeEmail, async (c) => {
+    const { email, currentPassword } = c.req.valid('json');
+    return c.json(success(await requestEmailChange(c.env, c.get('session').user, email, currentPassword)), 200);
   });
 
   app.openapi(routes.sendVerification, async (c) => {

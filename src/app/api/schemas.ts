@@ -86,6 +86,7 @@ export const PasswordResetBody = z
   })
   .openapi('PasswordReset');
 export const ChangePasswordBody = z.strictObject({ currentPassword: givenPassword, newPassword: password }).openapi('ChangePassword');
+export const ChangeEmailBody = z.strictObject({ email: emailAddress, currentPassword: givenPassword }).openapi('ChangeEmail');
 
 export const workspaceIdParam = z.object({
   workspaceId: z.string().regex(/^ws_[0-9a-f]{24}$/, 'Expected a workspace id (ws_ and 24 hex characters).').openapi({ param: { name: 'workspaceId', in: 'path' } }),

@@ -1,6 +1,7 @@
 import { agentsPage } from './agents';
 import { signInPage, signUpPage } from './auth';
 import { connectionsPage } from './connections';
+import { confirmEmailChangePage } from './confirm-email-change';
 import { consentPage } from './consent';
 import { databasesPage } from './databases';
 import { invitationPage, outboxPage } from './invitation';
@@ -44,4 +45,5 @@ export const PAGES: readonly Page[] = [
   verifyEmailPage,
   forgotPasswordPage,
   resetPasswordPage,
+  confirmEmailChangePage,
 ];

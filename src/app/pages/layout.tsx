@@ -163,7 +163,7 @@ export const PageHead: FC<{ title: string; lede?: Child; children?: Child }> = (
 export const ApiForm: FC<{
   api: string;
   method?: 'PUT' | 'PATCH';
-  then?: 'reload' | 'secret' | 'redirect' | 'rows' | `go:${string}`;
+  then?: 'reload' | 'secret' | 'redirect' | 'rows' | 'verification-sent' | `go:${string}`;
   class?: string;
   secretField?: string;
   secretTitle?: string;

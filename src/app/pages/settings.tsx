@@ -84,6 +84,12 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
           <Fact label="Email" value={user.email} />
           <Fact label="Member since" value={<DateTime iso={user.createdAt} />} />
         </dl>
+        <ApiForm class="row" api="/api/me/email" then="verification-sent">
+          <Field name="email" id="new-email" label="New email address" type="email" autocomplete="email" />
+          <Field name="currentPassword" id="email-change-password" label="Your password" type="password" autocomplete="current-password" />
+          <button type="submit">Change email</button>
+        </ApiForm>
+        <p class="muted small">The change waits for the link we send to the new address; the old one is told when it is done.</p>
       </section>
       <section class="card">
         <h2>Password</h2>
