@@ -486,7 +486,7 @@ describe('workspaces and passwords in Settings, and a forgotten password, in chr
     await page.getByLabel('Current password').fill('not my password');
     await page.getByLabel('New password').fill('a second passphrase');
     await page.getByRole('button', { name: 'Change password' }).click();
-    await expect.poll(() => page.locator('[data-field-error="currentPassword"]').textContent()).toBe('Not your current password.');
+    await expect.poll(() => page.locator('form[data-api="/api/me/password"] [data-field-error="currentPassword"]').textContent()).toBe('Not your current password.');
     expect(problems).toEqual([expect.stringContaining('status of 400')]);
     problems.length = 0;
     await page.getByLabel('Current password').fill('a long enough passphrase');
