@@ -4,9 +4,10 @@ import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords';
-import { endSession, startSession } from '../auth/sessions';
+import { endSession } from '../auth/sessions';
+import { signInBrowser } from '../auth/sign-in';
 import { clearAttempts, clientAddress, countAttempt } from '../../core/throttle';
-import { knownDevice, rememberDevice } from '../auth/devices';
+import { knownDevice } from '../auth/devices';
 import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throttle';
 import type { DashboardEnv } from '../context';
 import { findUserByEmail, signUp, updatePasswordHash, visibleUser } from '../users';
@@ -56,8 +57,7 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     const input = c.req.valid('json');
     await countAttempt(c.env.DB, `signup-ip:${clientAddress(c.req.raw)}`, SIGN_UP_PER_IP);
     const { passwordHash, ...account } = await signUp(c.env.DB, input, c.env.KEY_ENCRYPTION_KEY);
-    await startSession(c, account.user.id, passwordHash);
-    await rememberDevice(c, { email: account.user.email, passwordChangedAt: null });
+    await signInBrowser(c, account.user, passwordHash);
     // The free trial waits for the address to be confirmed: the link goes out with the account.
     const verification = await sendVerification(c.env, account.user);
     return c.json(success({ ...account, verification }), 201);
@@ -87,9 +87,8 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
       const rehashed = await hashPassword(password, c.env.KEY_ENCRYPTION_KEY);
       if (await updatePasswordHash(c.env.DB, user.id, rehashed, current)) current = rehashed;
     }
-    if (!(await startSession(c, user.id, current))) throw ApiError.unauthorized('Wrong email address or password.');
+    if (!(await signInBrowser(c, user, current, device))) throw ApiError.unauthorized('Wrong email address or password.');
     await clearAttempts(c.env.DB, emailBucket);
-    await rememberDevice(c, user, device ?? undefined);
     return c.json(success({ user: visibleUser(user) }), 200);
   });
 

@@ -4,8 +4,8 @@ import type { Context } from 'hono';
 import { success } from '../../core/envelope';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { clientAddress } from '../../core/throttle';
-import { knownDevice, rememberDevice } from '../auth/devices';
-import { startSession } from '../auth/sessions';
+import { knownDevice } from '../auth/devices';
+import { signInBrowser } from '../auth/sign-in';
 import type { DashboardEnv } from '../context';
 import { changePassword, passwordChangedMeanwhile, type PasswordSet, requestPasswordReset, resetPassword } from '../password-changes';
 import { ChangePasswordBody, jsonBody, PasswordResetBody, PasswordResetRequestBody, User } from './schemas';
@@ -57,13 +57,9 @@ const routes = {
   }),
 };
 
-/**
- * A new password means a new session for this browser (the others ended with the change), made under the new hash,
- * and its known-device cookie signed again over the new password's moment, keeping its id when it had one.
- */
+/** A new password means a new session for this browser under it (the others ended with the change), and its device cookie signed again. */
 async function signInAfresh(c: Context<DashboardEnv>, { user, passwordHash }: PasswordSet, device: string | null): Promise<void> {
-  if (!(await startSession(c, user.id, passwordHash))) throw passwordChangedMeanwhile();
-  await rememberDevice(c, user, device ?? undefined);
+  if (!(await signInBrowser(c, user, passwordHash, device))) throw passwordChangedMeanwhile();
 }
 
 export function registerPassword(app: OpenAPIHono<DashboardEnv>) {
