@@ -1,8 +1,8 @@
-import { clock, nowIso } from '../core/clock';
+import { nowIso } from '../core/clock';
 import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
-import { randomHex } from '../core/ids';
+import { linkWorks, newEmailLink } from './email-links';
 import { countAttempt, type ThrottleRule } from '../core/throttle';
 import { verifyPassword } from './auth/passwords';
 import type { SessionUser } from './context';
@@ -35,16 +35,10 @@ export async function requestEmailChange(env: Env, user: SessionUser, email: str
     throw new ApiError('VALIDATION_ERROR', 'That is the address you have now.', { details: [{ field: 'email', location: 'body', message: 'Give the new address.' }] });
   }
   if (await findUserByEmail(env.DB, email)) throw ApiError.conflict(TAKEN);
-  const token = randomHex(32);
+  const { token, tokenHash, expiresAt } = await newEmailLink(EMAIL_CHANGE_LIFETIME_MS);
   await env.DB.batch([
     env.DB.prepare('DELETE FROM email_changes WHERE user_id = ?').bind(user.id),
-    env.DB.prepare('INSERT INTO email_changes (token_hash, user_id, old_email, new_email, expires_at) VALUES (?, ?, ?, ?, ?)').bind(
-      await sha256Hex(token),
-      user.id,
-      stored.email,
-      email,
-      new Date(clock.now() + EMAIL_CHANGE_LIFETIME_MS).toISOString(),
-    ),
+    env.DB.prepare('INSERT INTO email_changes (token_hash, user_id, old_email, new_email, expires_at) VALUES (?, ?, ?, ?, ?)').bind(tokenHash, user.id, stored.email, email, expiresAt),
   ]);
   const delivery = await sendEmailOrLog(
     env,
@@ -74,7 +68,7 @@ export async function confirmEmailChange(db: D1Database, token: string): Promise
     )
     .bind(await sha256Hex(token))
     .first<{ userId: string; oldEmail: string; newEmail: string; expiresAt: string; current: string | null }>();
-  if (!found || Date.parse(found.expiresAt) <= clock.now() || found.current !== found.oldEmail) {
+  if (!found || !linkWorks(found, found.oldEmail, found.current)) {
     throw new ApiError('VALIDATION_ERROR', INVALID_EMAIL_CHANGE_LINK, { details: [{ field: 'token', location: 'query', message: 'unknown, used or expired' }] });
   }
   try {

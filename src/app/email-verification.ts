@@ -1,8 +1,7 @@
-import { clock } from '../core/clock';
 import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
-import { randomHex } from '../core/ids';
+import { linkWorks, newEmailLink } from './email-links';
 import { markEmailConfirmed } from '../services/accounts';
 import { countAttempt, type ThrottleRule } from '../core/throttle';
 import type { SessionUser } from './context';
@@ -27,15 +26,10 @@ export interface VerificationSent {
  */
 export async function sendVerification(env: Env, user: SessionUser): Promise<VerificationSent> {
   await countAttempt(env.DB, `verify-email:${user.id}`, VERIFICATIONS_PER_USER);
-  const token = randomHex(32);
+  const { token, tokenHash, expiresAt } = await newEmailLink(VERIFICATION_LIFETIME_MS);
   await env.DB.batch([
     env.DB.prepare('DELETE FROM email_verifications WHERE user_id = ?').bind(user.id),
-    env.DB.prepare('INSERT INTO email_verifications (token_hash, user_id, email, expires_at) VALUES (?, ?, ?, ?)').bind(
-      await sha256Hex(token),
-      user.id,
-      user.email,
-      new Date(clock.now() + VERIFICATION_LIFETIME_MS).toISOString(),
-    ),
+    env.DB.prepare('INSERT INTO email_verifications (token_hash, user_id, email, expires_at) VALUES (?, ?, ?, ?)').bind(tokenHash, user.id, user.email, expiresAt),
   ]);
   const link = `${publicUrls(env).app}/verify-email?token=${token}`;
   const delivery = await sendEmailOrLog(
@@ -63,7 +57,7 @@ export async function confirmEmail(db: D1Database, token: string): Promise<{ use
     )
     .bind(await sha256Hex(token))
     .first<{ userId: string; email: string; expiresAt: string; current: string | null }>();
-  if (!found || Date.parse(found.expiresAt) <= clock.now() || found.current !== found.email) {
+  if (!found || !linkWorks(found, found.email, found.current)) {
     throw new ApiError('VALIDATION_ERROR', 'This confirmation link is not valid: it was used already, has expired (links work for 24 hours) or was replaced by a newer one. Sign in and send a new one from Plans.', {
       details: [{ field: 'token', location: 'query', message: 'unknown, used or expired' }],
     });

@@ -1,8 +1,8 @@
-import { clock } from '../core/clock';
+import { nowIso } from '../core/clock';
 import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
-import { randomHex } from '../core/ids';
+import { linkWorks, newEmailLink } from './email-links';
 import { markEmailConfirmed, revokeKey } from '../services/accounts';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
 import { hashPassword, verifyPassword } from './auth/passwords';
@@ -63,19 +63,13 @@ export async function requestPasswordReset(
 
 /** A new link, beside the person's last few unexpired ones (RESET_LINKS_KEPT); only its token's SHA-256 is kept. */
 async function sendResetLink(env: Env, user: StoredUser): Promise<void> {
-  const token = randomHex(32);
-  const now = clock.now();
+  const { token, tokenHash, expiresAt } = await newEmailLink(RESET_LIFETIME_MS);
   await env.DB.batch([
     env.DB.prepare(
       `DELETE FROM password_resets WHERE user_id = ?1
          AND (expires_at <= ?2 OR token_hash NOT IN (SELECT token_hash FROM password_resets WHERE user_id = ?1 AND expires_at > ?2 ORDER BY expires_at DESC LIMIT ?3))`,
-    ).bind(user.id, new Date(now).toISOString(), RESET_LINKS_KEPT - 1),
-    env.DB.prepare('INSERT INTO password_resets (token_hash, user_id, email, expires_at) VALUES (?, ?, ?, ?)').bind(
-      await sha256Hex(token),
-      user.id,
-      user.email,
-      new Date(now + RESET_LIFETIME_MS).toISOString(),
-    ),
+    ).bind(user.id, nowIso(), RESET_LINKS_KEPT - 1),
+    env.DB.prepare('INSERT INTO password_resets (token_hash, user_id, email, expires_at) VALUES (?, ?, ?, ?)').bind(tokenHash, user.id, user.email, expiresAt),
   ]);
   const app = publicUrls(env).app;
   await sendEmailOrLog(
@@ -99,10 +93,8 @@ export async function resetLinkFor(db: D1Database, token: string): Promise<{ ema
     )
     .bind(await sha256Hex(token))
     .first<{ email: string; expiresAt: string; current: string }>();
-  return found && usable(found) ? { email: found.email } : null;
+  return found && linkWorks(found, found.email, found.current) ? { email: found.email } : null;
 }
-
-const usable = (link: { email: string; expiresAt: string; current: string | null }) => Date.parse(link.expiresAt) > clock.now() && link.current === link.email;
 
 export const INVALID_RESET_LINK =
   'This link does not set a password: it was used already, has expired (links work for an hour), or the password was set since. Ask for a new one.';
@@ -128,12 +120,12 @@ export async function resetPassword(env: Env, token: string, password: string): 
   )
     .bind(await sha256Hex(token))
     .first<{ userId: string; email: string; expiresAt: string; current: string | null }>();
-  if (!found || !usable(found)) {
+  if (!found || !linkWorks(found, found.email, found.current)) {
     throw new ApiError('VALIDATION_ERROR', INVALID_RESET_LINK, { details: [{ field: 'token', location: 'body', message: 'unknown, used or expired' }] });
   }
   const before = await findUserById(env.DB, found.userId);
   const passwordHash = await hashPassword(password, env.KEY_ENCRYPTION_KEY);
-  await setPassword(env.DB, found.userId, passwordHash, new Date(clock.now()).toISOString());
+  await setPassword(env.DB, found.userId, passwordHash, nowIso());
   if (before && !before.emailVerifiedAt) await revokeWhatUserMade(env, found.userId, 'password reset of an unconfirmed account');
   await markEmailConfirmed(env.DB, found.email);
   await clearAttempts(env.DB, signInBucket(found.email));
@@ -145,7 +137,7 @@ async function revokeWhatUserMade(env: Env, userId: string, reason: string): Pro
   const { results } = await env.DB.prepare('SELECT id FROM api_keys WHERE created_by = ? AND revoked_at IS NULL').bind(userId).all<{ id: string }>();
   for (const { id } of results) await revokeKey(env, id);
   await env.DB.batch([
-    env.DB.prepare('UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE user_id = ? AND revoked_at IS NULL').bind(new Date(clock.now()).toISOString(), reason, userId),
+    env.DB.prepare('UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE user_id = ? AND revoked_at IS NULL').bind(nowIso(), reason, userId),
     env.DB.prepare(`DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE user_id = ?)`).bind(userId),
   ]);
 }
@@ -163,7 +155,7 @@ export async function changePassword(env: Env, user: SessionUser, current: strin
   if (current === next) {
     throw new ApiError('VALIDATION_ERROR', 'The new password is the one you have now.', { details: [{ field: 'newPassword', location: 'body', message: 'Choose a password other than the current one.' }] });
   }
-  const at = new Date(clock.now()).toISOString();
+  const at = nowIso();
   const passwordHash = await hashPassword(next, env.KEY_ENCRYPTION_KEY);
   // Over the hash the current password was checked against: a reset or another change that landed meanwhile wins.
   if (!(await setPassword(env.DB, user.id, passwordHash, at, stored.passwordHash))) throw passwordChangedMeanwhile();
