@@ -1,33 +1,26 @@
 import type { FC } from 'hono/jsx';
 import { ApiError } from '../../core/errors';
 import { confirmEmailChange, tellOldAddress } from '../email-changes';
-import { CardPage } from './layout';
+import { OutcomePage } from './layout';
 import { sitePage } from './page';
 
 type Outcome = { changed: string } | { refused: string };
 
 /** Where the link sent to a new address lands: the account moves to it by opening the link, once. */
-export const ConfirmEmailChangePage: FC<Outcome> = (outcome) => (
-  <CardPage title={'changed' in outcome ? 'Email address changed' : 'Link not valid'}>
-    <div class="card stack">
-      <h1>{'changed' in outcome ? 'Email address changed' : 'This link does not change any address'}</h1>
-      <p class="lede">
-        {'changed' in outcome ? (
-          <>
-            You sign in with <strong>{outcome.changed}</strong> from now on. The old address was told.
-          </>
-        ) : (
-          outcome.refused
-        )}
-      </p>
-      <p class="centered">
-        <a class="button" href="/">
-          Go to the dashboard
-        </a>
-      </p>
-    </div>
-  </CardPage>
-);
+export const ConfirmEmailChangePage: FC<Outcome> = (outcome) =>
+  'changed' in outcome ? (
+    <OutcomePage
+      title="Email address changed"
+      heading="Email address changed"
+      lede={
+        <>
+          You sign in with <strong>{outcome.changed}</strong> from now on. The old address was told.
+        </>
+      }
+    />
+  ) : (
+    <OutcomePage title="Link not valid" heading="This link does not change any address" lede={outcome.refused} />
+  );
 
 export const confirmEmailChangePage = sitePage({
   path: '/confirm-email-change',

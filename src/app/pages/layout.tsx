@@ -41,6 +41,21 @@ export const CardPage: FC<{ title: string; children: Child }> = ({ title, childr
   </Document>
 );
 
+/** What a link from an email did, or why it did nothing: a card page with a heading, a sentence and where to go next (the dashboard unless said). */
+export const OutcomePage: FC<{ title: string; heading: string; lede: Child; next?: { href: string; label: string } }> = ({ title, heading, lede, next = { href: '/', label: 'Go to the dashboard' } }) => (
+  <CardPage title={title}>
+    <div class="card stack">
+      <h1>{heading}</h1>
+      <p class="lede">{lede}</p>
+      <p class="centered">
+        <a class="button" href={next.href}>
+          {next.label}
+        </a>
+      </p>
+    </div>
+  </CardPage>
+);
+
 const Icon: FC<{ path: string }> = ({ path }) => (
   <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">
     <path d={path} />

@@ -2,7 +2,7 @@ import type { FC } from 'hono/jsx';
 import type { Delivery } from '../email';
 import { deliveryRoute } from '../email';
 import { INVALID_RESET_LINK, resetLinkFor } from '../password-changes';
-import { CardPage, Field } from './layout';
+import { CardPage, Field, OutcomePage } from './layout';
 import { sitePage } from './page';
 
 /** What the forgot-password page says of where its link goes: the installation's, the same for every address. */
@@ -53,38 +53,27 @@ export const forgotPasswordPage = sitePage({
 
 type ResetProps = { token: string; email: string } | { refused: string };
 
-const ResetPasswordPage: FC<ResetProps> = (props) => (
-  <CardPage title={'refused' in props ? 'Reset link not valid' : 'Set a new password'}>
-    <div class="card">
-      {'refused' in props ? (
-        <>
-          <h1>This link does not set a password</h1>
-          <p class="lede">{props.refused}</p>
-          <p class="centered">
-            <a class="button" href="/forgot-password">
-              Ask for a new link
-            </a>
-          </p>
-        </>
-      ) : (
-        <>
-          <h1>Set a new password</h1>
-          <p class="lede">
-            For <strong>{props.email}</strong>. Every browser signed in to the account will be signed out.
-          </p>
-          <form class="stack" data-api="/api/auth/password-reset/confirm" data-then="go:/" novalidate>
-            <p class="form-error" role="alert"></p>
-            <input type="hidden" name="token" value={props.token} />
-            {/* For password managers: whose password this is. Not sent (no name). */}
-            <input type="hidden" autocomplete="username" value={props.email} />
-            <Field name="password" label="New password" type="password" autocomplete="new-password" minlength={10} hint="At least 10 characters." />
-            <button type="submit">Set password and sign in</button>
-          </form>
-        </>
-      )}
-    </div>
-  </CardPage>
-);
+const ResetPasswordPage: FC<ResetProps> = (props) =>
+  'refused' in props ? (
+    <OutcomePage title="Reset link not valid" heading="This link does not set a password" lede={props.refused} next={{ href: '/forgot-password', label: 'Ask for a new link' }} />
+  ) : (
+    <CardPage title="Set a new password">
+      <div class="card">
+        <h1>Set a new password</h1>
+        <p class="lede">
+          For <strong>{props.email}</strong>. Every browser signed in to the account will be signed out.
+        </p>
+        <form class="stack" data-api="/api/auth/password-reset/confirm" data-then="go:/" novalidate>
+          <p class="form-error" role="alert"></p>
+          <input type="hidden" name="token" value={props.token} />
+          {/* For password managers: whose password this is. Not sent (no name). */}
+          <input type="hidden" autocomplete="username" value={props.email} />
+          <Field name="password" label="New password" type="password" autocomplete="new-password" minlength={10} hint="At least 10 characters." />
+          <button type="submit">Set password and sign in</button>
+        </form>
+      </div>
+    </CardPage>
+  );
 
 /**
  * Where a reset email's link lands. Opening it spends nothing (a mail scanner that follows links must not use them

@@ -1,41 +1,26 @@
 import type { FC } from 'hono/jsx';
 import { ApiError } from '../../core/errors';
 import { confirmEmail } from '../email-verification';
-import { CardPage } from './layout';
+import { OutcomePage } from './layout';
 import { sitePage } from './page';
 
 type Outcome = { confirmed: string } | { refused: string };
 
 /** Where a confirmation email's link lands: the address is confirmed by opening it, once. */
-export const VerifyEmailPage: FC<Outcome> = (outcome) => (
-  <CardPage title={'confirmed' in outcome ? 'Email address confirmed' : 'Confirmation link not valid'}>
-    <div class="card stack">
-      {'confirmed' in outcome ? (
+export const VerifyEmailPage: FC<Outcome> = (outcome) =>
+  'confirmed' in outcome ? (
+    <OutcomePage
+      title="Email address confirmed"
+      heading="Email address confirmed"
+      lede={
         <>
-          <h1>Email address confirmed</h1>
-          <p class="lede">
-            <strong>{outcome.confirmed}</strong> is confirmed: the free trial can now be started from the dashboard.
-          </p>
-          <p class="centered">
-            <a class="button" href="/">
-              Go to the dashboard
-            </a>
-          </p>
+          <strong>{outcome.confirmed}</strong> is confirmed: the free trial can now be started from the dashboard.
         </>
-      ) : (
-        <>
-          <h1>This link does not confirm anything</h1>
-          <p class="lede">{outcome.refused}</p>
-          <p class="centered">
-            <a class="button" href="/">
-              Go to the dashboard
-            </a>
-          </p>
-        </>
-      )}
-    </div>
-  </CardPage>
-);
+      }
+    />
+  ) : (
+    <OutcomePage title="Confirmation link not valid" heading="This link does not confirm anything" lede={outcome.refused} />
+  );
 
 export const verifyEmailPage = sitePage({
   path: '/verify-email',
