@@ -2,6 +2,7 @@ import type { FC } from 'hono/jsx';
 import type { Invitation } from '../invitations';
 import { canManage, listMembers, type Member, ROLE_LABELS, ROLES } from '../members';
 import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
+import { ConfirmEmailFirst } from './trial-start';
 import { DataTable } from './table';
 import { listInvitations, occupiedSeats } from '../invitations';
 import { termsOf } from '../../services/plan-caps';
@@ -32,10 +33,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
         <section class="card">
           <h2>Invite someone</h2>
           <p class="notice warn">
-            <strong>Confirm your email address to invite people</strong>: an invitation is an email in your name. Open the link we sent to {user.email}.{' '}
-            <button type="button" class="small secondary" data-api="/api/me/email-verification" data-then="verification-sent">
-              Send a new link
-            </button>
+            <ConfirmEmailFirst user={user} before="to invite people" />
           </p>
         </section>
       ) : manager ? (

@@ -11,10 +11,15 @@ export const TrialStart: FC<{ organizationId: string; user: SessionUser; small?:
       Start free trial
     </button>
   ) : (
-    <span class="verify-first" data-verify-first>
-      <strong>Confirm your email address first</strong>: open the link we sent to {user.email}.{' '}
-      <button type="button" class="small secondary" data-api="/api/me/email-verification" data-then="verification-sent">
-        Send a new link
-      </button>
-    </span>
+    <ConfirmEmailFirst user={user} before="first" />
   );
+
+/** What waits for a confirmed address says in its place: where the link went, and a button that sends a new one. */
+export const ConfirmEmailFirst: FC<{ user: SessionUser; before: string }> = ({ user, before }) => (
+  <span class="verify-first" data-verify-first>
+    <strong>Confirm your email address {before}</strong>: open the link we sent to {user.email}.{' '}
+    <button type="button" class="small secondary" data-api="/api/me/email-verification" data-then="verification-sent">
+      Send a new link
+    </button>
+  </span>
+);
