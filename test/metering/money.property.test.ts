@@ -198,7 +198,7 @@ describe('the money property, at the gates', () => {
           costUnits,
           cached: false,
           latencyMs: 1,
-          createdAt: new Date().toISOString(),
+          createdAt: new Date(clock.now()).toISOString(),
         });
         const settle = async (entry: (typeof open)[number], succeeds: boolean, spendsAll: boolean) => {
           const gate = gateOf(env, org.workspaces[entry.workspace]!.id);
