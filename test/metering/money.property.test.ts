@@ -3,7 +3,8 @@ import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HOLD_GRACE_MS } from '../../src/core/protocols/gate';
-import { clock, utcMonthOf } from '../../src/core/clock';
+import { clock } from '../../src/core/clock';
+import { intoOneMonth } from '../support/held-minute';
 import { gateOf } from '../../src/services/gate';
 import type { UsageRow } from '../../src/core/usage';
 import { settledStatement, walletOf } from '../../src/services/wallet';
@@ -179,10 +180,8 @@ describe('the money property, at the gates', () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 10 }), fc.array(fc.array(gateStep, { minLength: 1, maxLength: 10 }), { minLength: 1, maxLength: 8 }), keyLimits, async (startCents, batches, limits) => {
         // A run stays in one calendar month, as a key's limit is a month's: its expired holds move the clock on
-        // by up to 80 × 61 s, and the runs before it by an hour or more, so a run that would start within
-        // RUN_SPAN_MS of a month's end starts in the next month instead (it failed at 23:14 UTC on 30 November).
-        const { end } = utcMonthOf(clock.now());
-        if (end - clock.now() < RUN_SPAN_MS) offset += end - clock.now() + 1;
+        // by up to 80 × 61 s, and the runs before it by an hour or more.
+        offset += intoOneMonth(clock.now(), RUN_SPAN_MS);
         const org = await organization(startCents);
         let allowanceChanged = false;
         for (const [index, limit] of limits.entries()) if (limit !== null) await ops('PUT', `/keys/${org.workspaces[index]!.keyId}/limit`, { monthlyLimitCents: limit });

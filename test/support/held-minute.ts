@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, type MockInstance, vi } from 'vitest';
-import { clock } from '../../src/core/clock';
+import { clock, utcMonthOf } from '../../src/core/clock';
 
 /** The minute the rate-window tests hold the injectable clock in, far from the real time other files use. */
 export const HELD_MINUTE = Date.UTC(2030, 0, 1, 12, 0, 0);
@@ -31,4 +31,15 @@ export function holdClockInOneMinute(intoMinuteMs: number): { moveTo(msFromMinut
 export function startAMinute(): void {
   const offset = 60_000 - (Date.now() % 60_000) + 1_000;
   vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
+}
+
+/**
+ * How far to move a test's clock on from `now` so that its next `spanMs` fall in one calendar month (UTC): 0,
+ * or to the next month's first instant when this one ends sooner. For tests whose clock runs hours ahead of the
+ * real one (expired holds, a job's waits for money) and that count a key's spend, which is a month's: near a
+ * month's end their spend was counted in one month and read in the next (a CI run at 23:14 UTC on 30 November).
+ */
+export function intoOneMonth(now: number, spanMs: number): number {
+  const { end } = utcMonthOf(now);
+  return end - now < spanMs ? end - now : 0;
 }
