@@ -9,7 +9,7 @@ CREATE TABLE organizations (
   -- A contract's custom requests-per-minute ceiling; NULL means the plan's figure.
   rpm_override  INTEGER CHECK (rpm_override > 0),
   created_at    TEXT NOT NULL
-, cap_overrides TEXT, trial_started_at TEXT, trial_ends_at TEXT, stripe_subscription_id TEXT, trial_inbox TEXT);
+, cap_overrides TEXT, trial_started_at TEXT, trial_ends_at TEXT, stripe_subscription_id TEXT, trial_inbox TEXT, closed_at TEXT);
 
 CREATE TABLE workspaces (
   id               TEXT PRIMARY KEY,
@@ -72,7 +72,7 @@ CREATE TABLE users (
   name           TEXT NOT NULL,
   password_hash  TEXT NOT NULL,
   created_at     TEXT NOT NULL
-, email_verified_at TEXT, password_changed_at TEXT);
+, email_verified_at TEXT, password_changed_at TEXT, deleted_at TEXT);
 
 CREATE UNIQUE INDEX users_by_email ON users (email);
 

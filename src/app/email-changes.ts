@@ -3,12 +3,11 @@ import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
-import { countAttempt, type ThrottleRule } from '../core/throttle';
-import { verifyPassword } from './auth/passwords';
+import type { ThrottleRule } from '../core/throttle';
 import type { SessionUser } from './context';
 import { sendEmailOrLog } from './email';
 import type { VerificationSent } from './email-verification';
-import { findUserByEmail, findUserById } from './users';
+import { findUserByEmail, withCurrentPassword } from './users';
 
 /**
  * A signed-in person changes the address they sign in with. They give their password (a session left open is not
@@ -26,11 +25,7 @@ const TAKEN = 'An account with this email address already exists.';
 
 /** Sends the link that moves `user` to `email`, replacing any change asked for before. */
 export async function requestEmailChange(env: Env, user: SessionUser, email: string, password: string): Promise<VerificationSent> {
-  await countAttempt(env.DB, `email-change:${user.id}`, EMAIL_CHANGES_PER_USER);
-  const stored = await findUserById(env.DB, user.id);
-  if (!stored || !(await verifyPassword(password, stored.passwordHash, env.KEY_ENCRYPTION_KEY)).ok) {
-    throw new ApiError('VALIDATION_ERROR', 'The password is not right.', { details: [{ field: 'currentPassword', location: 'body', message: 'Not your current password.' }] });
-  }
+  const stored = await withCurrentPassword(env.DB, user.id, password, env.KEY_ENCRYPTION_KEY, `email-change:${user.id}`, EMAIL_CHANGES_PER_USER);
   if (email === stored.email) {
     throw new ApiError('VALIDATION_ERROR', 'That is the address you have now.', { details: [{ field: 'email', location: 'body', message: 'Give the new address.' }] });
   }

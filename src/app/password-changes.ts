@@ -5,10 +5,10 @@ import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
 import { markEmailConfirmed, revokeKey } from '../services/accounts';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
-import { hashPassword, verifyPassword } from './auth/passwords';
+import { hashPassword } from './auth/passwords';
 import type { SessionUser } from './context';
 import { type Delivery, deliveryRoute, sendEmailOrLog } from './email';
-import { findUserByEmail, findUserById, setPassword, type StoredUser, visibleUser } from './users';
+import { findUserByEmail, findUserById, setPassword, type StoredUser, visibleUser, withCurrentPassword } from './users';
 
 /**
  * A new password, two ways: a signed-in person changes theirs knowing the current one, and a person who forgot
@@ -147,11 +147,7 @@ async function revokeWhatUserMade(env: Env, userId: string, reason: string): Pro
  * account's address is told, so a change nobody there made is noticed; the email is sent after the answer.
  */
 export async function changePassword(env: Env, user: SessionUser, current: string, next: string, later: (work: Promise<unknown>) => void): Promise<PasswordSet> {
-  await countAttempt(env.DB, `password-change:${user.id}`, PASSWORD_CHANGES_PER_USER);
-  const stored = await findUserById(env.DB, user.id);
-  if (!stored || !(await verifyPassword(current, stored.passwordHash, env.KEY_ENCRYPTION_KEY)).ok) {
-    throw new ApiError('VALIDATION_ERROR', 'The current password is not right.', { details: [{ field: 'currentPassword', location: 'body', message: 'Not your current password.' }] });
-  }
+  const stored = await withCurrentPassword(env.DB, user.id, current, env.KEY_ENCRYPTION_KEY, `password-change:${user.id}`, PASSWORD_CHANGES_PER_USER);
   if (current === next) {
     throw new ApiError('VALIDATION_ERROR', 'The new password is the one you have now.', { details: [{ field: 'newPassword', location: 'body', message: 'Choose a password other than the current one.' }] });
   }

@@ -3,7 +3,8 @@ import { type Organization, type Workspace } from '../core/records';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
 import type { SessionUser } from './context';
-import { hashPassword } from './auth/passwords';
+import { hashPassword, verifyPassword } from './auth/passwords';
+import { countAttempt, type ThrottleRule } from '../core/throttle';
 
 export interface SignUp {
   user: SessionUser;
@@ -86,4 +87,18 @@ export async function setPassword(db: D1Database, userId: string, passwordHash: 
  */
 export async function updatePasswordHash(db: D1Database, userId: string, passwordHash: string, replacing: string): Promise<boolean> {
   return (await db.prepare('UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?').bind(passwordHash, userId, replacing).run()).meta.changes === 1;
+}
+
+/**
+ * The signed-in person's record, once they have given its password again (a session left open is not enough to
+ * change the address, the password or to delete the account). Each try counts in `bucket` under `rule`, right or
+ * wrong; a wrong one is a 400 naming `currentPassword`.
+ */
+export async function withCurrentPassword(db: D1Database, userId: string, given: string, secret: string, bucket: string, rule: ThrottleRule): Promise<StoredUser> {
+  await countAttempt(db, bucket, rule);
+  const stored = await findUserById(db, userId);
+  if (!stored || !(await verifyPassword(given, stored.passwordHash, secret)).ok) {
+    throw new ApiError('VALIDATION_ERROR', 'The current password is not right.', { details: [{ field: 'currentPassword', location: 'body', message: 'Not your current password.' }] });
+  }
+  return stored;
 }

@@ -36,6 +36,22 @@ export async function deleteWorkspace(env: Env, organizationId: string, workspac
 }
 
 /**
+ * Deletes every workspace of an organization that has closed (app/account-deletion.ts): the rule that one stays does
+ * not hold for an organization nobody belongs to. Marked in one statement, then each let go of as `deleteWorkspace`
+ * does; a sweep cut short is finished by the nightly run.
+ */
+export async function deleteEveryWorkspaceOf(env: Env, organizationId: string): Promise<void> {
+  const { results } = await env.DB.prepare(
+    `UPDATE workspaces SET deleted_at = ?1
+      WHERE organization_id = ?2 AND deleted_at IS NULL AND EXISTS (SELECT 1 FROM organizations WHERE id = ?2 AND closed_at IS NOT NULL)
+      RETURNING id`,
+  )
+    .bind(nowIso(), organizationId)
+    .all<{ id: string }>();
+  for (const { id } of results) await letGoOf(env, id);
+}
+
+/**
  * What a deleted workspace held, each part safe to run again:
  * - its gate revokes every key of it, for good, before anything else: API keys, MCP tokens, sandbox, agent and job
  *   keys, and OAuth grants (whose calls carry the grant's id to the same gate), so no isolate's memory of a key is

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { EMAIL_CHANGE_LIFETIME_MS, EMAIL_CHANGES_PER_USER } from '../../src/app/email-changes';
-import { APP_ORIGIN, dashboard, type Person, signUp } from '../support/dashboard';
+import { dashboard, type Person, signInFresh, signUp } from '../support/dashboard';
 
 const realNow = clock.now;
 afterEach(() => {
@@ -12,14 +12,7 @@ afterEach(() => {
 const PASSWORD = 'a long enough passphrase';
 const fresh = () => `moved-${crypto.randomUUID().slice(0, 8)}@example.com`;
 const askToChange = (person: Person, email: string, currentPassword = PASSWORD) => person.json('POST', '/api/me/email', { email, currentPassword }, { bindings: { DEV_OUTBOX: '1' } });
-/** A sign-in from a client of its own (an IPv6 /64, what the throttles count), through the edge as deployed. */
-const signIn = (email: string, password = PASSWORD) =>
-  dashboard('/api/auth/sign-in', {
-    method: 'POST',
-    headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': `2001:db8:${[...crypto.getRandomValues(new Uint16Array(2))].map((part) => part.toString(16)).join(':')}::1` },
-    body: JSON.stringify({ email, password }),
-    cf: { colo: 'AMS' },
-  });
+const signIn = (email: string, password = PASSWORD) => signInFresh(email, password);
 
 /** The newest message to `email` whose subject starts with `subject`, from the development outbox. */
 async function mailTo(email: string, subject: string): Promise<string | undefined> {

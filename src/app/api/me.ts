@@ -7,7 +7,11 @@ import { membershipsOf } from '../members';
 import { ApiError } from '../../core/errors';
 import { sendVerification } from '../email-verification';
 import { requestEmailChange } from '../email-changes';
-import { ChangeEmailBody, jsonBody, Membership, User, VerificationSent } from './schemas';
+import { deleteAccount } from '../account-deletion';
+import { endSession } from '../auth/sessions';
+import { ChangeEmailBody, DeleteAccountBody, jsonBody, Membership, User, VerificationSent } from './schemas';
+
+const OrganizationGone = z.object({ id: z.string(), name: z.string() });
 
 const routes = {
   me: createRoute({
@@ -17,6 +21,29 @@ const routes = {
     summary: 'The signed-in user, the organizations they belong to (with their role) and their workspaces',
     operationId: 'getMe',
     responses: { 200: jsonContent(successEnvelope(z.object({ user: User, organizations: z.array(Membership) })), 'Who is signed in.'), ...errorResponses(401) },
+  }),
+  deleteAccount: createRoute({
+    method: 'delete',
+    path: '/api/me',
+    tags: ['Session'],
+    summary: 'Delete your account, giving its password',
+    description:
+      "An organization with other members goes on without you (your MCP tokens, sandbox keys and OAuth grants there end; the API keys you made keep working); the last owner of one is refused with 409 until someone else is owner or the others are removed. An organization you alone belong to closes: its Stripe subscription is cancelled first (503, with nothing deleted, when that fails), then its workspaces are deleted and its plan ended; its usage stays on its bill, and bought credit is not refunded. Your address and name are erased, every session ends, and the address is told. A wrong password is a 400 naming `currentPassword`; five tries a quarter hour (429 with Retry-After).",
+    operationId: 'deleteAccount',
+    request: { body: jsonBody(DeleteAccountBody) },
+    responses: {
+      200: jsonContent(
+        successEnvelope(
+          z.object({
+            deleted: z.literal(true),
+            closed: z.array(OrganizationGone).openapi({ description: 'Organizations closed with the account: you were their only member.' }),
+            left: z.array(OrganizationGone).openapi({ description: 'Organizations that go on without you.' }),
+          }),
+        ),
+        'Deleted; the session cookie is cleared.',
+      ),
+      ...errorResponses(400, 401, 403, 409, 429, 503),
+    },
   }),
   changeEmail: createRoute({
     method: 'post',
@@ -44,6 +71,13 @@ export function registerMe(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.me, async (c) => {
     const { user } = c.get('session');
     return c.json(success({ user, organizations: await membershipsOf(c.env.DB, user.id) }), 200);
+  });
+
+  app.openapi(routes.deleteAccount, async (c) => {
+    const { currentPassword } = c.req.valid('json');
+    const deleted = await deleteAccount(c.env, c.get('session').user, currentPassword, (work) => c.executionCtx.waitUntil(work));
+    await endSession(c);
+    return c.json(success({ deleted: true as const, ...deleted }), 200);
   });
 
   app.openapi(routes.changeEmail, async (c) => {

@@ -86,6 +86,7 @@ export const PasswordResetBody = z
   })
   .openapi('PasswordReset');
 export const ChangePasswordBody = z.strictObject({ currentPassword: givenPassword, newPassword: password }).openapi('ChangePassword');
+export const DeleteAccountBody = z.strictObject({ currentPassword: givenPassword }).openapi('DeleteAccount');
 export const ChangeEmailBody = z.strictObject({ email: emailAddress, currentPassword: givenPassword }).openapi('ChangeEmail');
 
 export const workspaceIdParam = z.object({

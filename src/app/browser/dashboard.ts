@@ -7,7 +7,7 @@
  *     submits the fields as JSON (the pressed submit button's name and value included; inputs marked
  *     data-list are sent as arrays, inputs marked data-number as numbers and data-json as the JSON value
  *     typed in, both left out when empty; redirect goes to the answer's https url, oauth-redirect to its
- *     redirectTo; a page adds answers of its own with onAnswer)
+ *     redirectTo; a page adds answers of its own with onAnswer), after a confirmation when it has data-confirm
  *   <button data-api="/api/..." data-confirm="..." data-then="...">  posts, after a confirmation if asked
  *   <button data-copy="#id">                                         copies the target's text
  *   <select data-navigate>                                           goes to the chosen option's value
@@ -181,6 +181,7 @@ document.addEventListener('submit', async (event) => {
       return showErrors(form, { message: 'Check the fields marked below.', details: [{ field: input.name, message: 'Not valid JSON.' }] });
     }
   }
+  if (!(await confirmFirst(form.dataset.confirm, form.dataset.confirmLabel))) return;
   if (button) button.disabled = true;
   try {
     then(form.dataset.then, await send(form.dataset.api, form.dataset.method || 'POST', body), form);

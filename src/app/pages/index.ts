@@ -1,3 +1,4 @@
+import { accountDeletedPage } from './account-deleted';
 import { agentsPage } from './agents';
 import { signInPage, signUpPage } from './auth';
 import { connectionsPage } from './connections';
@@ -46,4 +47,5 @@ export const PAGES: readonly Page[] = [
   forgotPasswordPage,
   resetPasswordPage,
   confirmEmailChangePage,
+  accountDeletedPage,
 ];

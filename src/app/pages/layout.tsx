@@ -177,7 +177,10 @@ export const PageHead: FC<{ title: string; lede?: Child; children?: Child }> = (
  */
 export const ApiForm: FC<{
   api: string;
-  method?: 'PUT' | 'PATCH';
+  method?: 'PUT' | 'PATCH' | 'DELETE';
+  /** Asked in the page's dialog before the form is sent, as a ConfirmButton asks. */
+  confirm?: string;
+  confirmLabel?: string;
   then?: 'reload' | 'secret' | 'redirect' | 'rows' | 'verification-sent' | `go:${string}`;
   class?: string;
   secretField?: string;
@@ -190,6 +193,8 @@ export const ApiForm: FC<{
     novalidate
     data-api={props.api}
     data-method={props.method}
+    data-confirm={props.confirm}
+    data-confirm-label={props.confirmLabel}
     data-then={props.then}
     data-secret-field={props.secretField}
     data-secret-title={props.secretTitle}

@@ -3,10 +3,11 @@ import { PLAN_TABLE } from '../../core/plans';
 import { canManage, type MembershipSummary, ROLE_LABELS } from '../members';
 import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
 import { DataTable } from './table';
+import { type Belonging, belongingsOf } from '../account-deletion';
 import { type WorkspaceProps, workspacePage } from './page';
 
-export const SettingsPage: FC<WorkspaceProps> = (props) => {
-  const { user, access, memberships } = props;
+export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[] }> = (props) => {
+  const { user, access, memberships, belongings } = props;
   const organization = memberships.find((membership) => membership.id === access.organization.id) as MembershipSummary;
   return (
     <>
@@ -118,9 +119,53 @@ export const SettingsPage: FC<WorkspaceProps> = (props) => {
           </p>
         </div>
       </section>
+      <DeleteAccount belongings={belongings} email={user.email} />
     </>
   );
 };
+
+/**
+ * Deleting the account, with what goes with it said beforehand: the organizations the person is alone in close, the
+ * others go on without them. The API refuses the last owner of an organization others belong to (409), said here too.
+ */
+const DeleteAccount: FC<{ belongings: Belonging[]; email: string }> = ({ belongings, email }) => {
+  const closing = belongings.filter((organization) => organization.others === 0);
+  const leaving = belongings.filter((organization) => organization.others > 0);
+  const stuck = leaving.filter((organization) => organization.role === 'owner' && organization.otherOwners === 0);
+  const consequences = [
+    closing.length ? `${names(closing)} close${closing.length === 1 ? 's' : ''} with it: every workspace deleted, every key refused, any subscription cancelled, and credit bought not refunded.` : '',
+    leaving.length ? `${names(leaving)} go${leaving.length === 1 ? 'es' : ''} on without you; the API keys you made there keep working.` : '',
+  ].filter(Boolean);
+  return (
+    <section class="card">
+      <h2>Delete account</h2>
+      <p class="muted small">
+        {consequences.join(' ')} Your name and address are erased, and you are signed out everywhere. This cannot be undone.
+      </p>
+      {stuck.length ? (
+        <p class="notice warn small">
+          You are the only owner of {names(stuck)}, which others belong to: make one of them owner on its Members page, or remove them, first.
+        </p>
+      ) : null}
+      <ApiForm
+        class="row"
+        api="/api/me"
+        method="DELETE"
+        then="go:/account-deleted"
+        confirm={`Delete the account of ${email}? ${consequences.join(' ')} This cannot be undone.`}
+        confirmLabel="Delete account"
+      >
+        <input type="hidden" autocomplete="username" value={email} />
+        <Field name="currentPassword" id="delete-account-password" label="Your password" type="password" autocomplete="current-password" />
+        <button type="submit" class="danger">
+          Delete account
+        </button>
+      </ApiForm>
+    </section>
+  );
+};
+
+const names = (organizations: Belonging[]) => organizations.map((organization) => organization.name).join(', ');
 
 /** One term and its value: a list, not a table, so a long id wraps inside its card on a phone. */
 const Fact: FC<{ label: string; value: Child }> = ({ label, value }) => (
@@ -134,6 +179,6 @@ export const settingsPage = workspacePage({
   id: 'settings',
   title: 'Settings',
   icon: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12l2-1-1-3-2 .5-1.5-1.5.5-2-3-1-1 2h-2l-1-2-3 1 .5 2L6 7.5 4 7 3 10l2 1v2l-2 1 1 3 2-.5 1.5 1.5-.5 2 3 1 1-2h2l1 2 3-1-.5-2 1.5-1.5 2 .5 1-3-2-1z',
-  load: async () => ({}),
+  load: async (c, { user }) => ({ belongings: await belongingsOf(c.env.DB, user.id) }),
   view: SettingsPage,
 });
