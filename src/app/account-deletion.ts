@@ -1,11 +1,10 @@
-import Stripe from 'stripe';
 import { nowIso } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import type { ThrottleRule } from '../core/throttle';
 import { setPlan } from '../services/accounts';
 import { deleteEveryWorkspaceOf } from '../services/workspace-deletion';
-import { stripeOf } from './billing';
+import { cancelNow, stripeOf } from './billing';
 import type { SessionUser } from './context';
 import { sendEmailOrLog } from './email';
 import { changeMember, organizationAccess, revokePersonalCredentials, type Role } from './members';
@@ -92,7 +91,7 @@ export async function belongingsOf(db: D1Database, userId: string): Promise<Belo
   return results;
 }
 
-/** Ends a closing organization's subscription at once, with no further invoice; one Stripe no longer has has ended already. */
+/** Ends a closing organization's subscription at once, with no further invoice and no credit for its unused days (nobody is left to spend it). */
 async function cancelSubscription(env: Env, organization: Belonging): Promise<void> {
   const stripe = stripeOf(env);
   if (!stripe) {
@@ -102,9 +101,8 @@ async function cancelSubscription(env: Env, organization: Belonging): Promise<vo
     );
   }
   try {
-    await stripe.subscriptions.cancel(organization.subscription!);
+    await cancelNow(stripe, organization.subscription!, { prorate: false });
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing') return;
     console.error(JSON.stringify({ level: 'error', note: 'subscription not cancelled; account not deleted', organizationId: organization.id, error: String(error) }));
     throw new ApiError('PROVIDER_UNAVAILABLE', `Stripe did not cancel the subscription of ${organization.name} just now, so nothing was deleted. Try again in a minute.`, { retryAfter: 60 });
   }

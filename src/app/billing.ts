@@ -25,15 +25,38 @@ const cryptoProvider = Stripe.createSubtleCryptoProvider();
 
 export const TOP_UP = { minCents: 500, maxCents: 100_000 } as const;
 
-/** A Checkout page for a plan's monthly subscription; the webhook sets the plan once Stripe says it is paid. */
-export async function checkoutForPlan(stripe: Stripe, input: { organizationId: string; plan: Exclude<Plan, 'payg'>; email: string; returnUrl: string }): Promise<string> {
+/** The subscription an organization pays by now, and the Stripe customer paying it; null when it pays by none (or Stripe no longer has it). */
+export async function currentSubscription(env: Env, stripe: Stripe, organizationId: string): Promise<{ id: string; customer: string } | null> {
+  const row = await env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId).first<{ id: string | null }>();
+  if (!row?.id) return null;
+  try {
+    const subscription = await stripe.subscriptions.retrieve(row.id);
+    if (subscription.status === 'canceled') return null;
+    return { id: subscription.id, customer: typeof subscription.customer === 'string' ? subscription.customer : subscription.customer.id };
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/**
+ * A Checkout page for a plan's monthly subscription; the webhook sets the plan once Stripe says it is paid. An
+ * organization that pays by a subscription already (`replacing`) checks out as the same Stripe customer, and the
+ * webhook cancels the old subscription once the new one is paid, its unused days credited to that customer's
+ * balance (the new subscription's invoices spend it): a change of plan never leaves two subscriptions billing.
+ */
+export async function checkoutForPlan(
+  stripe: Stripe,
+  input: { organizationId: string; plan: Exclude<Plan, 'payg'>; email: string; returnUrl: string; replacing: { id: string; customer: string } | null },
+): Promise<string> {
   const terms = PLAN_TABLE[input.plan];
+  const replaces: Record<string, string> = input.replacing ? { replaces: input.replacing.id } : {};
   const session = await stripe.checkout.sessions.create({
     mode: 'subscription',
     client_reference_id: input.organizationId,
-    customer_email: input.email,
+    ...(input.replacing ? { customer: input.replacing.customer } : { customer_email: input.email }),
     line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: terms.priceCents, recurring: { interval: 'month' }, product_data: { name: `Sluice ${terms.name}` } } }],
-    metadata: { organizationId: input.organizationId, kind: 'plan', plan: input.plan },
+    metadata: { organizationId: input.organizationId, kind: 'plan', plan: input.plan, ...replaces },
     subscription_data: { metadata: { organizationId: input.organizationId, plan: input.plan } },
     success_url: `${input.returnUrl}?checkout=done`,
     cancel_url: `${input.returnUrl}?checkout=cancelled`,
@@ -73,7 +96,7 @@ export async function handleStripeWebhook(env: Env, stripe: Stripe, rawBody: str
   const organizationId = organizationOf(event);
   const appliedBefore = () => ({ status: 200 as const, applied: false, note: `Event ${event.id} was applied before.` });
   if (await env.DB.prepare('SELECT 1 FROM stripe_events WHERE id = ?').bind(event.id).first()) return appliedBefore();
-  const note = await apply(env, event, organizationId);
+  const note = await apply(env, stripe, event, organizationId);
   const recorded = await env.DB.prepare('INSERT OR IGNORE INTO stripe_events (id, type, organization_id, received_at) VALUES (?, ?, ?, ?)')
     .bind(event.id, event.type, organizationId, new Date(clock.now()).toISOString())
     .run();
@@ -86,7 +109,7 @@ function organizationOf(event: Stripe.Event): string | null {
   return object.metadata?.organizationId ?? object.client_reference_id ?? null;
 }
 
-async function apply(env: Env, event: Stripe.Event, organizationId: string | null): Promise<string> {
+async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organizationId: string | null): Promise<string> {
   if (!organizationId) return `Event ${event.type} names no organization; ignored.`;
   switch (event.type) {
     case 'checkout.session.completed': {
@@ -104,20 +127,65 @@ async function apply(env: Env, event: Stripe.Event, organizationId: string | nul
       if (!isPlan(plan)) return `Checkout for an unknown plan ${String(plan)}; ignored.`;
       await applyPlan(env, organizationId, plan, event.id);
       const subscription = typeof session.subscription === 'string' ? session.subscription : (session.subscription?.id ?? null);
-      await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = ? WHERE id = ?').bind(subscription, organizationId).run();
-      return `Plan set to ${plan}.`;
+      const [before] = await env.DB.batch([
+        env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId),
+        env.DB.prepare('UPDATE organizations SET stripe_subscription_id = ?, plan_cancels_at = NULL WHERE id = ?').bind(subscription, organizationId),
+      ]);
+      // The subscription this one replaces: the one paid by when the checkout began, and the one in place until now
+      // (a delivery that died after the write above and is delivered again still finds the first in the metadata).
+      const previous = (before!.results[0] as { id: string | null } | undefined)?.id ?? null;
+      const replaced = new Set([session.metadata?.replaces ?? null, previous].filter((id): id is string => id !== null && id !== subscription));
+      for (const id of replaced) await cancelNow(stripe, id, { prorate: true });
+      return `Plan set to ${plan}.${replaced.size ? ` Replaced subscription ${[...replaced].join(', ')} cancelled, its unused days credited.` : ''}`;
+    }
+    case 'customer.subscription.updated': {
+      const subscription = event.data.object;
+      const endsAt = subscription.cancel_at ? new Date(subscription.cancel_at * 1000).toISOString() : null;
+      const written = await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscription.id).run();
+      if (written.meta.changes !== 1) return 'A subscription the organization no longer pays with changed; nothing changes.';
+      return endsAt ? `The subscription ends on ${endsAt.slice(0, 10)}.` : 'The subscription renews.';
     }
     case 'customer.subscription.deleted': {
       const subscription = event.data.object;
       const current = await env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId).first<{ id: string | null }>();
       if (current?.id !== subscription.id) return 'A subscription the organization no longer pays with ended; nothing changes.';
       await applyPlan(env, organizationId, null, event.id);
-      await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL WHERE id = ?').bind(organizationId).run();
+      await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL, plan_cancels_at = NULL WHERE id = ?').bind(organizationId).run();
       return 'Subscription ended; the organization has no plan now.';
     }
     default:
       return `Event ${event.type} is not used.`;
   }
+}
+
+/** Stripe has no such object (a subscription already gone): what a cancellation wanted. */
+export function isMissing(error: unknown): boolean {
+  return error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing';
+}
+
+/**
+ * Ends a subscription at once, with no further invoice; `prorate` credits its unused days to its customer's balance.
+ * One Stripe no longer has, or has cancelled already, has ended already.
+ */
+export async function cancelNow(stripe: Stripe, subscriptionId: string, options: { prorate: boolean }): Promise<void> {
+  try {
+    const subscription = await stripe.subscriptions.retrieve(subscriptionId);
+    if (subscription.status === 'canceled') return;
+    await stripe.subscriptions.cancel(subscriptionId, { prorate: options.prorate });
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+}
+
+/**
+ * The organization's subscription stops renewing (`cancel`: the plan stays until the end of the period paid for, then
+ * Stripe ends it and the webhook ends the plan) or renews again; answers when it ends, null when it renews.
+ */
+export async function setRenewal(env: Env, stripe: Stripe, subscriptionId: string, organizationId: string, renew: boolean): Promise<string | null> {
+  const subscription = await stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: !renew });
+  const endsAt = subscription.cancel_at ? new Date(subscription.cancel_at * 1000).toISOString() : null;
+  await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscriptionId).run();
+  return endsAt;
 }
 
 /**

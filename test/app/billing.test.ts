@@ -167,4 +167,97 @@ describe('billing through Stripe', () => {
     expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBeNull();
     expect((await companyByDomain(key, 'example.com')).status).toBe(402);
   });
+
+  it('changes plans without two subscriptions billing: the checkout is as the same customer, and once paid the old subscription is cancelled, its unused days credited', async () => {
+    const owner = await signUp();
+    const { old, customer } = await paying(owner, 'solo');
+
+    const checkout = await owner.json('POST', `/api/organizations/${owner.organizationId}/billing/checkout`, { plan: 'business' }, { bindings: STRIPE });
+    expect(checkout.status).toBe(200);
+    const session = (await lastSession())!;
+    expect(session).toMatchObject({ customer, customer_email: null, metadata: { plan: 'business', replaces: old } });
+
+    // The first delivery finds Stripe down once the plan is set: it fails (Stripe delivers again), the old subscription still active.
+    const event = checkoutEvent(owner, { subscription: 'sub_new', metadata: session.metadata });
+    expect((await deliver(event, { bindings: { STRIPE_BASE_URL: 'https://stripe-down.fake' } })).status).toBe(500);
+    expect(await subscription(old)).toMatchObject({ status: 'active' });
+    // Delivered again: the old one is cancelled, prorated, though the organization already names the new one.
+    const again = await deliver(event);
+    expect(again.body.data).toMatchObject({ applied: true, note: expect.stringContaining(`Replaced subscription ${old} cancelled`) });
+    expect(await subscription(old)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: true } });
+    expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('business');
+
+    // The old subscription's end, when Stripe reports it, ends nothing: the organization pays by the new one.
+    const oldEnded = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.deleted', data: { object: { id: old, object: 'subscription', metadata: { organizationId: owner.organizationId } } } });
+    expect(oldEnded.body.data.note).toContain('no longer pays with');
+    expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('business');
+  });
+
+  it('cancels the plan at the end of the month paid for, keeps it on request, and ends it when Stripe ends the subscription', async () => {
+    const owner = await signUp();
+    const { old } = await paying(owner, 'team');
+    const renewal = (renews: boolean, person: Person = owner) => person.json('PUT', `/api/organizations/${owner.organizationId}/billing/renewal`, { renews }, { bindings: STRIPE });
+
+    const cancelled = await renewal(false);
+    expect(cancelled.status).toBe(200);
+    const { cancel_at: cancelAt } = (await subscription(old))!;
+    expect(cancelled.body.data).toEqual({ renews: false, endsAt: new Date(cancelAt! * 1000).toISOString() });
+    // The plan and its calls go on meanwhile; the Plans page says until when, with the way back.
+    expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('team');
+    const page = await (await owner.request('GET', `/w/${owner.workspaceId}/plans`, undefined, { bindings: STRIPE })).text();
+    expect(page).toContain(`ends on ${cancelled.body.data.endsAt.slice(0, 10)}`);
+    expect(page).toContain('Keep Team');
+
+    expect((await renewal(true)).body.data).toEqual({ renews: true, endsAt: null });
+    expect(await subscription(old)).toMatchObject({ cancel_at_period_end: false, cancel_at: null });
+    expect(await (await owner.request('GET', `/w/${owner.workspaceId}/plans`, undefined, { bindings: STRIPE })).text()).toContain('Cancel plan');
+
+    // Cancelled in Stripe's own dashboard: the webhook says so here too; then Stripe ends it, and the plan ends.
+    const endsAt = Math.floor(Date.now() / 1000) + 3600;
+    const updated = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.updated', data: { object: { id: old, object: 'subscription', cancel_at: endsAt, metadata: { organizationId: owner.organizationId } } } });
+    expect(updated.body.data.note).toBe(`The subscription ends on ${new Date(endsAt * 1000).toISOString().slice(0, 10)}.`);
+    await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.deleted', data: { object: { id: old, object: 'subscription', metadata: { organizationId: owner.organizationId } } } });
+    const ended = await env.DB.prepare('SELECT plan, stripe_subscription_id AS id, plan_cancels_at AS endsAt FROM organizations WHERE id = ?').bind(owner.organizationId).first();
+    expect(ended).toEqual({ plan: null, id: null, endsAt: null });
+  });
+
+  it('refuses to cancel a plan no subscription pays for (409), and a member (403)', async () => {
+    const owner = await signUp();
+    expect((await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'team' })).status).toBe(200);
+    const refused = await owner.json('PUT', `/api/organizations/${owner.organizationId}/billing/renewal`, { renews: false }, { bindings: STRIPE });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain('pays by no subscription');
+    const member = await signUp();
+    const invitation = await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations`, { email: member.account.user.email, role: 'member' });
+    await member.json('POST', `/api/invitations/${invitation.body.data.token}/accept`);
+    expect((await member.json('PUT', `/api/organizations/${owner.organizationId}/billing/renewal`, { renews: false }, { bindings: STRIPE })).status).toBe(403);
+  });
 });
+
+/** `person`'s organization paying for `plan` by a subscription the fake Stripe has, recorded as its paid checkout records it. */
+async function paying(person: Person, plan: string): Promise<{ old: string; customer: string }> {
+  const old = `sub_${crypto.randomUUID().replaceAll('-', '')}`;
+  const customer = `cus_${crypto.randomUUID().replaceAll('-', '').slice(0, 14)}`;
+  await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`, { method: 'POST', body: JSON.stringify({ id: old, customer }) });
+  const paid = await completedCheckout(person, { mode: 'subscription', subscription: old, metadata: { organizationId: person.organizationId, kind: 'plan', plan } });
+  expect(paid.body.data.applied).toBe(true);
+  return { old, customer };
+}
+
+function checkoutEvent(person: Person, session: Record<string, unknown>) {
+  return {
+    id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
+    type: 'checkout.session.completed',
+    data: { object: { id: 'cs_test_2', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', client_reference_id: person.organizationId, ...session } },
+  };
+}
+
+async function subscription(id: string): Promise<{ status: string; cancel_at: number | null; cancel_at_period_end: boolean; cancelled_with?: { prorate: boolean } } | undefined> {
+  const all = (await (await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`)).json()) as { id: string }[];
+  return all.find((one) => one.id === id) as never;
+}
+
+async function lastSession(): Promise<Record<string, any> | undefined> {
+  const all = (await (await fetch(`${FAKE_STRIPE.baseUrl}/test/sessions`)).json()) as Record<string, any>[];
+  return all.at(-1);
+}

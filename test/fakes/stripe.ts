@@ -2,38 +2,63 @@
  * A stand-in for the few Stripe endpoints the dashboard uses, in Stripe's wire format: POST
  * /v1/checkout/sessions takes a form-encoded body (bracketed keys, as the `stripe` package sends them) and
  * answers a Checkout Session object; a wrong key gets Stripe's 401 error object. The sessions it made can
- * be read back at GET /test/sessions so a test in workerd can check what was asked. DELETE /v1/subscriptions/:id
- * cancels a subscription a test made with POST /test/subscriptions {id} (Stripe answers the subscription, its
- * status `canceled`; an id it does not have is a 404 `resource_missing`), and GET /test/subscriptions reads them.
+ * be read back at GET /test/sessions so a test in workerd can check what was asked. Subscriptions a test made with
+ * POST /test/subscriptions {id, customer?} are read (GET /v1/subscriptions/:id), set to end at their period's end or
+ * renew (POST with cancel_at_period_end, which sets cancel_at), and cancelled at once (DELETE, `prorate` kept for the
+ * test; a second cancel is Stripe's 400); an id it does not have is a 404 `resource_missing`. GET /test/subscriptions
+ * reads them.
  */
 export const FAKE_STRIPE = { secretKey: 'sk_test_fake', webhookSecret: 'whsec_fake_secret', baseUrl: 'https://stripe.fake' };
 
 const sessions: Record<string, unknown>[] = [];
-const subscriptions = new Map<string, { id: string; object: 'subscription'; status: 'active' | 'canceled'; canceled_at: number | null }>();
+interface FakeSubscription {
+  id: string;
+  object: 'subscription';
+  customer: string;
+  status: 'active' | 'canceled';
+  cancel_at_period_end: boolean;
+  cancel_at: number | null;
+  canceled_at: number | null;
+  /** Not Stripe's: how the test's cancellation asked (its `prorate`), for the test to read. */
+  cancelled_with?: { prorate: boolean };
+}
+const subscriptions = new Map<string, FakeSubscription>();
+/** A month from when the test made the subscription: when its period ends. */
+const periodEnds = new Map<string, number>();
 
 export async function stripeUpstream(request: Request): Promise<Response> {
   const url = new URL(request.url);
   if (request.method === 'GET' && url.pathname === '/test/sessions') return Response.json(sessions);
   if (url.pathname === '/test/subscriptions') {
     if (request.method === 'GET') return Response.json([...subscriptions.values()]);
-    const { id } = (await request.json()) as { id: string };
-    subscriptions.set(id, { id, object: 'subscription', status: 'active', canceled_at: null });
+    const { id, customer = `cus_${crypto.randomUUID().replaceAll('-', '').slice(0, 14)}` } = (await request.json()) as { id: string; customer?: string };
+    subscriptions.set(id, { id, object: 'subscription', customer, status: 'active', cancel_at_period_end: false, cancel_at: null, canceled_at: null });
+    periodEnds.set(id, Math.floor(Date.now() / 1000) + 30 * 24 * 3600);
     return Response.json(subscriptions.get(id));
   }
   if (request.headers.get('authorization') !== `Bearer ${FAKE_STRIPE.secretKey}`) {
     return Response.json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided.' } }, { status: 401 });
   }
-  const cancelled = request.method === 'DELETE' ? /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname) : null;
-  if (cancelled) {
-    const subscription = subscriptions.get(decodeURIComponent(cancelled[1]!));
+  const path = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname);
+  if (path) {
+    const id = decodeURIComponent(path[1]!);
+    const subscription = subscriptions.get(id);
     if (!subscription) {
-      return Response.json(
-        { error: { type: 'invalid_request_error', code: 'resource_missing', param: 'id', message: `No such subscription: '${cancelled[1]}'` } },
-        { status: 404 },
-      );
+      return Response.json({ error: { type: 'invalid_request_error', code: 'resource_missing', param: 'id', message: `No such subscription: '${id}'` } }, { status: 404 });
     }
-    subscription.status = 'canceled';
-    subscription.canceled_at ??= Math.floor(Date.now() / 1000);
+    // The package sends a DELETE's parameters in the query string, a POST's in the form body.
+    const form = new URLSearchParams(request.method === 'DELETE' ? url.search : await request.text());
+    if (request.method === 'DELETE') {
+      if (subscription.status === 'canceled') {
+        return Response.json({ error: { type: 'invalid_request_error', message: 'A canceled subscription can only update its cancellation_details and metadata.' } }, { status: 400 });
+      }
+      subscription.status = 'canceled';
+      subscription.canceled_at = Math.floor(Date.now() / 1000);
+      subscription.cancelled_with = { prorate: form.get('prorate') === 'true' };
+    } else if (request.method === 'POST' && form.has('cancel_at_period_end')) {
+      subscription.cancel_at_period_end = form.get('cancel_at_period_end') === 'true';
+      subscription.cancel_at = subscription.cancel_at_period_end ? periodEnds.get(id)! : null;
+    }
     return Response.json(subscription);
   }
   if (request.method !== 'POST' || url.pathname !== '/v1/checkout/sessions') {
@@ -48,6 +73,7 @@ export async function stripeUpstream(request: Request): Promise<Response> {
     object: 'checkout.session',
     mode: field('mode'),
     client_reference_id: field('client_reference_id'),
+    customer: field('customer'),
     customer_email: field('customer_email'),
     metadata,
     amount_total: Number(field('line_items[0][price_data][unit_amount]')),

@@ -5,7 +5,7 @@ import { publicUrls } from '../../core/config';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { PLANS } from '../../core/plans';
-import { checkoutForPlan, checkoutForTopUp, handleStripeWebhook, stripeOf, TOP_UP } from '../billing';
+import { checkoutForPlan, checkoutForTopUp, currentSubscription, handleStripeWebhook, setRenewal, stripeOf, TOP_UP } from '../billing';
 import type { DashboardEnv } from '../context';
 import { organizationAccess, requireManager } from '../members';
 import { jsonBody, organizationIdParam } from './schemas';
@@ -32,6 +32,23 @@ const routes = {
     operationId: 'checkoutTopUp',
     request: { params: organizationIdParam, body: jsonBody(z.strictObject({ amountCents: z.coerce.number().int().min(TOP_UP.minCents).max(TOP_UP.maxCents) })) },
     responses: { 200: jsonContent(successEnvelope(Checkout), 'Where to pay.'), ...errorResponses(400, 401, 403, 404, 502, 503) },
+  }),
+  renewal: createRoute({
+    method: 'put',
+    path: '/api/organizations/{organizationId}/billing/renewal',
+    tags: ['Billing'],
+    summary: "Cancel the plan at the end of the month paid for, or keep it renewing (owners and admins)",
+    description:
+      'With `{"renews": false}` the subscription stops renewing: the plan and its allowance stay until the end of the period paid for, then end (metered calls then need a plan again). `{"renews": true}` undoes that before the end. 409 when the organization pays by no subscription (a plan the operator set, or the free trial, which ends by itself).',
+    operationId: 'setPlanRenewal',
+    request: { params: organizationIdParam, body: jsonBody(z.strictObject({ renews: z.boolean() })) },
+    responses: {
+      200: jsonContent(
+        successEnvelope(z.object({ renews: z.boolean(), endsAt: z.string().nullable().openapi({ description: 'When the plan ends, when it does not renew; null while it renews.' }) })),
+        'Set.',
+      ),
+      ...errorResponses(400, 401, 403, 404, 409, 502, 503),
+    },
   }),
   webhook: createRoute({
     method: 'post',
@@ -65,8 +82,14 @@ export function registerBilling(app: OpenAPIHono<DashboardEnv>) {
     const stripe = requireStripe(c.env);
     const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
     requireManager(access, 'change the plan');
-    const url = await viaStripe(() =>
-      checkoutForPlan(stripe, { organizationId: access.organization.id, plan: c.req.valid('json').plan, email: c.get('session').user.email, returnUrl: `${publicUrls(c.env).app}/` }),
+    const url = await viaStripe(async () =>
+      checkoutForPlan(stripe, {
+        organizationId: access.organization.id,
+        plan: c.req.valid('json').plan,
+        email: c.get('session').user.email,
+        returnUrl: `${publicUrls(c.env).app}/`,
+        replacing: await currentSubscription(c.env, stripe, access.organization.id),
+      }),
     );
     return c.json(success({ url }), 200);
   });
@@ -79,6 +102,19 @@ export function registerBilling(app: OpenAPIHono<DashboardEnv>) {
       checkoutForTopUp(stripe, { organizationId: access.organization.id, amountCents: c.req.valid('json').amountCents, email: c.get('session').user.email, returnUrl: `${publicUrls(c.env).app}/` }),
     );
     return c.json(success({ url }), 200);
+  });
+
+  app.openapi(routes.renewal, async (c) => {
+    const stripe = requireStripe(c.env);
+    const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
+    requireManager(access, 'cancel or keep the plan');
+    const { renews } = c.req.valid('json');
+    const subscription = await viaStripe(() => currentSubscription(c.env, stripe, access.organization.id));
+    if (!subscription) {
+      throw ApiError.conflict(`${access.organization.name} pays by no subscription: its plan was set by the operator, or is the free trial, which ends by itself. Ask the operator to change it.`);
+    }
+    const endsAt = await viaStripe(() => setRenewal(c.env, stripe, subscription.id, access.organization.id, renews));
+    return c.json(success({ renews: endsAt === null, endsAt }), 200);
   });
 
   app.openapi(routes.webhook, async (c) => {

@@ -13,6 +13,8 @@ export interface PlansPageProps extends WorkspaceProps {
   /** Stripe is configured: plans and credit can be bought here. */
   billing: boolean;
   trial: { available: boolean; endsAt: string | null };
+  /** The organization pays by a Stripe subscription, and when it ends if it was cancelled (null while it renews). */
+  subscription: { endsAt: string | null } | null;
   /** The operator CLI's command that sets this organization's plan, told where the API is when that is not the CLI's default. */
   planCommand: string;
 }
@@ -74,6 +76,48 @@ const TrialOffer: FC<PlansPageProps> = ({ access, trial, user }) => {
   );
 };
 
+/**
+ * The paid subscription, for owners and admins: it renews monthly until cancelled, and a cancelled one keeps the plan to
+ * the end of the month paid for (Stripe then ends it, and the webhook the plan), which "Keep" undoes until then.
+ */
+const Subscription: FC<PlansPageProps> = ({ access, subscription }) => {
+  const plan = access.organization.plan;
+  if (!subscription || !plan) return null;
+  const renewal = `/api/organizations/${access.organization.id}/billing/renewal`;
+  const name = PLAN_TABLE[plan].name;
+  return (
+    <section class="card">
+      <h2>Subscription</h2>
+      {subscription.endsAt ? (
+        <div class="row">
+          <p class="grow">
+            The {name} plan <strong>ends on {subscription.endsAt.slice(0, 10)}</strong> and does not renew. Until then it and its credit work as now; after, metered calls need a plan again.
+          </p>
+          <button type="button" class="secondary" data-api={renewal} data-method="PUT" data-body={JSON.stringify({ renews: true })} data-then="reload">
+            {`Keep ${name}`}
+          </button>
+        </div>
+      ) : (
+        <div class="row">
+          <p class="grow">The {name} plan renews every month through Stripe. Choosing another plan below replaces it, its unused days credited.</p>
+          <button
+            type="button"
+            class="danger"
+            data-api={renewal}
+            data-method="PUT"
+            data-body={JSON.stringify({ renews: false })}
+            data-then="reload"
+            data-confirm={`Cancel the ${name} plan? It stays, with its credit, until the end of the month paid for, and is not charged again; after that metered calls need a plan. You can keep it until then.`}
+            data-confirm-label="Cancel plan"
+          >
+            Cancel plan
+          </button>
+        </div>
+      )}
+    </section>
+  );
+};
+
 export const PlansPage: FC<PlansPageProps> = (props) => {
   const { access, caps, billing } = props;
   const manager = canManage(access.role);
@@ -82,6 +126,7 @@ export const PlansPage: FC<PlansPageProps> = (props) => {
     <>
       <PageHead title="Plans" lede={<>{access.organization.name} is on {current ? <strong>{PLAN_TABLE[current].name}</strong> : <strong>no plan</strong>}.</>} />
       <TrialOffer {...props} />
+      {billing && manager ? <Subscription {...props} /> : null}
       {billing ? (
         manager ? (
           <section class="card">
@@ -155,9 +200,19 @@ export const plansPage = workspacePage({
   title: 'Plans',
   icon: 'M3 7h18v12H3zM3 11h18M7 15h3',
   load: async (c, { access, urls }) => {
-    const [terms, trial] = await Promise.all([termsOf(c.env.DB, access.organization.id), trialState(c.env.DB, access.organization.id)]);
+    const [terms, trial, paying] = await Promise.all([
+      termsOf(c.env.DB, access.organization.id),
+      trialState(c.env.DB, access.organization.id),
+      c.env.DB.prepare('SELECT stripe_subscription_id AS id, plan_cancels_at AS endsAt FROM organizations WHERE id = ?').bind(access.organization.id).first<{ id: string | null; endsAt: string | null }>(),
+    ]);
     const where = urls.base === OPS_DEFAULT_URL ? '' : `SLUICE_OPS_URL=${urls.base} `;
-    return { caps: terms.caps, billing: stripeOf(c.env) !== null, trial, planCommand: `${where}npm run -s ops -- plan set --org ${access.organization.id} --plan team` };
+    return {
+      caps: terms.caps,
+      billing: stripeOf(c.env) !== null,
+      trial,
+      subscription: paying?.id ? { endsAt: paying.endsAt } : null,
+      planCommand: `${where}npm run -s ops -- plan set --org ${access.organization.id} --plan team`,
+    };
   },
   view: PlansPage,
 });
