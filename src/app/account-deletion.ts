@@ -9,6 +9,7 @@ import type { SessionUser } from './context';
 import { sendEmailOrLog } from './email';
 import { changeMember, organizationAccess, revokePersonalCredentials, type Role } from './members';
 import { withCurrentPassword } from './users';
+import { hashTrialInbox } from './trial';
 
 /**
  * A person deletes their account. What they belong to decides what goes with it:
@@ -60,8 +61,13 @@ export async function deleteAccount(env: Env, user: SessionUser, password: strin
   const closing = belongings.filter((organization) => organization.others === 0);
   const leaving = belongings.filter((organization) => organization.others > 0);
 
-  // Money first: a subscription that cannot be cancelled stops the deletion before anything is gone.
-  for (const organization of closing) if (organization.subscription) await cancelSubscription(env, organization);
+  // Money first: a subscription that cannot be cancelled stops the deletion before anything else is gone.
+  const cancelled: Belonging[] = [];
+  for (const organization of closing) {
+    if (!organization.subscription) continue;
+    await cancelSubscription(env, organization, cancelled);
+    cancelled.push(organization);
+  }
   for (const organization of leaving) {
     await changeMember(env.DB, await organizationAccess(env.DB, user.id, organization.id), user.id, user.id, 'remove');
     await revokePersonalCredentials(env, organization.id, user.id);
@@ -91,52 +97,74 @@ export async function belongingsOf(db: D1Database, userId: string): Promise<Belo
   return results;
 }
 
-/** Ends a closing organization's subscription at once, with no further invoice and no credit for its unused days (nobody is left to spend it). */
-async function cancelSubscription(env: Env, organization: Belonging): Promise<void> {
+/**
+ * Ends a closing organization's subscription at once, with no further invoice and no credit for its unused days
+ * (nobody is left to spend it). A failure says what was cancelled before it (`cancelled`), which the retry finds
+ * cancelled already.
+ */
+async function cancelSubscription(env: Env, organization: Belonging, cancelled: Belonging[]): Promise<void> {
+  const before = cancelled.length ? ` The subscription of ${cancelled.map((one) => one.name).join(', ')} was cancelled already.` : '';
   const stripe = stripeOf(env);
   if (!stripe) {
     throw new ApiError(
       'PROVIDER_UNAVAILABLE',
-      `${organization.name} pays by a Stripe subscription, and this installation has no Stripe settings to cancel it with (STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET): nothing was deleted. Ask the operator.`,
+      `${organization.name} pays by a Stripe subscription, and this installation has no Stripe settings to cancel it with (STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET): the account was not deleted.${before} Ask the operator.`,
     );
   }
   try {
     await cancelNow(stripe, organization.subscription!, { prorate: false });
   } catch (error) {
     console.error(JSON.stringify({ level: 'error', note: 'subscription not cancelled; account not deleted', organizationId: organization.id, error: String(error) }));
-    throw new ApiError('PROVIDER_UNAVAILABLE', `Stripe did not cancel the subscription of ${organization.name} just now, so nothing was deleted. Try again in a minute.`, { retryAfter: 60 });
+    throw new ApiError('PROVIDER_UNAVAILABLE', `Stripe did not cancel the subscription of ${organization.name} just now, so the account was not deleted.${before} Try again in a minute.`, {
+      retryAfter: 60,
+    });
   }
 }
 
+/** What a closed organization is called from then on: its name was often its person's ("Ada's organization"). */
+const CLOSED_NAME = 'Closed organization';
+
 /**
- * Closes an organization whose only member is leaving with their account. One batch revokes its pending invitations
- * and marks it closed, only while nobody else belongs to it (an invitation accepted a moment before keeps it open:
- * 409); its workspaces then go as a deleted workspace does, and its plan ends in D1 and the wallet. Safe to run again
- * on an organization a deletion cut short closed already.
+ * Closes an organization whose only member is leaving with their account. One batch marks it closed and revokes its
+ * pending invitations, only while nobody else belongs to it (an invitation accepted a moment before keeps it open,
+ * its invitations with it: 409); its name, often the person's, is replaced, and the inbox its free trial was started
+ * from kept only as a digest. Its workspaces then go as a deleted workspace does, and its plan ends in D1 and the
+ * wallet. A plan's checkout paid while it closed was either recorded before the mark, and is cancelled here, or finds
+ * it closed and cancels itself (billing.ts). Safe to run again on an organization a deletion cut short closed already.
  */
 async function closeOrganization(env: Env, organization: Belonging, userId: string): Promise<void> {
   const now = nowIso();
-  const [, closed] = await env.DB.batch([
-    env.DB.prepare('UPDATE invitations SET revoked_at = ? WHERE organization_id = ? AND accepted_at IS NULL AND revoked_at IS NULL').bind(now, organization.id),
-    env.DB.prepare(
-      `UPDATE organizations SET closed_at = COALESCE(closed_at, ?1), stripe_subscription_id = NULL
-        WHERE id = ?2 AND NOT EXISTS (SELECT 1 FROM memberships WHERE organization_id = ?2 AND user_id <> ?3)`,
-    ).bind(now, organization.id, userId),
+  const alone = 'NOT EXISTS (SELECT 1 FROM memberships WHERE organization_id = ?2 AND user_id <> ?3)';
+  const [closed] = await env.DB.batch([
+    env.DB.prepare(`UPDATE organizations SET closed_at = COALESCE(closed_at, ?1), name = ?4 WHERE id = ?2 AND ${alone}`).bind(now, organization.id, userId, CLOSED_NAME),
+    env.DB.prepare(`UPDATE invitations SET revoked_at = ?1 WHERE organization_id = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND ${alone}`).bind(now, organization.id, userId),
   ]);
   if (closed!.meta.changes !== 1) throw ApiError.conflict(`Someone joined ${organization.name} a moment ago; look at its members and try again.`);
+  await forgetSubscription(env, organization);
+  await hashTrialInbox(env.DB, organization.id);
   await deleteEveryWorkspaceOf(env, organization.id);
   await setPlan(env, organization.id, { plan: null });
   await env.DB.prepare('DELETE FROM memberships WHERE organization_id = ? AND user_id = ?').bind(organization.id, userId).run();
 }
 
+/** The closed organization's subscription, gone: one recorded after the deletion began (a checkout paid meanwhile) is cancelled too. */
+async function forgetSubscription(env: Env, organization: Belonging): Promise<void> {
+  const row = await env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organization.id).first<{ id: string | null }>();
+  if (!row?.id) return;
+  if (row.id !== organization.subscription) await cancelSubscription(env, { ...organization, subscription: row.id }, []);
+  await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL WHERE id = ? AND stripe_subscription_id = ?').bind(organization.id, row.id).run();
+}
+
 /**
  * The person's row, erased: the address and name gone (the address free for a sign-up), a hash no password matches,
- * and every session, emailed link and OAuth grant of theirs ended, in one batch.
+ * and every membership, session, emailed link and OAuth grant of theirs ended, in one batch.
  */
 async function eraseUser(db: D1Database, userId: string): Promise<void> {
   const now = nowIso();
   await db.batch([
     db.prepare(`UPDATE users SET email = 'deleted:' || id, name = '', password_hash = '', deleted_at = ? WHERE id = ?`).bind(now, userId),
+    // A membership made after the deletion read them (an invitation accepted in another tab) goes too.
+    db.prepare('DELETE FROM memberships WHERE user_id = ?').bind(userId),
     db.prepare('DELETE FROM sessions WHERE user_id = ?').bind(userId),
     db.prepare('DELETE FROM password_resets WHERE user_id = ?').bind(userId),
     db.prepare('DELETE FROM email_verifications WHERE user_id = ?').bind(userId),

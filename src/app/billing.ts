@@ -125,21 +125,31 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
       }
       const plan = session.metadata?.plan;
       if (!isPlan(plan)) return `Checkout for an unknown plan ${String(plan)}; ignored.`;
-      await applyPlan(env, organizationId, plan, event.id);
       const subscription = typeof session.subscription === 'string' ? session.subscription : (session.subscription?.id ?? null);
-      const [before] = await env.DB.batch([
-        env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId),
-        env.DB.prepare('UPDATE organizations SET stripe_subscription_id = ?, plan_cancels_at = NULL WHERE id = ?').bind(subscription, organizationId),
-      ]);
-      // The subscription this one replaces: the one paid by when the checkout began, and the one in place until now
-      // (a delivery that died after the write above and is delivered again still finds the first in the metadata).
-      const previous = (before!.results[0] as { id: string | null } | undefined)?.id ?? null;
-      const replaced = new Set([session.metadata?.replaces ?? null, previous].filter((id): id is string => id !== null && id !== subscription));
-      for (const id of replaced) await cancelNow(stripe, id, { prorate: true });
-      return `Plan set to ${plan}.${replaced.size ? ` Replaced subscription ${[...replaced].join(', ')} cancelled, its unused days credited.` : ''}`;
+      const replaces = session.metadata?.replaces ?? null;
+      // The organization pays by this subscription only while it is open and pays by none, by this one (a delivery
+      // again) or by the one this checkout replaces: one statement, so a close or a newer checkout cannot slip between.
+      const took = await env.DB.prepare(
+        `UPDATE organizations SET stripe_subscription_id = ?1, plan_cancels_at = NULL
+          WHERE id = ?2 AND closed_at IS NULL AND (stripe_subscription_id IS NULL OR stripe_subscription_id = ?1 OR stripe_subscription_id = ?3)`,
+      )
+        .bind(subscription, organizationId, replaces)
+        .run();
+      if (took.meta.changes !== 1) {
+        // Paid for an organization that closed meanwhile, or overtaken by another plan's checkout: neither this
+        // subscription nor the one it replaced is the organization's, so neither may bill.
+        const stray = [...new Set([subscription, replaces])].filter((id): id is string => id !== null);
+        for (const id of stray) await cancelNow(stripe, id, { prorate: true });
+        console.error(JSON.stringify({ level: 'error', note: 'a paid plan checkout was not applied; its subscriptions were cancelled, their unused days credited', organizationId, stray, eventId: event.id }));
+        return `Subscription ${stray.join(' and ')} cancelled at once, unused days credited: the organization closed, or pays by another subscription since this checkout began.`;
+      }
+      await applyPlan(env, organizationId, plan, event.id);
+      if (replaces && replaces !== subscription) await cancelNow(stripe, replaces, { prorate: true });
+      return `Plan set to ${plan}.${replaces && replaces !== subscription ? ` Replaced subscription ${replaces} cancelled, its unused days credited.` : ''}`;
     }
     case 'customer.subscription.updated': {
-      const subscription = event.data.object;
+      // Read from Stripe, not the event: two changes (cancel, then keep) may be delivered in either order.
+      const subscription = await stripe.subscriptions.retrieve(event.data.object.id);
       const endsAt = subscription.cancel_at ? new Date(subscription.cancel_at * 1000).toISOString() : null;
       const written = await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscription.id).run();
       if (written.meta.changes !== 1) return 'A subscription the organization no longer pays with changed; nothing changes.';
@@ -164,14 +174,15 @@ export function isMissing(error: unknown): boolean {
 }
 
 /**
- * Ends a subscription at once, with no further invoice; `prorate` credits its unused days to its customer's balance.
- * One Stripe no longer has, or has cancelled already, has ended already.
+ * Ends a subscription at once. With `prorate`, a final invoice is made now (`invoice_now`) whose credit for the unused
+ * days goes to the customer's balance, which their next invoices spend; without, nothing more is invoiced. One Stripe
+ * no longer has, or has cancelled already, has ended already.
  */
 export async function cancelNow(stripe: Stripe, subscriptionId: string, options: { prorate: boolean }): Promise<void> {
   try {
     const subscription = await stripe.subscriptions.retrieve(subscriptionId);
     if (subscription.status === 'canceled') return;
-    await stripe.subscriptions.cancel(subscriptionId, { prorate: options.prorate });
+    await stripe.subscriptions.cancel(subscriptionId, options.prorate ? { prorate: true, invoice_now: true } : { prorate: false });
   } catch (error) {
     if (!isMissing(error)) throw error;
   }
@@ -182,7 +193,8 @@ export async function cancelNow(stripe: Stripe, subscriptionId: string, options:
  * Stripe ends it and the webhook ends the plan) or renews again; answers when it ends, null when it renews.
  */
 export async function setRenewal(env: Env, stripe: Stripe, subscriptionId: string, organizationId: string, renew: boolean): Promise<string | null> {
-  const subscription = await stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: !renew });
+  // Renewing also clears an end date set in Stripe's own dashboard (`cancel_at`), which cancel_at_period_end leaves.
+  const subscription = await stripe.subscriptions.update(subscriptionId, renew ? { cancel_at_period_end: false, cancel_at: '' } : { cancel_at_period_end: true });
   const endsAt = subscription.cancel_at ? new Date(subscription.cancel_at * 1000).toISOString() : null;
   await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscriptionId).run();
   return endsAt;

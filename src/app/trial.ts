@@ -2,6 +2,7 @@ import { getOrganization } from '../services/accounts';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
+import { sha256Hex } from '../core/digest';
 import { type Plan, PLAN_TABLE } from '../core/plans';
 import { configureWallet } from '../services/wallet';
 
@@ -35,7 +36,7 @@ export async function startTrial(env: Env, organizationId: string, startedBy: { 
   const startedAt = new Date(startedAtMs).toISOString();
   const endsAtMs = startedAtMs + TRIAL.days * 24 * 60 * 60 * 1000;
   const endsAt = new Date(endsAtMs).toISOString();
-  const inbox = inboxOf(startedBy.email);
+  const inbox = await trialInboxDigest(inboxOf(startedBy.email));
   const claimed = await env.DB.prepare('UPDATE organizations SET trial_started_at = ?, trial_ends_at = ?, plan = ?, trial_inbox = ? WHERE id = ? AND trial_started_at IS NULL AND plan IS NULL')
     .bind(startedAt, endsAt, TRIAL.plan, inbox, organizationId)
     .run()
@@ -66,6 +67,20 @@ export function inboxOf(email: string): string {
   const domain = email.slice(at + 1).toLowerCase().replace(/^googlemail\.com$/, 'gmail.com');
   const local = email.slice(0, at).toLowerCase().split('+')[0]!;
   return `${domain === 'gmail.com' ? local.replaceAll('.', '') : local}@${domain}`;
+}
+
+/**
+ * What `organizations.trial_inbox` keeps of the inbox a trial was started from: its SHA-256, enough to refuse a second
+ * trial from it (a unique index) without keeping the address, which outlives an account deleted since.
+ */
+async function trialInboxDigest(inbox: string): Promise<string> {
+  return `sha256:${await sha256Hex(inbox)}`;
+}
+
+/** A trial's inbox kept as an address (before digests were kept) becomes its digest: for an organization closed with its account. */
+export async function hashTrialInbox(db: D1Database, organizationId: string): Promise<void> {
+  const row = await db.prepare("SELECT trial_inbox AS inbox FROM organizations WHERE id = ? AND trial_inbox NOT LIKE 'sha256:%'").bind(organizationId).first<{ inbox: string }>();
+  if (row) await db.prepare('UPDATE organizations SET trial_inbox = ? WHERE id = ? AND trial_inbox = ?').bind(await trialInboxDigest(row.inbox), organizationId, row.inbox).run();
 }
 
 function onPlan(plan: Plan | null): ApiError {

@@ -72,7 +72,7 @@ export async function setPassword(db: D1Database, userId: string, passwordHash: 
   const inPlace = '(SELECT password_hash FROM users WHERE id = ?1) = ?2';
   const [updated] = await db.batch([
     db
-      .prepare(`UPDATE users SET password_hash = ?2, password_changed_at = ?3 WHERE id = ?1${replacing === undefined ? '' : ' AND password_hash = ?4'}`)
+      .prepare(`UPDATE users SET password_hash = ?2, password_changed_at = ?3 WHERE id = ?1 AND deleted_at IS NULL${replacing === undefined ? '' : ' AND password_hash = ?4'}`)
       .bind(userId, passwordHash, at, ...(replacing === undefined ? [] : [replacing])),
     db.prepare(`DELETE FROM sessions WHERE user_id = ?1 AND ${inPlace}`).bind(userId, passwordHash),
     db.prepare(`DELETE FROM password_resets WHERE user_id = ?1 AND ${inPlace}`).bind(userId, passwordHash),

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, ops } from '../support/api';
-import { type Person, signInFresh, signUp } from '../support/dashboard';
+import { Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
 import { FAKE_STRIPE } from '../fakes/stripe';
 
 const PASSWORD = 'a long enough passphrase';
@@ -47,6 +47,13 @@ describe('deleting an account', () => {
     const { person, subscription, key } = await payingAlone();
     const email = person.account.user.email;
     const invited = await person.json('POST', `/api/organizations/${person.organizationId}/invitations`, { email: `later-${crypto.randomUUID().slice(0, 8)}@example.com`, role: 'member' });
+    // Another browser signed in, and a reset link on its way: neither outlives the account.
+    const elsewhere = await signIn(email);
+    expect(elsewhere.status).toBe(200);
+    const otherBrowser = sessionCookie(elsewhere)!;
+    await person.json('POST', '/api/auth/password-reset', { email }, { bindings: { DEV_OUTBOX: '1' } });
+    const resetLink = await env.DB.prepare("SELECT body FROM email_outbox WHERE recipient = ? AND subject LIKE 'Reset your Sluice password%' ORDER BY rowid DESC LIMIT 1").bind(email).first<{ body: string }>();
+    const resetToken = /token=([0-9a-f]+)/.exec(resetLink!.body)![1];
 
     const deleted = await deleteAccount(person);
     expect(deleted.status).toBe(200);
@@ -65,7 +72,12 @@ describe('deleting an account', () => {
 
     // Signed out, and the account is no one's: its address and name erased, its password matching nothing.
     expect((await person.json('GET', '/api/me')).status).toBe(401);
+    expect((await new Person(otherBrowser, person.account).json('GET', '/api/me')).status).toBe(401);
     expect((await signIn(email)).status).toBe(401);
+    const reset = await person.json('POST', '/api/auth/password-reset/confirm', { token: resetToken, password: 'another long passphrase' });
+    expect(reset.status).toBe(400);
+    // Nothing of the person's name is left on the organization either (sign-up named it after them).
+    expect((await env.DB.prepare('SELECT name FROM organizations WHERE id = ?').bind(person.organizationId).first<{ name: string }>())!.name).toBe('Closed organization');
     const row = await env.DB.prepare('SELECT email, name, password_hash AS hash, deleted_at AS deletedAt FROM users WHERE id = ?').bind(person.account.user.id).first();
     expect(row).toMatchObject({ email: `deleted:${person.account.user.id}`, name: '', hash: '', deletedAt: expect.any(String) });
     const farewell = await env.DB.prepare("SELECT body FROM email_outbox WHERE recipient = ? AND subject = 'Your Sluice account was deleted'").bind(email).first<{ body: string }>();
@@ -90,7 +102,7 @@ describe('deleting an account', () => {
     // An address where no Stripe answers (the test's outbound answers 599 for a host it has no fake for).
     const refused = await deleteAccount(person, PASSWORD, { ...STRIPE, STRIPE_BASE_URL: 'https://stripe-down.fake' });
     expect(refused.status).toBe(503);
-    expect(refused.body.error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('nothing was deleted') });
+    expect(refused.body.error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('the account was not deleted') });
     expect((await person.json('GET', '/api/me')).status).toBe(200);
     expect((await credits(key)).status).toBe(200);
     expect(await subscriptionStatus(subscription)).toBe('active');

@@ -184,13 +184,42 @@ describe('billing through Stripe', () => {
     // Delivered again: the old one is cancelled, prorated, though the organization already names the new one.
     const again = await deliver(event);
     expect(again.body.data).toMatchObject({ applied: true, note: expect.stringContaining(`Replaced subscription ${old} cancelled`) });
-    expect(await subscription(old)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: true } });
+    expect(await subscription(old)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: true, invoice_now: true } });
     expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('business');
 
     // The old subscription's end, when Stripe reports it, ends nothing: the organization pays by the new one.
     const oldEnded = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.deleted', data: { object: { id: old, object: 'subscription', metadata: { organizationId: owner.organizationId } } } });
     expect(oldEnded.body.data.note).toContain('no longer pays with');
     expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('business');
+  });
+
+  it('cancels a checkout overtaken by a newer one, and the subscription it replaced, rather than record a subscription that no longer pays', async () => {
+    const owner = await signUp();
+    const { old } = await paying(owner, 'solo');
+    const [a, b] = [`sub_a_${crypto.randomUUID().slice(0, 8)}`, `sub_b_${crypto.randomUUID().slice(0, 8)}`];
+    for (const id of [a, b]) await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`, { method: 'POST', body: JSON.stringify({ id }) });
+    // A's first delivery records A and fails cancelling the old one; B, bought after A, replaces A.
+    const first = checkoutEvent(owner, { subscription: a, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'team', replaces: old } });
+    expect((await deliver(first, { bindings: { STRIPE_BASE_URL: 'https://stripe-down.fake' } })).status).toBe(500);
+    const second = await deliver(checkoutEvent(owner, { subscription: b, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'business', replaces: a } }));
+    expect(second.body.data.note).toContain(`Replaced subscription ${a} cancelled`);
+    // A delivered again finds B in place: it records nothing, and what it and A replaced stop billing.
+    const again = await deliver(first);
+    expect(again.body.data.note).toContain('pays by another subscription');
+    expect([(await subscription(old))!.status, (await subscription(a))!.status, (await subscription(b))!.status]).toEqual(['canceled', 'canceled', 'active']);
+    const organization = await env.DB.prepare('SELECT plan, stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(owner.organizationId).first();
+    expect(organization).toEqual({ plan: 'business', id: b });
+  });
+
+  it('cancels a plan checkout paid after its organization closed with its account', async () => {
+    const owner = await signUp();
+    const late = `sub_late_${crypto.randomUUID().slice(0, 8)}`;
+    await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`, { method: 'POST', body: JSON.stringify({ id: late }) });
+    expect((await owner.json('DELETE', '/api/me', { currentPassword: 'a long enough passphrase' }, { bindings: STRIPE })).status).toBe(200);
+    const paid = await deliver(checkoutEvent(owner, { subscription: late, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'team' } }));
+    expect(paid.body.data.note).toContain('the organization closed');
+    expect(await subscription(late)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: true, invoice_now: true } });
+    expect(await env.DB.prepare('SELECT plan, stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(owner.organizationId).first()).toEqual({ plan: null, id: null });
   });
 
   it('cancels the plan at the end of the month paid for, keeps it on request, and ends it when Stripe ends the subscription', async () => {
@@ -212,8 +241,15 @@ describe('billing through Stripe', () => {
     expect(await subscription(old)).toMatchObject({ cancel_at_period_end: false, cancel_at: null });
     expect(await (await owner.request('GET', `/w/${owner.workspaceId}/plans`, undefined, { bindings: STRIPE })).text()).toContain('Cancel plan');
 
-    // Cancelled in Stripe's own dashboard: the webhook says so here too; then Stripe ends it, and the plan ends.
+    // Cancelled in Stripe's own dashboard, at a date of its own: the webhook says so here too (as Stripe has it, not as
+    // the event says: deliveries may come in any order), and Keep clears that date as well.
     const endsAt = Math.floor(Date.now() / 1000) + 3600;
+    await stripeDashboard(old, { cancel_at: String(endsAt) });
+    const stale = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.updated', data: { object: { id: old, object: 'subscription', cancel_at: null, metadata: { organizationId: owner.organizationId } } } });
+    expect(stale.body.data.note).toBe(`The subscription ends on ${new Date(endsAt * 1000).toISOString().slice(0, 10)}.`);
+    expect((await renewal(true)).body.data).toEqual({ renews: true, endsAt: null });
+    await stripeDashboard(old, { cancel_at: String(endsAt) });
+    // Then Stripe ends it, and the plan ends.
     const updated = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.updated', data: { object: { id: old, object: 'subscription', cancel_at: endsAt, metadata: { organizationId: owner.organizationId } } } });
     expect(updated.body.data.note).toBe(`The subscription ends on ${new Date(endsAt * 1000).toISOString().slice(0, 10)}.`);
     await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.deleted', data: { object: { id: old, object: 'subscription', metadata: { organizationId: owner.organizationId } } } });
@@ -252,9 +288,14 @@ function checkoutEvent(person: Person, session: Record<string, unknown>) {
   };
 }
 
-async function subscription(id: string): Promise<{ status: string; cancel_at: number | null; cancel_at_period_end: boolean; cancelled_with?: { prorate: boolean } } | undefined> {
+async function subscription(id: string): Promise<{ status: string; cancel_at: number | null; cancel_at_period_end: boolean; cancelled_with?: { prorate: boolean; invoice_now: boolean } } | undefined> {
   const all = (await (await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`)).json()) as { id: string }[];
   return all.find((one) => one.id === id) as never;
+}
+
+/** A change made in Stripe's own dashboard: the subscription's fields set at the fake, as Stripe's API would. */
+async function stripeDashboard(id: string, fields: Record<string, string>): Promise<void> {
+  await fetch(`${FAKE_STRIPE.baseUrl}/v1/subscriptions/${id}`, { method: 'POST', headers: { authorization: `Bearer ${FAKE_STRIPE.secretKey}` }, body: new URLSearchParams(fields) });
 }
 
 async function lastSession(): Promise<Record<string, any> | undefined> {

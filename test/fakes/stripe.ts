@@ -4,9 +4,9 @@
  * answers a Checkout Session object; a wrong key gets Stripe's 401 error object. The sessions it made can
  * be read back at GET /test/sessions so a test in workerd can check what was asked. Subscriptions a test made with
  * POST /test/subscriptions {id, customer?} are read (GET /v1/subscriptions/:id), set to end at their period's end or
- * renew (POST with cancel_at_period_end, which sets cancel_at), and cancelled at once (DELETE, `prorate` kept for the
- * test; a second cancel is Stripe's 400); an id it does not have is a 404 `resource_missing`. GET /test/subscriptions
- * reads them.
+ * renew (POST with cancel_at_period_end, which sets cancel_at, or cancel_at itself, '' unsetting it), and cancelled at
+ * once (DELETE, its `prorate` and `invoice_now` kept for the test; a second cancel is Stripe's 400); an id it does
+ * not have is a 404 `resource_missing`. GET /test/subscriptions reads them.
  */
 export const FAKE_STRIPE = { secretKey: 'sk_test_fake', webhookSecret: 'whsec_fake_secret', baseUrl: 'https://stripe.fake' };
 
@@ -20,7 +20,7 @@ interface FakeSubscription {
   cancel_at: number | null;
   canceled_at: number | null;
   /** Not Stripe's: how the test's cancellation asked (its `prorate`), for the test to read. */
-  cancelled_with?: { prorate: boolean };
+  cancelled_with?: { prorate: boolean; invoice_now: boolean };
 }
 const subscriptions = new Map<string, FakeSubscription>();
 /** A month from when the test made the subscription: when its period ends. */
@@ -54,10 +54,15 @@ export async function stripeUpstream(request: Request): Promise<Response> {
       }
       subscription.status = 'canceled';
       subscription.canceled_at = Math.floor(Date.now() / 1000);
-      subscription.cancelled_with = { prorate: form.get('prorate') === 'true' };
-    } else if (request.method === 'POST' && form.has('cancel_at_period_end')) {
-      subscription.cancel_at_period_end = form.get('cancel_at_period_end') === 'true';
-      subscription.cancel_at = subscription.cancel_at_period_end ? periodEnds.get(id)! : null;
+      subscription.cancelled_with = { prorate: form.get('prorate') === 'true', invoice_now: form.get('invoice_now') === 'true' };
+    } else if (request.method === 'POST') {
+      // An empty value unsets a field, as Stripe takes it; a cancel_at date stays until unset.
+      if (form.has('cancel_at')) subscription.cancel_at = form.get('cancel_at') ? Number(form.get('cancel_at')) : null;
+      if (form.has('cancel_at_period_end')) {
+        subscription.cancel_at_period_end = form.get('cancel_at_period_end') === 'true';
+        if (subscription.cancel_at_period_end) subscription.cancel_at = periodEnds.get(id)!;
+        else if (!form.has('cancel_at') && subscription.cancel_at === periodEnds.get(id)) subscription.cancel_at = null;
+      }
     }
     return Response.json(subscription);
   }

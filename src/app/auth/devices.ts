@@ -24,13 +24,17 @@ function cookieName(c: Context<DashboardEnv>): string {
   return isSecure(c) ? '__Host-sluice_device' : 'sluice_device';
 }
 
-/** The account a device cookie is signed for: its address, and when its password was last set (null: at sign-up). */
+/**
+ * The account a device cookie is signed for: the account itself (an address deleted with its account and signed up
+ * again is another account), its address, and when its password was last set (null: at sign-up).
+ */
 export interface DeviceAccount {
+  id: string;
   email: string;
   passwordChangedAt: string | null;
 }
 
-const encode = (id: string, account: DeviceAccount) => new TextEncoder().encode(`${id}\n${account.email}\n${account.passwordChangedAt ?? ''}`);
+const encode = (id: string, account: DeviceAccount) => new TextEncoder().encode(`${id}\n${account.id}\n${account.email}\n${account.passwordChangedAt ?? ''}`);
 
 /** This browser's device id when its cookie was signed for `account` as it is now (under any key of a rotation), else null. */
 export async function knownDevice(c: Context<DashboardEnv>, account: DeviceAccount): Promise<string | null> {

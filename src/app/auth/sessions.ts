@@ -35,7 +35,7 @@ export async function startSession(c: Context<DashboardEnv>, userId: string, pas
   const id = randomHex(32);
   const now = clock.now();
   const expiresAt = new Date(now + SESSION_LIFETIME_MS);
-  const made = await c.env.DB.prepare('INSERT INTO sessions (id_hash, user_id, created_at, expires_at) SELECT ?1, id, ?3, ?4 FROM users WHERE id = ?2 AND password_hash = ?5')
+  const made = await c.env.DB.prepare('INSERT INTO sessions (id_hash, user_id, created_at, expires_at) SELECT ?1, id, ?3, ?4 FROM users WHERE id = ?2 AND password_hash = ?5 AND deleted_at IS NULL')
     .bind(await sha256Hex(id), userId, new Date(now).toISOString(), expiresAt.toISOString(), passwordHash)
     .run();
   if (made.meta.changes !== 1) return false;
