@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import Papa from 'papaparse';
 import { clock } from '../core/clock';
 import { ApiError } from '../core/errors';
 import { centsFromUnits } from '../core/money';
@@ -259,4 +260,57 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
     // Falls through to the refusal below.
   }
   throw ApiError.validation([{ field: 'cursor', location: 'query', message: 'Not a cursor this API issued; pass nextCursor unchanged.' }]);
+}
+
+/** The columns of a usage export, one row per call, as `rows` of the report names them. */
+export const USAGE_CSV_COLUMNS = ['createdAt', 'requestId', 'operation', 'status', 'errorCode', 'costCents', 'cached', 'sandbox', 'latencyMs', 'keyId', 'connectionId', 'jobId'] as const;
+
+/** Rows of an export read from D1 at a time: the report's largest page. */
+const EXPORT_PAGE_ROWS = 500;
+
+/** A range of whole UTC days, as a date field gives them: `to` is the last day included. */
+export const UsageExportQuery = z.strictObject({
+  from: z.iso.date().optional().openapi({ description: 'First day (UTC) included. Default: 30 days before `to`.', example: '2026-11-01' }),
+  to: z.iso.date().optional().openapi({ description: 'Last day (UTC) included. Default: today.', example: '2026-11-30' }),
+});
+
+/** The instants a day range covers: [from's start, the day after to's start), within the report's longest range. */
+export function exportRangeOf(query: z.infer<typeof UsageExportQuery>): { from: Date; to: Date; summarizedBefore: string | null } {
+  const today = new Date(startOfUtcDay(new Date(clock.now())));
+  const last = query.to ? new Date(`${query.to}T00:00:00Z`) : today;
+  const end = new Date(last.getTime() + DAY_MS);
+  const start = query.from ? new Date(`${query.from}T00:00:00Z`) : new Date(end.getTime() - DEFAULT_SPAN_MS);
+  return keptRangeOf(rangeOf({ from: start.toISOString(), to: end.toISOString() }));
+}
+
+/**
+ * Every call of [from, to) of the workspace as CSV (RFC 4180, CRLF), newest first, read from D1 a page at a time
+ * as the client reads, so memory holds one page whatever the range. Cells a spreadsheet would run as a formula are
+ * escaped. Calls older than the rows kept (`summarizedBefore`) are not listed: only their daily totals remain.
+ */
+export function streamUsageCsv(db: D1Database, workspaceId: string, { from, to }: { from: Date; to: Date }): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const range = [workspaceId, from.toISOString(), to.toISOString()] as const;
+  const line = (cells: unknown[]) => encoder.encode(`${Papa.unparse([cells], { newline: '\r\n', escapeFormulae: true })}\r\n`);
+  let after: { createdAt: string; id: string } | undefined;
+  let done = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(line([...USAGE_CSV_COLUMNS]));
+      },
+      async pull(controller) {
+        if (done) return controller.close();
+        const rows = (await pageOf(db, range, after, EXPORT_PAGE_ROWS).all<UsageRow>()).results;
+        for (const row of rows) {
+          const cells = { ...row, costCents: centsFromUnits(row.costUnits), cached: row.cached === 1, sandbox: row.sandbox === 1 };
+          controller.enqueue(line(USAGE_CSV_COLUMNS.map((column) => cells[column] ?? '')));
+        }
+        after = rows.at(-1);
+        done = rows.length < EXPORT_PAGE_ROWS;
+        if (done) controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }

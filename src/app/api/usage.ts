@@ -2,7 +2,8 @@ import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
-import { UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
+import { exportRangeOf, streamUsageCsv, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
+import { z } from '@hono/zod-openapi';
 import type { DashboardEnv } from '../context';
 import { workspaceAccess } from '../members';
 import { workspaceIdParam } from './schemas';
@@ -17,7 +18,32 @@ const route = createRoute({
   responses: { 200: jsonContent(successEnvelope(UsageReport), 'Usage of the workspace over [from, to).'), ...errorResponses(400, 401, 404) },
 });
 
+const exportRoute = createRoute({
+  method: 'get',
+  path: '/api/workspaces/{workspaceId}/usage/export',
+  tags: ['Usage'],
+  summary: "Every call of the workspace over whole UTC days, as CSV",
+  description:
+    'One row per call, newest first, with the columns createdAt, requestId, operation, status, errorCode, costCents, cached, sandbox, latencyMs, keyId, connectionId, jobId. Calls older than the 13 months each row is kept are not listed (only their daily totals remain): the `X-Usage-Summarized-Before` header then says from when rows are listed.',
+  operationId: 'exportWorkspaceUsage',
+  request: { params: workspaceIdParam, query: UsageExportQuery },
+  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string() } } }, ...errorResponses(400, 401, 404) },
+});
+
 export function registerUsage(app: OpenAPIHono<DashboardEnv>) {
+  app.openapi(exportRoute, async (c) => {
+    const { workspace } = await workspaceAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').workspaceId);
+    const range = exportRangeOf(c.req.valid('query'));
+    const days = `${range.from.toISOString().slice(0, 10)}-to-${new Date(range.to.getTime() - 1).toISOString().slice(0, 10)}`;
+    const headers: Record<string, string> = {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="usage-${workspace.id}-${days}.csv"`,
+      'cache-control': 'no-store',
+    };
+    if (range.summarizedBefore) headers['x-usage-summarized-before'] = range.summarizedBefore;
+    return new Response(streamUsageCsv(c.env.DB, workspace.id, range), { headers }) as never;
+  });
+
   app.openapi(route, async (c) => {
     const { workspace } = await workspaceAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').workspaceId);
     return c.json(success(await usageReport(c.env.DB, workspace.id, c.req.valid('query'))), 200);

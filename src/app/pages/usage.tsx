@@ -7,7 +7,8 @@ import type { WorkspaceAccess } from '../members';
 import { trialState } from '../trial';
 import { DailySpendChart, OperationSpendChart } from './charts';
 import { PlanNotice } from './keys';
-import { DateTime, formatCents, PageHead } from './layout';
+import { DateTime, Field, formatCents, PageHead } from './layout';
+import { clock } from '../../core/clock';
 import { DataTable } from './table';
 import { type WorkspaceProps, workspacePage } from './page';
 
@@ -52,6 +53,24 @@ export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick
   return { report, days, trial, credits: { plan: access.organization.plan, ...balanceInCents(balance) }, callsInTransit: charged.length - arrived };
 }
 
+/**
+ * Every call of a range of days as a CSV file: a plain form, so the browser downloads what the API answers. The
+ * last 30 days unless other days are chosen.
+ */
+const UsageExport: FC<{ workspaceId: string }> = ({ workspaceId }) => {
+  const today = new Date(clock.now()).toISOString().slice(0, 10);
+  const monthAgo = new Date(clock.now() - 29 * 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
+  return (
+    <form class="row" method="get" action={`/api/workspaces/${workspaceId}/usage/export`}>
+      <Field name="from" id="export-from" label="From (UTC)" type="date" value={monthAgo} />
+      <Field name="to" id="export-to" label="To, included" type="date" value={today} />
+      <button type="submit" class="secondary">
+        Download calls as CSV
+      </button>
+    </form>
+  );
+};
+
 export const UsagePage: FC<UsagePageProps> = (props) => {
   const { report, days, credits, access, callsInTransit } = props;
   const updating = callsInTransit > 0 ? `updating: ${callsInTransit} more ${callsInTransit === 1 ? 'call' : 'calls'} charged a moment ago` : undefined;
@@ -85,6 +104,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
       </section>
       <section class="card">
         <h2>Recent calls</h2>
+        <UsageExport workspaceId={access.workspace.id} />
         <DataTable
           rows={report.rows}
           empty="No calls in the last 30 days."
