@@ -197,8 +197,8 @@ export class LeaseBook {
 
   /**
    * Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease;
-   * answers what it spent: nothing for the twin of a charge still here (a retry that took over its call id),
-   * which is dropped, its hold's money back in the lease. The charge is stored before this returns: on the
+   * answers what it spent: nothing for the twin of a charge still here, waiting or in the message outgoing (a retry
+   * that took over its call id), which is dropped, its hold's money back in the lease. The charge is stored before this returns: on the
    * waiting list, or, given `sendNow` and with no message outgoing, in a message composed now (answered, for
    * the caller to send) with what `sendNow.ask` asks for once the charge counts. A workspace called every few
    * seconds then writes its call's charge once, in the message, instead of onto the waiting list and off it
@@ -216,6 +216,9 @@ export class LeaseBook {
     const subscriptionUnits = Math.min(spent, hold.subscriptionUnits);
     const budget = budgetKeyId === usage.keyId ? {} : { budgetKeyId };
     const charge: Charge = { id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage, ...budget };
+    // The twin of a charge in the message outgoing (composed and sent, not yet acknowledged) is dropped as the twin of
+    // one on the waiting list is: the wallet takes that one, and the key's spend counted it already.
+    if (this.state.outgoing?.charges.some((sent) => sent.id === charge.id)) return { spent: 0, message: null };
     // A message carries CHARGES_PER_MESSAGE at most: with that many waiting, this one waits behind them.
     if (!sendNow || this.state.outgoing || this.unsent >= CHARGES_PER_MESSAGE) {
       return { spent: this.addCharge(charge) ? spent : 0, message: null };

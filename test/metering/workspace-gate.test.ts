@@ -693,9 +693,19 @@ describe('the workspace gate on the hot path', () => {
       expect(spent()).toBe(3 * CENT);
       await instance.flush();
       expect(spent()).toBe(3 * CENT);
+      // And with the first charge itself composed at once and not yet acknowledged when the retry settles (a slow
+      // machine's clean clone found this: the retry's charge was counted again).
+      (instance as unknown as { reportedAt: number }).reportedAt = clock.now() - 2 * REPORT_MS;
+      await settled(`use_${'o'.repeat(24)}`);
+      expect((instance as unknown as { book: LeaseBook }).book.outgoing?.charges.map((charge) => charge.id)).toEqual([`use_${'o'.repeat(24)}`]);
+      offset += 2 * REPORT_MS;
+      await settled(`use_${'o'.repeat(24)}`);
+      expect(spent()).toBe(4 * CENT);
+      await instance.flush();
+      expect(spent()).toBe(4 * CENT);
     });
-    expect(await captures()).toBe(3);
-    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(97);
+    expect(await captures()).toBe(4);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(96);
   });
 
   it('composes no message of more than 500 charges, a call settled behind a full list of them included', async () => {
