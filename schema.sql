@@ -81,7 +81,7 @@ CREATE TABLE sessions (
   user_id       TEXT NOT NULL REFERENCES users (id),
   created_at    TEXT NOT NULL,
   expires_at    TEXT NOT NULL
-);
+, user_agent TEXT, last_seen_at TEXT);
 
 CREATE INDEX sessions_by_user ON sessions (user_id);
 

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, ops } from '../support/api';
-import { Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
+import { Person, sessionCookie, setCookies, signInFresh, signUp } from '../support/dashboard';
 import { FAKE_STRIPE } from '../fakes/stripe';
 
 const PASSWORD = 'a long enough passphrase';
@@ -13,7 +13,7 @@ const newKey = async (person: Person, path = 'keys') => (await person.json('POST
 const credits = (key: string) => call('/v1/credits', bearer(key));
 const sandboxCall = (key: string) => call('/runtime/data/linkedin/get-company-by-domain?domain=acme.example', bearer(key));
 
-const signIn = (email: string, password = PASSWORD) => signInFresh(email, password);
+const signIn = (email: string, password = PASSWORD, headers: Record<string, string> = {}) => signInFresh(email, password, headers);
 
 /** Someone alone in their organization, which pays by a Stripe subscription (as the checkout webhook records it), with a key that works. */
 async function payingAlone() {
@@ -133,5 +133,16 @@ describe('deleting an account', () => {
     expect((await sandboxCall(sandboxKey)).status).toBe(401);
     const members = await member.json('GET', `/api/organizations/${owner.organizationId}/members`);
     expect(members.body.data.members.map((one: { userId: string }) => one.userId)).toEqual([member.account.user.id]);
+  });
+
+  it('leaves a browser the deleted account knew unknown to a new account of the same address: it waits with everyone else', async () => {
+    const person = await signUp();
+    const email = person.account.user.email;
+    const device = setCookies(await signIn(email)).find((cookie) => cookie.startsWith('sluice_device='))!.split(';')[0]!;
+    expect((await deleteAccount(person)).status).toBe(200);
+    await signUp({ email });
+    // Guesses from anywhere fill the address's count; the old browser's cookie has no count of its own for the new account.
+    for (let guess = 0; guess < 5; guess++) expect((await signIn(email, `wrong guess ${guess}`)).status).toBe(401);
+    expect((await signIn(email, PASSWORD, { cookie: device })).status).toBe(429);
   });
 });

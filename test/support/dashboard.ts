@@ -100,10 +100,10 @@ export async function confirmationLink(email: string): Promise<string> {
 }
 
 /** A sign-in from a client of its own (an IPv6 /64, what the throttles count), through the edge as deployed. */
-export function signInFresh(email: string, password: string): Promise<Response> {
+export function signInFresh(email: string, password: string, headers: Record<string, string> = {}): Promise<Response> {
   return dashboard('/api/auth/sign-in', {
     method: 'POST',
-    headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': `2001:db8:${[...crypto.getRandomValues(new Uint16Array(2))].map((part) => part.toString(16)).join(':')}::1` },
+    headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': `2001:db8:${[...crypto.getRandomValues(new Uint16Array(2))].map((part) => part.toString(16)).join(':')}::1`, ...headers },
     body: JSON.stringify({ email, password }),
     cf: { colo: 'AMS' },
   });

@@ -8,10 +8,21 @@ import { ApiError } from '../../core/errors';
 import { sendVerification } from '../email-verification';
 import { requestEmailChange } from '../email-changes';
 import { deleteAccount } from '../account-deletion';
+import { signedInBrowsers, signOutBrowser, signOutOtherBrowsers } from '../signed-in-browsers';
 import { endSession } from '../auth/sessions';
 import { ChangeEmailBody, DeleteAccountBody, jsonBody, Membership, User, VerificationSent } from './schemas';
 
 const OrganizationGone = z.object({ id: z.string(), name: z.string() });
+const SignedInBrowser = z
+  .object({
+    id: z.string().openapi({ description: 'Names the session here; it signs nobody in.' }),
+    browser: z.string().openapi({ description: 'The browser and system it began in, as its User-Agent said ("Firefox on macOS").', example: 'Firefox on macOS' }),
+    signedInAt: z.string(),
+    lastSeenAt: z.string().nullable().openapi({ description: 'When it was last used, to the hour.' }),
+    current: z.boolean().openapi({ description: 'The browser asking.' }),
+  })
+  .openapi('SignedInBrowser');
+const sessionIdParam = z.object({ sessionId: z.string().regex(/^[0-9a-f]{16}$/, 'Expected the id of a signed-in browser.').openapi({ param: { name: 'sessionId', in: 'path' } }) });
 
 const routes = {
   me: createRoute({
@@ -21,6 +32,31 @@ const routes = {
     summary: 'The signed-in user, the organizations they belong to (with their role) and their workspaces',
     operationId: 'getMe',
     responses: { 200: jsonContent(successEnvelope(z.object({ user: User, organizations: z.array(Membership) })), 'Who is signed in.'), ...errorResponses(401) },
+  }),
+  browsers: createRoute({
+    method: 'get',
+    path: '/api/me/sessions',
+    tags: ['Session'],
+    summary: 'The browsers signed in to your account, the one asking marked',
+    operationId: 'listSignedInBrowsers',
+    responses: { 200: jsonContent(successEnvelope(z.object({ sessions: z.array(SignedInBrowser) })), 'Newest use first.'), ...errorResponses(401) },
+  }),
+  signOutBrowser: createRoute({
+    method: 'delete',
+    path: '/api/me/sessions/{sessionId}',
+    tags: ['Session'],
+    summary: 'Sign out one of your browsers (its next request is signed out); 404 for one that is not yours',
+    operationId: 'signOutBrowser',
+    request: { params: sessionIdParam },
+    responses: { 200: jsonContent(successEnvelope(z.object({ signedOut: z.literal(true) })), 'Signed out.'), ...errorResponses(400, 401, 403, 404) },
+  }),
+  signOutOthers: createRoute({
+    method: 'post',
+    path: '/api/me/sessions/sign-out-others',
+    tags: ['Session'],
+    summary: 'Sign out every browser of yours but this one',
+    operationId: 'signOutOtherBrowsers',
+    responses: { 200: jsonContent(successEnvelope(z.object({ signedOut: z.number().int() })), 'How many were signed out.'), ...errorResponses(401, 403) },
   }),
   deleteAccount: createRoute({
     method: 'delete',
@@ -71,6 +107,21 @@ export function registerMe(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.me, async (c) => {
     const { user } = c.get('session');
     return c.json(success({ user, organizations: await membershipsOf(c.env.DB, user.id) }), 200);
+  });
+
+  app.openapi(routes.browsers, async (c) => {
+    const { user, idHash } = c.get('session');
+    return c.json(success({ sessions: await signedInBrowsers(c.env.DB, user.id, idHash) }), 200);
+  });
+
+  app.openapi(routes.signOutBrowser, async (c) => {
+    await signOutBrowser(c.env.DB, c.get('session').user.id, c.req.valid('param').sessionId);
+    return c.json(success({ signedOut: true as const }), 200);
+  });
+
+  app.openapi(routes.signOutOthers, async (c) => {
+    const { user, idHash } = c.get('session');
+    return c.json(success({ signedOut: await signOutOtherBrowsers(c.env.DB, user.id, idHash) }), 200);
   });
 
   app.openapi(routes.deleteAccount, async (c) => {

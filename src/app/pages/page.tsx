@@ -19,9 +19,11 @@ export interface WorkspaceProps {
   docsUrl: string;
 }
 
-/** A workspace page's loader gets the request, the workspace, and the installation's public URLs. */
+/** A workspace page's loader gets the request, the workspace, the installation's public URLs and which session asks. */
 export interface WorkspaceRequest extends WorkspaceProps {
   urls: PublicUrls;
+  /** The asking browser's session (its hash), as Settings marks it among the account's. */
+  sessionIdHash: string;
 }
 
 /**
@@ -61,7 +63,7 @@ export function workspacePage<Props extends WorkspaceProps>(page: {
     title: page.title,
     icon: page.icon,
     render: async (c, request) => {
-      const { urls, ...workspace } = request;
+      const { urls: _urls, sessionIdHash: _session, ...workspace } = request;
       // The workspace's props and the loader's are the view's, which TypeScript cannot see through Omit.
       const props = { ...workspace, ...(await page.load(c, request)) } as Props;
       return <View {...props} />;

@@ -45,7 +45,7 @@ async function answerWorkspacePage(c: Context<DashboardEnv>, page: WorkspacePage
   if (!access) return notFound(c, session);
   const urls = publicUrls(c.env);
   const shell = { user: session.user, memberships: await membershipsOf(c.env.DB, session.user.id), access, docsUrl: urls.docs };
-  const content = await page.render(c, { ...shell, urls });
+  const content = await page.render(c, { ...shell, urls, sessionIdHash: session.idHash });
   return c.html(
     <Shell {...shell} title={page.title} tab={page.id} tabs={tabs}>
       {content}

@@ -4,10 +4,11 @@ import { canManage, type MembershipSummary, ROLE_LABELS } from '../members';
 import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
 import { DataTable } from './table';
 import { type Belonging, belongingsOf } from '../account-deletion';
+import { type SignedInBrowser, signedInBrowsers } from '../signed-in-browsers';
 import { type WorkspaceProps, workspacePage } from './page';
 
-export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[] }> = (props) => {
-  const { user, access, memberships, belongings } = props;
+export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browsers: SignedInBrowser[] }> = (props) => {
+  const { user, access, memberships, belongings, browsers } = props;
   const organization = memberships.find((membership) => membership.id === access.organization.id) as MembershipSummary;
   return (
     <>
@@ -119,10 +120,61 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[] }> = (p
           </p>
         </div>
       </section>
+      <SignedInBrowsers browsers={browsers} />
       <DeleteAccount belongings={belongings} email={user.email} />
     </>
   );
 };
+
+/** The browsers signed in to the account: one left signed in somewhere is signed out from here. */
+const SignedInBrowsers: FC<{ browsers: SignedInBrowser[] }> = ({ browsers }) => (
+  <section class="card">
+    <h2>Signed-in browsers</h2>
+    <DataTable
+      rows={browsers}
+      empty="No browser is signed in."
+      columns={[
+        {
+          label: 'Browser',
+          cell: (browser) => (
+            <>
+              {browser.browser} {browser.current ? <span class="badge plain">this browser</span> : null}
+            </>
+          ),
+        },
+        { label: 'Signed in', cell: (browser) => <DateTime iso={browser.signedInAt} /> },
+        { label: 'Last active', cell: (browser) => (browser.lastSeenAt ? <DateTime iso={browser.lastSeenAt} /> : '—') },
+      ]}
+      actions={(browser) =>
+        browser.current ? null : (
+          <ConfirmButton
+            api={`/api/me/sessions/${browser.id}`}
+            method="DELETE"
+            confirm={`Sign out ${browser.browser}, signed in since ${browser.signedInAt.slice(0, 10)}? Its next request asks for the password again.`}
+            confirmLabel="Sign out"
+            ariaLabel={`Sign out ${browser.browser}, signed in ${browser.signedInAt.slice(0, 16).replace('T', ' ')}`}
+          >
+            Sign out
+          </ConfirmButton>
+        )
+      }
+    />
+    {browsers.length > 1 ? (
+      <p>
+        <button
+          type="button"
+          class="secondary"
+          data-api="/api/me/sessions/sign-out-others"
+          data-confirm="Sign out every other browser signed in to your account? This one stays signed in."
+          data-confirm-label="Sign out the others"
+        >
+          Sign out every other browser
+        </button>
+      </p>
+    ) : null}
+    <p class="muted small">Changing the password signs out every other browser too. Seen something you do not know? Change the password.</p>
+  </section>
+);
 
 /**
  * Deleting the account, with what goes with it said beforehand: the organizations the person is alone in close, the
@@ -179,6 +231,6 @@ export const settingsPage = workspacePage({
   id: 'settings',
   title: 'Settings',
   icon: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12l2-1-1-3-2 .5-1.5-1.5.5-2-3-1-1 2h-2l-1-2-3 1 .5 2L6 7.5 4 7 3 10l2 1v2l-2 1 1 3 2-.5 1.5 1.5-.5 2 3 1 1-2h2l1 2 3-1-.5-2 1.5-1.5 2 .5 1-3-2-1z',
-  load: async (c, { user }) => ({ belongings: await belongingsOf(c.env.DB, user.id) }),
+  load: async (c, { user, sessionIdHash }) => ({ belongings: await belongingsOf(c.env.DB, user.id), browsers: await signedInBrowsers(c.env.DB, user.id, sessionIdHash) }),
   view: SettingsPage,
 });

@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { clock } from '../../src/core/clock';
+import { LAST_SEEN_EVERY_MS } from '../../src/app/auth/sessions';
+import { browserOf } from '../../src/app/signed-in-browsers';
+import { Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
+
+const PASSWORD = 'a long enough passphrase';
+const FIREFOX_MAC = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.6; rv:133.0) Gecko/20100101 Firefox/133.0';
+const CHROME_ANDROID = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36';
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+/** The same person signed in from another browser, which says `userAgent`. */
+async function anotherBrowser(person: Person, userAgent: string): Promise<Person> {
+  const response = await signInFresh(person.account.user.email, PASSWORD, { 'user-agent': userAgent });
+  expect(response.status).toBe(200);
+  return new Person(sessionCookie(response)!, person.account);
+}
+
+const browsersOf = async (person: Person) => (await person.json('GET', '/api/me/sessions')).body.data.sessions as { id: string; browser: string; current: boolean; lastSeenAt: string }[];
+const signedIn = async (person: Person) => (await person.json('GET', '/api/me')).status === 200;
+
+describe('the browsers signed in to an account', () => {
+  it('lists each, named by its browser, the asking one marked; signs out one, then every other', async () => {
+    const person = await signUp();
+    const laptop = await anotherBrowser(person, FIREFOX_MAC);
+    const phone = await anotherBrowser(person, CHROME_ANDROID);
+
+    const listed = await browsersOf(laptop);
+    expect(listed).toHaveLength(3);
+    expect(listed.filter((browser) => browser.current).map((browser) => browser.browser)).toEqual(['Firefox on macOS']);
+    expect(listed.map((browser) => browser.browser)).toContain('Chrome on Android');
+
+    // The Settings page lists them too, the asking one marked.
+    const page = await laptop.request('GET', `/w/${person.workspaceId}/settings`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toMatch(/Firefox on macOS\s*<span class="badge plain">this browser<\/span>/);
+    expect(html).toContain('Chrome on Android');
+
+    const phoneId = listed.find((browser) => browser.browser === 'Chrome on Android')!.id;
+    expect((await laptop.json('DELETE', `/api/me/sessions/${phoneId}`)).status).toBe(200);
+    expect(await signedIn(phone)).toBe(false);
+    expect(await signedIn(person)).toBe(true);
+
+    expect((await laptop.json('POST', '/api/me/sessions/sign-out-others')).body.data).toEqual({ signedOut: 1 });
+    expect(await signedIn(person)).toBe(false);
+    expect(await signedIn(laptop)).toBe(true);
+    expect((await browsersOf(laptop)).map((browser) => browser.current)).toEqual([true]);
+  });
+
+  it("cannot sign out another person's browser: 404, and theirs stays signed in", async () => {
+    const person = await signUp();
+    const stranger = await signUp();
+    const [theirs] = await browsersOf(person);
+    expect((await stranger.json('DELETE', `/api/me/sessions/${theirs!.id}`)).status).toBe(404);
+    expect(await signedIn(person)).toBe(true);
+    expect((await stranger.json('DELETE', '/api/me/sessions/not-an-id')).status).toBe(400);
+  });
+
+  it('says when each was last used, written at most once an hour', async () => {
+    const person = await signUp();
+    const [first] = await browsersOf(person);
+    const later = Date.parse(first!.lastSeenAt) + LAST_SEEN_EVERY_MS + 60_000;
+    clock.now = () => later - 120_000;
+    await browsersOf(person);
+    expect((await browsersOf(person))[0]!.lastSeenAt).toBe(first!.lastSeenAt);
+    clock.now = () => later;
+    await browsersOf(person);
+    expect((await browsersOf(person))[0]!.lastSeenAt).toBe(new Date(later).toISOString());
+  });
+
+  it.each([
+    [FIREFOX_MAC, 'Firefox on macOS'],
+    [CHROME_ANDROID, 'Chrome on Android'],
+    ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0', 'Edge on Windows'],
+    ['Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1', 'Safari on iOS'],
+    ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36', 'Chrome on Linux'],
+    ['something else', 'An unknown browser'],
+  ])('names %s as %s', (userAgent, name) => {
+    expect(browserOf(userAgent)).toBe(name);
+  });
+});
