@@ -216,9 +216,10 @@ export class LeaseBook {
     const subscriptionUnits = Math.min(spent, hold.subscriptionUnits);
     const budget = budgetKeyId === usage.keyId ? {} : { budgetKeyId };
     const charge: Charge = { id: usage.id, subscriptionUnits, purchasedUnits: spent - subscriptionUnits, generation: hold.generation, usage, ...budget };
-    // The twin of a charge in the message outgoing (composed and sent, not yet acknowledged) is dropped as the twin of
-    // one on the waiting list is: the wallet takes that one, and the key's spend counted it already.
-    if (this.state.outgoing?.charges.some((sent) => sent.id === charge.id)) return { spent: 0, message: null };
+    // The twin of a success in the message outgoing (composed and sent, not yet acknowledged) is dropped as the twin of
+    // one on the waiting list is: the wallet takes that one, and the key's spend counted it already. A failure's row
+    // there is no twin: the call succeeded after all, and the wallet charges its success.
+    if (this.state.outgoing?.charges.some((sent) => sent.id === charge.id && sent.usage.status < 400)) return { spent: 0, message: null };
     // A message carries CHARGES_PER_MESSAGE at most: with that many waiting, this one waits behind them.
     if (!sendNow || this.state.outgoing || this.unsent >= CHARGES_PER_MESSAGE) {
       return { spent: this.addCharge(charge) ? spent : 0, message: null };
@@ -302,7 +303,9 @@ export class LeaseBook {
     const charges = rows.map((row) => JSON.parse(row.doc) as Charge);
     // A charge goes once, as the list's unique id has it: one waiting with the same id (a retry took over its
     // call's id) keeps its place, and `also` counts no more.
-    if (also && charges.some((charge) => charge.id === also.id)) this.addTo(this.pending, also, also.generation, -1);
+    const twin = also ? charges.findIndex((charge) => charge.id === also.id) : -1;
+    if (also && twin >= 0 && isSuccessOverFailure(also, charges[twin]!)) charges[twin] = also;
+    else if (also && twin >= 0) this.addTo(this.pending, also, also.generation, -1);
     else if (also) charges.push(also);
     const message: SyncMessage = {
       seq: this.state.seq + 1,
@@ -394,10 +397,21 @@ export class LeaseBook {
     this.pending.subscriptionUnits = 0;
   }
 
-  /** Stores a charge on the waiting list; false for the twin of one waiting there, which is dropped. */
+  /**
+   * Stores a charge on the waiting list; false for the twin of one waiting there, which is dropped. A success takes the
+   * place of a failure's row waiting under its id (the call's settle went unanswered and it was released as failed,
+   * then a retry that took over its id succeeded): the call succeeded after all, and is charged.
+   */
   private addCharge(charge: Charge): boolean {
     // RETURNING, not rowsWritten: SQLite's count of rows written is not whether this insert took place.
-    if (this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?) RETURNING id', charge.id, JSON.stringify(charge)).toArray().length === 0) return false;
+    if (this.sql.exec('INSERT OR IGNORE INTO charges (id, doc) VALUES (?, ?) RETURNING id', charge.id, JSON.stringify(charge)).toArray().length === 0) {
+      if (charge.usage.status >= 400) return false;
+      const replaced = this.sql.exec("UPDATE charges SET doc = ? WHERE id = ? AND json_extract(doc, '$.usage.status') >= 400 RETURNING id", JSON.stringify(charge), charge.id).toArray();
+      if (replaced.length === 0) return false;
+      // The failure's row spent nothing and counted nothing: only the success's money is added.
+      this.addTo(this.pending, charge, charge.generation);
+      return true;
+    }
     this.unsent += 1;
     this.addTo(this.pending, charge, charge.generation);
     return true;
@@ -418,4 +432,9 @@ export class LeaseBook {
     const parts = Object.fromEntries(this.parts.map((part) => [part.name, part.snapshot()]));
     this.sql.exec('INSERT OR REPLACE INTO lease_state (id, doc) VALUES (1, ?)', JSON.stringify({ ...this.state, parts }));
   }
+}
+
+/** A success under a call id whose row so far is a failure's: it replaces that row rather than count as its twin. */
+function isSuccessOverFailure(charge: Charge, waiting: Charge): boolean {
+  return charge.usage.status < 400 && waiting.usage.status >= 400;
 }

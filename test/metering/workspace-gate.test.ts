@@ -666,6 +666,49 @@ describe('the workspace gate on the hot path', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
   });
 
+  it("charges a success whose call id's first try was released as failed (its settle went unanswered), its row waiting on the list, composed at once, or outgoing", async () => {
+    const { account, gate, captures } = await afterOneAcknowledgedCall('first.example.com');
+    let offset = 0;
+    vi.spyOn(clock, 'now').mockImplementation(() => Date.now() + offset);
+    await runInDurableObject(gate, async (object) => {
+      const instance = object as unknown as WorkspaceGate;
+      const { book } = instance as unknown as { book: LeaseBook };
+      const spent = () => instance.keyBudgets([account.keyId])[0]!.spentUnits;
+      const tried = async (id: string, status: number) => {
+        const usage = rowOf(account, id, `req_${id}`);
+        expect((await instance.meter({ keyId: account.keyId, amountUnits: CENT, ttlMs: 1_000, usage })).kind).toBe('held');
+        await instance.settle(usage.id, status < 400 ? CENT : 0, { ...usage, status, errorCode: status < 400 ? null : 'INTERNAL_ERROR', costUnits: status < 400 ? CENT : 0 });
+      };
+      const reportJustNow = () => ((instance as unknown as { reportedAt: number }).reportedAt = clock.now());
+      const reportDue = () => ((instance as unknown as { reportedAt: number }).reportedAt = clock.now() - 2 * REPORT_MS);
+      // The failure's row waits on the list; the retry's success takes its place there.
+      reportJustNow();
+      await tried(`use_${'f'.repeat(24)}`, 500);
+      await tried(`use_${'f'.repeat(24)}`, 200);
+      // The call before these counted a cent already.
+      expect(spent()).toBe(2 * CENT);
+      await instance.flush();
+      // The failure's row waits; the retry's success is composed at once with it, and replaces it in the message.
+      reportJustNow();
+      await tried(`use_${'g'.repeat(24)}`, 500);
+      offset += 2 * REPORT_MS;
+      await tried(`use_${'g'.repeat(24)}`, 200);
+      expect(spent()).toBe(3 * CENT);
+      await instance.flush();
+      // The failure's row left already, in the message outgoing: the success goes after it, and is charged.
+      reportDue();
+      await tried(`use_${'h'.repeat(24)}`, 500);
+      expect(book.outgoing?.charges.map((charge) => charge.id)).toEqual([`use_${'h'.repeat(24)}`]);
+      offset += 2 * REPORT_MS;
+      await tried(`use_${'h'.repeat(24)}`, 200);
+      expect(spent()).toBe(4 * CENT);
+      await instance.flush();
+      expect(spent()).toBe(4 * CENT);
+    });
+    expect(await captures()).toBe(4);
+    expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(96);
+  });
+
   it("counts a key's spend once when a retry that took over a call id settles while the first charge still waits, on the list or composed at once", async () => {
     const { account, gate, captures } = await afterOneAcknowledgedCall('first.example.com');
     let offset = 0;
