@@ -265,6 +265,9 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
 /** The columns of a usage export, one row per call, as `rows` of the report names them. */
 export const USAGE_CSV_COLUMNS = ['createdAt', 'requestId', 'operation', 'status', 'errorCode', 'costCents', 'cached', 'sandbox', 'latencyMs', 'keyId', 'connectionId', 'jobId'] as const;
 
+/** A cell a spreadsheet would run as a formula: one starting with =, +, -, @, a tab or a carriage return. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 /** Rows of an export read from D1 at a time: the report's largest page. */
 const EXPORT_PAGE_ROWS = 500;
 
@@ -291,7 +294,8 @@ export function exportRangeOf(query: z.infer<typeof UsageExportQuery>): { from: 
 export function streamUsageCsv(db: D1Database, workspaceId: string, { from, to }: { from: Date; to: Date }): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const range = [workspaceId, from.toISOString(), to.toISOString()] as const;
-  const line = (cells: unknown[]) => encoder.encode(`${Papa.unparse([cells], { newline: '\r\n', escapeFormulae: true })}\r\n`);
+  // papaparse's own pattern (`escapeFormulae: true`) misses a value whose first line starts a formula and that goes on.
+  const line = (cells: unknown[]) => encoder.encode(`${Papa.unparse([cells], { newline: '\r\n', escapeFormulae: FORMULA_START })}\r\n`);
   let after: { createdAt: string; id: string } | undefined;
   let done = false;
   return new ReadableStream<Uint8Array>(
@@ -301,7 +305,16 @@ export function streamUsageCsv(db: D1Database, workspaceId: string, { from, to }
       },
       async pull(controller) {
         if (done) return controller.close();
-        const rows = (await pageOf(db, range, after, EXPORT_PAGE_ROWS).all<UsageRow>()).results;
+        let rows: UsageRow[];
+        try {
+          rows = (await pageOf(db, range, after, EXPORT_PAGE_ROWS).all<UsageRow>()).results;
+        } catch (error) {
+          // The answer's 200 went with its first line: a read that fails after it errors the stream, so the client sees a
+          // download cut short rather than a file that ends as if whole.
+          console.error(JSON.stringify({ level: 'error', note: 'usage export cut short', workspaceId, after: after?.createdAt ?? null, error: String(error) }));
+          controller.error(error);
+          return;
+        }
         for (const row of rows) {
           const cells = { ...row, costCents: centsFromUnits(row.costUnits), cached: row.cached === 1, sandbox: row.sandbox === 1 };
           controller.enqueue(line(USAGE_CSV_COLUMNS.map((column) => cells[column] ?? '')));

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
-import { USAGE_CSV_COLUMNS } from '../../src/services/usage-report';
+import { exportRangeOf, streamUsageCsv, USAGE_CSV_COLUMNS } from '../../src/services/usage-report';
+import { USAGE_EXPORTS_PER_USER } from '../../src/app/api/usage';
 import { bearer, call, companyByDomain, eventually, json, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 
@@ -64,9 +65,11 @@ describe('the usage export', () => {
 
   it("escapes a cell a spreadsheet would run as a formula", async () => {
     const owner = await signUp();
-    await rowsOf(owner, 1, Date.now() - 1000, '=HYPERLINK("https://evil.example")');
-    const text = await (await exportOf(owner, '')).text();
-    expect(parsed(text).data[0]!.errorCode).toBe(`'=HYPERLINK("https://evil.example")`);
+    await rowsOf(owner, 1, Date.now() - 2000, '=HYPERLINK("https://evil.example")');
+    // One that goes on past its first line too (papaparse's own pattern let it through).
+    await rowsOf(owner, 1, Date.now() - 1000, '+SUM(1)\nmore');
+    const rows = parsed(await (await exportOf(owner, '')).text()).data;
+    expect(rows.map((row) => row.errorCode)).toEqual([`'+SUM(1)\nmore`, `'=HYPERLINK("https://evil.example")`]);
   });
 
   it('refuses days out of order or not dates with 400 naming the field, and another organization\'s workspace with 404', async () => {
@@ -79,5 +82,32 @@ describe('the usage export', () => {
     expect(((await notADate.json()) as any).error.details[0]).toMatchObject({ field: 'to' });
     const stranger = await signUp();
     expect((await stranger.request('GET', `/api/workspaces/${owner.workspaceId}/usage/export`)).status).toBe(404);
+  });
+
+  it(`allows a person ${USAGE_EXPORTS_PER_USER.limit} exports an hour, then 429 with Retry-After`, async () => {
+    const owner = await signUp();
+    for (let export_ = 0; export_ < USAGE_EXPORTS_PER_USER.limit; export_++) expect((await exportOf(owner, '')).status).toBe(200);
+    const refused = await exportOf(owner, '');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('errors the download, rather than end it as if whole, when a page cannot be read', async () => {
+    const owner = await signUp();
+    await rowsOf(owner, 600, Date.now() - 1000);
+    let pages = 0;
+    // D1 answers the first page and fails on the second, as an outage part way would.
+    const failing = new Proxy(env.DB, {
+      get(target, property) {
+        if (property !== 'prepare') return Reflect.get(target, property);
+        return (query: string) => {
+          if (query.includes('FROM usage LEFT JOIN data_jobs') && ++pages > 1) throw new Error('D1 is unavailable');
+          return target.prepare(query);
+        };
+      },
+    });
+    const range = exportRangeOf({});
+    await expect(new Response(streamUsageCsv(failing, owner.workspaceId, range)).text()).rejects.toThrow('D1 is unavailable');
+    expect(pages).toBe(2);
   });
 });

@@ -7,6 +7,7 @@ import { z } from '@hono/zod-openapi';
 import type { DashboardEnv } from '../context';
 import { workspaceAccess } from '../members';
 import { workspaceIdParam } from './schemas';
+import { countAttempt, type ThrottleRule } from '../../core/throttle';
 
 const route = createRoute({
   method: 'get',
@@ -18,21 +19,27 @@ const route = createRoute({
   responses: { 200: jsonContent(successEnvelope(UsageReport), 'Usage of the workspace over [from, to).'), ...errorResponses(400, 401, 404) },
 });
 
+/** Exports a person may download an hour. */
+export const USAGE_EXPORTS_PER_USER: ThrottleRule = { limit: 30, windowMs: 60 * 60_000, what: 'usage exports by this account' };
+
 const exportRoute = createRoute({
   method: 'get',
   path: '/api/workspaces/{workspaceId}/usage/export',
   tags: ['Usage'],
   summary: "Every call of the workspace over whole UTC days, as CSV",
   description:
-    'One row per call, newest first, with the columns createdAt, requestId, operation, status, errorCode, costCents, cached, sandbox, latencyMs, keyId, connectionId, jobId. Calls older than the 13 months each row is kept are not listed (only their daily totals remain): the `X-Usage-Summarized-Before` header then says from when rows are listed.',
+    'One row per call, newest first, with the columns createdAt, requestId, operation, status, errorCode, costCents, cached, sandbox, latencyMs, keyId, connectionId, jobId. Calls older than the 13 months each row is kept are not listed (only their daily totals remain): the `X-Usage-Summarized-Before` header then says from when rows are listed. 30 exports an hour per person (429 with Retry-After).',
   operationId: 'exportWorkspaceUsage',
   request: { params: workspaceIdParam, query: UsageExportQuery },
-  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string() } } }, ...errorResponses(400, 401, 404) },
+  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string() } } }, ...errorResponses(400, 401, 404, 429) },
 });
 
 export function registerUsage(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(exportRoute, async (c) => {
-    const { workspace } = await workspaceAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').workspaceId);
+    const { user } = c.get('session');
+    const { workspace } = await workspaceAccess(c.env.DB, user.id, c.req.valid('param').workspaceId);
+    // Each reads up to 400 days of rows: a person's exports are counted, as other costly asks are.
+    await countAttempt(c.env.DB, `usage-export:${user.id}`, USAGE_EXPORTS_PER_USER);
     const range = exportRangeOf(c.req.valid('query'));
     const days = `${range.from.toISOString().slice(0, 10)}-to-${new Date(range.to.getTime() - 1).toISOString().slice(0, 10)}`;
     const headers: Record<string, string> = {
