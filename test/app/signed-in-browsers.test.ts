@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { LAST_SEEN_EVERY_MS } from '../../src/app/auth/sessions';
@@ -19,7 +20,8 @@ async function anotherBrowser(person: Person, userAgent: string): Promise<Person
   return new Person(sessionCookie(response)!, person.account);
 }
 
-const browsersOf = async (person: Person) => (await person.json('GET', '/api/me/sessions')).body.data.sessions as { id: string; browser: string; current: boolean; lastSeenAt: string }[];
+const browsersOf = async (person: Person) => (await person.json('GET', '/api/me/sessions')).body.data.sessions as { id: string; browser: string; current: boolean; signedInAt: string; lastSeenAt: string }[];
+const DAY = 24 * 60 * 60 * 1000;
 const signedIn = async (person: Person) => (await person.json('GET', '/api/me')).status === 200;
 
 describe('the browsers signed in to an account', () => {
@@ -49,6 +51,17 @@ describe('the browsers signed in to an account', () => {
     expect(await signedIn(person)).toBe(false);
     expect(await signedIn(laptop)).toBe(true);
     expect((await browsersOf(laptop)).map((browser) => browser.current)).toEqual([true]);
+  });
+
+  it('leaves out a session past its lifetime', async () => {
+    const person = await signUp();
+    const laptop = await anotherBrowser(person, FIREFOX_MAC);
+    expect(await browsersOf(laptop)).toHaveLength(2);
+    // The sign-up's session (its browser sent no User-Agent) reaches its end; the laptop's has a day left.
+    const laptopEnds = (await env.DB.prepare('SELECT expires_at AS at FROM sessions WHERE user_id = ? AND user_agent IS NOT NULL').bind(person.account.user.id).first<{ at: string }>())!.at;
+    await env.DB.prepare('UPDATE sessions SET expires_at = ? WHERE user_id = ? AND user_agent IS NULL').bind(new Date(Date.parse(laptopEnds) - DAY).toISOString(), person.account.user.id).run();
+    clock.now = () => Date.parse(laptopEnds) - DAY;
+    expect((await browsersOf(laptop)).map((browser) => browser.browser)).toEqual(['Firefox on macOS']);
   });
 
   it("cannot sign out another person's browser: 404, and theirs stays signed in", async () => {

@@ -209,7 +209,22 @@ export const ApiForm: FC<{
  * A field with its label, hint and the slot the script fills with the API's message about it. `id` tells it apart
  * when two forms of one page send a field of the same name (its input's id is `field-<id>`, `field-<name>` without).
  */
-export const Field: FC<{ name: string; id?: string; label: string; type?: string; hint?: string; autocomplete?: string; required?: boolean; value?: string; minlength?: number; maxlength?: number; placeholder?: string }> = (
+export const Field: FC<{
+  name: string;
+  id?: string;
+  label: string;
+  type?: string;
+  hint?: string;
+  autocomplete?: string;
+  required?: boolean;
+  value?: string;
+  minlength?: number;
+  maxlength?: number;
+  placeholder?: string;
+  /** The bounds of a date or number field. */
+  min?: string;
+  max?: string;
+}> = (
   props,
 ) => (
   <div class="field grow">
@@ -223,6 +238,8 @@ export const Field: FC<{ name: string; id?: string; label: string; type?: string
       value={props.value}
       minlength={props.minlength}
       maxlength={props.maxlength}
+      min={props.min}
+      max={props.max}
       placeholder={props.placeholder}
       aria-describedby={`error-${props.id ?? props.name}`}
     />

@@ -1,7 +1,7 @@
 import type { Child, FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
 import { type Plan, PLAN_TABLE } from '../../core/plans';
-import { dailySpend, type DailySpend, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
+import { dailySpend, type DailySpend, MAX_SPAN_DAYS, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
 import { balanceInCents, currentStatement } from '../../services/wallet';
 import type { WorkspaceAccess } from '../members';
 import { trialState } from '../trial';
@@ -60,10 +60,13 @@ export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick
 const UsageExport: FC<{ workspaceId: string }> = ({ workspaceId }) => {
   const today = new Date(clock.now()).toISOString().slice(0, 10);
   const monthAgo = new Date(clock.now() - 29 * 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
+  // The browser checks the days before asking (a refused range would show the API's JSON): none after today, none
+  // before the report's longest range.
+  const oldest = new Date(clock.now() - (MAX_SPAN_DAYS - 1) * 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
   return (
     <form class="row" method="get" action={`/api/workspaces/${workspaceId}/usage/export`}>
-      <Field name="from" id="export-from" label="From (UTC)" type="date" value={monthAgo} />
-      <Field name="to" id="export-to" label="To, included" type="date" value={today} />
+      <Field name="from" id="export-from" label="From (UTC)" type="date" value={monthAgo} min={oldest} max={today} />
+      <Field name="to" id="export-to" label="To, included" type="date" value={today} min={oldest} max={today} />
       <button type="submit" class="secondary">
         Download calls as CSV
       </button>
