@@ -197,8 +197,9 @@ export class LeaseBook {
 
   /**
    * Spends `actualUnits` of a hold (never more), subscription first, and gives the rest back to the lease;
-   * answers what it spent: nothing for the twin of a charge still here, waiting or in the message outgoing (a retry
-   * that took over its call id), which is dropped, its hold's money back in the lease. The charge is stored before this returns: on the
+   * answers what it spent: nothing for the twin of a success still here, waiting or in the message outgoing (a
+   * retry that took over its call id), which is dropped, its hold's money back in the lease; a success takes the
+   * place of a failure's row under its id. The charge is stored before this returns: on the
    * waiting list, or, given `sendNow` and with no message outgoing, in a message composed now (answered, for
    * the caller to send) with what `sendNow.ask` asks for once the charge counts. A workspace called every few
    * seconds then writes its call's charge once, in the message, instead of onto the waiting list and off it
@@ -302,7 +303,8 @@ export class LeaseBook {
     this.unsent -= rows.length;
     const charges = rows.map((row) => JSON.parse(row.doc) as Charge);
     // A charge goes once, as the list's unique id has it: one waiting with the same id (a retry took over its
-    // call's id) keeps its place, and `also` counts no more.
+    // call's id) keeps its place, and `also` counts no more, unless that one is a failure's row and `also` a success,
+    // which takes its place.
     const twin = also ? charges.findIndex((charge) => charge.id === also.id) : -1;
     if (also && twin >= 0 && isSuccessOverFailure(also, charges[twin]!)) charges[twin] = also;
     else if (also && twin >= 0) this.addTo(this.pending, also, also.generation, -1);
