@@ -51,15 +51,12 @@ export interface Belonging {
 
 export async function deleteAccount(env: Env, user: SessionUser, password: string, later: (work: Promise<unknown>) => void): Promise<AccountDeleted> {
   await withCurrentPassword(env.DB, user.id, password, env.KEY_ENCRYPTION_KEY, `account-deletion:${user.id}`, ACCOUNT_DELETIONS_PER_USER);
-  const belongings = await belongingsOf(env.DB, user.id);
-  const stuck = belongings.filter((organization) => organization.role === 'owner' && organization.others > 0 && organization.otherOwners === 0);
+  const { closing, leaving, stuck } = fatesOf(await belongingsOf(env.DB, user.id));
   if (stuck.length > 0) {
     throw ApiError.conflict(
       `You are the last owner of ${stuck.map((organization) => `${organization.name} (${organization.others} other member${organization.others === 1 ? '' : 's'})`).join(', ')}: make another member owner, or remove the others, before deleting your account.`,
     );
   }
-  const closing = belongings.filter((organization) => organization.others === 0);
-  const leaving = belongings.filter((organization) => organization.others > 0);
 
   // Money first: a subscription that cannot be cancelled stops the deletion before anything else is gone.
   const cancelled: Belonging[] = [];
@@ -81,6 +78,19 @@ export async function deleteAccount(env: Env, user: SessionUser, password: strin
 }
 
 const gone = ({ id, name }: Belonging): OrganizationGone => ({ id, name });
+
+/**
+ * What a deletion does with each organization: those the person is alone in close, the others go on without them;
+ * `stuck`, those of the others they are the last owner of, refuse it. Settings says the same beforehand.
+ */
+export function fatesOf(belongings: Belonging[]): { closing: Belonging[]; leaving: Belonging[]; stuck: Belonging[] } {
+  const leaving = belongings.filter((organization) => organization.others > 0);
+  return {
+    closing: belongings.filter((organization) => organization.others === 0),
+    leaving,
+    stuck: leaving.filter((organization) => organization.role === 'owner' && organization.otherOwners === 0),
+  };
+}
 
 /** Every organization the person belongs to, with their role, its subscription, and how many others belong to it and own it. */
 export async function belongingsOf(db: D1Database, userId: string): Promise<Belonging[]> {

@@ -149,10 +149,8 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
     }
     case 'customer.subscription.updated': {
       // Read from Stripe, not the event: two changes (cancel, then keep) may be delivered in either order.
-      const subscription = await stripe.subscriptions.retrieve(event.data.object.id);
-      const endsAt = subscription.cancel_at ? new Date(subscription.cancel_at * 1000).toISOString() : null;
-      const written = await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscription.id).run();
-      if (written.meta.changes !== 1) return 'A subscription the organization no longer pays with changed; nothing changes.';
+      const { endsAt, recorded } = await recordPlanEnd(env, organizationId, await stripe.subscriptions.retrieve(event.data.object.id));
+      if (!recorded) return 'A subscription the organization no longer pays with changed; nothing changes.';
       return endsAt ? `The subscription ends on ${endsAt.slice(0, 10)}.` : 'The subscription renews.';
     }
     case 'customer.subscription.deleted': {
@@ -195,9 +193,17 @@ export async function cancelNow(stripe: Stripe, subscriptionId: string, options:
 export async function setRenewal(env: Env, stripe: Stripe, subscriptionId: string, organizationId: string, renew: boolean): Promise<string | null> {
   // Renewing also clears an end date set in Stripe's own dashboard (`cancel_at`), which cancel_at_period_end leaves.
   const subscription = await stripe.subscriptions.update(subscriptionId, renew ? { cancel_at_period_end: false, cancel_at: '' } : { cancel_at_period_end: true });
+  return (await recordPlanEnd(env, organizationId, subscription)).endsAt;
+}
+
+/**
+ * When the subscription ends (Stripe's `cancel_at`, null while it renews), kept as the organization's plan end while
+ * the organization still pays by this subscription (`recorded`).
+ */
+async function recordPlanEnd(env: Env, organizationId: string, subscription: Stripe.Subscription): Promise<{ endsAt: string | null; recorded: boolean }> {
   const endsAt = subscription.cancel_at ? new Date(subscription.cancel_at * 1000).toISOString() : null;
-  await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscriptionId).run();
-  return endsAt;
+  const written = await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscription.id).run();
+  return { endsAt, recorded: written.meta.changes === 1 };
 }
 
 /**

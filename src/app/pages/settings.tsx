@@ -3,7 +3,7 @@ import { PLAN_TABLE } from '../../core/plans';
 import { canManage, type MembershipSummary, ROLE_LABELS } from '../members';
 import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
 import { DataTable } from './table';
-import { type Belonging, belongingsOf } from '../account-deletion';
+import { type Belonging, belongingsOf, fatesOf } from '../account-deletion';
 import { type SignedInBrowser, signedInBrowsers } from '../signed-in-browsers';
 import { type WorkspaceProps, workspacePage } from './page';
 
@@ -181,9 +181,7 @@ const SignedInBrowsers: FC<{ browsers: SignedInBrowser[] }> = ({ browsers }) => 
  * others go on without them. The API refuses the last owner of an organization others belong to (409), said here too.
  */
 const DeleteAccount: FC<{ belongings: Belonging[]; email: string }> = ({ belongings, email }) => {
-  const closing = belongings.filter((organization) => organization.others === 0);
-  const leaving = belongings.filter((organization) => organization.others > 0);
-  const stuck = leaving.filter((organization) => organization.role === 'owner' && organization.otherOwners === 0);
+  const { closing, leaving, stuck } = fatesOf(belongings);
   const consequences = [
     closing.length ? `${names(closing)} close${closing.length === 1 ? 's' : ''} with it: every workspace deleted, every key refused, any subscription cancelled, and credit bought not refunded.` : '',
     leaving.length ? `${names(leaving)} go${leaving.length === 1 ? 'es' : ''} on without you; the API keys you made there keep working.` : '',
