@@ -504,3 +504,12 @@ CREATE TABLE email_changes (
 );
 
 CREATE INDEX email_changes_by_user ON email_changes (user_id);
+
+CREATE TRIGGER usage_totals_on_success_over_failure AFTER UPDATE OF status ON usage
+WHEN OLD.status >= 400 AND NEW.status < 400
+BEGIN
+  UPDATE usage_daily SET succeeded = succeeded + (NEW.sandbox = 0), cost_units = cost_units - OLD.cost_units + NEW.cost_units
+   WHERE workspace_id = NEW.workspace_id AND day = substr(NEW.created_at, 1, 10) AND operation = NEW.operation;
+  UPDATE usage_hourly SET succeeded = succeeded + (NEW.sandbox = 0), cost_units = cost_units - OLD.cost_units + NEW.cost_units
+   WHERE workspace_id = NEW.workspace_id AND hour = substr(NEW.created_at, 1, 13) AND operation = NEW.operation;
+END;

@@ -26,16 +26,26 @@ export interface UsageRow {
  * json_each hands a row back as text, and each `->>` on text parses it again. Counted under valgrind
  * (performance.md, "Instructions"), 100 rows a statement: 171 thousand instructions a row before, 115 after.
  * (`jsonb_each` would hand rows back parsed, but workerd's SQLite does not have it.)
+ *
+ * A row already there is left as it is (an outbox batch sent again), except a failure's row under a call id
+ * whose success comes after it: a retry that took the id over after the failure's row had been sent, which the
+ * wallet charges. The success takes the row's outcome and keeps its time, and the trigger of migration 0046 moves
+ * the day and hour totals the row counted in from a failure to a success. (`WHERE true` keeps SQLite from reading
+ * the upsert's `ON` as a join's.)
  */
 export function insertUsageRows(db: D1Database, rowsJson: string): D1PreparedStatement {
   return db
     .prepare(
       `WITH batch AS MATERIALIZED (SELECT key, jsonb(value) AS value FROM json_each(?))
-       INSERT OR IGNORE INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at, sandbox, connection_id)
+       INSERT INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at, sandbox, connection_id)
        SELECT value ->> '$.id', value ->> '$.requestId', value ->> '$.organizationId', value ->> '$.workspaceId', value ->> '$.keyId',
               value ->> '$.operation', value ->> '$.status', value ->> '$.errorCode', value ->> '$.costUnits', value ->> '$.cached',
               value ->> '$.latencyMs', value ->> '$.createdAt', coalesce(value ->> '$.sandbox', 0), value ->> '$.connectionId'
-         FROM batch ORDER BY key`,
+         FROM batch WHERE true ORDER BY key
+       ON CONFLICT (id) DO UPDATE SET
+              request_id = excluded.request_id, status = excluded.status, error_code = excluded.error_code,
+              cost_units = excluded.cost_units, cached = excluded.cached, latency_ms = excluded.latency_ms
+        WHERE usage.status >= 400 AND excluded.status < 400`,
     )
     .bind(rowsJson);
 }

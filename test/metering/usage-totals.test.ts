@@ -20,9 +20,21 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Rows at random instants over three days, some failed, some sent twice (as an outbox batch sent again). */
+/**
+ * Rows at random instants over three days, some failed, some sent twice: `again` as an outbox batch sent again,
+ * `retried` as a retry that took the call id over after the first row was sent (a success after a failure, or a
+ * failure after a success), with its own request id, outcome and a later time.
+ */
 const rowsArbitrary = fc.array(
-  fc.record({ at: fc.integer({ min: 0, max: SPAN_MS - 1 }), operation: fc.constantFrom(...OPERATIONS), key: fc.constantFrom('key_a', 'key_b'), status: fc.constantFrom(200, 200, 422, 503), units: fc.integer({ min: 0, max: 40_000 }), twice: fc.boolean() }),
+  fc.record({
+    at: fc.integer({ min: 0, max: SPAN_MS - 1 }),
+    operation: fc.constantFrom(...OPERATIONS),
+    key: fc.constantFrom('key_a', 'key_b'),
+    status: fc.constantFrom(200, 200, 422, 503),
+    units: fc.integer({ min: 0, max: 40_000 }),
+    resent: fc.constantFrom('no', 'again', 'retried'),
+    retryUnits: fc.integer({ min: 1, max: 40_000 }),
+  }),
   { minLength: 1, maxLength: 60 },
 );
 
@@ -31,7 +43,7 @@ const rangeArbitrary = fc
   .map(([from, length]) => ({ from: START + from, to: START + from + length }));
 
 describe('usage totals kept per hour', () => {
-  it('sum to exactly what the rows in [from, to) sum to, per operation and per day, whatever the range and its edges', async () => {
+  it('sum to exactly what the rows in [from, to) sum to, per operation and per day, whatever the range and its edges, a success that followed a failure under its call id counted as the success', async () => {
     await fc.assert(
       fc.asyncProperty(rowsArbitrary, fc.array(rangeArbitrary, { minLength: 1, maxLength: 4 }), async (drawn, ranges) => {
         const workspaceId = `ws_totals_${++workspaces}`;
@@ -49,13 +61,34 @@ describe('usage totals kept per hour', () => {
           latencyMs: 5,
           createdAt: new Date(START + row.at).toISOString(),
         }));
-        const resent = rows.filter((_, index) => drawn[index]!.twice);
+        const resent = rows.flatMap((row, index) => {
+          const { resent: how, retryUnits } = drawn[index]!;
+          if (how === 'no') return [];
+          if (how === 'again') return [row];
+          const later = new Date(Date.parse(row.createdAt) + 90_000).toISOString();
+          return [row.status < 400
+            ? { ...row, requestId: `${row.requestId}_retry`, status: 500, errorCode: 'INTERNAL', costUnits: 0, latencyMs: 9, createdAt: later }
+            : { ...row, requestId: `${row.requestId}_retry`, status: 200, errorCode: null, costUnits: retryUnits, latencyMs: 9, createdAt: later }];
+        });
         await env.DB.batch([insertUsageRows(env.DB, JSON.stringify(rows)), insertUsageRows(env.DB, JSON.stringify(resent))]);
+        // What each call id's row should say: a success that followed a failure in its place, at the failure's time.
+        const kept = rows.map((row) => {
+          const retry = resent.find((other) => other.id === row.id && other.status < 400 && row.status >= 400);
+          return retry ? { ...retry, createdAt: row.createdAt } : row;
+        });
+        const stored = await env.DB.prepare('SELECT id, request_id, status, error_code, cost_units, latency_ms, created_at FROM usage WHERE workspace_id = ? ORDER BY id')
+          .bind(workspaceId)
+          .all();
+        expect(stored.results).toEqual(
+          [...kept]
+            .sort((a, b) => (a.id < b.id ? -1 : 1))
+            .map((row) => ({ id: row.id, request_id: row.requestId, status: row.status, error_code: row.errorCode, cost_units: row.costUnits, latency_ms: row.latencyMs, created_at: row.createdAt })),
+        );
 
         for (const range of ranges) {
           const from = new Date(range.from);
           const to = new Date(range.to);
-          const inside = rows.filter((row) => row.createdAt >= from.toISOString() && row.createdAt < to.toISOString());
+          const inside = kept.filter((row) => row.createdAt >= from.toISOString() && row.createdAt < to.toISOString());
           const report = await usageReport(env.DB, workspaceId, { from: from.toISOString(), to: to.toISOString(), limit: 1 });
           const sums = (of: UsageRow[]) => ({
             calls: of.length,
