@@ -277,14 +277,39 @@ export const UsageExportQuery = z.strictObject({
   to: z.iso.date().optional().openapi({ description: 'Last day (UTC) included. Default: today.', example: '2026-11-30' }),
 });
 
-/** The instants a day range covers: [from's start, the day after to's start), within the report's longest range. */
+/**
+ * The instants a day range covers: [from's start, the day after to's start). Both days are counted, so the longest
+ * range is `from` 399 days before `to`; days out of order are refused on `from`, as the report refuses instants.
+ */
 export function exportRangeOf(query: z.infer<typeof UsageExportQuery>): { from: Date; to: Date; summarizedBefore: string | null } {
-  const today = new Date(startOfUtcDay(new Date(clock.now())));
-  const last = query.to ? new Date(`${query.to}T00:00:00Z`) : today;
-  const end = new Date(last.getTime() + DAY_MS);
-  const start = query.from ? new Date(`${query.from}T00:00:00Z`) : new Date(end.getTime() - DEFAULT_SPAN_MS);
-  return keptRangeOf(rangeOf({ from: start.toISOString(), to: end.toISOString() }));
+  const today = startOfUtcDay(new Date(clock.now()));
+  const last = query.to ? Date.parse(`${query.to}T00:00:00Z`) : today;
+  const first = query.from ? Date.parse(`${query.from}T00:00:00Z`) : last + DAY_MS - DEFAULT_SPAN_MS;
+  if (first > last) throw ApiError.validation([{ field: 'from', location: 'query', message: 'Must be on or before `to`.' }]);
+  const days = (last - first) / DAY_MS + 1;
+  if (days > MAX_SPAN_DAYS) {
+    throw ApiError.validation([{ field: 'from', location: 'query', message: `At most ${MAX_SPAN_DAYS} days, \`to\` included (this asks for ${days}): export a longer period in parts.` }]);
+  }
+  return keptRangeOf({ from: new Date(first), to: new Date(last + DAY_MS) });
 }
+
+/** What an export's answer says of it: a CSV download named after the workspace and its days. */
+export function usageCsvResponse(db: D1Database, workspaceId: string, range: { from: Date; to: Date; summarizedBefore: string | null }): Response {
+  const days = `${range.from.toISOString().slice(0, 10)}-to-${new Date(range.to.getTime() - 1).toISOString().slice(0, 10)}`;
+  const headers: Record<string, string> = {
+    'content-type': 'text/csv; charset=utf-8',
+    'content-disposition': `attachment; filename="usage-${workspaceId}-${days}.csv"`,
+    'cache-control': 'no-store',
+  };
+  if (range.summarizedBefore) headers['x-usage-summarized-before'] = range.summarizedBefore;
+  return new Response(streamUsageCsv(db, workspaceId, range), { headers });
+}
+
+/** An export's first lines, as its routes' documents show them. */
+export const USAGE_CSV_EXAMPLE = `${USAGE_CSV_COLUMNS.join(',')}\r\n2026-11-22T09:58:01.000Z,req_1a2b3c4d5e6f7a8b9c0d1e2f,web.scrape,200,,0.1,false,false,412,key_4d5e6f7a8b9c0d1e2f3a4b5c,,\r\n`;
+
+/** What an export's description says of its rows, for both of its routes. */
+export const USAGE_EXPORT_DESCRIPTION = `One row per call, newest first, with the columns ${USAGE_CSV_COLUMNS.join(', ')}. Calls older than the ${USAGE_ROWS_KEPT_MONTHS} months each row is kept are not listed (only their daily totals remain): the \`X-Usage-Summarized-Before\` header then says from when rows are listed.`;
 
 /**
  * Every call of [from, to) of the workspace as CSV (RFC 4180, CRLF), newest first, read from D1 a page at a time

@@ -3,6 +3,7 @@ import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { exportRangeOf, streamUsageCsv, USAGE_CSV_COLUMNS } from '../../src/services/usage-report';
 import { USAGE_EXPORTS_PER_USER } from '../../src/app/api/usage';
+import { USAGE_EXPORTS_PER_WORKSPACE } from '../../src/api/routes/usage';
 import { bearer, call, companyByDomain, eventually, json, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 
@@ -46,6 +47,40 @@ describe('the usage export', () => {
     const csv = parsed(await response.text());
     expect(csv.meta.fields).toEqual([...USAGE_CSV_COLUMNS]);
     expect(csv.data.map((row) => [row.requestId, Number(row.costCents), row.keyId])).toEqual(listed.map((row) => [row.requestId, row.costCents, expect.stringMatching(/^key_/)]));
+
+    // The workspace's own key downloads the same file from GET /v1/usage/export.
+    const byKey = await call(`/v1/usage/export?from=${day(-1)}&to=${day(0)}`, bearer(key));
+    expect(byKey.status).toBe(200);
+    expect(byKey.headers.get('content-disposition')).toBe(response.headers.get('content-disposition'));
+    expect(parsed(await byKey.text()).data).toEqual(csv.data);
+  });
+
+  it('takes up to 400 days counting both ends, and says how many a longer range asks for', async () => {
+    const owner = await signUp();
+    expect((await exportOf(owner, `?from=${day(-399)}&to=${day(0)}`)).status).toBe(200);
+    const longer = await exportOf(owner, `?from=${day(-400)}&to=${day(0)}`);
+    expect(longer.status).toBe(400);
+    expect(((await longer.json()) as any).error.details).toEqual([expect.objectContaining({ field: 'from', message: expect.stringContaining('(this asks for 401)') })]);
+    // One day: from and to the same.
+    expect((await exportOf(owner, `?from=${day(-2)}&to=${day(-2)}`)).status).toBe(200);
+  });
+
+  it(`over REST: the key's workspace only, ${USAGE_EXPORTS_PER_WORKSPACE.limit} an hour counted per workspace, a refused range not counted`, async () => {
+    const owner = await signUp();
+    const other = await signUp();
+    await rowsOf(other, 1, Date.now() - 1000);
+    const key = (await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys`, { name: 'exports' })).body.data.key as string;
+    expect((await call('/v1/usage/export')).status).toBe(401);
+    // The other organization's call is not in this workspace's file.
+    expect(parsed(await (await call('/v1/usage/export', bearer(key))).text()).data).toEqual([]);
+    const backwards = await call(`/v1/usage/export?from=${day(0)}&to=${day(-1)}`, bearer(key));
+    expect(backwards.status).toBe(400);
+    expect(((await backwards.json()) as any).error).toMatchObject({ code: 'VALIDATION_ERROR', details: [expect.objectContaining({ field: 'from' })] });
+    for (let export_ = 1; export_ < USAGE_EXPORTS_PER_WORKSPACE.limit; export_++) expect((await call('/v1/usage/export', bearer(key))).status).toBe(200);
+    const refused = await call('/v1/usage/export', bearer(key));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as any).error.code).toBe('RATE_LIMITED');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   it('lists every call of the days asked, newest first, page after page, and none outside them', async () => {

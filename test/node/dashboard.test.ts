@@ -1,4 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -168,6 +169,20 @@ describe('the dashboard in chromium', () => {
     expect(await page.locator('[data-chart="operation-spend"]').textContent()).toContain('linkedin');
     await expect.poll(() => page.getByText('$24.99').first().isVisible()).toBe(true);
     await screenshot(page, 'usage');
+
+    // The export form says days out of order on the field, without leaving the page for the API's JSON.
+    const today = new Date().toISOString().slice(0, 10);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('From (UTC)').fill(today);
+    await page.getByLabel('To, included').fill(yesterday);
+    await page.getByRole('button', { name: 'Download calls as CSV' }).click();
+    expect(await page.getByLabel('From (UTC)').evaluate((input: HTMLInputElement) => input.validationMessage)).toBe('Choose a day on or before "To".');
+    expect(new URL(page.url()).pathname).toBe(`${workspacePath}/usage`);
+    await page.getByLabel('To, included').fill(today);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download calls as CSV' }).click()]);
+    const rows = (await readFile((await download.path())!, 'utf8')).trim().split('\r\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toContain('linkedin.get-company-by-domain');
   });
 
   it('starts a data job from an uploaded CSV, watches its bar reach 100 %, and downloads its results (issue 28)', async () => {

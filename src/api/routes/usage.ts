@@ -1,7 +1,8 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
-import { UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
+import { countAttempt, type ThrottleRule } from '../../core/throttle';
+import { exportRangeOf, USAGE_CSV_EXAMPLE, USAGE_EXPORT_DESCRIPTION, usageCsvResponse, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
 import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 
@@ -35,6 +36,26 @@ const route = createRoute({
   },
 });
 
+/** Exports a workspace's keys may download an hour, all together (a person's dashboard exports are counted apart). */
+export const USAGE_EXPORTS_PER_WORKSPACE: ThrottleRule = { limit: 30, windowMs: 60 * 60_000, what: 'usage exports by this workspace' };
+
+const exportRoute = createRoute({
+  method: 'get',
+  path: '/v1/usage/export',
+  tags: ['Account'],
+  summary: "Every call of the workspace over whole UTC days, as CSV",
+  description: `${USAGE_EXPORT_DESCRIPTION} ${USAGE_EXPORTS_PER_WORKSPACE.limit} exports an hour per workspace (429 RATE_LIMITED with Retry-After); a range refused with 400 is not counted.`,
+  operationId: 'exportUsage',
+  request: { query: UsageExportQuery },
+  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string(), example: USAGE_CSV_EXAMPLE } } }, ...errorResponses(400, 401, 403, 429) },
+});
+
 export function registerUsage(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => c.json(success(await usageReport(c.env.DB, c.get('principal').workspaceId, c.req.valid('query'))), 200));
+  app.openapi(exportRoute, async (c) => {
+    const { workspaceId } = c.get('principal');
+    const range = exportRangeOf(c.req.valid('query'));
+    await countAttempt(c.env.DB, `usage-export:workspace:${workspaceId}`, USAGE_EXPORTS_PER_WORKSPACE);
+    return usageCsvResponse(c.env.DB, workspaceId, range) as never;
+  });
 }

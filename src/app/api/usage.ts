@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
-import { exportRangeOf, streamUsageCsv, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
+import { exportRangeOf, USAGE_CSV_EXAMPLE, USAGE_EXPORT_DESCRIPTION, usageCsvResponse, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
 import { z } from '@hono/zod-openapi';
 import type { DashboardEnv } from '../context';
 import { workspaceAccess } from '../members';
@@ -27,11 +27,10 @@ const exportRoute = createRoute({
   path: '/api/workspaces/{workspaceId}/usage/export',
   tags: ['Usage'],
   summary: "Every call of the workspace over whole UTC days, as CSV",
-  description:
-    'One row per call, newest first, with the columns createdAt, requestId, operation, status, errorCode, costCents, cached, sandbox, latencyMs, keyId, connectionId, jobId. Calls older than the 13 months each row is kept are not listed (only their daily totals remain): the `X-Usage-Summarized-Before` header then says from when rows are listed. 30 exports an hour per person (429 with Retry-After).',
+  description: `${USAGE_EXPORT_DESCRIPTION} ${USAGE_EXPORTS_PER_USER.limit} exports an hour per person (429 with Retry-After).`,
   operationId: 'exportWorkspaceUsage',
   request: { params: workspaceIdParam, query: UsageExportQuery },
-  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string() } } }, ...errorResponses(400, 401, 404, 429) },
+  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string(), example: USAGE_CSV_EXAMPLE } } }, ...errorResponses(400, 401, 404, 429) },
 });
 
 export function registerUsage(app: OpenAPIHono<DashboardEnv>) {
@@ -39,16 +38,9 @@ export function registerUsage(app: OpenAPIHono<DashboardEnv>) {
     const { user } = c.get('session');
     const { workspace } = await workspaceAccess(c.env.DB, user.id, c.req.valid('param').workspaceId);
     // Each reads up to 400 days of rows: a person's exports are counted, as other costly asks are.
-    await countAttempt(c.env.DB, `usage-export:${user.id}`, USAGE_EXPORTS_PER_USER);
     const range = exportRangeOf(c.req.valid('query'));
-    const days = `${range.from.toISOString().slice(0, 10)}-to-${new Date(range.to.getTime() - 1).toISOString().slice(0, 10)}`;
-    const headers: Record<string, string> = {
-      'content-type': 'text/csv; charset=utf-8',
-      'content-disposition': `attachment; filename="usage-${workspace.id}-${days}.csv"`,
-      'cache-control': 'no-store',
-    };
-    if (range.summarizedBefore) headers['x-usage-summarized-before'] = range.summarizedBefore;
-    return new Response(streamUsageCsv(c.env.DB, workspace.id, range), { headers }) as never;
+    await countAttempt(c.env.DB, `usage-export:${user.id}`, USAGE_EXPORTS_PER_USER);
+    return usageCsvResponse(c.env.DB, workspace.id, range) as never;
   });
 
   app.openapi(route, async (c) => {

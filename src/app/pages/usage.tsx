@@ -61,10 +61,10 @@ const UsageExport: FC<{ workspaceId: string }> = ({ workspaceId }) => {
   const today = new Date(clock.now()).toISOString().slice(0, 10);
   const monthAgo = new Date(clock.now() - 29 * 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
   // The browser checks the days before asking (a refused range would show the API's JSON): none after today, none
-  // before the report's longest range.
+  // before the report's longest range, and (usage.browser.ts) `from` on or before `to`, at most MAX_SPAN_DAYS apart.
   const oldest = new Date(clock.now() - (MAX_SPAN_DAYS - 1) * 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
   return (
-    <form class="row" method="get" action={`/api/workspaces/${workspaceId}/usage/export`}>
+    <form class="row" method="get" action={`/api/workspaces/${workspaceId}/usage/export`} data-usage-export data-max-days={String(MAX_SPAN_DAYS)}>
       <Field name="from" id="export-from" label="From (UTC)" type="date" value={monthAgo} min={oldest} max={today} />
       <Field name="to" id="export-to" label="To, included" type="date" value={today} min={oldest} max={today} />
       <button type="submit" class="secondary">
