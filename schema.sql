@@ -513,3 +513,29 @@ BEGIN
   UPDATE usage_hourly SET succeeded = succeeded + (NEW.sandbox = 0), cost_units = cost_units - OLD.cost_units + NEW.cost_units
    WHERE workspace_id = NEW.workspace_id AND hour = substr(NEW.created_at, 1, 13) AND operation = NEW.operation;
 END;
+
+CREATE TABLE two_factor (
+  user_id        TEXT PRIMARY KEY REFERENCES users(id),
+  secret_sealed  TEXT NOT NULL,
+  created_at     TEXT NOT NULL,
+  enabled_at     TEXT,
+  last_step      INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE two_factor_recovery_codes (
+  user_id    TEXT NOT NULL REFERENCES users(id),
+  code_hash  TEXT NOT NULL,
+  used_at    TEXT,
+  PRIMARY KEY (user_id, code_hash)
+);
+
+CREATE TABLE sign_in_challenges (
+  id_hash          TEXT PRIMARY KEY,
+  user_id          TEXT NOT NULL REFERENCES users(id),
+  password_digest  TEXT NOT NULL,
+  device           TEXT,
+  expires_at       TEXT NOT NULL,
+  failures         INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE INDEX sign_in_challenges_by_user ON sign_in_challenges (user_id);

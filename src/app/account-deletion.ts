@@ -10,6 +10,7 @@ import { sendEmailOrLog } from './email';
 import { changeMember, organizationAccess, revokePersonalCredentials, type Role } from './members';
 import { withCurrentPassword } from './users';
 import { hashTrialInbox } from './trial';
+import { twoFactorErasure } from './two-factor';
 
 /**
  * A person deletes their account. What they belong to decides what goes with it:
@@ -179,6 +180,7 @@ async function eraseUser(db: D1Database, userId: string): Promise<void> {
     db.prepare('DELETE FROM password_resets WHERE user_id = ?').bind(userId),
     db.prepare('DELETE FROM email_verifications WHERE user_id = ?').bind(userId),
     db.prepare('DELETE FROM email_changes WHERE user_id = ?').bind(userId),
+    ...twoFactorErasure(db, userId),
     db.prepare("UPDATE oauth_grants SET revoked_at = ?, revoked_reason = 'account deleted' WHERE user_id = ? AND revoked_at IS NULL").bind(now, userId),
     db.prepare('DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE user_id = ?)').bind(userId),
   ]);

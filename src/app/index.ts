@@ -3,7 +3,7 @@ import { healthBody } from '../core/health';
 import { publicUrls } from '../core/config';
 import { publishedDocument } from '../core/openapi-document';
 import { registerAgents } from './api/agents';
-import { registerAuth } from './api/auth';
+import { registerAuth, SECOND_FACTOR_PATH } from './api/auth';
 import { registerDatabases } from './api/databases';
 import { registerBilling, STRIPE_WEBHOOK_PATH } from './api/billing';
 import { registerJobs } from './api/jobs';
@@ -15,6 +15,7 @@ import { registerOAuthConsent } from './api/oauth';
 import { registerOrganizations } from './api/organizations';
 import { PASSWORD_RESET_PATHS, registerPassword } from './api/password';
 import { registerSandboxKeys } from './api/sandbox-keys';
+import { registerTwoFactor } from './api/two-factor';
 import { registerUsage } from './api/usage';
 import { registerVendorConnections } from './api/vendor-connections';
 import { registerWebhooks } from './api/webhooks';
@@ -27,7 +28,7 @@ import { registerPages } from './pages/routes';
 import { securityHeaders } from './security-headers';
 
 /** /api routes a person reaches before having a session. */
-const OPEN_API_ROUTES = new Set(['/api/auth/sign-up', '/api/auth/sign-in', '/api/auth/sign-out', ...PASSWORD_RESET_PATHS, '/api/openapi.json', STRIPE_WEBHOOK_PATH]);
+const OPEN_API_ROUTES = new Set(['/api/auth/sign-up', '/api/auth/sign-in', SECOND_FACTOR_PATH, '/api/auth/sign-out', ...PASSWORD_RESET_PATHS, '/api/openapi.json', STRIPE_WEBHOOK_PATH]);
 
 /**
  * The dashboard: server-rendered pages over its own JSON API under /api, in the spec's envelope, for
@@ -50,6 +51,7 @@ export function buildDashboardApp() {
   registerAuth(app);
   registerPassword(app);
   registerMe(app);
+  registerTwoFactor(app);
   registerOrganizations(app);
   registerKeys(app);
   registerSandboxKeys(app);

@@ -12,7 +12,12 @@ import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throt
 import type { DashboardEnv } from '../context';
 import { findUserByEmail, signUp, updatePasswordHash, visibleUser } from '../users';
 import { sendVerification } from '../email-verification';
-import { jsonBody, Organization, SignInBody, SignUpBody, User, VerificationSent, Workspace } from './schemas';
+import { isTwoFactorEnabled, takeSecondFactor, tellTwoFactorChange, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
+import { countWrongCode, forgetPendingSignIn, pendingSignIn, SECOND_FACTOR_FAILURES, secondFactorAwaited } from '../auth/second-factor';
+import { jsonBody, Organization, SecondFactorAwaited, SecondFactorBody, SignInBody, SignUpBody, User, VerificationSent, Workspace } from './schemas';
+
+/** The second step of a sign-in (open: no session yet, the pending sign-in's cookie instead). */
+export const SECOND_FACTOR_PATH = '/api/auth/sign-in/two-factor';
 
 const routes = {
   signUp: createRoute({
@@ -38,7 +43,23 @@ const routes = {
     summary: 'Sign in with email and password',
     operationId: 'signIn',
     security: [],
+    description:
+      'With two-factor sign-in on, a right password signs nobody in yet: the answer is `twoFactorRequired`, with a cookie for the second step (`POST /api/auth/sign-in/two-factor`, within ten minutes).',
     request: { body: jsonBody(SignInBody) },
+    responses: {
+      200: jsonContent(successEnvelope(z.union([z.object({ user: User }), SecondFactorAwaited])), 'Signed in, a fresh session cookie set; or the password was right and the second factor is awaited.'),
+      ...errorResponses(400, 401, 403, 429),
+    },
+  }),
+  secondFactor: createRoute({
+    method: 'post',
+    path: SECOND_FACTOR_PATH,
+    tags: ['Session'],
+    summary: 'Finish a sign-in with the code from the authenticator app, or a recovery code',
+    description: `The second step of a sign-in whose password was right (its cookie). A code is taken once. A wrong one is a 400 naming the field; ${SECOND_FACTOR_FAILURES} end the sign-in (401: sign in again), as do ten minutes or a new password. ${TWO_FACTOR_CODES_PER_USER.limit} codes a quarter hour per account (429 with Retry-After). Using a recovery code spends it, and the account's address is told.`,
+    operationId: 'signInSecondFactor',
+    security: [],
+    request: { body: jsonBody(SecondFactorBody) },
     responses: { 200: jsonContent(successEnvelope(z.object({ user: User })), 'Signed in; a fresh session cookie is set.'), ...errorResponses(400, 401, 403, 429) },
   }),
   signOut: createRoute({
@@ -87,13 +108,39 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
       const rehashed = await hashPassword(password, c.env.KEY_ENCRYPTION_KEY);
       if (await updatePasswordHash(c.env.DB, user.id, rehashed, current)) current = rehashed;
     }
-    if (!(await signInBrowser(c, user, current, device))) throw ApiError.unauthorized('Wrong email address or password.');
+    // The password was right: its guesses are over, whether or not a second factor is asked for now.
     await clearAttempts(c.env.DB, emailBucket);
+    if (await isTwoFactorEnabled(c.env.DB, user.id)) return c.json(success(await secondFactorAwaited(c, { id: user.id, passwordHash: current }, device)), 200);
+    if (!(await signInBrowser(c, user, current, device))) throw ApiError.unauthorized('Wrong email address or password.');
+    return c.json(success({ user: visibleUser(user) }), 200);
+  });
+
+  app.openapi(routes.secondFactor, async (c) => {
+    const body = c.req.valid('json');
+    const pending = await pendingSignIn(c);
+    if (!pending) throw ApiError.unauthorized('Sign in again: this sign-in has ended (after ten minutes, five wrong codes or a new password).');
+    const { user } = pending;
+    await countAttempt(c.env.DB, `two-factor:${user.id}`, TWO_FACTOR_CODES_PER_USER);
+    let used: 'code' | 'recoveryCode';
+    try {
+      used = await takeSecondFactor(c.env, user, body.recoveryCode === undefined ? { code: body.code ?? '' } : { recoveryCode: body.recoveryCode });
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'VALIDATION_ERROR' && !(await countWrongCode(c.env.DB, pending))) {
+        await forgetPendingSignIn(c);
+        throw ApiError.unauthorized(`Sign in again: ${SECOND_FACTOR_FAILURES} wrong codes ended this sign-in.`);
+      }
+      throw error;
+    }
+    await forgetPendingSignIn(c);
+    if (!(await signInBrowser(c, user, user.passwordHash, pending.device))) throw ApiError.unauthorized('Sign in again: the password was changed meanwhile.');
+    await clearAttempts(c.env.DB, `two-factor:${user.id}`);
+    if (used === 'recoveryCode') c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'recoveryCodeUsed'));
     return c.json(success({ user: visibleUser(user) }), 200);
   });
 
   app.openapi(routes.signOut, async (c) => {
     await endSession(c);
+    await forgetPendingSignIn(c);
     return c.json(success({ signedOut: true as const }), 200);
   });
 }

@@ -8,7 +8,9 @@ import { knownDevice } from '../auth/devices';
 import { signInBrowser } from '../auth/sign-in';
 import type { DashboardEnv } from '../context';
 import { changePassword, passwordChangedMeanwhile, type PasswordSet, requestPasswordReset, resetPassword } from '../password-changes';
-import { ChangePasswordBody, jsonBody, PasswordResetBody, PasswordResetRequestBody, User } from './schemas';
+import { ChangePasswordBody, jsonBody, PasswordResetBody, PasswordResetRequestBody, SecondFactorAwaited, User } from './schemas';
+import { isTwoFactorEnabled } from '../two-factor';
+import { secondFactorAwaited } from '../auth/second-factor';
 
 /** The routes a person reaches without a session: asking for a reset link, and using it. */
 export const PASSWORD_RESET_PATHS = ['/api/auth/password-reset', '/api/auth/password-reset/confirm'] as const;
@@ -42,7 +44,13 @@ const routes = {
     operationId: 'resetPassword',
     security: [],
     request: { body: jsonBody(PasswordResetBody) },
-    responses: { 200: jsonContent(successEnvelope(z.object({ user: User })), 'The password is set and a fresh session cookie is set.'), ...errorResponses(400, 403, 409) },
+    responses: {
+      200: jsonContent(
+        successEnvelope(z.union([z.object({ user: User }), SecondFactorAwaited])),
+        'The password is set and a fresh session cookie is set; with two-factor sign-in on, the second factor is awaited instead (POST /api/auth/sign-in/two-factor).',
+      ),
+      ...errorResponses(400, 403, 409),
+    },
   }),
   change: createRoute({
     method: 'post',
@@ -72,6 +80,8 @@ export function registerPassword(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.reset, async (c) => {
     const { token, password } = c.req.valid('json');
     const set = await resetPassword(c.env, token, password);
+    // The emailed link stands in for the password, not for the second factor: that is still asked for.
+    if (await isTwoFactorEnabled(c.env.DB, set.user.id)) return c.json(success(await secondFactorAwaited(c, { id: set.user.id, passwordHash: set.passwordHash }, null)), 200);
     await signInAfresh(c, set, null);
     return c.json(success({ user: set.user }), 200);
   });

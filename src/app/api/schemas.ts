@@ -88,6 +88,46 @@ export const PasswordResetBody = z
 export const ChangePasswordBody = z.strictObject({ currentPassword: givenPassword, newPassword: password }).openapi('ChangePassword');
 export const DeleteAccountBody = z.strictObject({ currentPassword: givenPassword }).openapi('DeleteAccount');
 export const ChangeEmailBody = z.strictObject({ email: emailAddress, currentPassword: givenPassword }).openapi('ChangeEmail');
+export const CurrentPasswordBody = z.strictObject({ currentPassword: givenPassword }).openapi('CurrentPassword');
+
+const appCode = z.string().trim().regex(/^\d{3} ?\d{3}$/, 'The six digits your authenticator app shows.').openapi({ description: 'The six digits the authenticator app shows now.', example: '492039' });
+export const TwoFactorCodeBody = z.strictObject({ code: appCode }).openapi('TwoFactorCode');
+/** The second step of a sign-in: the app's code, or one of the recovery codes instead (one of the two). */
+export const SecondFactorBody = z
+  .strictObject({
+    code: appCode.optional(),
+    recoveryCode: z.string().trim().min(1, 'Required.').max(40).optional().openapi({ description: 'One of the recovery codes shown when two-factor sign-in was turned on, instead of `code`.', example: 'k3xq7-2mzpa' }),
+  })
+  .superRefine((body, context) => {
+    if ((body.code === undefined) === (body.recoveryCode === undefined)) context.addIssue({ code: 'custom', path: ['code'], message: 'Send the code from your app, or a recovery code: one of the two.' });
+  })
+  .openapi('SecondFactor');
+
+/** A sign-in that waits for its second factor: no session yet; the code goes to POST /api/auth/sign-in/two-factor. */
+export const SecondFactorAwaited = z
+  .object({
+    twoFactorRequired: z.literal(true),
+    expiresAt: z.string().openapi({ description: 'Until when the code is awaited (ten minutes, five wrong codes); then sign in again.' }),
+  })
+  .openapi('SecondFactorAwaited');
+
+export const TwoFactorState = z
+  .object({
+    enabled: z.boolean(),
+    enabledAt: z.string().nullable(),
+    recoveryCodesLeft: z.number().int().openapi({ description: 'Recovery codes not used yet (of 10).' }),
+  })
+  .openapi('TwoFactorState');
+export const TwoFactorSetup = z
+  .object({
+    secret: z.string().openapi({ description: 'The secret in base32, to type into an app that cannot read the QR code.' }),
+    uri: z.string().openapi({ description: 'The otpauth:// link the QR code encodes.' }),
+    qrSvg: z.string().openapi({ description: 'The QR code, as an SVG document.' }),
+  })
+  .openapi('TwoFactorSetup');
+export const RecoveryCodes = z
+  .object({ recoveryCodes: z.array(z.string()).openapi({ description: 'Ten one-time codes, shown this once: each signs in once in place of the app.' }) })
+  .openapi('RecoveryCodes');
 
 export const workspaceIdParam = z.object({
   workspaceId: z.string().regex(/^ws_[0-9a-f]{24}$/, 'Expected a workspace id (ws_ and 24 hex characters).').openapi({ param: { name: 'workspaceId', in: 'path' } }),

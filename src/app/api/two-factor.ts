@@ -1,0 +1,111 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { success } from '../../core/envelope';
+import { clearAttempts, countAttempt } from '../../core/throttle';
+import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
+import type { DashboardEnv } from '../context';
+import {
+  beginSetup,
+  confirmSetup,
+  disableTwoFactor,
+  replaceRecoveryCodes,
+  tellTwoFactorChange,
+  TWO_FACTOR_CHANGES_PER_USER,
+  TWO_FACTOR_CODES_PER_USER,
+  twoFactorState,
+} from '../two-factor';
+import { withCurrentPassword } from '../users';
+import { CurrentPasswordBody, jsonBody, RecoveryCodes, TwoFactorCodeBody, TwoFactorSetup, TwoFactorState } from './schemas';
+
+const PATH = '/api/me/two-factor';
+const withPassword = `Asks for the current password (a 400 naming \`currentPassword\` when wrong; ${TWO_FACTOR_CHANGES_PER_USER.limit} tries a quarter hour, then 429 with Retry-After).`;
+
+const routes = {
+  state: createRoute({
+    method: 'get',
+    path: PATH,
+    tags: ['Account'],
+    summary: 'Whether two-factor sign-in is on, and how many recovery codes are left',
+    operationId: 'getTwoFactor',
+    responses: { 200: jsonContent(successEnvelope(TwoFactorState), 'The account\'s second factor.'), ...errorResponses(401) },
+  }),
+  setup: createRoute({
+    method: 'post',
+    path: `${PATH}/setup`,
+    tags: ['Account'],
+    summary: 'Set up an authenticator app: a new secret and its QR code, in force once a code confirms it',
+    description: `${withPassword} Setting up again replaces a secret not yet confirmed; 409 when two-factor sign-in is already on.`,
+    operationId: 'setUpTwoFactor',
+    request: { body: jsonBody(CurrentPasswordBody) },
+    responses: { 200: jsonContent(successEnvelope(TwoFactorSetup), 'Scan the QR code, then confirm with the code the app shows.'), ...errorResponses(400, 401, 403, 409, 429) },
+  }),
+  confirm: createRoute({
+    method: 'post',
+    path: `${PATH}/confirm`,
+    tags: ['Account'],
+    summary: 'Turn two-factor sign-in on with the first code the app shows',
+    description: `A wrong code is a 400 naming \`code\` (${TWO_FACTOR_CODES_PER_USER.limit} a quarter hour); 409 when no setup is waiting. The account's address is told.`,
+    operationId: 'confirmTwoFactor',
+    request: { body: jsonBody(TwoFactorCodeBody) },
+    responses: { 200: jsonContent(successEnvelope(RecoveryCodes), 'On; the recovery codes are shown this once.'), ...errorResponses(400, 401, 403, 409, 429) },
+  }),
+  recoveryCodes: createRoute({
+    method: 'post',
+    path: `${PATH}/recovery-codes`,
+    tags: ['Account'],
+    summary: 'Make new recovery codes; the old ones stop working',
+    description: `${withPassword} 409 when two-factor sign-in is off. The account's address is told.`,
+    operationId: 'replaceRecoveryCodes',
+    request: { body: jsonBody(CurrentPasswordBody) },
+    responses: { 200: jsonContent(successEnvelope(RecoveryCodes), 'The new codes, shown this once.'), ...errorResponses(400, 401, 403, 409, 429) },
+  }),
+  disable: createRoute({
+    method: 'delete',
+    path: PATH,
+    tags: ['Account'],
+    summary: 'Turn two-factor sign-in off',
+    description: `${withPassword} The secret and the recovery codes are deleted; the account's address is told.`,
+    operationId: 'disableTwoFactor',
+    request: { body: jsonBody(CurrentPasswordBody) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ enabled: z.literal(false) })), 'Off: the password alone signs in.'), ...errorResponses(400, 401, 403, 429) },
+  }),
+};
+
+export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
+  const givenPassword = (userId: string, currentPassword: string, env: DashboardEnv['Bindings']) =>
+    withCurrentPassword(env.DB, userId, currentPassword, env.KEY_ENCRYPTION_KEY, `two-factor-change:${userId}`, TWO_FACTOR_CHANGES_PER_USER);
+
+  app.openapi(routes.state, async (c) => c.json(success(await twoFactorState(c.env.DB, c.get('session').user.id)), 200));
+
+  app.openapi(routes.setup, async (c) => {
+    const { user } = c.get('session');
+    await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
+    return c.json(success(await beginSetup(c.env, user)), 200);
+  });
+
+  app.openapi(routes.confirm, async (c) => {
+    const { user } = c.get('session');
+    await countAttempt(c.env.DB, `two-factor:${user.id}`, TWO_FACTOR_CODES_PER_USER);
+    const recoveryCodes = await confirmSetup(c.env, user, c.req.valid('json').code);
+    await clearAttempts(c.env.DB, `two-factor:${user.id}`);
+    c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'enabled'));
+    return c.json(success({ recoveryCodes }), 200);
+  });
+
+  app.openapi(routes.recoveryCodes, async (c) => {
+    const { user } = c.get('session');
+    await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
+    const recoveryCodes = await replaceRecoveryCodes(c.env.DB, user.id);
+    c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'codesReplaced'));
+    return c.json(success({ recoveryCodes }), 200);
+  });
+
+  app.openapi(routes.disable, async (c) => {
+    const { user } = c.get('session');
+    await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
+    const was = await twoFactorState(c.env.DB, user.id);
+    await disableTwoFactor(c.env.DB, user.id);
+    if (was.enabled) c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'disabled'));
+    return c.json(success({ enabled: false as const }), 200);
+  });
+}

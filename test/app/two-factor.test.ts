@@ -1,0 +1,186 @@
+import { env } from 'cloudflare:workers';
+import { Secret, TOTP } from 'otpauth';
+import { afterEach, describe, expect, it } from 'vitest';
+import { clock } from '../../src/core/clock';
+import { SECOND_FACTOR_FAILURES, SECOND_FACTOR_LIFETIME_MS } from '../../src/app/auth/second-factor';
+import { RECOVERY_CODES } from '../../src/app/two-factor';
+import { APP_ORIGIN, dashboard, Person, sessionCookie, setCookies, signUp } from '../support/dashboard';
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+const PASSWORD = 'a long enough passphrase';
+const freshClient = () => `2001:db8:${crypto.getRandomValues(new Uint16Array(3)).reduce((text, part) => `${text}${part.toString(16)}:`, '')}:1`;
+
+/** A request as a browser holding `cookies` sends it, through the edge from a client of its own. */
+function post(path: string, body: unknown, cookies: string[] = []) {
+  return dashboard(
+    path,
+    {
+      method: 'POST',
+      headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': freshClient(), ...(cookies.length ? { cookie: cookies.join('; ') } : {}) },
+      body: JSON.stringify(body),
+      cf: { colo: 'AMS' },
+    },
+    { DEV_OUTBOX: '1' },
+  );
+}
+
+/** The pending sign-in's cookie a response set (name=value), or undefined. */
+const pendingCookie = (response: Response) => setCookies(response).find((cookie) => cookie.startsWith('sluice_second_factor=') && !cookie.startsWith('sluice_second_factor=;'))?.split(';')[0];
+
+/** The code an authenticator app set up from `secret` shows at `at`. */
+const codeAt = (secret: string, at: number) => TOTP.generate({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30, timestamp: at });
+
+async function mailTo(email: string, subject: string): Promise<number> {
+  return (await env.DB.prepare('SELECT COUNT(*) AS n FROM email_outbox WHERE recipient = ? AND subject = ?').bind(email, subject).first<{ n: number }>())!.n;
+}
+
+/** Someone with two-factor sign-in on: their app's secret and their recovery codes. */
+async function withTwoFactor(): Promise<{ person: Person; secret: string; recoveryCodes: string[] }> {
+  const person = await signUp();
+  const setup = await person.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD });
+  expect(setup.status).toBe(200);
+  const { secret, uri, qrSvg } = setup.body.data;
+  expect(uri).toBe(`otpauth://totp/Sluice:${encodeURIComponent(person.account.user.email)}?issuer=Sluice&secret=${secret}&algorithm=SHA1&digits=6&period=30`);
+  expect(qrSvg).toMatch(/^<svg /);
+  const confirmed = await person.json('POST', '/api/me/two-factor/confirm', { code: codeAt(secret, clock.now()) }, { bindings: { DEV_OUTBOX: '1' } });
+  expect(confirmed.status).toBe(200);
+  return { person, secret, recoveryCodes: confirmed.body.data.recoveryCodes };
+}
+
+/** The password step: answers the pending sign-in's cookie, having checked that no session came with it. */
+async function passwordStep(email: string): Promise<string> {
+  const response = await post('/api/auth/sign-in', { email, password: PASSWORD });
+  expect(response.status).toBe(200);
+  expect(((await response.json()) as any).data).toEqual({ twoFactorRequired: true, expiresAt: expect.any(String) });
+  expect(sessionCookie(response)).toBeUndefined();
+  return pendingCookie(response)!;
+}
+
+describe('two-factor sign-in', () => {
+  it('is set up from a QR code, confirmed by a code, and then asks every sign-in for a code, each code taken once', async () => {
+    clock.now = () => Date.UTC(2026, 11, 1, 12, 0, 10);
+    const { person, secret, recoveryCodes } = await withTwoFactor();
+    const email = person.account.user.email;
+    expect(recoveryCodes).toHaveLength(RECOVERY_CODES);
+    expect(new Set(recoveryCodes).size).toBe(RECOVERY_CODES);
+    expect((await person.json('GET', '/api/me/two-factor')).body.data).toEqual({ enabled: true, enabledAt: expect.any(String), recoveryCodesLeft: RECOVERY_CODES });
+    expect(await mailTo(email, 'Two-factor sign-in is on for your Sluice account')).toBe(1);
+    // Kept sealed: neither the secret nor a recovery code is in D1 as it was shown.
+    const stored = JSON.stringify(await env.DB.prepare('SELECT * FROM two_factor t JOIN two_factor_recovery_codes r USING (user_id) WHERE user_id = ?').bind(person.account.user.id).all());
+    expect(stored).not.toContain(secret);
+    expect(stored).not.toContain(recoveryCodes[0]!.replace('-', ''));
+
+    // A right password alone opens nothing: no session, and the page still asks to sign in.
+    const pending = await passwordStep(email);
+    const wrong = await post('/api/auth/sign-in/two-factor', { code: '000000' === codeAt(secret, clock.now()) ? '111111' : '000000' }, [pending]);
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as any).error.details).toEqual([expect.objectContaining({ field: 'code' })]);
+    // The code of the step the setup took is used already; the next step's is not.
+    expect((await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [pending])).status).toBe(400);
+    clock.now = () => Date.UTC(2026, 11, 1, 12, 0, 40);
+    const signedIn = await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [pending]);
+    expect(signedIn.status).toBe(200);
+    const session = sessionCookie(signedIn)!;
+    expect(((await signedIn.json()) as any).data.user.id).toBe(person.account.user.id);
+    expect((await new Person(session, person.account).request('GET', '/api/me')).status).toBe(200);
+    // The wait is over once used: the same cookie signs in no second browser.
+    clock.now = () => Date.UTC(2026, 11, 1, 12, 1, 10);
+    expect((await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [pending])).status).toBe(401);
+    // Replayed in a new sign-in within its step, the code that signed in is refused.
+    clock.now = () => Date.UTC(2026, 11, 1, 12, 0, 50);
+    const again = await passwordStep(email);
+    const replayed = await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, Date.UTC(2026, 11, 1, 12, 0, 40)) }, [again]);
+    expect(replayed.status).toBe(400);
+    expect(((await replayed.json()) as any).error.details[0].message).toContain('used already');
+  });
+
+  it('takes each recovery code once in place of the app, and tells the address', async () => {
+    const { person, recoveryCodes } = await withTwoFactor();
+    const email = person.account.user.email;
+    const [first] = recoveryCodes;
+    const signedIn = await post('/api/auth/sign-in/two-factor', { recoveryCode: first!.toUpperCase() }, [await passwordStep(email)]);
+    expect(signedIn.status).toBe(200);
+    expect(sessionCookie(signedIn)).toBeDefined();
+    const reused = await post('/api/auth/sign-in/two-factor', { recoveryCode: first }, [await passwordStep(email)]);
+    expect(reused.status).toBe(400);
+    expect(((await reused.json()) as any).error.details).toEqual([expect.objectContaining({ field: 'recoveryCode' })]);
+    expect((await person.json('GET', '/api/me/two-factor')).body.data.recoveryCodesLeft).toBe(RECOVERY_CODES - 1);
+    expect(await mailTo(email, 'A recovery code signed in to your Sluice account')).toBe(1);
+
+    // New codes replace the old ones, which stop working.
+    const replaced = await person.json('POST', '/api/me/two-factor/recovery-codes', { currentPassword: PASSWORD }, { bindings: { DEV_OUTBOX: '1' } });
+    expect(replaced.status).toBe(200);
+    expect((await post('/api/auth/sign-in/two-factor', { recoveryCode: recoveryCodes[1] }, [await passwordStep(email)])).status).toBe(400);
+    expect((await post('/api/auth/sign-in/two-factor', { recoveryCode: replaced.body.data.recoveryCodes[0] }, [await passwordStep(email)])).status).toBe(200);
+  });
+
+  it(`ends a sign-in after ${SECOND_FACTOR_FAILURES} wrong codes, after ten minutes, and when the password changes meanwhile`, async () => {
+    const start = Date.UTC(2026, 11, 1, 13, 0, 5);
+    clock.now = () => start;
+    const { person, secret } = await withTwoFactor();
+    const email = person.account.user.email;
+    const wrongCode = String((Number(codeAt(secret, start + 30_000)) + 1) % 1_000_000).padStart(6, '0');
+
+    const pending = await passwordStep(email);
+    for (let attempt = 1; attempt < SECOND_FACTOR_FAILURES; attempt++) expect((await post('/api/auth/sign-in/two-factor', { code: wrongCode }, [pending])).status).toBe(400);
+    expect((await post('/api/auth/sign-in/two-factor', { code: wrongCode }, [pending])).status).toBe(401);
+    clock.now = () => start + 30_000;
+    expect((await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [pending])).status).toBe(401);
+
+    const late = await passwordStep(email);
+    clock.now = () => start + 30_000 + SECOND_FACTOR_LIFETIME_MS;
+    expect((await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [late])).status).toBe(401);
+
+    const overtaken = await passwordStep(email);
+    expect((await person.json('POST', '/api/me/password', { currentPassword: PASSWORD, newPassword: 'another long passphrase' }, { bindings: { DEV_OUTBOX: '1' } })).status).toBe(200);
+    clock.now = () => start + 60_000 + SECOND_FACTOR_LIFETIME_MS;
+    expect((await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [overtaken])).status).toBe(401);
+  });
+
+  it("asks for the code after a password reset by the emailed link, which stands in for the password only", async () => {
+    const { person, secret } = await withTwoFactor();
+    const email = person.account.user.email;
+    expect((await post('/api/auth/password-reset', { email })).status).toBe(202);
+    const message = await env.DB.prepare("SELECT body FROM email_outbox WHERE recipient = ? AND subject = 'Reset your Sluice password'").bind(email).first<{ body: string }>();
+    const token = /token=([0-9a-f]{64})/.exec(message!.body)![1];
+    const reset = await post('/api/auth/password-reset/confirm', { token, password: 'a brand new passphrase' });
+    expect(reset.status).toBe(200);
+    expect(((await reset.json()) as any).data.twoFactorRequired).toBe(true);
+    expect(sessionCookie(reset)).toBeUndefined();
+    clock.now = () => realNow() + 30_000;
+    const signedIn = await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [pendingCookie(reset)!]);
+    expect(signedIn.status).toBe(200);
+    expect(sessionCookie(signedIn)).toBeDefined();
+  });
+
+  it('is turned off with the password, after which the password alone signs in; setting up twice or with a wrong password is refused', async () => {
+    const { person } = await withTwoFactor();
+    const email = person.account.user.email;
+    expect((await person.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD })).status).toBe(409);
+    const wrong = await person.json('DELETE', '/api/me/two-factor', { currentPassword: 'not the password' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.details[0].field).toBe('currentPassword');
+    expect((await person.json('DELETE', '/api/me/two-factor', { currentPassword: PASSWORD }, { bindings: { DEV_OUTBOX: '1' } })).status).toBe(200);
+    expect(await mailTo(email, 'Two-factor sign-in is off for your Sluice account')).toBe(1);
+    const signedIn = await post('/api/auth/sign-in', { email, password: PASSWORD });
+    expect(((await signedIn.json()) as any).data.user.email).toBe(email);
+    expect(sessionCookie(signedIn)).toBeDefined();
+  });
+
+  it('confirms only a code of the secret being set up, and forgets everything with the account', async () => {
+    const person = await signUp();
+    const { secret } = (await person.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD })).body.data;
+    // Set up again before confirming: the first secret's code no longer confirms.
+    const second = (await person.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD })).body.data.secret;
+    expect((await person.json('POST', '/api/me/two-factor/confirm', { code: codeAt(secret, clock.now()) })).status).toBe(400);
+    expect((await person.json('POST', '/api/me/two-factor/confirm', { code: 'abcdef' })).status).toBe(400);
+    expect((await person.json('POST', '/api/me/two-factor/confirm', { code: codeAt(second, clock.now()) })).status).toBe(200);
+    expect((await person.json('DELETE', '/api/me', { currentPassword: PASSWORD }, { bindings: { DEV_OUTBOX: '1' } })).status).toBe(200);
+    const left = await env.DB.prepare('SELECT (SELECT COUNT(*) FROM two_factor WHERE user_id = ?1) + (SELECT COUNT(*) FROM two_factor_recovery_codes WHERE user_id = ?1) AS n').bind(person.account.user.id).first<{ n: number }>();
+    expect(left!.n).toBe(0);
+  });
+});
