@@ -2,6 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
+import { Secret, TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -527,6 +528,73 @@ describe('workspaces and passwords in Settings, and a forgotten password, in chr
     await page.getByLabel('New password').fill('a third passphrase');
     await page.getByRole('button', { name: 'Set password and sign in' }).click();
     await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+    expect(problems).toEqual([]);
+    await own.close();
+  });
+});
+
+describe('two-factor sign-in in chromium', () => {
+  it('is set up from the QR code in Settings, shows its recovery codes once, and asks the next sign-in for a code', async () => {
+    const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
+    const { page, problems } = await watchedPage(own);
+    const email = `grace-${Date.now()}@example.com`;
+    await page.goto('/signup');
+    await page.getByLabel('Your name').fill('Grace Hopper');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+    const keysPath = new URL(page.url()).pathname;
+    await page.goto(keysPath.replace(/keys$/, 'settings'));
+
+    await page.locator('#field-two-factor-password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Set up' }).click();
+    await expect.poll(() => page.locator('.qr svg').count()).toBe(1);
+    const secret = ((await page.locator('[data-secret-key]').textContent()) ?? '').replace(/\s/g, '');
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    await screenshot(page, 'two-factor-setup');
+    const codeAt = (at: number) => TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: at });
+    await page.getByLabel('Code from the app').fill(codeAt(Date.now()));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await expect.poll(() => page.locator('#recovery-codes').isVisible()).toBe(true);
+    const recoveryCodes = ((await page.locator('#recovery-codes').textContent()) ?? '').split('\n');
+    expect(recoveryCodes).toHaveLength(10);
+    await screenshot(page, 'two-factor-recovery-codes');
+    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await expect.poll(() => page.getByText('10 of 10').isVisible()).toBe(true);
+    await screenshot(page, 'two-factor-on');
+
+    // Signed out and in again: the password leads to the code, a wrong one is said beside its field.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/signin$/);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Two-factor sign-in' }).isVisible()).toBe(true);
+    const wrong = String((Number(codeAt(Date.now() + 30_000)) + 1) % 1_000_000).padStart(6, '0');
+    await page.getByLabel('Code from the app').fill(wrong);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => page.locator('[data-field-error="code"]').textContent()).toBe('Not the code your app shows now.');
+    await screenshot(page, 'two-factor-sign-in');
+    expect(problems).toEqual([expect.stringContaining('status of 400')]);
+    problems.length = 0;
+    // The next step's code (the one that turned it on is taken): signed in, on the page sign-in goes to.
+    await page.getByLabel('Code from the app').fill(codeAt(Date.now() + 30_000));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${appUrl}${keysPath}`);
+
+    // A recovery code in place of the app, once.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/signin$/);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Use a recovery code instead').click();
+    await page.getByLabel('Recovery code').fill(recoveryCodes[0]!);
+    await page.getByRole('button', { name: 'Sign in with a recovery code' }).click();
+    await page.waitForURL(`${appUrl}${keysPath}`);
+    await page.goto(keysPath.replace(/keys$/, 'settings'));
+    expect(await page.getByText('9 of 10').isVisible()).toBe(true);
     expect(problems).toEqual([]);
     await own.close();
   });

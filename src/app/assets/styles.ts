@@ -227,6 +227,18 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 .tool-summary { color: var(--muted); font-size: .85rem; }
 .card > .facts:last-child { margin-bottom: 0; }
 
+/* Two-factor sign-in: the QR code beside its key and the code field, stacked on a phone; recovery codes in two columns. */
+.two-factor-setup { display: flex; gap: 1rem 1.5rem; align-items: flex-start; flex-wrap: wrap; margin-top: .75rem; }
+.two-factor-setup > .stack { flex: 1 1 260px; min-width: 0; }
+.qr { flex: none; width: 176px; height: 176px; border: 1px solid var(--line); border-radius: 8px; overflow: hidden; background: #fff; }
+.qr svg { display: block; width: 100%; height: 100%; }
+.secret-key { word-break: break-all; }
+.recovery-codes { columns: 2; column-gap: 2rem; font-size: 1rem; line-height: 1.7; max-width: 22rem; }
+details.fold { margin-top: .75rem; }
+details.fold > p { margin: .5rem 0 0; }
+details.fold summary { cursor: pointer; color: var(--accent); font-size: .9rem; font-weight: 550; }
+details.fold form { margin-top: .75rem; }
+
 /* The Jobs page: a progress bar per job, the CSV's columns mapped to the operation's fields. */
 .job-progress { min-width: 180px; }
 /*

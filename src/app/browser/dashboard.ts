@@ -4,6 +4,7 @@
  * Pages are rendered on the server; this only sends their forms and buttons to the JSON API under /api and
  * shows what comes back:
  *   <form data-api="/api/..." data-then="reload|go:/path|secret|redirect|oauth-redirect|verification-sent|<a page's answer>">
+ *     (whatever it names, an answer of `twoFactorRequired` goes to the sign-in page's code step)
  *     submits the fields as JSON (the pressed submit button's name and value included; inputs marked
  *     data-list are sent as arrays, inputs marked data-number as numbers and data-json as the JSON value
  *     typed in, both left out when empty; redirect goes to the answer's https url, oauth-redirect to its
@@ -77,6 +78,12 @@ interface BuiltInAnswers {
 }
 
 function then(action: string | undefined, answer: unknown, source: HTMLElement): void {
+  // A right password of an account with two-factor sign-in (sign-in, a reset link): the sign-in page asks for the code,
+  // then goes where this was going.
+  if ((answer as { twoFactorRequired?: unknown } | null)?.twoFactorRequired === true) {
+    const next = safeNext();
+    return location.assign(next ? '/signin?next=' + encodeURIComponent(next) : '/signin');
+  }
   if (!action || action === 'reload') return location.reload();
   if (action.startsWith('go:')) return location.assign(safeNext() || action.slice(3));
   if (action === 'secret') return showSecret(answer as BuiltInAnswers['secret'], source);

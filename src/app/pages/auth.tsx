@@ -1,5 +1,6 @@
 import type { Child, FC } from 'hono/jsx';
 import { safeNextPath } from '../auth/next-path';
+import { pendingSignIn } from '../auth/second-factor';
 import { readSession } from '../auth/sessions';
 import { type ConsentRequest, consentRequestAt } from './consent';
 import { CardPage, Field } from './layout';
@@ -9,6 +10,8 @@ interface AuthPageProps {
   next: string | null;
   /** The MCP client waiting on the consent page `next` leads to, while its request is pending. */
   connecting: ConsentRequest | undefined;
+  /** This browser's sign-in waits for its second factor (auth/second-factor.ts): the page asks for the code. */
+  awaitingCode: boolean;
 }
 
 function withNext(path: string, next: string | null): string {
@@ -54,7 +57,10 @@ const SignUpPage: FC<AuthPageProps> = ({ next, connecting }) => (
   </AuthShell>
 );
 
-const SignInPage: FC<AuthPageProps> = ({ next, connecting }) => (
+const SignInPage: FC<AuthPageProps> = (props) => (props.awaitingCode ? <SecondFactorStep {...props} /> : <PasswordStep {...props} />);
+
+// The password's answer signs in, or starts the wait for a code: the script then loads this page again, which asks for it.
+const PasswordStep: FC<AuthPageProps> = ({ next, connecting }) => (
   <AuthShell
     title="Sign in"
     lede="Welcome back."
@@ -77,6 +83,38 @@ const SignInPage: FC<AuthPageProps> = ({ next, connecting }) => (
   </AuthShell>
 );
 
+const SecondFactorStep: FC<AuthPageProps> = ({ next, connecting }) => (
+  <AuthShell
+    title="Two-factor sign-in"
+    lede="Enter the code your authenticator app shows for Sluice."
+    foot={
+      <>
+        Not you, or another account?{' '}
+        <button type="button" class="link" data-api="/api/auth/sign-out" data-then="reload">
+          Start over
+        </button>
+      </>
+    }
+  >
+    <Connecting request={connecting} action="Sign in" />
+    <form class="stack" data-api="/api/auth/sign-in/two-factor" data-then={`go:${next ?? '/'}`} novalidate>
+      <p class="form-error" role="alert"></p>
+      <Field name="code" label="Code from the app" autocomplete="one-time-code" inputmode="numeric" maxlength={7} hint="Six digits; a new one every 30 seconds." />
+      <button type="submit">Verify</button>
+    </form>
+    <details class="fold">
+      <summary>Use a recovery code instead</summary>
+      <form class="stack" data-api="/api/auth/sign-in/two-factor" data-then={`go:${next ?? '/'}`} novalidate>
+        <p class="form-error" role="alert"></p>
+        <Field name="recoveryCode" label="Recovery code" autocomplete="off" maxlength={40} hint="One of the codes saved when two-factor sign-in was turned on. Each works once." />
+        <button type="submit" class="secondary">
+          Sign in with a recovery code
+        </button>
+      </form>
+    </details>
+  </AuthShell>
+);
+
 /**
  * Sign-in and sign-up, each with the page to go to afterwards (`?next=`, a path of this site) carried
  * through both and through the links between them: an MCP client's consent request, an invitation.
@@ -90,7 +128,8 @@ function authPage(path: '/signin' | '/signup', view: FC<AuthPageProps>) {
       // The page's script also reads ?next= from the address bar: one that is not ours never stays there.
       if (asked !== null && next === null) return c.redirect(path, 303);
       if (await readSession(c)) return c.redirect(next ?? '/', 303);
-      return { next, connecting: next ? await consentRequestAt(c.env, next) : undefined };
+      const awaitingCode = path === '/signin' && (await pendingSignIn(c)) !== null;
+      return { next, awaitingCode, connecting: next ? await consentRequestAt(c.env, next) : undefined };
     },
     view,
   });

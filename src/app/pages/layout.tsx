@@ -181,7 +181,7 @@ export const ApiForm: FC<{
   /** Asked in the page's dialog before the form is sent, as a ConfirmButton asks. */
   confirm?: string;
   confirmLabel?: string;
-  then?: 'reload' | 'secret' | 'redirect' | 'rows' | 'verification-sent' | `go:${string}`;
+  then?: 'reload' | 'secret' | 'redirect' | 'rows' | 'two-factor-setup' | 'two-factor-codes' | 'verification-sent' | `go:${string}`;
   class?: string;
   secretField?: string;
   secretTitle?: string;
@@ -224,6 +224,8 @@ export const Field: FC<{
   /** The bounds of a date or number field. */
   min?: string;
   max?: string;
+  /** The keyboard a phone shows: `numeric` for a code of digits. */
+  inputmode?: 'numeric' | 'text';
 }> = (
   props,
 ) => (
@@ -240,6 +242,7 @@ export const Field: FC<{
       maxlength={props.maxlength}
       min={props.min}
       max={props.max}
+      inputmode={props.inputmode}
       placeholder={props.placeholder}
       aria-describedby={`error-${props.id ?? props.name}`}
     />

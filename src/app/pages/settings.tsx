@@ -5,10 +5,11 @@ import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
 import { DataTable } from './table';
 import { type Belonging, belongingsOf, fatesOf } from '../account-deletion';
 import { type SignedInBrowser, signedInBrowsers } from '../signed-in-browsers';
+import { RECOVERY_CODES, type TwoFactorState, twoFactorState } from '../two-factor';
 import { type WorkspaceProps, workspacePage } from './page';
 
-export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browsers: SignedInBrowser[] }> = (props) => {
-  const { user, access, memberships, belongings, browsers } = props;
+export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browsers: SignedInBrowser[]; twoFactor: TwoFactorState }> = (props) => {
+  const { user, access, memberships, belongings, browsers, twoFactor } = props;
   const organization = memberships.find((membership) => membership.id === access.organization.id) as MembershipSummary;
   return (
     <>
@@ -120,11 +121,99 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browse
           </p>
         </div>
       </section>
+      <TwoFactor state={twoFactor} email={user.email} />
       <SignedInBrowsers browsers={browsers} />
       <DeleteAccount belongings={belongings} email={user.email} />
     </>
   );
 };
+
+/**
+ * Two-factor sign-in (app/two-factor.ts). Off: the password, then a QR code and the app's first code turn it on. On:
+ * new recovery codes, or off, each with the password. Recovery codes are shown once, in place, by settings.browser.ts.
+ */
+const TwoFactor: FC<{ state: TwoFactorState; email: string }> = ({ state, email }) => (
+  <section class="card" data-two-factor>
+    <h2>Two-factor sign-in</h2>
+    {state.enabled ? (
+      <>
+        <p class="small">
+          <span class="badge ok">On</span> since <DateTime iso={state.enabledAt!} />. Signing in takes a code from your authenticator app after the password.{' '}
+          <strong>
+            {state.recoveryCodesLeft} of {RECOVERY_CODES}
+          </strong>{' '}
+          recovery codes left.
+        </p>
+        <details class="fold">
+          <summary>Make new recovery codes</summary>
+          <p class="muted small">The codes you have now stop working.</p>
+          <ApiForm class="row" api="/api/me/two-factor/recovery-codes" then="two-factor-codes">
+            <input type="hidden" autocomplete="username" value={email} />
+            <Field name="currentPassword" id="recovery-codes-password" label="Your password" type="password" autocomplete="current-password" />
+            <button type="submit" class="secondary">
+              New recovery codes
+            </button>
+          </ApiForm>
+        </details>
+        <details class="fold">
+          <summary>Turn off two-factor sign-in</summary>
+          <ApiForm
+            class="row"
+            api="/api/me/two-factor"
+            method="DELETE"
+            then="reload"
+            confirm="Turn two-factor sign-in off? The password alone will sign in to your account again."
+            confirmLabel="Turn off"
+          >
+            <input type="hidden" autocomplete="username" value={email} />
+            <Field name="currentPassword" id="two-factor-off-password" label="Your password" type="password" autocomplete="current-password" />
+            <button type="submit" class="danger">
+              Turn off
+            </button>
+          </ApiForm>
+        </details>
+      </>
+    ) : (
+      <>
+        <p class="muted small">
+          Off. With it on, signing in takes a code from an authenticator app (1Password, Google Authenticator, Authy and the like) after the password, so a
+          password that leaks is not enough.
+        </p>
+        <ApiForm class="row" api="/api/me/two-factor/setup" then="two-factor-setup">
+          <input type="hidden" autocomplete="username" value={email} />
+          <Field name="currentPassword" id="two-factor-password" label="Your password" type="password" autocomplete="current-password" />
+          <button type="submit">Set up</button>
+        </ApiForm>
+        <div class="two-factor-setup" data-two-factor-setup hidden>
+          <div class="qr" data-qr role="img" aria-label="QR code to scan with your authenticator app"></div>
+          <div class="stack">
+            <p class="small">
+              Scan the code with your authenticator app, or type this key into it: <code class="secret-key" data-secret-key></code>
+            </p>
+            <ApiForm class="row" api="/api/me/two-factor/confirm" then="two-factor-codes">
+              <Field name="code" id="two-factor-code" label="Code from the app" autocomplete="one-time-code" inputmode="numeric" maxlength={7} />
+              <button type="submit">Turn on</button>
+            </ApiForm>
+          </div>
+        </div>
+      </>
+    )}
+    <div class="stack" data-recovery-codes hidden>
+      <p class="notice warn small" role="status">
+        Save these recovery codes somewhere safe, now: they are shown this once. Each signs in once if you lose the app.
+      </p>
+      <pre class="recovery-codes" id="recovery-codes"></pre>
+      <p class="row">
+        <button type="button" class="secondary" data-copy="#recovery-codes">
+          Copy codes
+        </button>
+        <button type="button" data-two-factor-done>
+          I have saved them
+        </button>
+      </p>
+    </div>
+  </section>
+);
 
 /** The browsers signed in to the account: one left signed in somewhere is signed out from here. */
 const SignedInBrowsers: FC<{ browsers: SignedInBrowser[] }> = ({ browsers }) => (
@@ -229,6 +318,9 @@ export const settingsPage = workspacePage({
   id: 'settings',
   title: 'Settings',
   icon: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12l2-1-1-3-2 .5-1.5-1.5.5-2-3-1-1 2h-2l-1-2-3 1 .5 2L6 7.5 4 7 3 10l2 1v2l-2 1 1 3 2-.5 1.5 1.5-.5 2 3 1 1-2h2l1 2 3-1-.5-2 1.5-1.5 2 .5 1-3-2-1z',
-  load: async (c, { user, sessionIdHash }) => ({ belongings: await belongingsOf(c.env.DB, user.id), browsers: await signedInBrowsers(c.env.DB, user.id, sessionIdHash) }),
+  load: async (c, { user, sessionIdHash }) => {
+    const [belongings, browsers, twoFactor] = await Promise.all([belongingsOf(c.env.DB, user.id), signedInBrowsers(c.env.DB, user.id, sessionIdHash), twoFactorState(c.env.DB, user.id)]);
+    return { belongings, browsers, twoFactor };
+  },
   view: SettingsPage,
 });
