@@ -117,6 +117,8 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
       if (session.payment_status !== 'paid') return 'Checkout completed without payment yet; waiting for the payment.';
       if (session.metadata?.kind === 'top_up') {
         const cents = session.amount_total ?? Number(session.metadata.cents);
+        const closed = await env.DB.prepare('SELECT closed_at AS closedAt FROM organizations WHERE id = ?').bind(organizationId).first<{ closedAt: string | null }>();
+        if (closed?.closedAt) return refundTopUp(stripe, session, organizationId, event.id);
         const organization = await getOrganization(env.DB, organizationId);
         const credited = await creditWallet(env, organizationId, { purchasedUnits: unitsFromCents(cents) }, event.id);
         // Credit needs a plan to be spent: a top-up puts an organization without one on pay as you go.
@@ -164,6 +166,20 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
     default:
       return `Event ${event.type} is not used.`;
   }
+}
+
+/**
+ * Credit paid for an organization that closed since its Checkout began (its last member deleted their account):
+ * nothing could ever spend it, so the payment is refunded whole instead. One refund per event, whatever the number of
+ * deliveries (Stripe's idempotency key); a payment Stripe already refunded answers its error, which the delivery's
+ * retry then reports.
+ */
+async function refundTopUp(stripe: Stripe, session: Stripe.Checkout.Session, organizationId: string, eventId: string): Promise<string> {
+  const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
+  if (!paymentIntent) throw new Error(`A paid top-up checkout ${session.id} names no payment intent to refund.`);
+  const refund = await stripe.refunds.create({ payment_intent: paymentIntent, reason: 'requested_by_customer', metadata: { organizationId, reason: 'organization closed' } }, { idempotencyKey: `refund-${eventId}` });
+  console.error(JSON.stringify({ level: 'warn', note: 'a top-up paid after its organization closed was refunded', organizationId, paymentIntent, refund: refund.id, eventId }));
+  return `Refunded ${session.amount_total ?? 0} cents (${refund.id}): the organization closed before the payment arrived.`;
 }
 
 /** Stripe has no such object (a subscription already gone): what a cancellation wanted. */

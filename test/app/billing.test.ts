@@ -222,6 +222,24 @@ describe('billing through Stripe', () => {
     expect(await env.DB.prepare('SELECT plan, stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(owner.organizationId).first()).toEqual({ plan: null, id: null });
   });
 
+  it('refunds, rather than credits, a top-up paid after its organization closed, once however often Stripe delivers it', async () => {
+    const owner = await signUp();
+    expect((await owner.json('DELETE', '/api/me', { currentPassword: 'a long enough passphrase' }, { bindings: STRIPE })).status).toBe(200);
+    const paymentIntent = `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const event = {
+      id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
+      type: 'checkout.session.completed',
+      data: { object: { id: 'cs_test_late_topup', object: 'checkout.session', mode: 'payment', payment_status: 'paid', payment_intent: paymentIntent, amount_total: 2000, metadata: { organizationId: owner.organizationId, kind: 'top_up', cents: '2000' } } },
+    };
+    const paid = await deliver(event);
+    expect(paid.body.data.note).toContain('Refunded 2000 cents');
+    // The worker died before recording the event, and Stripe delivered it again: still one refund.
+    await deliver(event, { bindings: { DB: dyingBeforeRecording } }).catch(() => undefined);
+    const refunds = ((await (await fetch(`${FAKE_STRIPE.baseUrl}/test/refunds`)).json()) as { payment_intent: string }[]).filter((refund) => refund.payment_intent === paymentIntent);
+    expect(refunds).toEqual([expect.objectContaining({ payment_intent: paymentIntent, status: 'succeeded', metadata: { organizationId: owner.organizationId, reason: 'organization closed' } })]);
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(0);
+  });
+
   it('cancels the plan at the end of the month paid for, keeps it on request, and ends it when Stripe ends the subscription', async () => {
     const owner = await signUp();
     const { old } = await paying(owner, 'team');

@@ -6,7 +6,8 @@
  * POST /test/subscriptions {id, customer?} are read (GET /v1/subscriptions/:id), set to end at their period's end or
  * renew (POST with cancel_at_period_end, which sets cancel_at, or cancel_at itself, '' unsetting it), and cancelled at
  * once (DELETE, its `prorate` and `invoice_now` kept for the test; a second cancel is Stripe's 400); an id it does
- * not have is a 404 `resource_missing`. GET /test/subscriptions reads them.
+ * not have is a 404 `resource_missing`. GET /test/subscriptions reads them. POST /v1/refunds {payment_intent} refunds
+ * once per Idempotency-Key (a key sent again answers the same refund, as Stripe does); GET /test/refunds reads them.
  */
 export const FAKE_STRIPE = { secretKey: 'sk_test_fake', webhookSecret: 'whsec_fake_secret', baseUrl: 'https://stripe.fake' };
 
@@ -23,12 +24,14 @@ interface FakeSubscription {
   cancelled_with?: { prorate: boolean; invoice_now: boolean };
 }
 const subscriptions = new Map<string, FakeSubscription>();
+const refunds = new Map<string, { id: string; object: 'refund'; payment_intent: string; reason: string | null; status: 'succeeded'; metadata: Record<string, string> }>();
 /** A month from when the test made the subscription: when its period ends. */
 const periodEnds = new Map<string, number>();
 
 export async function stripeUpstream(request: Request): Promise<Response> {
   const url = new URL(request.url);
   if (request.method === 'GET' && url.pathname === '/test/sessions') return Response.json(sessions);
+  if (request.method === 'GET' && url.pathname === '/test/refunds') return Response.json([...refunds.values()]);
   if (url.pathname === '/test/subscriptions') {
     if (request.method === 'GET') return Response.json([...subscriptions.values()]);
     const { id, customer = `cus_${crypto.randomUUID().replaceAll('-', '').slice(0, 14)}` } = (await request.json()) as { id: string; customer?: string };
@@ -65,6 +68,16 @@ export async function stripeUpstream(request: Request): Promise<Response> {
       }
     }
     return Response.json(subscription);
+  }
+  if (request.method === 'POST' && url.pathname === '/v1/refunds') {
+    const form = new URLSearchParams(await request.text());
+    const key = request.headers.get('idempotency-key') ?? crypto.randomUUID();
+    if (!form.get('payment_intent')) return Response.json({ error: { type: 'invalid_request_error', message: 'One of `charge` or `payment_intent` is required.' } }, { status: 400 });
+    if (!refunds.has(key)) {
+      const metadata = Object.fromEntries([...form].filter(([name]) => name.startsWith('metadata[')).map(([name, value]) => [name.slice(9, -1), value]));
+      refunds.set(key, { id: `re_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`, object: 'refund', payment_intent: form.get('payment_intent')!, reason: form.get('reason'), status: 'succeeded', metadata });
+    }
+    return Response.json(refunds.get(key));
   }
   if (request.method !== 'POST' || url.pathname !== '/v1/checkout/sessions') {
     return Response.json({ error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${url.pathname}).` } }, { status: 404 });
