@@ -517,6 +517,7 @@ END;
 CREATE TABLE two_factor (
   user_id        TEXT PRIMARY KEY REFERENCES users(id),
   secret_sealed  TEXT NOT NULL,
+  setup_id       TEXT NOT NULL,
   created_at     TEXT NOT NULL,
   enabled_at     TEXT,
   last_step      INTEGER NOT NULL DEFAULT 0

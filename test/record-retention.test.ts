@@ -78,6 +78,12 @@ const CASES: Case[] = [
     seed: (person, id, at) => sql("INSERT INTO email_changes (token_hash, user_id, old_email, new_email, expires_at) VALUES (?, ?, 'a@example.com', 'b@example.com', ?)", id, person.account.user.id, iso(at)),
   },
   {
+    kind: 'a sign-in that waited for its second factor past its expiry',
+    after: 0,
+    table: 'sign_in_challenges',
+    seed: (person, id, at) => sql("INSERT INTO sign_in_challenges (id_hash, user_id, password_digest, expires_at) VALUES (?, ?, 'digest', ?)", id, person.account.user.id, iso(at)),
+  },
+  {
     kind: 'a password reset link past its expiry',
     after: 0,
     table: 'password_resets',
@@ -211,7 +217,7 @@ const CASES: Case[] = [
 ];
 
 /** The column each table's rows are found by in these cases (an hour by its agent or job, one each). */
-const ID_COLUMN: Record<string, string> = { sessions: 'id_hash', email_verifications: 'token_hash', password_resets: 'token_hash', email_changes: 'token_hash', auth_throttle: 'bucket', oauth_requests: 'id_hash', oauth_tokens: 'hash', agent_hours: 'agent_id', job_hours: 'job_id' };
+const ID_COLUMN: Record<string, string> = { sessions: 'id_hash', email_verifications: 'token_hash', password_resets: 'token_hash', email_changes: 'token_hash', sign_in_challenges: 'id_hash', auth_throttle: 'bucket', oauth_requests: 'id_hash', oauth_tokens: 'hash', agent_hours: 'agent_id', job_hours: 'job_id' };
 
 async function present(table: string, id: string): Promise<boolean> {
   return (await env.DB.prepare(`SELECT 1 FROM ${table} WHERE ${ID_COLUMN[table] ?? 'id'} = ?`).bind(id).first()) !== null;

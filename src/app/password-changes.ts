@@ -3,6 +3,7 @@ import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
+import { twoFactorErasure } from './two-factor';
 import { markEmailConfirmed, revokeKey } from '../services/accounts';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
 import { hashPassword } from './auth/passwords';
@@ -83,17 +84,17 @@ async function sendResetLink(env: Env, user: StoredUser): Promise<void> {
   );
 }
 
-/** The address a reset link is for while it can still be used (not spent, past its hour or voided by a new password), else null. Reading it spends nothing. */
-export async function resetLinkFor(db: D1Database, token: string): Promise<{ email: string } | null> {
+/** The account and address a reset link is for while it can still be used (not spent, past its hour or voided by a new password), else null. Reading it spends nothing. */
+export async function resetLinkFor(db: D1Database, token: string): Promise<{ userId: string; email: string } | null> {
   const found = await db
     .prepare(
-      `SELECT r.email, r.expires_at AS expiresAt, u.email AS current
+      `SELECT r.user_id AS userId, r.email, r.expires_at AS expiresAt, u.email AS current
          FROM password_resets r JOIN users u ON u.id = r.user_id
         WHERE r.token_hash = ?`,
     )
     .bind(await sha256Hex(token))
-    .first<{ email: string; expiresAt: string; current: string }>();
-  return found && linkWorks(found, found.email, found.current) ? { email: found.email } : null;
+    .first<{ userId: string; email: string; expiresAt: string; current: string }>();
+  return found && linkWorks(found, found.email, found.current) ? { userId: found.userId, email: found.email } : null;
 }
 
 export const INVALID_RESET_LINK =
@@ -113,7 +114,14 @@ export interface PasswordSet {
  * holds the address until it is confirmed): what that account made to use the API (keys, MCP tokens, sandbox keys,
  * OAuth grants) is revoked with the reset, so its new owner inherits no one else's way in.
  */
-export async function resetPassword(env: Env, token: string, password: string): Promise<PasswordSet> {
+export async function resetPassword(env: Env, token: string, password: string, beforeSpending?: (userId: string) => Promise<void>): Promise<PasswordSet> {
+  // What the account asks beyond the link (its second factor) is asked before the link is spent: a wrong code leaves
+  // it to be used again, and sets nothing.
+  if (beforeSpending) {
+    const link = await resetLinkFor(env.DB, token);
+    if (!link) throw new ApiError('VALIDATION_ERROR', INVALID_RESET_LINK, { details: [{ field: 'token', location: 'body', message: 'unknown, used or expired' }] });
+    await beforeSpending(link.userId);
+  }
   const found = await env.DB.prepare(
     `DELETE FROM password_resets WHERE token_hash = ?
      RETURNING user_id AS userId, email, expires_at AS expiresAt, (SELECT email FROM users WHERE id = password_resets.user_id) AS current`,
@@ -126,7 +134,12 @@ export async function resetPassword(env: Env, token: string, password: string): 
   const before = await findUserById(env.DB, found.userId);
   const passwordHash = await hashPassword(password, env.KEY_ENCRYPTION_KEY);
   await setPassword(env.DB, found.userId, passwordHash, nowIso());
-  if (before && !before.emailVerifiedAt) await revokeWhatUserMade(env, found.userId, 'password reset of an unconfirmed account');
+  if (before && !before.emailVerifiedAt) {
+    await revokeWhatUserMade(env, found.userId, 'password reset of an unconfirmed account');
+    // Whoever signed up with the address cannot keep its owner out by a second factor of their own either (none can be
+    // set up before the address is confirmed: this is for one set up otherwise).
+    await env.DB.batch(twoFactorErasure(env.DB, found.userId));
+  }
   await markEmailConfirmed(env.DB, found.email);
   await clearAttempts(env.DB, signInBucket(found.email));
   return { user: visibleUser((await findUserById(env.DB, found.userId))!), passwordHash };

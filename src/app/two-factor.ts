@@ -2,11 +2,15 @@ import { Secret, TOTP } from 'otpauth';
 import { renderSVG } from 'uqr';
 import { clock, nowIso } from '../core/clock';
 import { type Env, publicUrls } from '../core/config';
-import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
-import { decryptKey, encryptKey } from '../core/keys';
+import { decryptKey, encryptionSecrets, encryptKey } from '../core/keys';
+import { randomHex } from '../core/ids';
+import { toHex } from '../core/digest';
+import { derivedHmacKey } from './auth/passwords';
 import type { ThrottleRule } from '../core/throttle';
 import { sendEmailOrLog } from './email';
+import { requireVerifiedEmail } from './email-verification';
+import type { SessionUser } from './context';
 
 /**
  * Two-factor sign-in: after the password, a code from an authenticator app (TOTP, RFC 6238: SHA-1, six digits, 30
@@ -16,7 +20,9 @@ import { sendEmailOrLog } from './email';
  * - The secret is sealed with KEY_ENCRYPTION_KEY (AES-GCM, bound to the user id), never kept in the clear.
  * - A code is taken for one 30-second step, once: the step is written with a guard that it is newer than the last
  *   one taken, so the same code (or an older one) replayed is refused, even by two requests at once.
- * - Recovery codes are 50 random bits each; only their SHA-256 is kept, and each is spent by a guarded update.
+ * - Recovery codes are 50 random bits each; only an HMAC of each is kept, under a key derived from KEY_ENCRYPTION_KEY
+ *   and over the account's id (a copy of D1 alone does not let anyone sweep the 2^50 codes, nor one sweep serve every
+ *   account), and each is spent by a guarded update.
  */
 
 const ISSUER = 'Sluice';
@@ -25,8 +31,9 @@ const PERIOD_S = 30;
 const WINDOW = 1;
 export const RECOVERY_CODES = 10;
 
-/** Wrong codes a person may send in a quarter hour, at sign-in and in Settings together; a right one clears the count. */
+/** Codes a sign-in may try in a quarter hour, and in a day, per account (a browser that signed in before counts apart: auth/second-factor.ts). */
 export const TWO_FACTOR_CODES_PER_USER: ThrottleRule = { limit: 10, windowMs: 15 * 60_000, what: 'two-factor codes for this account' };
+export const TWO_FACTOR_CODES_PER_DAY: ThrottleRule = { limit: 50, windowMs: 24 * 60 * 60_000, what: 'two-factor codes for this account today' };
 /** Setting up, turning off and new recovery codes each ask for the password: its tries are counted. */
 export const TWO_FACTOR_CHANGES_PER_USER: ThrottleRule = { limit: 5, windowMs: 15 * 60_000, what: 'two-factor changes for this account' };
 
@@ -69,14 +76,18 @@ export interface TwoFactorSetup {
  * A new secret, waiting for a code from the app to confirm it (`confirmSetup`). A setup begun again replaces the one
  * waiting; one already in force is a 409 (turn it off first, so a session left open cannot swap the app).
  */
-export async function beginSetup(env: Env, user: { id: string; email: string }): Promise<TwoFactorSetup> {
+export async function beginSetup(env: Env, user: SessionUser): Promise<TwoFactorSetup> {
+  // Whoever signs up first with an address holds it until it is confirmed, and a reset by its owner takes it back: a
+  // second factor set up before would keep the owner out for good.
+  requireVerifiedEmail(user, 'set up two-factor sign-in');
   const secret = new Secret({ size: 20 });
   const sealed = await encryptKey(secret.base32, sealedFor(user.id), env.KEY_ENCRYPTION_KEY);
   const written = await env.DB.prepare(
-    `INSERT INTO two_factor (user_id, secret_sealed, created_at) VALUES (?1, ?2, ?3)
-     ON CONFLICT (user_id) DO UPDATE SET secret_sealed = excluded.secret_sealed, created_at = excluded.created_at, last_step = 0 WHERE two_factor.enabled_at IS NULL`,
+    `INSERT INTO two_factor (user_id, secret_sealed, setup_id, created_at) VALUES (?1, ?2, ?3, ?4)
+     ON CONFLICT (user_id) DO UPDATE SET secret_sealed = excluded.secret_sealed, setup_id = excluded.setup_id, created_at = excluded.created_at, last_step = 0
+      WHERE two_factor.enabled_at IS NULL`,
   )
-    .bind(user.id, sealed, nowIso())
+    .bind(user.id, sealed, randomHex(16), nowIso())
     .run();
   if (written.meta.changes !== 1) throw ApiError.conflict('Two-factor sign-in is already on. Turn it off first to set up another app.');
   const uri = totpOf(secret, user.email).toString();
@@ -95,11 +106,11 @@ function stepOf(secret: string, email: string, code: string): number | null {
   return delta === null ? null : Math.floor(now / 1000 / PERIOD_S) + delta;
 }
 
-async function secretOf(env: Env, userId: string, enabled: boolean): Promise<string | null> {
-  const row = await env.DB.prepare(`SELECT secret_sealed AS sealed FROM two_factor WHERE user_id = ? AND enabled_at IS ${enabled ? 'NOT NULL' : 'NULL'}`)
+async function secretOf(env: Env, userId: string, enabled: boolean): Promise<{ secret: string; setupId: string } | null> {
+  const row = await env.DB.prepare(`SELECT secret_sealed AS sealed, setup_id AS setupId FROM two_factor WHERE user_id = ? AND enabled_at IS ${enabled ? 'NOT NULL' : 'NULL'}`)
     .bind(userId)
-    .first<{ sealed: string }>();
-  return row ? decryptKey(row.sealed, sealedFor(userId), env.KEY_ENCRYPTION_KEY) : null;
+    .first<{ sealed: string; setupId: string }>();
+  return row ? { secret: await decryptKey(row.sealed, sealedFor(userId), env.KEY_ENCRYPTION_KEY), setupId: row.setupId } : null;
 }
 
 const wrongCode = (field: 'code' | 'recoveryCode', message: string) => ApiError.validation([{ field, location: 'body', message }]);
@@ -109,36 +120,57 @@ const wrongCode = (field: 'code' | 'recoveryCode', message: string) => ApiError.
  * The same batch takes the code's step and writes the codes, guarded on the setup still waiting.
  */
 export async function confirmSetup(env: Env, user: { id: string; email: string }, code: string): Promise<string[]> {
-  const secret = await secretOf(env, user.id, false);
-  if (!secret) throw ApiError.conflict((await isTwoFactorEnabled(env.DB, user.id)) ? 'Two-factor sign-in is already on.' : 'Set up two-factor sign-in first: no app is waiting to be confirmed.');
-  const step = stepOf(secret, user.email, code);
+  const waiting = await secretOf(env, user.id, false);
+  if (!waiting) throw ApiError.conflict((await isTwoFactorEnabled(env.DB, user.id)) ? 'Two-factor sign-in is already on.' : 'Set up two-factor sign-in first: no app is waiting to be confirmed.');
+  const step = stepOf(waiting.secret, user.email, code);
   if (step === null) throw wrongCode('code', 'Not the code your app shows now: check the app was set up from this page, and its clock.');
+  // The setup read here is the one turned on (not one begun again meanwhile), and this confirmation alone writes the
+  // codes: it marks the row with an id of its own, which the codes' insert asks for (two confirmations at once, or
+  // a double click, leave the codes of the one that turned it on).
+  const confirmation = randomHex(16);
   const codes = newRecoveryCodes();
   const [enabled] = await env.DB.batch([
-    env.DB.prepare('UPDATE two_factor SET enabled_at = ?2, last_step = ?3 WHERE user_id = ?1 AND enabled_at IS NULL').bind(user.id, nowIso(), step),
-    ...(await recoveryCodeWrites(env.DB, user.id, codes, 'AND EXISTS (SELECT 1 FROM two_factor WHERE user_id = ?1 AND enabled_at IS NOT NULL AND last_step = ?3)', step)),
+    env.DB.prepare('UPDATE two_factor SET enabled_at = ?2, last_step = ?3, setup_id = ?5 WHERE user_id = ?1 AND enabled_at IS NULL AND setup_id = ?4').bind(
+      user.id,
+      nowIso(),
+      step,
+      waiting.setupId,
+      confirmation,
+    ),
+    await recoveryCodesInsert(env, user.id, codes, confirmation),
   ]);
-  if (enabled!.meta.changes !== 1) throw ApiError.conflict('Two-factor sign-in was set up again meanwhile: use the newest QR code.');
+  if (enabled!.meta.changes !== 1) throw ApiError.conflict('Two-factor sign-in was set up again, or turned on, meanwhile: reload the page.');
   return codes;
 }
 
 /** New recovery codes in place of the old ones, which stop working. */
-export async function replaceRecoveryCodes(db: D1Database, userId: string): Promise<string[]> {
+export async function replaceRecoveryCodes(env: Env, userId: string): Promise<string[]> {
   const codes = newRecoveryCodes();
-  const results = await db.batch(await recoveryCodeWrites(db, userId, codes, 'AND EXISTS (SELECT 1 FROM two_factor WHERE user_id = ?1 AND enabled_at IS NOT NULL)'));
-  if (results.at(-1)!.meta.changes !== RECOVERY_CODES) throw ApiError.conflict('Two-factor sign-in is off: there are no recovery codes to replace.');
+  const replacement = randomHex(16);
+  const [marked] = await env.DB.batch([
+    env.DB.prepare('UPDATE two_factor SET setup_id = ?2 WHERE user_id = ?1 AND enabled_at IS NOT NULL').bind(userId, replacement),
+    env.DB.prepare('DELETE FROM two_factor_recovery_codes WHERE user_id = ?1 AND EXISTS (SELECT 1 FROM two_factor WHERE user_id = ?1 AND setup_id = ?2)').bind(userId, replacement),
+    await recoveryCodesInsert(env, userId, codes, replacement),
+  ]);
+  if (marked!.meta.changes !== 1) throw ApiError.conflict('Two-factor sign-in is off: there are no recovery codes to replace.');
   return codes;
 }
 
-/** Deletes the old codes and inserts `codes` (hashed), each insert guarded by `guard` (SQL over ?1 the user, ?3 `step`). */
-async function recoveryCodeWrites(db: D1Database, userId: string, codes: string[], guard: string, step?: number): Promise<D1PreparedStatement[]> {
-  const hashes = await Promise.all(codes.map((code) => sha256Hex(normalized(code))));
-  return [
-    db.prepare('DELETE FROM two_factor_recovery_codes WHERE user_id = ?').bind(userId),
-    db
-      .prepare(`INSERT INTO two_factor_recovery_codes (user_id, code_hash) SELECT ?1, value FROM json_each(?2) WHERE true ${guard}`)
-      .bind(...[userId, JSON.stringify(hashes), ...(step === undefined ? [] : [step])]),
-  ];
+/** Inserts `codes` (their HMACs) for the account while its row carries `mark` (the confirmation or replacement making them). */
+async function recoveryCodesInsert(env: Env, userId: string, codes: string[], mark: string): Promise<D1PreparedStatement> {
+  const digests = await Promise.all(codes.map((code) => recoveryCodeDigest(env, userId, code)));
+  return env.DB.prepare(
+    `INSERT INTO two_factor_recovery_codes (user_id, code_hash) SELECT ?1, value FROM json_each(?2)
+      WHERE EXISTS (SELECT 1 FROM two_factor WHERE user_id = ?1 AND enabled_at IS NOT NULL AND setup_id = ?3)`,
+  ).bind(userId, JSON.stringify(digests), mark);
+}
+
+const RECOVERY_CODE_INFO = 'sluice two-factor recovery code v1';
+
+/** The HMAC a recovery code is kept as, under KEY_ENCRYPTION_KEY's first key (`secret`: another key of a rotation). */
+async function recoveryCodeDigest(env: Env, userId: string, code: string, secret = encryptionSecrets(env.KEY_ENCRYPTION_KEY)[0] ?? ''): Promise<string> {
+  const key = await derivedHmacKey(secret, RECOVERY_CODE_INFO);
+  return toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${userId}\n${normalized(code)}`))));
 }
 
 /** Ten codes like `k3xq7-2mzpa`: 50 random bits each, in letters and digits no one confuses (RFC 4648 base32, lower case). */
@@ -161,14 +193,18 @@ export type SecondFactor = { code: string } | { recoveryCode: string };
  */
 export async function takeSecondFactor(env: Env, user: { id: string; email: string }, factor: SecondFactor): Promise<'code' | 'recoveryCode'> {
   if ('recoveryCode' in factor) {
-    const spent = await env.DB.prepare('UPDATE two_factor_recovery_codes SET used_at = ?3 WHERE user_id = ?1 AND code_hash = ?2 AND used_at IS NULL')
-      .bind(user.id, await sha256Hex(normalized(factor.recoveryCode)), nowIso())
+    // Under every key of a rotation: codes made before it are kept under the old one.
+    const digests = await Promise.all(encryptionSecrets(env.KEY_ENCRYPTION_KEY).map((secret) => recoveryCodeDigest(env, user.id, factor.recoveryCode, secret)));
+    const spent = await env.DB.prepare(
+      'UPDATE two_factor_recovery_codes SET used_at = ?3 WHERE user_id = ?1 AND code_hash IN (SELECT value FROM json_each(?2)) AND used_at IS NULL',
+    )
+      .bind(user.id, JSON.stringify(digests), nowIso())
       .run();
     if (spent.meta.changes !== 1) throw wrongCode('recoveryCode', 'Not one of your recovery codes, or one already used.');
     return 'recoveryCode';
   }
-  const secret = await secretOf(env, user.id, true);
-  const step = secret === null ? null : stepOf(secret, user.email, factor.code);
+  const enabled = await secretOf(env, user.id, true);
+  const step = enabled === null ? null : stepOf(enabled.secret, user.email, factor.code);
   if (step === null) throw wrongCode('code', 'Not the code your app shows now.');
   const taken = await env.DB.prepare('UPDATE two_factor SET last_step = ?2 WHERE user_id = ?1 AND enabled_at IS NOT NULL AND last_step < ?2').bind(user.id, step).run();
   if (taken.meta.changes !== 1) throw wrongCode('code', 'That code was used already: wait for the next one your app shows.');
@@ -205,6 +241,11 @@ const NOTICES = {
     subject: 'New recovery codes for your Sluice account',
     text: (email: string, app: string) =>
       `Hello,\n\nNew recovery codes were made for the Sluice account of ${email}; the earlier ones no longer work.\n\nIf you did not make them, set a new password now (${app}/forgot-password).`,
+  },
+  wrongCode: {
+    subject: 'A sign-in to your Sluice account gave a wrong code',
+    text: (email: string, app: string) =>
+      `Hello,\n\nSomeone signed in to the Sluice account of ${email} with its password just now, then gave a wrong two-factor code. If it was you, nothing needs doing.\n\nIf it was not, your password is known to someone: set a new one now (${app}/forgot-password). The code kept them out.`,
   },
   recoveryCodeUsed: {
     subject: 'A recovery code signed in to your Sluice account',

@@ -31,20 +31,22 @@ export interface UsageRow {
  * whose success comes after it: a retry that took the id over after the failure's row had been sent, which the
  * wallet charges. The success takes the row's outcome and keeps its time, and the trigger of migration 0046 moves
  * the day and hour totals the row counted in from a failure to a success. (`WHERE true` keeps SQLite from reading
- * the upsert's `ON` as a join's.)
+ * the upsert's `ON` as a join's.) `OR IGNORE` still drops a row D1 would refuse for another constraint (a NULL where
+ * none may be) rather than refuse the whole batch, which the outbox would then send again without end: the upsert
+ * takes the id's conflicts, OR IGNORE the rest.
  */
 export function insertUsageRows(db: D1Database, rowsJson: string): D1PreparedStatement {
   return db
     .prepare(
       `WITH batch AS MATERIALIZED (SELECT key, jsonb(value) AS value FROM json_each(?))
-       INSERT INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at, sandbox, connection_id)
+       INSERT OR IGNORE INTO usage (id, request_id, organization_id, workspace_id, key_id, operation, status, error_code, cost_units, cached, latency_ms, created_at, sandbox, connection_id)
        SELECT value ->> '$.id', value ->> '$.requestId', value ->> '$.organizationId', value ->> '$.workspaceId', value ->> '$.keyId',
               value ->> '$.operation', value ->> '$.status', value ->> '$.errorCode', value ->> '$.costUnits', value ->> '$.cached',
               value ->> '$.latencyMs', value ->> '$.createdAt', coalesce(value ->> '$.sandbox', 0), value ->> '$.connectionId'
          FROM batch WHERE true ORDER BY key
        ON CONFLICT (id) DO UPDATE SET
-              request_id = excluded.request_id, status = excluded.status, error_code = excluded.error_code,
-              cost_units = excluded.cost_units, cached = excluded.cached, latency_ms = excluded.latency_ms
+              request_id = excluded.request_id, key_id = excluded.key_id, connection_id = excluded.connection_id, status = excluded.status,
+              error_code = excluded.error_code, cost_units = excluded.cost_units, cached = excluded.cached, latency_ms = excluded.latency_ms
         WHERE usage.status >= 400 AND excluded.status < 400`,
     )
     .bind(rowsJson);

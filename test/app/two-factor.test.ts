@@ -141,20 +141,74 @@ describe('two-factor sign-in', () => {
     expect((await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [overtaken])).status).toBe(401);
   });
 
-  it("asks for the code after a password reset by the emailed link, which stands in for the password only", async () => {
+  it('asks a password reset by the emailed link for the code too, before the link is spent or the password set', async () => {
     const { person, secret } = await withTwoFactor();
     const email = person.account.user.email;
     expect((await post('/api/auth/password-reset', { email })).status).toBe(202);
     const message = await env.DB.prepare("SELECT body FROM email_outbox WHERE recipient = ? AND subject = 'Reset your Sluice password'").bind(email).first<{ body: string }>();
-    const token = /token=([0-9a-f]{64})/.exec(message!.body)![1];
-    const reset = await post('/api/auth/password-reset/confirm', { token, password: 'a brand new passphrase' });
-    expect(reset.status).toBe(200);
-    expect(((await reset.json()) as any).data.twoFactorRequired).toBe(true);
-    expect(sessionCookie(reset)).toBeUndefined();
+    const token = /token=([0-9a-f]{64})/.exec(message!.body)![1]!;
+    expect(await (await dashboard(`/reset-password?token=${token}`)).text()).toContain('name="code"');
+    const reset = (code?: string) => post('/api/auth/password-reset/confirm', { token, password: 'a brand new passphrase', ...(code === undefined ? {} : { code }) });
     clock.now = () => realNow() + 30_000;
-    const signedIn = await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [pendingCookie(reset)!]);
+    const wrong = String((Number(codeAt(secret, clock.now())) + 1) % 1_000_000).padStart(6, '0');
+    for (const refused of [await reset(), await reset(wrong)]) {
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error.details).toEqual([expect.objectContaining({ field: 'code' })]);
+    }
+    // Refused twice, the link still works and the password is the old one.
+    expect(((await (await post('/api/auth/sign-in', { email, password: PASSWORD })).json()) as any).data.twoFactorRequired).toBe(true);
+    const signedIn = await reset(codeAt(secret, clock.now()));
     expect(signedIn.status).toBe(200);
     expect(sessionCookie(signedIn)).toBeDefined();
+    expect((await reset(codeAt(secret, clock.now() + 30_000))).status).toBe(400);
+  });
+
+  it('is not set up before the address is confirmed: whoever signed up with it first could otherwise keep its owner out', async () => {
+    const squatter = await signUp({}, { confirmed: false });
+    const refused = await squatter.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain('Confirm your email address');
+  });
+
+  it('keeps the recovery codes of the confirmation that turned it on, when two arrive at once', async () => {
+    const person = await signUp();
+    const { secret } = (await person.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD })).body.data;
+    const code = codeAt(secret, clock.now());
+    const answers = await Promise.all([1, 2].map(() => person.json('POST', '/api/me/two-factor/confirm', { code })));
+    const won = answers.filter((answer) => answer.status === 200);
+    expect(won).toHaveLength(1);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    const stored = await env.DB.prepare('SELECT code_hash FROM two_factor_recovery_codes WHERE user_id = ?').bind(person.account.user.id).all<{ code_hash: string }>();
+    expect(stored.results).toHaveLength(RECOVERY_CODES);
+    // Kept as a keyed HMAC over the account, not the bare SHA-256 a copy of D1 could sweep.
+    const [first] = won[0]!.body.data.recoveryCodes as string[];
+    const bare = [...new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(first!.replace('-', ''))))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+    expect(stored.results.map((row) => row.code_hash)).not.toContain(bare);
+    const signedIn = await post('/api/auth/sign-in/two-factor', { recoveryCode: first }, [await passwordStep(person.account.user.email)]);
+    expect(signedIn.status).toBe(200);
+  });
+
+  it('counts the codes of a browser the owner signed in from apart, so someone with the password cannot keep them out, and tells the owner once', async () => {
+    const person = await signUp();
+    const email = person.account.user.email;
+    // The owner's browser, known to the account from a sign-in before two-factor sign-in was on.
+    const device = setCookies(await post('/api/auth/sign-in', { email, password: PASSWORD })).find((cookie) => cookie.startsWith('sluice_device='))!.split(';')[0]!;
+    const { secret } = (await person.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD })).body.data;
+    expect((await person.json('POST', '/api/me/two-factor/confirm', { code: codeAt(secret, clock.now()) })).status).toBe(200);
+
+    clock.now = () => realNow() + 30_000;
+    const wrong = String((Number(codeAt(secret, clock.now())) + 1) % 1_000_000).padStart(6, '0');
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 11; attempt++) {
+      const pending = await passwordStep(email);
+      statuses.push((await post('/api/auth/sign-in/two-factor', { code: wrong }, [pending])).status);
+    }
+    expect(statuses).toEqual([...Array<number>(10).fill(400), 429]);
+    expect(await mailTo(email, 'A sign-in to your Sluice account gave a wrong code')).toBe(1);
+
+    const ownersStep = await post('/api/auth/sign-in', { email, password: PASSWORD }, [device]);
+    const signedIn = await post('/api/auth/sign-in/two-factor', { code: codeAt(secret, clock.now()) }, [device, pendingCookie(ownersStep)!]);
+    expect(signedIn.status).toBe(200);
   });
 
   it('is turned off with the password, after which the password alone signs in; setting up twice or with a wrong password is refused', async () => {

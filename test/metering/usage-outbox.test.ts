@@ -23,7 +23,7 @@ function recordingDb(refuse = false): { db: D1Database; writes: number[] } {
         return {
           run: async () => {
             if (refuse) throw new Error('D1_ERROR: the database is not reachable');
-            if (sql.includes('INSERT INTO usage ')) writes.push((JSON.parse(json) as unknown[]).length);
+            if (sql.includes('INSERT OR IGNORE INTO usage')) writes.push((JSON.parse(json) as unknown[]).length);
             return statement.run();
           },
         };

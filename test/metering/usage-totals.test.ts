@@ -68,7 +68,7 @@ describe('usage totals kept per hour', () => {
           const later = new Date(Date.parse(row.createdAt) + 90_000).toISOString();
           return [row.status < 400
             ? { ...row, requestId: `${row.requestId}_retry`, status: 500, errorCode: 'INTERNAL', costUnits: 0, latencyMs: 9, createdAt: later }
-            : { ...row, requestId: `${row.requestId}_retry`, status: 200, errorCode: null, costUnits: retryUnits, latencyMs: 9, createdAt: later }];
+            : { ...row, requestId: `${row.requestId}_retry`, keyId: 'key_retry', status: 200, errorCode: null, costUnits: retryUnits, latencyMs: 9, createdAt: later }];
         });
         await env.DB.batch([insertUsageRows(env.DB, JSON.stringify(rows)), insertUsageRows(env.DB, JSON.stringify(resent))]);
         // What each call id's row should say: a success that followed a failure in its place, at the failure's time.
@@ -76,13 +76,13 @@ describe('usage totals kept per hour', () => {
           const retry = resent.find((other) => other.id === row.id && other.status < 400 && row.status >= 400);
           return retry ? { ...retry, createdAt: row.createdAt } : row;
         });
-        const stored = await env.DB.prepare('SELECT id, request_id, status, error_code, cost_units, latency_ms, created_at FROM usage WHERE workspace_id = ? ORDER BY id')
+        const stored = await env.DB.prepare('SELECT id, request_id, key_id, status, error_code, cost_units, latency_ms, created_at FROM usage WHERE workspace_id = ? ORDER BY id')
           .bind(workspaceId)
           .all();
         expect(stored.results).toEqual(
           [...kept]
             .sort((a, b) => (a.id < b.id ? -1 : 1))
-            .map((row) => ({ id: row.id, request_id: row.requestId, status: row.status, error_code: row.errorCode, cost_units: row.costUnits, latency_ms: row.latencyMs, created_at: row.createdAt })),
+            .map((row) => ({ id: row.id, request_id: row.requestId, key_id: row.keyId, status: row.status, error_code: row.errorCode, cost_units: row.costUnits, latency_ms: row.latencyMs, created_at: row.createdAt })),
         );
 
         for (const range of ranges) {
@@ -113,6 +113,30 @@ describe('usage totals kept per hour', () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('a batch of usage rows', () => {
+  it('lands whole but for a row D1 refuses (a missing column), which is dropped rather than holding the batch back', async () => {
+    const workspaceId = `ws_refused_${++workspaces}`;
+    const row = (index: number): Partial<UsageRow> => ({
+      id: `use_${workspaceId}_${index}`,
+      requestId: `req_${index}`,
+      organizationId: 'org_refused',
+      workspaceId,
+      keyId: 'key_a',
+      operation: 'web.scrape',
+      status: 200,
+      errorCode: null,
+      costUnits: 100,
+      cached: false,
+      latencyMs: 5,
+      createdAt: new Date(START + index).toISOString(),
+    });
+    const { operation: _dropped, ...withoutOperation } = row(1);
+    await env.DB.batch([insertUsageRows(env.DB, JSON.stringify([row(0), withoutOperation, row(2)]))]);
+    const { results } = await env.DB.prepare('SELECT id FROM usage WHERE workspace_id = ? ORDER BY id').bind(workspaceId).all<{ id: string }>();
+    expect(results.map((stored) => stored.id)).toEqual([`use_${workspaceId}_0`, `use_${workspaceId}_2`]);
   });
 });
 

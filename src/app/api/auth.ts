@@ -12,8 +12,8 @@ import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throt
 import type { DashboardEnv } from '../context';
 import { findUserByEmail, signUp, updatePasswordHash, visibleUser } from '../users';
 import { sendVerification } from '../email-verification';
-import { isTwoFactorEnabled, takeSecondFactor, tellTwoFactorChange, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
-import { countWrongCode, forgetPendingSignIn, pendingSignIn, SECOND_FACTOR_FAILURES, secondFactorAwaited } from '../auth/second-factor';
+import { isTwoFactorEnabled, tellTwoFactorChange, TWO_FACTOR_CODES_PER_DAY, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
+import { checkSecondFactor, countWrongCode, forgetPendingSignIn, pendingSignIn, SECOND_FACTOR_FAILURES, secondFactorAwaited } from '../auth/second-factor';
 import { jsonBody, Organization, SecondFactorAwaited, SecondFactorBody, SignInBody, SignUpBody, User, VerificationSent, Workspace } from './schemas';
 
 /** The second step of a sign-in (open: no session yet, the pending sign-in's cookie instead). */
@@ -56,7 +56,7 @@ const routes = {
     path: SECOND_FACTOR_PATH,
     tags: ['Session'],
     summary: 'Finish a sign-in with the code from the authenticator app, or a recovery code',
-    description: `The second step of a sign-in whose password was right (its cookie). A code is taken once. A wrong one is a 400 naming the field; ${SECOND_FACTOR_FAILURES} end the sign-in (401: sign in again), as do ten minutes or a new password. ${TWO_FACTOR_CODES_PER_USER.limit} codes a quarter hour per account (429 with Retry-After). Using a recovery code spends it, and the account's address is told.`,
+    description: `The second step of a sign-in whose password was right (its cookie). A code is taken once. A wrong one is a 400 naming the field; ${SECOND_FACTOR_FAILURES} end the sign-in (401: sign in again), as do ten minutes or a new password. ${TWO_FACTOR_CODES_PER_USER.limit} codes a quarter hour and ${TWO_FACTOR_CODES_PER_DAY.limit} a day per account, a browser that signed in to it before counting apart (429 with Retry-After); a wrong code is told to the account's address, once an hour at most. Using a recovery code spends it, and the account's address is told.`,
     operationId: 'signInSecondFactor',
     security: [],
     request: { body: jsonBody(SecondFactorBody) },
@@ -120,10 +120,9 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     const pending = await pendingSignIn(c);
     if (!pending) throw ApiError.unauthorized('Sign in again: this sign-in has ended (after ten minutes, five wrong codes or a new password).');
     const { user } = pending;
-    await countAttempt(c.env.DB, `two-factor:${user.id}`, TWO_FACTOR_CODES_PER_USER);
     let used: 'code' | 'recoveryCode';
     try {
-      used = await takeSecondFactor(c.env, user, body.recoveryCode === undefined ? { code: body.code ?? '' } : { recoveryCode: body.recoveryCode });
+      used = await checkSecondFactor(c, user, body.recoveryCode === undefined ? { code: body.code ?? '' } : { recoveryCode: body.recoveryCode }, pending.device);
     } catch (error) {
       if (error instanceof ApiError && error.code === 'VALIDATION_ERROR' && !(await countWrongCode(c.env.DB, pending))) {
         await forgetPendingSignIn(c);
@@ -133,7 +132,6 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     }
     await forgetPendingSignIn(c);
     if (!(await signInBrowser(c, user, user.passwordHash, pending.device))) throw ApiError.unauthorized('Sign in again: the password was changed meanwhile.');
-    await clearAttempts(c.env.DB, `two-factor:${user.id}`);
     if (used === 'recoveryCode') c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'recoveryCodeUsed'));
     return c.json(success({ user: visibleUser(user) }), 200);
   });

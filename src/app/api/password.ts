@@ -8,9 +8,8 @@ import { knownDevice } from '../auth/devices';
 import { signInBrowser } from '../auth/sign-in';
 import type { DashboardEnv } from '../context';
 import { changePassword, passwordChangedMeanwhile, type PasswordSet, requestPasswordReset, resetPassword } from '../password-changes';
-import { ChangePasswordBody, jsonBody, PasswordResetBody, PasswordResetRequestBody, SecondFactorAwaited, User } from './schemas';
-import { isTwoFactorEnabled } from '../two-factor';
-import { secondFactorAwaited } from '../auth/second-factor';
+import { ChangePasswordBody, jsonBody, PasswordResetBody, PasswordResetRequestBody, User } from './schemas';
+import { secondFactorOfReset } from '../auth/second-factor';
 
 /** The routes a person reaches without a session: asking for a reset link, and using it. */
 export const PASSWORD_RESET_PATHS = ['/api/auth/password-reset', '/api/auth/password-reset/confirm'] as const;
@@ -40,17 +39,11 @@ const routes = {
     tags: ['Session'],
     summary: 'Set a new password with the link from a reset email, and sign in',
     description:
-      "Spends the link. Every session of the account ends; this browser's starts afresh. The address counts as confirmed, since the link reached it; if it was not confirmed before, every key, MCP token and OAuth grant the account made is revoked (someone else may have signed up with the address). 409 when the password was set again meanwhile.",
+      "Spends the link. An account with two-factor sign-in also sends `code`: the app's six digits or a recovery code (without it, or wrong, a 400 naming `code`, and the link is not spent; 10 codes a quarter hour). Every session of the account ends; this browser's starts afresh. The address counts as confirmed, since the link reached it; if it was not confirmed before, every key, MCP token and OAuth grant the account made is revoked (someone else may have signed up with the address). 409 when the password was set again meanwhile.",
     operationId: 'resetPassword',
     security: [],
     request: { body: jsonBody(PasswordResetBody) },
-    responses: {
-      200: jsonContent(
-        successEnvelope(z.union([z.object({ user: User }), SecondFactorAwaited])),
-        'The password is set and a fresh session cookie is set; with two-factor sign-in on, the second factor is awaited instead (POST /api/auth/sign-in/two-factor).',
-      ),
-      ...errorResponses(400, 403, 409),
-    },
+    responses: { 200: jsonContent(successEnvelope(z.object({ user: User })), 'The password is set and a fresh session cookie is set.'), ...errorResponses(400, 403, 409, 429) },
   }),
   change: createRoute({
     method: 'post',
@@ -78,10 +71,10 @@ export function registerPassword(app: OpenAPIHono<DashboardEnv>) {
   });
 
   app.openapi(routes.reset, async (c) => {
-    const { token, password } = c.req.valid('json');
-    const set = await resetPassword(c.env, token, password);
-    // The emailed link stands in for the password, not for the second factor: that is still asked for.
-    if (await isTwoFactorEnabled(c.env.DB, set.user.id)) return c.json(success(await secondFactorAwaited(c, { id: set.user.id, passwordHash: set.passwordHash }, null)), 200);
+    const { token, password, code } = c.req.valid('json');
+    // The emailed link stands in for the password, not for the second factor: an account with one gives its code
+    // (or a recovery code) in the same form, checked before the link is spent or the password set.
+    const set = await resetPassword(c.env, token, password, (userId) => secondFactorOfReset(c, userId, code));
     await signInAfresh(c, set, null);
     return c.json(success({ user: set.user }), 200);
   });

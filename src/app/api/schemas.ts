@@ -83,6 +83,12 @@ export const PasswordResetBody = z
   .strictObject({
     token: z.string().regex(/^[0-9a-f]{64}$/, "Not a reset link's token: open the link from the email again.").openapi({ description: 'The token of the link in the reset email.' }),
     password,
+    code: z
+      .string()
+      .trim()
+      .max(40)
+      .optional()
+      .openapi({ description: 'With two-factor sign-in on: the six digits the authenticator app shows, or one of the recovery codes.', example: '492039' }),
   })
   .openapi('PasswordReset');
 export const ChangePasswordBody = z.strictObject({ currentPassword: givenPassword, newPassword: password }).openapi('ChangePassword');

@@ -34,7 +34,7 @@ const routes = {
     path: `${PATH}/setup`,
     tags: ['Account'],
     summary: 'Set up an authenticator app: a new secret and its QR code, in force once a code confirms it',
-    description: `${withPassword} Setting up again replaces a secret not yet confirmed; 409 when two-factor sign-in is already on.`,
+    description: `${withPassword} Setting up again replaces a secret not yet confirmed; 409 when two-factor sign-in is already on; 403 until the email address is confirmed.`,
     operationId: 'setUpTwoFactor',
     request: { body: jsonBody(CurrentPasswordBody) },
     responses: { 200: jsonContent(successEnvelope(TwoFactorSetup), 'Scan the QR code, then confirm with the code the app shows.'), ...errorResponses(400, 401, 403, 409, 429) },
@@ -80,14 +80,15 @@ export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.setup, async (c) => {
     const { user } = c.get('session');
     await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
-    return c.json(success(await beginSetup(c.env, user)), 200);
+    const setup = await beginSetup(c.env, user);
+    await clearAttempts(c.env.DB, `two-factor-change:${user.id}`);
+    return c.json(success(setup), 200);
   });
 
   app.openapi(routes.confirm, async (c) => {
     const { user } = c.get('session');
-    await countAttempt(c.env.DB, `two-factor:${user.id}`, TWO_FACTOR_CODES_PER_USER);
+    await countAttempt(c.env.DB, `two-factor-setup:${user.id}`, TWO_FACTOR_CODES_PER_USER);
     const recoveryCodes = await confirmSetup(c.env, user, c.req.valid('json').code);
-    await clearAttempts(c.env.DB, `two-factor:${user.id}`);
     c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'enabled'));
     return c.json(success({ recoveryCodes }), 200);
   });
@@ -95,7 +96,8 @@ export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.recoveryCodes, async (c) => {
     const { user } = c.get('session');
     await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
-    const recoveryCodes = await replaceRecoveryCodes(c.env.DB, user.id);
+    const recoveryCodes = await replaceRecoveryCodes(c.env, user.id);
+    await clearAttempts(c.env.DB, `two-factor-change:${user.id}`);
     c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'codesReplaced'));
     return c.json(success({ recoveryCodes }), 200);
   });
@@ -105,6 +107,7 @@ export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
     await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
     const was = await twoFactorState(c.env.DB, user.id);
     await disableTwoFactor(c.env.DB, user.id);
+    await clearAttempts(c.env.DB, `two-factor-change:${user.id}`);
     if (was.enabled) c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'disabled'));
     return c.json(success({ enabled: false as const }), 200);
   });

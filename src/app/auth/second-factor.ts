@@ -2,8 +2,11 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { clock } from '../../core/clock';
 import { sha256Hex } from '../../core/digest';
+import { ApiError } from '../../core/errors';
 import { randomHex } from '../../core/ids';
+import { countAttempt, overLimitBy } from '../../core/throttle';
 import type { DashboardEnv } from '../context';
+import { isTwoFactorEnabled, type SecondFactor, takeSecondFactor, tellTwoFactorChange, TWO_FACTOR_CODES_PER_DAY, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
 import { findUserById, type StoredUser } from '../users';
 import { isSecure } from './sessions';
 
@@ -84,4 +87,40 @@ export async function forgetPendingSignIn(c: Context<DashboardEnv>): Promise<voi
   if (!id) return;
   await c.env.DB.prepare('DELETE FROM sign_in_challenges WHERE id_hash = ?').bind(await sha256Hex(id)).run();
   deleteCookie(c, cookieName(c), { path: '/', secure: isSecure(c) });
+}
+
+/** A person is told of wrong codes after a right password at most this often. */
+const WRONG_CODE_NOTICE = { limit: 1, windowMs: 60 * 60_000 };
+
+/**
+ * Takes the second factor of a sign-in (or of a reset link), counted first. The count is per account, and a browser
+ * that signed in to it before (its known-device id, devices.ts) has its own: someone who has the password but not the
+ * owner's browser cannot spend the owner's count, and has ten codes a quarter hour and fifty a day, never reset by the
+ * owner's sign-ins. A wrong code after a right password is told to the account's address (once an hour at most): the
+ * password is known to someone.
+ */
+export async function checkSecondFactor(c: Context<DashboardEnv>, user: { id: string; email: string }, factor: SecondFactor, device: string | null): Promise<'code' | 'recoveryCode'> {
+  const bucket = device ? `two-factor:${user.id}:${device}` : `two-factor:${user.id}`;
+  await countAttempt(c.env.DB, bucket, TWO_FACTOR_CODES_PER_USER);
+  await countAttempt(c.env.DB, `${bucket}:day`, TWO_FACTOR_CODES_PER_DAY);
+  try {
+    return await takeSecondFactor(c.env, user, factor);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'VALIDATION_ERROR' && !(await overLimitBy(c.env.DB, `two-factor-notice:${user.id}`, WRONG_CODE_NOTICE))) {
+      c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'wrongCode'));
+    }
+    throw error;
+  }
+}
+
+/**
+ * What a reset link's account asks beyond the link: its second factor, when it has one (`code`: the app's six digits
+ * or a recovery code). Nothing otherwise.
+ */
+export async function secondFactorOfReset(c: Context<DashboardEnv>, userId: string, code: string | undefined): Promise<void> {
+  if (!(await isTwoFactorEnabled(c.env.DB, userId))) return;
+  if (!code) throw ApiError.validation([{ field: 'code', location: 'body', message: 'This account has two-factor sign-in: enter the code your app shows, or a recovery code.' }]);
+  const user = await findUserById(c.env.DB, userId);
+  if (!user) return;
+  await checkSecondFactor(c, user, /^\d{3} ?\d{3}$/.test(code) ? { code } : { recoveryCode: code }, null);
 }

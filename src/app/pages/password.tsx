@@ -2,6 +2,7 @@ import type { FC } from 'hono/jsx';
 import type { Delivery } from '../email';
 import { deliveryRoute } from '../email';
 import { INVALID_RESET_LINK, resetLinkFor } from '../password-changes';
+import { isTwoFactorEnabled } from '../two-factor';
 import { CardPage, Field, OutcomePage } from './layout';
 import { sitePage } from './page';
 
@@ -51,7 +52,7 @@ export const forgotPasswordPage = sitePage({
   view: ForgotPasswordPage,
 });
 
-type ResetProps = { token: string; email: string } | { refused: string };
+type ResetProps = { token: string; email: string; twoFactor: boolean } | { refused: string };
 
 const ResetPasswordPage: FC<ResetProps> = (props) =>
   'refused' in props ? (
@@ -69,6 +70,10 @@ const ResetPasswordPage: FC<ResetProps> = (props) =>
           {/* For password managers: whose password this is. Not sent (no name). */}
           <input type="hidden" autocomplete="username" value={props.email} />
           <Field name="password" label="New password" type="password" autocomplete="new-password" minlength={10} hint="At least 10 characters." />
+          {/* The link stands in for the password, not for the second factor: that is asked here too. */}
+          {props.twoFactor ? (
+            <Field name="code" label="Two-factor code" autocomplete="one-time-code" maxlength={40} hint="The six digits your authenticator app shows, or one of your recovery codes." />
+          ) : null}
           <button type="submit">Set password and sign in</button>
         </form>
       </div>
@@ -85,7 +90,7 @@ export const resetPasswordPage = sitePage({
     c.header('Referrer-Policy', 'no-referrer');
     const token = c.req.query('token') ?? '';
     const link = /^[0-9a-f]{64}$/.test(token) ? await resetLinkFor(c.env.DB, token) : null;
-    return link ? { token, email: link.email } : { refused: INVALID_RESET_LINK };
+    return link ? { token, email: link.email, twoFactor: await isTwoFactorEnabled(c.env.DB, link.userId) } : { refused: INVALID_RESET_LINK };
   },
   view: ResetPasswordPage,
   status: (props) => ('refused' in props ? 404 : 200),
