@@ -121,7 +121,7 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browse
           </p>
         </div>
       </section>
-      <TwoFactor state={twoFactor} email={user.email} />
+      <TwoFactor state={twoFactor} email={user.email} confirmed={user.emailVerifiedAt !== null} />
       <SignedInBrowsers browsers={browsers} />
       <DeleteAccount belongings={belongings} email={user.email} />
     </>
@@ -132,7 +132,7 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browse
  * Two-factor sign-in (app/two-factor.ts). Off: the password, then a QR code and the app's first code turn it on. On:
  * new recovery codes, or off, each with the password. Recovery codes are shown once, in place, by settings.browser.ts.
  */
-const TwoFactor: FC<{ state: TwoFactorState; email: string }> = ({ state, email }) => (
+const TwoFactor: FC<{ state: TwoFactorState; email: string; confirmed: boolean }> = ({ state, email, confirmed }) => (
   <section class="card" data-two-factor>
     <h2>Two-factor sign-in</h2>
     {state.enabled ? (
@@ -179,11 +179,15 @@ const TwoFactor: FC<{ state: TwoFactorState; email: string }> = ({ state, email 
           Off. With it on, signing in takes a code from an authenticator app (1Password, Google Authenticator, Authy and the like) after the password, so a
           password that leaks is not enough.
         </p>
-        <ApiForm class="row" api="/api/me/two-factor/setup" then="two-factor-setup">
-          <input type="hidden" autocomplete="username" value={email} />
-          <Field name="currentPassword" id="two-factor-password" label="Your password" type="password" autocomplete="current-password" />
-          <button type="submit">Set up</button>
-        </ApiForm>
+        {confirmed ? (
+          <ApiForm class="row" api="/api/me/two-factor/setup" then="two-factor-setup">
+            <input type="hidden" autocomplete="username" value={email} />
+            <Field name="currentPassword" id="two-factor-password" label="Your password" type="password" autocomplete="current-password" />
+            <button type="submit">Set up</button>
+          </ApiForm>
+        ) : (
+          <p class="notice info small">Confirm your email address first, by the link we sent to {email} (or a new one from Plans): then set it up here.</p>
+        )}
         <div class="two-factor-setup" data-two-factor-setup hidden>
           <div class="qr" data-qr role="img" aria-label="QR code to scan with your authenticator app"></div>
           <div class="stack">
