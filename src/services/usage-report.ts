@@ -352,3 +352,59 @@ export function streamUsageCsv(db: D1Database, workspaceId: string, { from, to }
     { highWaterMark: 0 },
   );
 }
+
+/** A calendar month (UTC), as `YYYY-MM`. */
+export const UsageMonthQuery = z.strictObject({
+  month: z
+    .string()
+    .regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'A month as YYYY-MM.')
+    .optional()
+    .openapi({ description: 'The calendar month (UTC). Default: this month.', example: '2026-11' }),
+});
+
+export const WorkspaceSpend = z
+  .object({
+    workspaceId: z.string(),
+    name: z.string(),
+    deleted: z.boolean().openapi({ description: 'A deleted workspace: its calls stay on the bill.' }),
+    calls: z.number().int(),
+    costCents: z.number(),
+  })
+  .openapi('WorkspaceSpend');
+
+export const OrganizationUsage = z
+  .object({
+    organizationId: z.string(),
+    month: z.string(),
+    totals: z.object({ calls: z.number().int(), costCents: z.number() }),
+    workspaces: z.array(WorkspaceSpend).openapi({ description: 'Each live workspace, and each deleted one that spent in the month; the most spent first.' }),
+  })
+  .openapi('OrganizationUsage');
+export type OrganizationUsage = z.infer<typeof OrganizationUsage>;
+
+/**
+ * What each workspace of an organization spent in a calendar month, deleted ones included (their calls are on the
+ * organization's bill, and no workspace page shows them any more), from the day totals the usage rows keep
+ * (`usage_daily`, kept beyond the rows' retention): one read of the organization's workspaces and their days.
+ * Sandbox calls are not counted, as in the totals of /v1/usage.
+ */
+export async function organizationUsage(db: D1Database, organizationId: string, query: z.infer<typeof UsageMonthQuery>): Promise<OrganizationUsage> {
+  const now = new Date(clock.now());
+  const [year, month] = query.month ? query.month.split('-').map(Number) : [now.getUTCFullYear(), now.getUTCMonth() + 1];
+  const from = new Date(Date.UTC(year!, month! - 1, 1)).toISOString().slice(0, 10);
+  const to = new Date(Date.UTC(year!, month!, 1)).toISOString().slice(0, 10);
+  const { results } = await db
+    .prepare(
+      `SELECT w.id AS workspaceId, w.name, w.deleted_at IS NOT NULL AS deleted, COALESCE(SUM(d.calls), 0) AS calls, COALESCE(SUM(d.cost_units), 0) AS costUnits
+         FROM workspaces w LEFT JOIN usage_daily d ON d.workspace_id = w.id AND d.day >= ?2 AND d.day < ?3
+        WHERE w.organization_id = ?1
+        GROUP BY w.id
+       HAVING w.deleted_at IS NULL OR calls > 0
+        ORDER BY costUnits DESC, calls DESC, w.name`,
+    )
+    .bind(organizationId, from, to)
+    .all<{ workspaceId: string; name: string; deleted: number; calls: number; costUnits: number }>();
+  const workspaces = results.map((row) => ({ workspaceId: row.workspaceId, name: row.name, deleted: row.deleted === 1, calls: row.calls, costCents: centsFromUnits(row.costUnits) }));
+  const units = results.reduce((sum, row) => sum + row.costUnits, 0);
+  return { organizationId, month: from.slice(0, 7), totals: { calls: workspaces.reduce((sum, row) => sum + row.calls, 0), costCents: centsFromUnits(units) }, workspaces };
+}

@@ -15,6 +15,7 @@ import { TRIALS_PER_IP } from '../auth/throttle';
 import { organizationAccess, requireManager, workspaceAccess } from '../members';
 import { ApiError } from '../../core/errors';
 import { deleteWorkspace } from '../../services/workspace-deletion';
+import { OrganizationUsage, organizationUsage, UsageMonthQuery } from '../../services/usage-report';
 import { jsonBody, NameBody, Organization as OrganizationSchema, organizationIdParam, Workspace, workspaceIdParam } from './schemas';
 
 const routes = {
@@ -74,6 +75,15 @@ const routes = {
     request: { params: workspaceIdParam },
     responses: { 200: jsonContent(successEnvelope(z.object({ deleted: z.literal(true) })), 'Deleted.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
+  usage: createRoute({
+    method: 'get',
+    path: '/api/organizations/{organizationId}/usage',
+    tags: ['Organizations'],
+    summary: 'What each workspace of the organization spent in a month, deleted ones included',
+    operationId: 'getOrganizationUsage',
+    request: { params: organizationIdParam, query: UsageMonthQuery },
+    responses: { 200: jsonContent(successEnvelope(OrganizationUsage), "The month's calls and spend per workspace."), ...errorResponses(400, 401, 404) },
+  }),
   credits: createRoute({
     method: 'get',
     path: '/api/organizations/{organizationId}/credits',
@@ -86,6 +96,11 @@ const routes = {
 };
 
 export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
+  app.openapi(routes.usage, async (c) => {
+    const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
+    return c.json(success(await organizationUsage(c.env.DB, access.organization.id, c.req.valid('query'))), 200);
+  });
+
   app.openapi(routes.createWorkspace, async (c) => {
     const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
     requireManager(access, 'create workspaces');

@@ -1,7 +1,7 @@
 import type { Child, FC } from 'hono/jsx';
 import type { Env } from '../../core/config';
 import { type Plan, PLAN_TABLE } from '../../core/plans';
-import { dailySpend, type DailySpend, MAX_SPAN_DAYS, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
+import { dailySpend, type DailySpend, MAX_SPAN_DAYS, type OrganizationUsage, organizationUsage, rangeOf, type UsageReport, usageReport } from '../../services/usage-report';
 import { balanceInCents, currentStatement } from '../../services/wallet';
 import type { WorkspaceAccess } from '../members';
 import { trialState } from '../trial';
@@ -29,6 +29,8 @@ export interface UsagePageProps extends WorkspaceProps {
   trial: { available: boolean; endsAt: string | null };
   /** Calls the balance already counts whose usage rows have not reached the call figures yet. */
   callsInTransit: number;
+  /** This month's spend of every workspace of the organization, deleted ones included. */
+  byWorkspace: OrganizationUsage;
 }
 
 /** The wallet's latest ledger entries looked at for charges still on their way to the usage table. */
@@ -41,7 +43,7 @@ const RECENT_LEDGER_ENTRIES = 20;
  * are read (a row that is there then is in the figures too): those not there yet are said to be on their
  * way, and the page shows "updating" instead of two figures that disagree.
  */
-export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick<UsagePageProps, 'report' | 'days' | 'credits' | 'trial' | 'callsInTransit'>> {
+export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick<UsagePageProps, 'report' | 'days' | 'credits' | 'trial' | 'callsInTransit' | 'byWorkspace'>> {
   const [{ balance, ledger }, trial] = await Promise.all([currentStatement(env, access.organization.id, RECENT_LEDGER_ENTRIES, access.workspace.id), trialState(env.DB, access.organization.id)]);
   const charged = ledger.flatMap((entry) => (entry.kind === 'capture' && entry.holdId !== null ? [entry.holdId] : []));
   const arrived =
@@ -49,8 +51,12 @@ export async function loadUsage(env: Env, access: WorkspaceAccess): Promise<Pick
       ? 0
       : ((await env.DB.prepare(`SELECT COUNT(*) AS n FROM usage WHERE id IN (${charged.map(() => '?').join(', ')})`).bind(...charged).first<{ n: number }>())?.n ?? 0);
   const { from, to } = rangeOf({});
-  const [report, days] = await Promise.all([usageReport(env.DB, access.workspace.id, { limit: 20 }), dailySpend(env.DB, access.workspace.id, from, to)]);
-  return { report, days, trial, credits: { plan: access.organization.plan, ...balanceInCents(balance) }, callsInTransit: charged.length - arrived };
+  const [report, days, byWorkspace] = await Promise.all([
+    usageReport(env.DB, access.workspace.id, { limit: 20 }),
+    dailySpend(env.DB, access.workspace.id, from, to),
+    organizationUsage(env.DB, access.organization.id, {}),
+  ]);
+  return { report, days, byWorkspace, trial, credits: { plan: access.organization.plan, ...balanceInCents(balance) }, callsInTransit: charged.length - arrived };
 }
 
 /**
@@ -105,6 +111,7 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
         <h2>Spend per operation</h2>
         {report.byOperation.length === 0 ? <p class="muted">No calls yet.</p> : <OperationSpendChart operations={report.byOperation} />}
       </section>
+      {props.byWorkspace.workspaces.length > 1 ? <SpendByWorkspace usage={props.byWorkspace} current={access.workspace.id} organization={access.organization.name} /> : null}
       <section class="card">
         <h2>Recent calls</h2>
         <UsageExport workspaceId={access.workspace.id} />
@@ -154,6 +161,44 @@ export const UsagePage: FC<UsagePageProps> = (props) => {
     </>
   );
 };
+
+/**
+ * The month's spend of each workspace of the organization, the one shown here marked: where the organization's
+ * credits went, deleted workspaces included (no page of theirs is left to show it).
+ */
+const SpendByWorkspace: FC<{ usage: OrganizationUsage; current: string; organization: string }> = ({ usage, current, organization }) => (
+  <section class="card">
+    <h2>Spend by workspace, {usage.month}</h2>
+    <p class="muted small">
+      Every workspace of {organization} this month (UTC): its calls, and what they cost the organization's credits (only successful calls are charged;
+      sandbox calls are not counted).
+    </p>
+    <DataTable
+      rows={usage.workspaces}
+      empty="No workspace."
+      columns={[
+        {
+          label: 'Workspace',
+          cell: (row) =>
+            row.deleted ? (
+              <>
+                {row.name} <span class="badge plain">deleted</span>
+              </>
+            ) : (
+              <>
+                <a href={`/w/${row.workspaceId}/usage`}>{row.name}</a> {row.workspaceId === current ? <span class="badge plain">this one</span> : null}
+              </>
+            ),
+        },
+        { label: 'Calls', class: 'num', cell: (row) => String(row.calls) },
+        { label: 'Spend', class: 'num', cell: (row) => formatCents(row.costCents) },
+      ]}
+    />
+    <p class="small">
+      All together: <strong>{usage.totals.calls}</strong> calls, <strong>{formatCents(usage.totals.costCents)}</strong>.
+    </p>
+  </section>
+);
 
 /** One figure with its label and a note, in the pages' grid of figures. */
 export const Stat: FC<{ label: string; value: string; note?: Child }> = ({ label, value, note }) => (
