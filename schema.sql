@@ -540,3 +540,18 @@ CREATE TABLE sign_in_challenges (
 );
 
 CREATE INDEX sign_in_challenges_by_user ON sign_in_challenges (user_id);
+
+CREATE TABLE activity (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  organization_id  TEXT NOT NULL,
+  workspace_id     TEXT,
+  actor_user_id    TEXT,
+  action           TEXT NOT NULL,
+  target           TEXT,
+  detail           TEXT,
+  created_at       TEXT NOT NULL
+);
+
+CREATE INDEX activity_by_organization ON activity (organization_id, id);
+
+CREATE INDEX activity_by_time ON activity (created_at);

@@ -209,6 +209,12 @@ const CASES: Case[] = [
     },
   },
   {
+    kind: "an organization's activity older than 400 days",
+    after: 400 * DAY,
+    table: 'activity',
+    seed: (person, id, at) => sql("INSERT INTO activity (organization_id, action, target, created_at) VALUES (?, 'key.created', ?, ?)", person.account.organization.id, id, iso(at)),
+  },
+  {
     kind: "a Stripe event older than 13 months",
     after: NOW - Date.UTC(2026, 10, 15),
     table: 'stripe_events',
@@ -217,7 +223,7 @@ const CASES: Case[] = [
 ];
 
 /** The column each table's rows are found by in these cases (an hour by its agent or job, one each). */
-const ID_COLUMN: Record<string, string> = { sessions: 'id_hash', email_verifications: 'token_hash', password_resets: 'token_hash', email_changes: 'token_hash', sign_in_challenges: 'id_hash', auth_throttle: 'bucket', oauth_requests: 'id_hash', oauth_tokens: 'hash', agent_hours: 'agent_id', job_hours: 'job_id' };
+const ID_COLUMN: Record<string, string> = { sessions: 'id_hash', email_verifications: 'token_hash', password_resets: 'token_hash', email_changes: 'token_hash', sign_in_challenges: 'id_hash', activity: 'target', auth_throttle: 'bucket', oauth_requests: 'id_hash', oauth_tokens: 'hash', agent_hours: 'agent_id', job_hours: 'job_id' };
 
 async function present(table: string, id: string): Promise<boolean> {
   return (await env.DB.prepare(`SELECT 1 FROM ${table} WHERE ${ID_COLUMN[table] ?? 'id'} = ?`).bind(id).first()) !== null;

@@ -3,6 +3,8 @@ import { healthBody } from '../core/health';
 import { publicUrls } from '../core/config';
 import { publishedDocument } from '../core/openapi-document';
 import { registerAgents } from './api/agents';
+import { recordActivity } from './activity';
+import { registerActivity } from './api/activity';
 import { registerAuth, SECOND_FACTOR_PATH } from './api/auth';
 import { registerDatabases } from './api/databases';
 import { registerBilling, STRIPE_WEBHOOK_PATH } from './api/billing';
@@ -45,6 +47,7 @@ export function buildDashboardApp() {
   app.use('/api/*', (c, next) => (c.req.path === STRIPE_WEBHOOK_PATH ? next() : sameOrigin(c, next)));
   const session = requireSession();
   app.use('/api/*', (c, next) => (OPEN_API_ROUTES.has(c.req.path) ? next() : session(c, next)));
+  app.use('/api/*', recordActivity());
 
   // Liveness and the build served, as on the api worker (the deploy's smoke test compares the three).
   app.get('/health', (c) => c.json(healthBody(c.env.BUILD_ID), 200, { 'Cache-Control': 'no-store' }));
@@ -53,6 +56,7 @@ export function buildDashboardApp() {
   registerMe(app);
   registerTwoFactor(app);
   registerOrganizations(app);
+  registerActivity(app);
   registerKeys(app);
   registerSandboxKeys(app);
   registerVendorConnections(app);

@@ -55,6 +55,7 @@ const RULES: Rule[] = [
   { what: 'password reset links past their expiry', table: 'password_resets', where: 'expires_at <= ?', bound: iso },
   { what: 'email change links past their expiry', table: 'email_changes', where: 'expires_at <= ?', bound: iso },
   { what: 'sign-ins that waited for a second factor past their expiry', table: 'sign_in_challenges', where: 'expires_at <= ?', bound: iso },
+  { what: 'activity older than 400 days', table: 'activity', where: 'created_at <= ?', bound: (now) => iso(daysBefore(now, 400)) },
   { what: 'attempt counts whose window has ended under every rule', table: 'auth_throttle', where: 'window_start <= ?', bound: (now) => now - ATTEMPTS_KEPT_MS },
   { what: 'authorization requests no one decided in time', table: 'oauth_requests', where: 'expires_at <= ?', bound: (now) => now },
   { what: 'OAuth tokens past their expiry', table: 'oauth_tokens', where: 'expires_at <= ?', bound: (now) => now },

@@ -1,4 +1,5 @@
 import { accountDeletedPage } from './account-deleted';
+import { activityPage } from './activity';
 import { agentsPage } from './agents';
 import { signInPage, signUpPage } from './auth';
 import { connectionsPage } from './connections';
@@ -36,6 +37,7 @@ export const PAGES: readonly Page[] = [
   usagePage,
   databasesPage,
   membersPage,
+  activityPage,
   plansPage,
   settingsPage,
   signInPage,

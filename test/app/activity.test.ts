@@ -1,0 +1,77 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { AUDITED } from '../../src/app/activity';
+import buildDashboard from '../../src/app';
+import { ops } from '../support/api';
+import { type Person, signUp } from '../support/dashboard';
+
+async function join(person: Person, organizationId: string, role: 'admin' | 'member') {
+  await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)').bind(organizationId, person.account.user.id, role, new Date().toISOString()).run();
+}
+
+const activity = (person: Person, query = '') => person.json('GET', `/api/organizations/${person.organizationId}/activity${query}`);
+
+describe("an organization's activity", () => {
+  it('records who changed what, where and when, newest first, once the change succeeded', async () => {
+    const owner = await signUp();
+    await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'team' });
+    const keys = `/api/workspaces/${owner.workspaceId}/keys`;
+    const key = (await owner.json('POST', keys, { name: 'billing script' })).body.data;
+    expect((await owner.json('PUT', `${keys}/${key.id}/limit`, { monthlyLimitCents: 500 })).status).toBe(200);
+    expect((await owner.json('POST', `${keys}/${key.id}/revoke`)).status).toBe(200);
+    // Refused changes are not activity.
+    expect((await owner.json('POST', keys, { name: '' })).status).toBe(400);
+    expect((await owner.json('POST', `${keys}/key_000000000000000000000000/revoke`)).status).toBe(404);
+    const invited = (await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations`, { email: 'grace@example.com', role: 'admin' })).body.data;
+    const staging = (await owner.json('POST', `/api/organizations/${owner.organizationId}/workspaces`, { name: 'Staging' })).body.data;
+    expect((await owner.request('DELETE', `/api/workspaces/${staging.id}`)).status).toBe(200);
+
+    const { status, body } = await activity(owner);
+    expect(status).toBe(200);
+    const actor = { id: owner.account.user.id, name: expect.any(String), email: owner.account.user.email };
+    const here = { id: owner.workspaceId, name: 'Default' };
+    expect(body.data.events.map(({ action, actor: who, workspace, target, detail }: any) => ({ action, who, workspace, target, detail }))).toEqual([
+      { action: 'workspace.deleted', who: actor, workspace: { id: staging.id, name: 'Staging' }, target: staging.id, detail: null },
+      { action: 'workspace.created', who: actor, workspace: null, target: staging.id, detail: 'Staging' },
+      { action: 'member.invited', who: actor, workspace: null, target: invited.id, detail: 'grace@example.com' },
+      { action: 'key.revoked', who: actor, workspace: here, target: key.id, detail: null },
+      { action: 'key.limit_changed', who: actor, workspace: here, target: key.id, detail: '500 cents a month' },
+      { action: 'key.created', who: actor, workspace: here, target: key.id, detail: 'billing script' },
+    ]);
+    expect(body.data.nextBefore).toBeNull();
+
+    // A page at a time, by id.
+    const first = (await activity(owner, '?limit=4')).body.data;
+    expect(first.events).toHaveLength(4);
+    const rest = (await activity(owner, `?limit=4&before=${first.nextBefore}`)).body.data;
+    expect([...first.events, ...rest.events].map((event: any) => event.id)).toEqual(body.data.events.map((event: any) => event.id));
+    expect(rest.nextBefore).toBeNull();
+
+    // The page, in words.
+    const page = await (await owner.request('GET', `/w/${owner.workspaceId}/activity`)).text();
+    expect(page).toContain('API key created');
+    expect(page).toContain('billing script');
+  });
+
+  it('is read by owners and admins only, and says so to a member', async () => {
+    const owner = await signUp();
+    const [admin, member] = [await signUp(), await signUp()];
+    await join(admin, owner.organizationId, 'admin');
+    await join(member, owner.organizationId, 'member');
+    const asOf = (person: Person) => person.json('GET', `/api/organizations/${owner.organizationId}/activity`);
+    expect((await asOf(admin)).status).toBe(200);
+    expect((await asOf(member)).status).toBe(403);
+    expect(await (await member.request('GET', `/w/${owner.workspaceId}/activity`)).text()).toContain('Owners and admins see the organization&#39;s activity.');
+    expect((await asOf(await signUp())).status).toBe(404);
+  });
+
+  it('names only routes the dashboard serves, each a change (no read)', () => {
+    const served = new Set(
+      buildDashboard.routes.map((route) => `${route.method} ${route.path}`),
+    );
+    for (const route of Object.keys(AUDITED)) {
+      expect(route.startsWith('GET ')).toBe(false);
+      expect(served.has(route), route).toBe(true);
+    }
+  });
+});
