@@ -20,6 +20,7 @@ export const ActivityPage: FC<WorkspaceProps & { events: ActivityEvent[] | null 
   <>
     <PageHead title="Activity" lede={<>What the people of <strong>{access.organization.name}</strong> changed here: keys, tokens, members, workspaces and the plan, kept 400 days.</>} />
     <section class="card">
+      <h2>Latest changes</h2>
       {events === null ? (
         <p class="muted">Owners and admins see the organization's activity.</p>
       ) : (
