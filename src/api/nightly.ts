@@ -7,6 +7,7 @@ import { reviveStrandedJobs } from '../services/jobs/resume';
 import { pruneEndedRecords } from '../services/record-retention';
 import { pruneUsage } from '../services/usage-retention';
 import { finishDeletedWorkspaces } from '../services/workspace-deletion';
+import { hashPlainTrialInboxes } from '../services/trial-inboxes';
 import { announceDailyUsage, sendDailyUsagePage, startDailyUsage } from '../services/webhooks/daily-usage';
 
 /** Each prune, run within one budget of statements (PruningBudget). */
@@ -26,7 +27,8 @@ const LAST_RETRY_SECONDS = 60 * 60;
  * nightly queue's); usage rows, job results, snapshots and ended account records (sessions, OAuth grants and
  * clients, invitations…) past their retention pruned, each prune that spends its budget carried on by a message
  * to the queue until one ends with statements to spare; data jobs whose runs died, errored or cannot be found ended;
- * deleted workspaces whose sweep was cut short finished (services/workspace-deletion.ts).
+ * deleted workspaces whose sweep was cut short finished (services/workspace-deletion.ts); trial inboxes kept as
+ * addresses rewritten as digests (services/trial-inboxes.ts).
  * So no invocation's work grows with the number of workspaces, nor with what a night has to delete.
  */
 export async function nightly(env: Env): Promise<void> {
@@ -37,7 +39,7 @@ export async function nightly(env: Env): Promise<void> {
       return env.NIGHTLY.send({ kind: 'prune', what });
     }),
   );
-  await Promise.all([startDailyUsage(env), ...prunes, reviveStrandedJobs(env), finishDeletedWorkspaces(env)]);
+  await Promise.all([startDailyUsage(env), ...prunes, reviveStrandedJobs(env), finishDeletedWorkspaces(env), hashPlainTrialInboxes(env.DB)]);
 }
 
 /** The nightly queue's consumer: each message acknowledged once done, or retried later on its own. */

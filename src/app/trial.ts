@@ -2,7 +2,7 @@ import { getOrganization } from '../services/accounts';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
-import { sha256Hex } from '../core/digest';
+import { trialInboxDigest } from '../services/trial-inboxes';
 import { type Plan, PLAN_TABLE } from '../core/plans';
 import { configureWallet } from '../services/wallet';
 
@@ -67,14 +67,6 @@ export function inboxOf(email: string): string {
   const domain = email.slice(at + 1).toLowerCase().replace(/^googlemail\.com$/, 'gmail.com');
   const local = email.slice(0, at).toLowerCase().split('+')[0]!;
   return `${domain === 'gmail.com' ? local.replaceAll('.', '') : local}@${domain}`;
-}
-
-/**
- * What `organizations.trial_inbox` keeps of the inbox a trial was started from: its SHA-256, enough to refuse a second
- * trial from it (a unique index) without keeping the address, which outlives an account deleted since.
- */
-async function trialInboxDigest(inbox: string): Promise<string> {
-  return `sha256:${await sha256Hex(inbox)}`;
 }
 
 /** A trial's inbox kept as an address (before digests were kept) becomes its digest: for an organization closed with its account. */

@@ -7,6 +7,7 @@ import { walletOf } from '../../src/services/wallet';
 import { clock } from '../../src/core/clock';
 import { PLAN_TABLE } from '../../src/core/plans';
 import { TRIAL } from '../../src/app/trial';
+import { hashPlainTrialInboxes } from '../../src/services/trial-inboxes';
 import { companyByDomain, json, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 import { interceptedDb } from '../support/intercepted-db';
@@ -135,5 +136,28 @@ describe('the free trial', () => {
     const during = await plans();
     expect(during).not.toContain('Start free trial');
     expect(during).toContain(`Free trial</strong> until ${new Date(realNow() + TRIAL.days * DAY).toISOString().slice(0, 10)}`);
+  });
+});
+
+describe('trial inboxes kept as addresses before digests were', () => {
+  it('become their digests in the nightly run, so the inbox still cannot start a second trial; one whose digest another holds is let go', async () => {
+    const [old, collided] = [await signUp(), await signUp()];
+    const inbox = `plain-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const taken = `taken-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const setInbox = (person: Person, value: string) => env.DB.prepare('UPDATE organizations SET trial_inbox = ? WHERE id = ?').bind(value, person.organizationId).run();
+    await setInbox(old, inbox);
+    await setInbox(collided, taken);
+    // A second trial from `taken` was started after digests were kept: its digest is held by another organization.
+    const second = await signUp();
+    await setInbox(second, `sha256:${[...new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(taken)))].map((byte) => byte.toString(16).padStart(2, '0')).join('')}`);
+
+    expect(await hashPlainTrialInboxes(env.DB)).toBeGreaterThanOrEqual(2);
+    const inboxOf = async (person: Person) => (await env.DB.prepare('SELECT trial_inbox AS inbox FROM organizations WHERE id = ?').bind(person.organizationId).first<{ inbox: string | null }>())!.inbox;
+    expect(await inboxOf(old)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(await inboxOf(collided)).toBeNull();
+    // The inbox's owner, signed up anew, is refused the trial its address started before.
+    const again = await signUp({ email: inbox });
+    expect((await startTrial(again)).body.error.code).toBe('TRIAL_ALREADY_USED');
+    expect(await hashPlainTrialInboxes(env.DB)).toBe(0);
   });
 });
