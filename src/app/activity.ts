@@ -20,6 +20,13 @@ interface Audited {
 }
 
 const named = (data: Record<string, unknown>) => data.name;
+const hostOf = (url: unknown) => {
+  try {
+    return typeof url === 'string' ? new URL(url).host : undefined;
+  } catch {
+    return undefined;
+  }
+};
 
 export const AUDITED: Record<string, Audited> = {
   'POST /api/workspaces/:workspaceId/keys': { action: 'key.created', target: 'created', detail: named },
@@ -36,11 +43,14 @@ export const AUDITED: Record<string, Audited> = {
   'DELETE /api/workspaces/:workspaceId/mcp-servers/:serverId': { action: 'mcp_server.deleted', target: 'serverId' },
   'POST /api/workspaces/:workspaceId/vendor-connections': { action: 'vendor_connection.added', target: 'created', detail: (data) => data.vendor },
   'DELETE /api/workspaces/:workspaceId/vendor-connections/:connectionId': { action: 'vendor_connection.removed', target: 'connectionId' },
-  'POST /api/workspaces/:workspaceId/webhook-endpoints': { action: 'webhook_endpoint.added', target: 'created', detail: (data) => data.url },
+  // The host only: some endpoints' URLs are themselves a credential (a chat app's incoming hook).
+  'POST /api/workspaces/:workspaceId/webhook-endpoints': { action: 'webhook_endpoint.added', target: 'created', detail: (data) => hostOf(data.url) },
   'DELETE /api/workspaces/:workspaceId/webhook-endpoints/:endpointId': { action: 'webhook_endpoint.removed', target: 'endpointId' },
   'POST /api/workspaces/:workspaceId/databases': { action: 'database.created', target: 'created', detail: named },
   'DELETE /api/workspaces/:workspaceId/databases/:databaseId': { action: 'database.deleted', target: 'databaseId' },
   'POST /api/workspaces/:workspaceId/agents': { action: 'agent.deployed', target: 'created', detail: named },
+  'POST /api/agents/:agentId/stop': { action: 'agent.stopped', target: 'agentId', detail: named },
+  'POST /api/agents/:agentId/deploy': { action: 'agent.redeployed', target: 'agentId', detail: named },
   'PATCH /api/workspaces/:workspaceId': { action: 'workspace.renamed', target: 'workspaceId', detail: named },
   'DELETE /api/workspaces/:workspaceId': { action: 'workspace.deleted', target: 'workspaceId' },
   'POST /api/organizations/:organizationId/workspaces': { action: 'workspace.created', target: 'created', detail: named },
@@ -51,6 +61,8 @@ export const AUDITED: Record<string, Audited> = {
   'POST /api/organizations/:organizationId/invitations/:invitationId/revoke': { action: 'invitation.revoked', target: 'invitationId' },
   'PATCH /api/organizations/:organizationId/members/:userId': { action: 'member.role_changed', target: 'userId', detail: (data) => data.role },
   'DELETE /api/organizations/:organizationId/members/:userId': { action: 'member.removed', target: 'userId' },
+  // The organization is the answer's: the path names only the invitation's token (never recorded).
+  'POST /api/invitations/:token/accept': { action: 'member.joined', detail: (data) => data.role },
 };
 
 /** The values of a route pattern's parameters in a path (`/api/workspaces/:workspaceId` and its path). */
@@ -75,19 +87,23 @@ export function recordActivity(): MiddlewareHandler<DashboardEnv> {
       const data = needsAnswer ? (((await c.res.clone().json()) as { data?: Record<string, unknown> }).data ?? {}) : {};
       const target = audited.target === 'created' ? data.id : audited.target ? params[audited.target] : undefined;
       const detail = audited.detail?.(data);
+      const organizationId = params.organizationId ?? (typeof data.organizationId === 'string' ? data.organizationId : null);
+      // The workspace from the path, or the path's agent's.
       await c.env.DB.prepare(
         `INSERT INTO activity (organization_id, workspace_id, actor_user_id, action, target, detail, created_at)
-         SELECT COALESCE(?1, w.organization_id), ?2, ?3, ?4, ?5, ?6, ?7 FROM (SELECT 1) LEFT JOIN workspaces w ON w.id = ?2
+         SELECT COALESCE(?1, w.organization_id), w.id, ?3, ?4, ?5, ?6, ?7
+           FROM (SELECT 1) LEFT JOIN workspaces w ON w.id = COALESCE(?2, (SELECT workspace_id FROM agents WHERE id = ?8))
           WHERE COALESCE(?1, w.organization_id) IS NOT NULL`,
       )
         .bind(
-          params.organizationId ?? null,
+          organizationId,
           params.workspaceId ?? null,
           session.user.id,
           audited.action,
           typeof target === 'string' ? target : null,
           typeof detail === 'string' ? detail.slice(0, 200) : null,
           nowIso(),
+          params.agentId ?? null,
         )
         .run();
     } catch (error) {

@@ -176,10 +176,20 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
  */
 async function refundTopUp(stripe: Stripe, session: Stripe.Checkout.Session, organizationId: string, eventId: string): Promise<string> {
   const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
-  if (!paymentIntent) throw new Error(`A paid top-up checkout ${session.id} names no payment intent to refund.`);
-  const refund = await stripe.refunds.create({ payment_intent: paymentIntent, reason: 'requested_by_customer', metadata: { organizationId, reason: 'organization closed' } }, { idempotencyKey: `refund-${eventId}` });
-  console.error(JSON.stringify({ level: 'warn', note: 'a top-up paid after its organization closed was refunded', organizationId, paymentIntent, refund: refund.id, eventId }));
-  return `Refunded ${session.amount_total ?? 0} cents (${refund.id}): the organization closed before the payment arrived.`;
+  const logged = (note: string, extra: Record<string, unknown> = {}) => {
+    console.error(JSON.stringify({ level: 'warn', note, organizationId, paymentIntent, eventId, ...extra }));
+    return note;
+  };
+  // Nothing was taken (a checkout discounted to zero), so there is nothing to give back.
+  if (!paymentIntent || !session.amount_total) return logged('A top-up paid after its organization closed took no payment to refund; nothing credited.');
+  try {
+    const refund = await stripe.refunds.create({ payment_intent: paymentIntent, reason: 'requested_by_customer', metadata: { organizationId, reason: 'organization closed' } }, { idempotencyKey: `refund-${eventId}` });
+    return logged(`Refunded ${session.amount_total} cents (${refund.id}): the organization closed before the payment arrived.`, { refund: refund.id });
+  } catch (error) {
+    // A delivery again after Stripe forgot the idempotency key (a day) finds the payment refunded already: done.
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded') return logged('A top-up paid after its organization closed was refunded already.');
+    throw error;
+  }
 }
 
 /** Stripe has no such object (a subscription already gone): what a cancellation wanted. */

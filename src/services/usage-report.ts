@@ -395,16 +395,17 @@ export async function organizationUsage(db: D1Database, organizationId: string, 
   const to = new Date(Date.UTC(year!, month!, 1)).toISOString().slice(0, 10);
   const { results } = await db
     .prepare(
-      `SELECT w.id AS workspaceId, w.name, w.deleted_at IS NOT NULL AS deleted, COALESCE(SUM(d.calls), 0) AS calls, COALESCE(SUM(d.cost_units), 0) AS costUnits
+      `SELECT w.id AS workspaceId, w.name, w.deleted_at IS NOT NULL AS deleted, COALESCE(SUM(d.calls), 0) AS monthCalls, COALESCE(SUM(d.cost_units), 0) AS costUnits
          FROM workspaces w LEFT JOIN usage_daily d ON d.workspace_id = w.id AND d.day >= ?2 AND d.day < ?3
         WHERE w.organization_id = ?1
         GROUP BY w.id
-       HAVING w.deleted_at IS NULL OR calls > 0
-        ORDER BY costUnits DESC, calls DESC, w.name`,
+       HAVING w.deleted_at IS NULL OR SUM(d.calls) > 0
+        ORDER BY costUnits DESC, monthCalls DESC, w.name`,
     )
     .bind(organizationId, from, to)
-    .all<{ workspaceId: string; name: string; deleted: number; calls: number; costUnits: number }>();
-  const workspaces = results.map((row) => ({ workspaceId: row.workspaceId, name: row.name, deleted: row.deleted === 1, calls: row.calls, costCents: centsFromUnits(row.costUnits) }));
+    .all<{ workspaceId: string; name: string; deleted: number; monthCalls: number; costUnits: number }>();
+  // (HAVING names SUM(d.calls), not an alias: SQLite reads a name there as a column of the group's rows first.)
+  const workspaces = results.map((row) => ({ workspaceId: row.workspaceId, name: row.name, deleted: row.deleted === 1, calls: row.monthCalls, costCents: centsFromUnits(row.costUnits) }));
   const units = results.reduce((sum, row) => sum + row.costUnits, 0);
   return { organizationId, month: from.slice(0, 7), totals: { calls: workspaces.reduce((sum, row) => sum + row.calls, 0), costCents: centsFromUnits(units) }, workspaces };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AUDITED } from '../../src/app/activity';
 import buildDashboard from '../../src/app';
 import { ops } from '../support/api';
+import { FAKE_RECEIVER } from '../fakes/webhook-receiver';
 import { type Person, signUp } from '../support/dashboard';
 
 async function join(person: Person, organizationId: string, role: 'admin' | 'member') {
@@ -51,6 +52,31 @@ describe("an organization's activity", () => {
     const page = await (await owner.request('GET', `/w/${owner.workspaceId}/activity`)).text();
     expect(page).toContain('API key created');
     expect(page).toContain('billing script');
+  });
+
+  it("records an agent's stop in its workspace, an invitation accepted by who joined, and an endpoint by its host alone", async () => {
+    const owner = await signUp();
+    await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'team' });
+    const agent = (await owner.json('POST', `/api/workspaces/${owner.workspaceId}/agents`, { name: 'researcher' })).body.data;
+    expect((await owner.json('POST', `/api/agents/${agent.id}/stop`)).status).toBe(200);
+    const invitee = await signUp();
+    const invitation = (await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations`, { email: invitee.account.user.email, role: 'member' })).body.data;
+    expect((await invitee.json('POST', `/api/invitations/${invitation.token}/accept`)).status).toBe(200);
+    await env.DB.prepare("INSERT INTO activity (organization_id, action, created_at) VALUES ('org_elsewhere', 'key.created', ?)").bind(new Date().toISOString()).run();
+    const hook = `${FAKE_RECEIVER}/ok/secret-path-${crypto.randomUUID()}`;
+    const endpoint = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/webhook-endpoints`, { url: hook, events: ['key.created'] });
+    expect(endpoint.status).toBe(201);
+
+    const events = (await activity(owner)).body.data.events.map(({ action, actor, workspace, target, detail }: any) => ({ action, who: actor?.id, workspace: workspace?.id ?? null, target, detail }));
+    expect(events.slice(0, 5)).toEqual([
+      { action: 'webhook_endpoint.added', who: owner.account.user.id, workspace: owner.workspaceId, target: endpoint.body.data.id, detail: new URL(hook).host },
+      { action: 'member.joined', who: invitee.account.user.id, workspace: null, target: null, detail: 'member' },
+      { action: 'member.invited', who: owner.account.user.id, workspace: null, target: invitation.id, detail: invitee.account.user.email },
+      { action: 'agent.stopped', who: owner.account.user.id, workspace: owner.workspaceId, target: agent.id, detail: 'researcher' },
+      { action: 'agent.deployed', who: owner.account.user.id, workspace: owner.workspaceId, target: agent.id, detail: 'researcher' },
+    ]);
+    // Neither the invitation's token nor the endpoint's path or secret is anywhere in the activity.
+    for (const secret of [invitation.token, 'secret-path', endpoint.body.data.secret]) expect(JSON.stringify(events)).not.toContain(secret);
   });
 
   it('is read by owners and admins only, and says so to a member', async () => {

@@ -12,14 +12,14 @@ const lastMonthStart = (() => {
 const lastMonth = new Date(lastMonthStart).toISOString().slice(0, 7);
 
 /** `count` calls of the workspace at `at`, each costing `units`, written as the usage outbox writes them. */
-async function calls(person: Person, workspaceId: string, count: number, units: number, at: number, sandbox = false): Promise<void> {
+async function calls(person: Person, workspaceId: string, count: number, units: number, at: number, sandbox = false, operation = 'web.scrape'): Promise<void> {
   const rows: UsageRow[] = Array.from({ length: count }, (_, index) => ({
     id: `use_${crypto.randomUUID().replaceAll('-', '')}`,
     requestId: `req_${index}`,
     organizationId: person.organizationId,
     workspaceId,
     keyId: 'key_organization_usage',
-    operation: 'web.scrape',
+    operation,
     status: 200,
     errorCode: null,
     costUnits: units,
@@ -43,6 +43,8 @@ describe("an organization's spend by workspace", () => {
     await calls(owner, staging, 2, 5_000, today);
     await calls(owner, staging, 4, 0, today, true);
     await calls(owner, gone, 5, 20_000, today);
+    // Sandbox calls of an operation that sorts first: its day row counts no live call, which must not hide the others.
+    await calls(owner, gone, 4, 0, today, true, 'aaa.sandbox-only');
     await calls(owner, owner.workspaceId, 7, 10_000, lastMonthStart);
     for (const workspaceId of [gone, idle]) expect((await owner.request('DELETE', `/api/workspaces/${workspaceId}`)).status).toBe(200);
 

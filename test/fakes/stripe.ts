@@ -73,6 +73,10 @@ export async function stripeUpstream(request: Request): Promise<Response> {
     const form = new URLSearchParams(await request.text());
     const key = request.headers.get('idempotency-key') ?? crypto.randomUUID();
     if (!form.get('payment_intent')) return Response.json({ error: { type: 'invalid_request_error', message: 'One of `charge` or `payment_intent` is required.' } }, { status: 400 });
+    // A second refund of a payment (another key, or Stripe's day of keys gone by) is Stripe's 400 charge_already_refunded.
+    if (!refunds.has(key) && [...refunds.values()].some((refund) => refund.payment_intent === form.get('payment_intent'))) {
+      return Response.json({ error: { type: 'invalid_request_error', code: 'charge_already_refunded', message: `Charge for ${form.get('payment_intent')} has already been refunded.` } }, { status: 400 });
+    }
     if (!refunds.has(key)) {
       const metadata = Object.fromEntries([...form].filter(([name]) => name.startsWith('metadata[')).map(([name, value]) => [name.slice(9, -1), value]));
       refunds.set(key, { id: `re_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`, object: 'refund', payment_intent: form.get('payment_intent')!, reason: form.get('reason'), status: 'succeeded', metadata });
