@@ -32,6 +32,8 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
   /** The most the key may spend in a UTC calendar month, in cents; null: no limit of its own. */
   monthlyLimitCents: number | null;
+  /** When the key stops working by itself (ISO 8601); null: never. */
+  expiresAt: string | null;
 }
 
 /** The plan an organization row is on now: its plan, unless its trial has ended (`now`: a bound parameter, or SQL). */
@@ -55,6 +57,6 @@ export interface KeyPrincipal {
   budgetKey?: { keyId: string; monthlyLimit: KeyLimit };
   /** The deployed agent a key of scope `agent` was minted for; null for every other key. */
   agentId?: string | null;
-  /** When a sandbox key (scope workspace_dryrun) stops working; null for keys that do not expire. */
+  /** When the key stops working by itself (a sandbox key after 7 days, an API key made to expire); null: never. */
   expiresAt?: string | null;
 }

@@ -88,7 +88,7 @@ export function insertWorkspace(db: D1Database, workspace: Workspace): D1Prepare
 
 const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS hint, created_at AS createdAt,
   created_by AS createdBy, last_used_at AS lastUsedAt, revoked_at AS revokedAt,
-  monthly_limit_units / ${UNITS_PER_CENT}.0 AS monthlyLimitCents`;
+  monthly_limit_units / ${UNITS_PER_CENT}.0 AS monthlyLimitCents, expires_at AS expiresAt`;
 
 /**
  * The unrevoked keys of one kind a workspace holds at most (API keys, MCP tokens): keys are made by hand or by an
@@ -118,6 +118,7 @@ export async function createKey(
     lastUsedAt: null,
     revokedAt: null,
     monthlyLimitCents: input.monthlyLimitCents ?? null,
+    expiresAt: input.expiresAt ?? null,
   };
   // No gate is told: a new key is in no isolate's memory, so its first call reads the limit from here.
   const limitUnits = record.monthlyLimitCents === null ? null : unitsFromCents(record.monthlyLimitCents);

@@ -84,7 +84,7 @@ function keyAuthentication(refusalOf: Refusal, checkedByHandler: (method: string
     const principal = await resolvePrincipal(c.env, key, (promise) => c.executionCtx.waitUntil(promise));
     if (!principal) throw refuse('Unknown API key.');
     if (principal.revoked) throw refuse(REVOKED);
-    if (principal.expiresAt && Date.parse(principal.expiresAt) <= clock.now()) throw refuse(`This key expired at ${principal.expiresAt}. Mint a new sandbox key in the dashboard.`);
+    if (principal.expiresAt && Date.parse(principal.expiresAt) <= clock.now()) throw refuse(`This key expired at ${principal.expiresAt}. ${principal.scope === 'workspace_dryrun' ? 'Mint a new sandbox key' : 'Make a new key'} in the dashboard.`);
     const refusal = refusalOf(principal);
     if (refusal !== null) {
       // Revoked before misplaced: a revoked key is a 401 whatever its scope (the memory may not know yet).

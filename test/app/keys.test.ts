@@ -4,6 +4,7 @@ import { bearer, call, companyByDomain, eventually, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 import { walletOf } from '../../src/services/wallet';
 import { MAX_ACTIVE_KEYS_PER_WORKSPACE } from '../../src/services/accounts';
+import { clock } from '../../src/core/clock';
 
 const KEY = /^sluice_live_[0-9a-f]{32}$/;
 
@@ -265,5 +266,41 @@ describe('workspaces, usage and credits in the dashboard', () => {
       ]),
     );
     expect(own.body.servers).toEqual([{ url: env.APP_URL }]);
+  });
+});
+
+describe('a key made to expire', () => {
+  it('works until its day, then every route refuses it with 401 saying it expired; the keys page says until when', async () => {
+    const owner = await signUp();
+    await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'payg' });
+    const made = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys`, { name: 'contractor', expiresInDays: 7 });
+    expect(made.status).toBe(201);
+    const { key, expiresAt } = made.body.data as { key: string; expiresAt: string };
+    expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(7 * 86_400_000 - 60_000);
+    expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(7 * 86_400_000);
+    expect((await credits(key)).status).toBe(200);
+    const listed = (await owner.json('GET', `/api/workspaces/${owner.workspaceId}/keys`)).body.data.keys.find((one: { name: string }) => one.name === 'contractor');
+    expect(listed.expiresAt).toBe(expiresAt);
+    expect(await (await owner.request('GET', `/w/${owner.workspaceId}/keys`)).text()).toContain(`until ${expiresAt.slice(0, 10)}`);
+
+    const realNow = clock.now;
+    clock.now = () => Date.parse(expiresAt) + 1;
+    try {
+      for (const response of [await credits(key), await call('/v1/usage', bearer(key)), await companyByDomain(key, 'example.com')]) {
+        expect(response.status).toBe(401);
+        expect(((await response.json()) as any).error.message).toBe(`This key expired at ${expiresAt}. Make a new key in the dashboard.`);
+      }
+    } finally {
+      clock.now = realNow;
+    }
+  });
+
+  it('lasts a whole number of days from one to a year: anything else is a 400 naming expiresInDays', async () => {
+    const owner = await signUp();
+    for (const expiresInDays of [0, 366, 1.5, '30']) {
+      const refused = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys`, { name: 'odd', expiresInDays });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'expiresInDays' })]);
+    }
   });
 });

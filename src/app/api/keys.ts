@@ -4,6 +4,7 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../services/accounts';
 import { type ApiKeyRecord } from '../../core/records';
 import { listKeysWithSpend, lowerKeyLimit } from '../../services/key-spend';
+import { clock } from '../../core/clock';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
@@ -133,13 +134,14 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.createKey, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
-    const { name, monthlyLimitCents } = c.req.valid('json');
+    const { name, monthlyLimitCents, expiresInDays } = c.req.valid('json');
     const created = await issueKey(c.env, {
       workspaceId: workspace.id,
       scope: 'workspace',
       name,
       createdBy: c.get('session').user.id,
       monthlyLimitCents: monthlyLimitCents ?? null,
+      ...(expiresInDays === undefined ? {} : { expiresAt: new Date(clock.now() + expiresInDays * 24 * 60 * 60_000).toISOString() }),
     });
     return c.json(success(created as typeof created & { scope: 'workspace' }), 201);
   });

@@ -59,6 +59,7 @@ export const Key = z
     lastUsedAt: z.string().nullable(),
     revokedAt: z.string().nullable(),
     monthlyLimitCents: z.number().nullable().openapi({ description: "The most the key may spend in a calendar month (UTC), in cents; null: no limit of its own." }),
+    expiresAt: z.string().nullable().openapi({ description: 'When the key stops working by itself (401 from then on); null: never.' }),
   })
   .openapi('Key');
 
@@ -159,7 +160,19 @@ const monthlyLimitCents = z.preprocess(
   z.number('A whole number of cents.').int('A whole number of cents.').min(0, 'At least 0.').max(100_000_000, 'At most 100000000 (one million dollars).').nullable(),
 );
 
-export const NewKeyBody = z.strictObject({ name, monthlyLimitCents: monthlyLimitCents.optional() });
+/** The longest a key may be made to last: a year. */
+export const MAX_KEY_DAYS = 365;
+export const NewKeyBody = z.strictObject({
+  name,
+  monthlyLimitCents: monthlyLimitCents.optional(),
+  expiresInDays: z
+    .number()
+    .int('Whole days.')
+    .min(1, 'At least a day.')
+    .max(MAX_KEY_DAYS, `At most ${MAX_KEY_DAYS} days.`)
+    .optional()
+    .openapi({ description: `Days the key works for (1 to ${MAX_KEY_DAYS}), from now; then it is refused with 401. Left out: it works until revoked.`, example: 90 }),
+});
 export const KeyLimitBody = z.strictObject({ monthlyLimitCents });
 
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });

@@ -1,4 +1,5 @@
 import type { FC } from 'hono/jsx';
+import { clock } from '../../core/clock';
 import type { ApiKeyRecord } from '../../core/records';
 import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
@@ -18,6 +19,18 @@ export interface CredentialTableProps {
   revokeWarning: string;
 }
 
+/** Revoked, expired, or active (until when, for a key made to expire). */
+const Status: FC<{ credential: ApiKeyRecord }> = ({ credential }) => {
+  if (credential.revokedAt) return <span class="badge off">Revoked</span>;
+  if (credential.expiresAt && Date.parse(credential.expiresAt) <= clock.now()) return <span class="badge off">Expired</span>;
+  return (
+    <>
+      <span class="badge ok">Active</span>
+      {credential.expiresAt ? <span class="muted small nowrap"> until {credential.expiresAt.slice(0, 10)}</span> : null}
+    </>
+  );
+};
+
 /** API keys and MCP tokens are listed the same way: name, hint, dates, status, and what this person may do. */
 export const CredentialTable: FC<CredentialTableProps> = ({ noun, credentials, base, access, user, revealable, revokeWarning }) => (
   <DataTable
@@ -29,7 +42,7 @@ export const CredentialTable: FC<CredentialTableProps> = ({ noun, credentials, b
       { label: noun === 'key' ? 'Key' : 'Token', cell: (credential) => <code data-key-hint>{credential.hint}</code> },
       { label: 'Created', cell: (credential) => <DateTime iso={credential.createdAt} /> },
       { label: 'Last used', cell: (credential) => <DateTime iso={credential.lastUsedAt} /> },
-      { label: 'Status', cell: (credential) => (credential.revokedAt ? <span class="badge off">Revoked</span> : <span class="badge ok">Active</span>) },
+      { label: 'Status', cell: (credential) => <Status credential={credential} /> },
     ]}
     actions={(credential) => {
       const mayManage = !credential.revokedAt && (credential.createdBy === user.id || canManage(access.role));

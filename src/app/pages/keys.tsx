@@ -64,6 +64,16 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
         <ApiForm class="row" api={base} then="secret" secretTitle="Your new API key" secretNote="Copy it now and keep it secret. You can reveal it again here later, until it is revoked.">
           <Field name="name" label="Name" placeholder="e.g. production, laptop, research agent" maxlength={100} />
           <Field name="monthlyLimitCents" label="Monthly limit, cents (optional)" type="number" required={false} placeholder="no limit" />
+          <div class="field">
+            <label for="field-expiresInDays">Expires</label>
+            <select id="field-expiresInDays" name="expiresInDays" data-number aria-describedby="error-expiresInDays">
+              <option value="">Never</option>
+              {[7, 30, 90, 365].map((days) => (
+                <option value={String(days)}>{days === 365 ? 'In a year' : `In ${days} days`}</option>
+              ))}
+            </select>
+            <span class="field-error" id="error-expiresInDays" data-field-error="expiresInDays"></span>
+          </div>
           <button type="submit">Create key</button>
         </ApiForm>
       </section>
