@@ -122,13 +122,14 @@ export async function createKey(
   };
   // No gate is told: a new key is in no isolate's memory, so its first call reads the limit from here.
   const limitUnits = record.monthlyLimitCents === null ? null : unitsFromCents(record.monthlyLimitCents);
-  // A capped kind counts its unrevoked keys in the insert itself, so two made at once cannot both take the last place.
+  // A capped kind counts its live keys (neither revoked nor expired) in the insert itself, so two made at once cannot
+  // both take the last place.
   const capped = CAPPED_SCOPES.includes(record.scope);
   const written = await db
     .prepare(
       `INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, created_by, monthly_limit_units, limit_version, expires_at)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
-        WHERE ?13 = 0 OR (SELECT COUNT(*) FROM api_keys WHERE workspace_id = ?2 AND scope = ?6 AND revoked_at IS NULL) < ?14`,
+        WHERE ?13 = 0 OR (SELECT COUNT(*) FROM api_keys WHERE workspace_id = ?2 AND scope = ?6 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?8)) < ?14`,
     )
     .bind(
       id, record.workspaceId, await hashKey(key), await encryptKey(key, id, encryptionSecret), record.hint, record.scope, record.name, record.createdAt, record.createdBy,
@@ -137,7 +138,7 @@ export async function createKey(
     .run();
   if (written.meta.changes !== 1) {
     const kind = record.scope === 'workspace_mcp' ? 'MCP tokens' : 'API keys';
-    throw ApiError.conflict(`A workspace holds at most ${MAX_ACTIVE_KEYS_PER_WORKSPACE} ${kind} not revoked; revoke one first.`);
+    throw ApiError.conflict(`A workspace holds at most ${MAX_ACTIVE_KEYS_PER_WORKSPACE} ${kind} neither revoked nor expired; revoke one first.`);
   }
   return { ...record, key };
 }

@@ -120,6 +120,14 @@ const RULES: Rule[] = [
     where: "revoked_at IS NOT NULL AND scope IN ('workspace', 'workspace_mcp', 'agent') AND revoked_at < ? AND NOT EXISTS (SELECT 1 FROM agents WHERE agents.key_id = t.id)",
     bound: (now) => iso(usageRowsKeptSince(now)),
   },
+  {
+    what: 'API keys that expired before the usage rows kept',
+    table: 'api_keys',
+    // As a revoked key: every usage row that names it is older than its expiry, and gone. (Sandbox keys go sooner, above.)
+    // The partial index's condition as literals (migrations/0049).
+    where: "scope = 'workspace' AND revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at < ?",
+    bound: (now) => iso(usageRowsKeptSince(now)),
+  },
   { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "Stripe's events older than the usage rows", table: 'stripe_events', where: 'received_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },

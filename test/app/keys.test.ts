@@ -295,6 +295,26 @@ describe('a key made to expire', () => {
     }
   });
 
+  it("leaves the workspace's count of keys once expired", async () => {
+    const owner = await signUp();
+    const base = `/api/workspaces/${owner.workspaceId}/keys`;
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const live = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE workspace_id = ? AND scope = 'workspace' AND revoked_at IS NULL").bind(owner.workspaceId).first<{ n: number }>();
+    // Keys up to the cap, the first of them expired: one place left, which the expired key does not take.
+    const statements = Array.from({ length: MAX_ACTIVE_KEYS_PER_WORKSPACE - live!.n }, (_, index) =>
+      env.DB.prepare("INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, expires_at) VALUES (?, ?, ?, 'x', 'hint', 'workspace', 'filler', ?, ?)").bind(
+        `key_fill_${owner.workspaceId}_${index}`,
+        owner.workspaceId,
+        `hash_fill_${owner.workspaceId}_${index}`,
+        new Date().toISOString(),
+        index === 0 ? past : null,
+      ),
+    );
+    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+    expect((await owner.json('POST', base, { name: "in the expired one's place" })).status).toBe(201);
+    expect((await owner.json('POST', base, { name: 'one too many' })).status).toBe(409);
+  });
+
   it('lasts a whole number of days from one to a year: anything else is a 400 naming expiresInDays', async () => {
     const owner = await signUp();
     for (const expiresInDays of [0, 366, 1.5, '30']) {

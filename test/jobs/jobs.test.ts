@@ -509,6 +509,19 @@ describe('running a data job', () => {
     expect(job.counts).toMatchObject({ succeeded: 1, pending: 2 });
   });
 
+  it('stops when the key that submitted it expires, as when it is revoked', async () => {
+    const account = await funded(100, 'payg');
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 1 })).status).toBe(200);
+    const submitted = await submit(account.key, { operation: COMPANY, inputs: Array.from({ length: 3 }, (_, index) => ({ domain: `x${index}.com` })) });
+    await driveJob(submitted.body.data.id, time, (job) => job.status === 'waiting_for_credits', { follow: false });
+    // The key was made to expire, and its day has come (the job's clock).
+    await env.DB.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').bind(new Date(clock.now()).toISOString(), account.keyId).run();
+    const job = await driveJob(submitted.body.data.id, time, ended);
+    expect(job.status).toBe('failed');
+    expect(job.reason).toContain(`The API key that submitted this job (${account.keyId}) expired`);
+    expect(job.counts).toMatchObject({ succeeded: 1, pending: 2 });
+  });
+
   it('paces a 120-item job on a 60 rpm plan: none of its calls is refused 429, and an interactive call made meanwhile succeeds', async () => {
     const account = await funded(200);
     await rpm(account.organizationId, 'payg', 60);

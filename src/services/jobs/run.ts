@@ -114,6 +114,9 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
   if (principal === 'revoked') {
     return stopJob(env, jobId, `The API key that submitted this job (${job.budgetKeyId}) was revoked, and the job stopped with it; the items not run stay pending.`);
   }
+  if (principal === 'expired') {
+    return stopJob(env, jobId, `The API key that submitted this job (${job.budgetKeyId}) expired, and the job stopped with it; the items not run stay pending.`);
+  }
   const nextUnits = through ? through.use.feeUnits : quoteOf(operation, ready[0]!.input);
   const overLimit = await pastKeyLimit(env, principal, nextUnits);
   if (overLimit) {
@@ -205,14 +208,16 @@ const WINDOW_WAIT = "Pacing: the job has used its share of this minute's request
  * that submitted it, read from D1 at each slice (a limit's change is written there first, and told to the
  * gate, which keeps whichever version is newer).
  */
-async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipal | 'revoked'> {
+async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipal | 'revoked' | 'expired'> {
   const budget = job.budgetKeyId
     ? await db
-        .prepare('SELECT monthly_limit_units AS limitUnits, limit_version AS version, revoked_at AS revokedAt FROM api_keys WHERE id = ?')
+        .prepare('SELECT monthly_limit_units AS limitUnits, limit_version AS version, revoked_at AS revokedAt, expires_at AS expiresAt FROM api_keys WHERE id = ?')
         .bind(job.budgetKeyId)
-        .first<{ limitUnits: number | null; version: number; revokedAt: string | null }>()
+        .first<{ limitUnits: number | null; version: number; revokedAt: string | null; expiresAt: string | null }>()
     : null;
   if (budget?.revokedAt) return 'revoked';
+  // A key made to expire takes its jobs with it, as a revoked one does: its items stop being called as it.
+  if (budget?.expiresAt && Date.parse(budget.expiresAt) <= clock.now()) return 'expired';
   return {
     keyId: job.keyId!,
     scope: 'data_job',
