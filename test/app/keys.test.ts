@@ -290,6 +290,11 @@ describe('a key made to expire', () => {
         expect(response.status).toBe(401);
         expect(((await response.json()) as any).error.message).toBe(`This key expired at ${expiresAt}. Make a new key in the dashboard.`);
       }
+      // The page lists it as expired, with no Reveal and no place among the keys with a limit.
+      const page = await (await owner.request('GET', `/w/${owner.workspaceId}/keys`)).text();
+      expect(page).toContain('<span class="badge off">Expired</span>');
+      expect(page).not.toContain('aria-label="Reveal key contractor"');
+      expect(page).not.toContain('aria-label="Set limit for contractor"');
     } finally {
       clock.now = realNow;
     }

@@ -19,10 +19,13 @@ export interface CredentialTableProps {
   revokeWarning: string;
 }
 
+/** A key made to expire whose day has come: listed, revocable, not revealed again. */
+export const isExpired = (credential: Pick<ApiKeyRecord, 'expiresAt'>) => credential.expiresAt !== null && Date.parse(credential.expiresAt) <= clock.now();
+
 /** Revoked, expired, or active (until when, for a key made to expire). */
 const Status: FC<{ credential: ApiKeyRecord }> = ({ credential }) => {
   if (credential.revokedAt) return <span class="badge off">Revoked</span>;
-  if (credential.expiresAt && Date.parse(credential.expiresAt) <= clock.now()) return <span class="badge off">Expired</span>;
+  if (isExpired(credential)) return <span class="badge off">Expired</span>;
   return (
     <>
       <span class="badge ok">Active</span>
@@ -48,7 +51,7 @@ export const CredentialTable: FC<CredentialTableProps> = ({ noun, credentials, b
       const mayManage = !credential.revokedAt && (credential.createdBy === user.id || canManage(access.role));
       return (
         <>
-          {mayManage && revealable ? (
+          {mayManage && revealable && !isExpired(credential) ? (
             <button type="button" class="secondary small" data-api={`${base}/${credential.id}/reveal`} data-then="reveal-inline" aria-label={`Reveal ${noun} ${credential.name}`}>
               Reveal
             </button>
