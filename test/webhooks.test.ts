@@ -204,11 +204,12 @@ describe('/v1/webhook-endpoints', () => {
     expect(ping.data).toMatchObject({ type: 'ping', state: 'delivered', attempts: [expect.objectContaining({ status: 204 })] });
     expect((await received(url)).map((request) => JSON.parse(request.body).type)).toEqual(['ping']);
 
-    const other = await person.json('POST', `/api/workspaces/${person.workspaceId}/keys`, { name: 'other' });
+    const other = await person.json('POST', `/api/workspaces/${person.workspaceId}/keys`, { name: 'other', expiresInDays: 30 });
     await person.json('POST', `/api/workspaces/${person.workspaceId}/keys/${other.body.data.id}/revoke`);
     const requests = await eventually(() => received(url), (all) => all.length === 2);
     const revoked = JSON.parse(requests[1]!.body);
-    expect(revoked).toMatchObject({ type: 'key.revoked', data: { key: { id: other.body.data.id, revokedAt: expect.any(String) } } });
+    // The key as it was: revoked now, and made to expire.
+    expect(revoked).toMatchObject({ type: 'key.revoked', data: { key: { id: other.body.data.id, revokedAt: expect.any(String), expiresAt: other.body.data.expiresAt } } });
     // Revoking it again changes nothing and says nothing: an event is queued on the endpoint before the
     // revocation is answered, and once what is queued is delivered nothing more is to come.
     await person.json('POST', `/api/workspaces/${person.workspaceId}/keys/${other.body.data.id}/revoke`);

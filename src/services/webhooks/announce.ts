@@ -38,7 +38,7 @@ export async function announce(
  * failure to announce is logged, never turned into a failure of the key change itself.
  */
 export async function announceKey(env: WebhookBindings, type: 'key.created' | 'key.revoked', key: ApiKeyRecord): Promise<void> {
-  const data = { workspaceId: key.workspaceId, key: { id: key.id, name: key.name, scope: key.scope, hint: key.hint, createdAt: key.createdAt, revokedAt: key.revokedAt } };
+  const data = { workspaceId: key.workspaceId, key: { id: key.id, name: key.name, scope: key.scope, hint: key.hint, createdAt: key.createdAt, revokedAt: key.revokedAt, expiresAt: key.expiresAt } };
   await announce(env, { workspaceId: key.workspaceId }, type, newEvent(type, data)).catch((error: unknown) => {
     console.error(JSON.stringify({ level: 'error', note: `${type} not announced`, keyId: key.id, error: String(error) }));
   });
