@@ -1,5 +1,7 @@
 import { nowIso } from '../core/clock';
 import { ApiError } from '../core/errors';
+import { type Env, publicUrls } from '../core/config';
+import { sendEmailOrLog } from './email';
 
 /**
  * The browsers signed in to a person's account, as Settings lists them: each session (only its hash is stored, so a
@@ -70,4 +72,22 @@ export function browserOf(userAgent: string | null): string {
   const system = SYSTEMS.find(([pattern]) => pattern.test(userAgent))?.[1];
   if (browser && system) return `${browser} on ${system}`;
   return browser ?? (system ? `A browser on ${system}` : 'An unknown browser');
+}
+
+/**
+ * Tells the account's address of a sign-in from a browser that had not signed in to it before (no known-device
+ * cookie for it, auth/devices.ts): which browser, and when. A sign-in the owner did not make is then noticed, with the
+ * way out (a new password signs every browser out).
+ */
+export function tellNewBrowser(env: Env, user: { id: string; email: string }, userAgent: string | null | undefined): Promise<unknown> {
+  const at = nowIso().slice(0, 16).replace('T', ' ');
+  return sendEmailOrLog(
+    env,
+    {
+      to: user.email,
+      subject: 'A new browser signed in to your Sluice account',
+      text: `Hello,\n\n${browserOf(userAgent?.slice(0, 256) ?? null)} signed in to the Sluice account of ${user.email} at ${at} UTC, for the first time.\n\nIf it was you, nothing needs doing. If it was not, set a new password now (${publicUrls(env).app}/forgot-password): that signs out every browser. Settings lists the browsers signed in.`,
+    },
+    { note: 'new browser notice not sent', userId: user.id },
+  );
 }

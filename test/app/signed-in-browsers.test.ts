@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { LAST_SEEN_EVERY_MS } from '../../src/app/auth/sessions';
 import { browserOf } from '../../src/app/signed-in-browsers';
-import { Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
+import { APP_ORIGIN, dashboard, Person, sessionCookie, setCookies, signInFresh, signUp } from '../support/dashboard';
 
 const PASSWORD = 'a long enough passphrase';
 const FIREFOX_MAC = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.6; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -94,5 +94,36 @@ describe('the browsers signed in to an account', () => {
     ['something else', 'An unknown browser'],
   ])('names %s as %s', (userAgent, name) => {
     expect(browserOf(userAgent)).toBe(name);
+  });
+});
+
+describe('a sign-in from a browser new to the account', () => {
+  it('is emailed to the account, naming the browser; one from a browser that signed in before is not', async () => {
+    const person = await signUp();
+    const email = person.account.user.email;
+    const signIn = (headers: Record<string, string>) =>
+      dashboard(
+        '/api/auth/sign-in',
+        {
+          method: 'POST',
+          // Through the edge from a client of its own (an IPv6 /64), so no other test's sign-ins count with these.
+          headers: { origin: APP_ORIGIN, 'content-type': 'application/json', 'cf-connecting-ip': `2001:db8:${Array.from(crypto.getRandomValues(new Uint16Array(2)), (part) => part.toString(16)).join(':')}::1`, ...headers },
+          body: JSON.stringify({ email, password: PASSWORD }),
+          cf: { colo: 'AMS' },
+        },
+        { DEV_OUTBOX: '1' },
+      );
+    const notices = async () =>
+      (await env.DB.prepare("SELECT body FROM email_outbox WHERE recipient = ? AND subject = 'A new browser signed in to your Sluice account'").bind(email).all<{ body: string }>()).results.map((row) => row.body);
+
+    const first = await signIn({ 'user-agent': FIREFOX_MAC });
+    expect(first.status).toBe(200);
+    expect(await notices()).toEqual([expect.stringContaining('Firefox on macOS signed in to the Sluice account')]);
+    // The same browser again, with the cookie that says it signed in before: nothing more.
+    const device = setCookies(first).find((cookie) => cookie.startsWith('sluice_device='))!.split(';')[0]!;
+    expect((await signIn({ 'user-agent': FIREFOX_MAC, cookie: device })).status).toBe(200);
+    expect(await notices()).toHaveLength(1);
+    expect((await signIn({ 'user-agent': CHROME_ANDROID })).status).toBe(200);
+    expect(await notices()).toEqual([expect.any(String), expect.stringContaining('Chrome on Android')]);
   });
 });

@@ -6,6 +6,7 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords';
 import { endSession } from '../auth/sessions';
 import { signInBrowser } from '../auth/sign-in';
+import { tellNewBrowser } from '../signed-in-browsers';
 import { clearAttempts, clientAddress, countAttempt } from '../../core/throttle';
 import { knownDevice } from '../auth/devices';
 import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throttle';
@@ -112,6 +113,7 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     await clearAttempts(c.env.DB, emailBucket);
     if (await isTwoFactorEnabled(c.env.DB, user.id)) return c.json(success(await secondFactorAwaited(c, { id: user.id, passwordHash: current }, device)), 200);
     if (!(await signInBrowser(c, user, current, device))) throw ApiError.unauthorized('Wrong email address or password.');
+    if (!device) c.executionCtx.waitUntil(tellNewBrowser(c.env, user, c.req.header('user-agent')));
     return c.json(success({ user: visibleUser(user) }), 200);
   });
 
@@ -133,6 +135,7 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     await forgetPendingSignIn(c);
     if (!(await signInBrowser(c, user, user.passwordHash, pending.device))) throw ApiError.unauthorized('Sign in again: the password was changed meanwhile.');
     if (used === 'recoveryCode') c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'recoveryCodeUsed'));
+    if (!pending.device) c.executionCtx.waitUntil(tellNewBrowser(c.env, user, c.req.header('user-agent')));
     return c.json(success({ user: visibleUser(user) }), 200);
   });
 
