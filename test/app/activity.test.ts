@@ -48,10 +48,15 @@ describe("an organization's activity", () => {
     expect([...first.events, ...rest.events].map((event: any) => event.id)).toEqual(body.data.events.map((event: any) => event.id));
     expect(rest.nextBefore).toBeNull();
 
-    // The page, in words.
+    // The page, in words, and further back by the link it gives when there is more than a page.
     const page = await (await owner.request('GET', `/w/${owner.workspaceId}/activity`)).text();
     expect(page).toContain('API key created');
     expect(page).toContain('billing script');
+    expect(page).not.toContain('Older changes');
+    const older = await (await owner.request('GET', `/w/${owner.workspaceId}/activity?before=${rest.events[0].id}`)).text();
+    expect(older).toContain('API key created');
+    expect(older).not.toContain('Workspace created');
+    expect(older).toContain(`href="/w/${owner.workspaceId}/activity">Newest</a>`);
   });
 
   it("records an agent's stop in its workspace, an invitation accepted by who joined, and an endpoint by its host alone", async () => {

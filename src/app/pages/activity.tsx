@@ -16,7 +16,7 @@ export function describeAction(action: string): string {
   return said.charAt(0).toUpperCase() + said.slice(1);
 }
 
-export const ActivityPage: FC<WorkspaceProps & { events: ActivityEvent[] | null }> = ({ access, events }) => (
+export const ActivityPage: FC<WorkspaceProps & { events: ActivityEvent[] | null; nextBefore: number | null; paged: boolean }> = ({ access, events, nextBefore, paged }) => (
   <>
     <PageHead title="Activity" lede={<>What the people of <strong>{access.organization.name}</strong> changed here: keys, tokens, members, workspaces and the plan, kept 400 days.</>} />
     <section class="card">
@@ -44,6 +44,12 @@ export const ActivityPage: FC<WorkspaceProps & { events: ActivityEvent[] | null 
           ]}
         />
       )}
+      {nextBefore !== null || paged ? (
+        <p class="row">
+          {paged ? <a href={`/w/${access.workspace.id}/activity`}>Newest</a> : null}
+          {nextBefore !== null ? <a href={`/w/${access.workspace.id}/activity?before=${nextBefore}`}>Older changes</a> : null}
+        </p>
+      ) : null}
     </section>
   </>
 );
@@ -52,6 +58,12 @@ export const activityPage = workspacePage({
   id: 'activity',
   title: 'Activity',
   icon: 'M12 8v4l3 2M21 12a9 9 0 1 1-18 0 9 9 0 0 1 18 0z',
-  load: async (c, { access }) => ({ events: canManage(access.role) ? (await activityOf(c.env.DB, access.organization.id, { limit: SHOWN })).events : null }),
+  load: async (c, { access }) => {
+    const before = Number(c.req.query('before'));
+    const paged = Number.isSafeInteger(before) && before > 0;
+    if (!canManage(access.role)) return { events: null, nextBefore: null, paged: false };
+    const page = await activityOf(c.env.DB, access.organization.id, { limit: SHOWN, ...(paged ? { before } : {}) });
+    return { events: page.events, nextBefore: page.nextBefore, paged };
+  },
   view: ActivityPage,
 });
