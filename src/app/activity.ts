@@ -88,28 +88,39 @@ export function recordActivity(): MiddlewareHandler<DashboardEnv> {
       const target = audited.target === 'created' ? data.id : audited.target ? params[audited.target] : undefined;
       const detail = audited.detail?.(data);
       const organizationId = params.organizationId ?? (typeof data.organizationId === 'string' ? data.organizationId : null);
-      // The workspace from the path, or the path's agent's.
-      await c.env.DB.prepare(
-        `INSERT INTO activity (organization_id, workspace_id, actor_user_id, action, target, detail, created_at)
-         SELECT COALESCE(?1, w.organization_id), w.id, ?3, ?4, ?5, ?6, ?7
-           FROM (SELECT 1) LEFT JOIN workspaces w ON w.id = COALESCE(?2, (SELECT workspace_id FROM agents WHERE id = ?8))
-          WHERE COALESCE(?1, w.organization_id) IS NOT NULL`,
-      )
-        .bind(
-          organizationId,
-          params.workspaceId ?? null,
-          session.user.id,
-          audited.action,
-          typeof target === 'string' ? target : null,
-          typeof detail === 'string' ? detail.slice(0, 200) : null,
-          nowIso(),
-          params.agentId ?? null,
-        )
-        .run();
+      await recordChange(c.env.DB, {
+        organizationId,
+        workspaceId: params.workspaceId ?? null,
+        agentId: params.agentId ?? null,
+        actorUserId: session.user.id,
+        action: audited.action,
+        target: typeof target === 'string' ? target : null,
+        detail: typeof detail === 'string' ? detail : null,
+      });
     } catch (error) {
       console.error(JSON.stringify({ level: 'error', note: 'activity not recorded', route: `${c.req.method} ${pattern}`, error: String(error) }));
     }
   };
+}
+
+/**
+ * Writes one change to the organization's activity: its organization given, or the workspace's (the agent's, when only
+ * an agent is named). What the middleware records, and what a handler records itself when its path names no
+ * workspace (an MCP client's consent names it in the body).
+ */
+export async function recordChange(
+  db: D1Database,
+  change: { organizationId?: string | null; workspaceId?: string | null; agentId?: string | null; actorUserId: string; action: string; target?: string | null; detail?: string | null },
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO activity (organization_id, workspace_id, actor_user_id, action, target, detail, created_at)
+       SELECT COALESCE(?1, w.organization_id), w.id, ?3, ?4, ?5, ?6, ?7
+         FROM (SELECT 1) LEFT JOIN workspaces w ON w.id = COALESCE(?2, (SELECT workspace_id FROM agents WHERE id = ?8))
+        WHERE COALESCE(?1, w.organization_id) IS NOT NULL`,
+    )
+    .bind(change.organizationId ?? null, change.workspaceId ?? null, change.actorUserId, change.action, change.target ?? null, change.detail?.slice(0, 200) ?? null, nowIso(), change.agentId ?? null)
+    .run();
 }
 
 export const ActivityEvent = z

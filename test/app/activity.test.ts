@@ -4,6 +4,8 @@ import { AUDITED } from '../../src/app/activity';
 import buildDashboard from '../../src/app';
 import { ops } from '../support/api';
 import { FAKE_RECEIVER } from '../fakes/webhook-receiver';
+import { authorize, pkce, registerClient } from '../mcp-oauth/support';
+import { describeAction } from '../../src/app/pages/activity';
 import { type Person, signUp } from '../support/dashboard';
 
 async function join(person: Person, organizationId: string, role: 'admin' | 'member') {
@@ -82,6 +84,15 @@ describe("an organization's activity", () => {
     ]);
     // Neither the invitation's token nor the endpoint's path or secret is anywhere in the activity.
     for (const secret of [invitation.token, 'secret-path', endpoint.body.data.secret]) expect(JSON.stringify(events)).not.toContain(secret);
+  });
+
+  it('records an MCP client given a workspace at the consent page, by its name', async () => {
+    const owner = await signUp();
+    const clientId = await registerClient({ client_name: 'Claude Desktop' });
+    await authorize(owner, { clientId, challenge: (await pkce()).challenge });
+    const [latest] = (await activity(owner)).body.data.events;
+    expect(latest).toMatchObject({ action: 'oauth_client.connected', actor: { id: owner.account.user.id }, workspace: { id: owner.workspaceId }, target: clientId, detail: 'Claude Desktop' });
+    expect(describeAction(latest.action)).toBe('OAuth client connected');
   });
 
   it('is read by owners and admins only, and says so to a member', async () => {

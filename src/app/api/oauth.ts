@@ -7,6 +7,7 @@ import { decide, describeAuthorization } from '../../services/oauth/authorizatio
 import { findGrant, listConnectedClients } from '../../services/oauth/grants';
 import { revokeGrant } from '../../services/oauth/tokens';
 import type { DashboardEnv } from '../context';
+import { recordChange } from '../activity';
 import { canManage, workspaceAccess } from '../members';
 import { jsonBody, workspaceIdParam } from './schemas';
 
@@ -83,6 +84,12 @@ export function registerOAuthConsent(app: OpenAPIHono<DashboardEnv>) {
         throw ApiError.validation([{ field: 'workspaceId', location: 'body', message: 'This MCP server belongs to another workspace.' }]);
       }
       redirectTo = await decide(c.env, request, { allow: true, userId: c.get('session').user.id, workspaceId: access.workspace.id });
+      // A client given a workspace's access is the organization's activity (the path names no workspace: recorded here).
+      if (redirectTo) {
+        await recordChange(c.env.DB, { workspaceId: access.workspace.id, actorUserId: c.get('session').user.id, action: 'oauth_client.connected', target: pending.client.id, detail: pending.client.name }).catch((error: unknown) => {
+          console.error(JSON.stringify({ level: 'error', note: 'activity not recorded', route: 'POST /api/oauth/consent', error: String(error) }));
+        });
+      }
     }
     if (!redirectTo) throw gone();
     return c.json(success({ redirectTo }), 200);
