@@ -78,7 +78,7 @@ interface BuiltInAnswers {
 }
 
 function then(action: string | undefined, answer: unknown, source: HTMLElement): void {
-  // A right password of an account with two-factor sign-in (sign-in, a reset link): the sign-in page asks for the code,
+  // A right password of an account with two-factor sign-in: the sign-in page asks for the code,
   // then goes where this was going.
   if ((answer as { twoFactorRequired?: unknown } | null)?.twoFactorRequired === true) {
     const next = safeNext();
