@@ -9,7 +9,7 @@ import type { SessionUser } from './context';
 import { sendEmailOrLog } from './email';
 import { changeMember, organizationAccess, revokePersonalCredentials, type Role } from './members';
 import { withCurrentPassword } from './users';
-import { hashTrialInbox } from './trial';
+import { hashTrialInboxOf } from '../services/trial-inboxes';
 import { twoFactorErasure } from './two-factor';
 
 /**
@@ -152,7 +152,7 @@ async function closeOrganization(env: Env, organization: Belonging, userId: stri
   ]);
   if (closed!.meta.changes !== 1) throw ApiError.conflict(`Someone joined ${organization.name} a moment ago; look at its members and try again.`);
   await forgetSubscription(env, organization);
-  await hashTrialInbox(env.DB, organization.id);
+  await hashTrialInboxOf(env.DB, organization.id);
   await deleteEveryWorkspaceOf(env, organization.id);
   await setPlan(env, organization.id, { plan: null });
   await env.DB.prepare('DELETE FROM memberships WHERE organization_id = ? AND user_id = ?').bind(organization.id, userId).run();

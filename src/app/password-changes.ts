@@ -3,7 +3,7 @@ import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
-import { twoFactorErasure } from './two-factor';
+import { disableTwoFactor } from './two-factor';
 import { markEmailConfirmed, revokeKey } from '../services/accounts';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
 import { hashPassword } from './auth/passwords';
@@ -138,7 +138,7 @@ export async function resetPassword(env: Env, token: string, password: string, b
     await revokeWhatUserMade(env, found.userId, 'password reset of an unconfirmed account');
     // Whoever signed up with the address cannot keep its owner out by a second factor of their own either (none can be
     // set up before the address is confirmed: this is for one set up otherwise).
-    await env.DB.batch(twoFactorErasure(env.DB, found.userId));
+    await disableTwoFactor(env.DB, found.userId);
   }
   await markEmailConfirmed(env.DB, found.email);
   await clearAttempts(env.DB, signInBucket(found.email));

@@ -69,18 +69,6 @@ export function inboxOf(email: string): string {
   return `${domain === 'gmail.com' ? local.replaceAll('.', '') : local}@${domain}`;
 }
 
-/** A trial's inbox kept as an address (before digests were kept) becomes its digest: for an organization closed with its account. */
-export async function hashTrialInbox(db: D1Database, organizationId: string): Promise<void> {
-  const row = await db.prepare("SELECT trial_inbox AS inbox FROM organizations WHERE id = ? AND trial_inbox NOT LIKE 'sha256:%'").bind(organizationId).first<{ inbox: string }>();
-  // One whose digest another organization holds already is let go, as the nightly rewrite does (services/trial-inboxes.ts).
-  if (row) {
-    await db
-      .prepare('UPDATE organizations SET trial_inbox = CASE WHEN EXISTS (SELECT 1 FROM organizations WHERE trial_inbox = ?1) THEN NULL ELSE ?1 END WHERE id = ?2 AND trial_inbox = ?3')
-      .bind(await trialInboxDigest(row.inbox), organizationId, row.inbox)
-      .run();
-  }
-}
-
 function onPlan(plan: Plan | null): ApiError {
   const named = plan ? `the ${PLAN_TABLE[plan].name} plan` : 'a plan (bought a moment ago)';
   return ApiError.conflict(`This organization is already on ${named}; the free trial is for organizations without one.`);

@@ -30,6 +30,8 @@ const PERIOD_S = 30;
 /** A code of the step before or after now is taken too: a phone's clock a little off, a code typed as it turned. */
 const WINDOW = 1;
 export const RECOVERY_CODES = 10;
+/** An app's code as a person types it: six digits, a space allowed in the middle (apps show it as `492 039`). */
+export const APP_CODE = /^\d{3} ?\d{3}$/;
 
 /** Codes a sign-in may try in a quarter hour, and in a day, per account (a browser that signed in before counts apart: auth/second-factor.ts). */
 export const TWO_FACTOR_CODES_PER_USER: ThrottleRule = { limit: 10, windowMs: 15 * 60_000, what: 'two-factor codes for this account' };

@@ -17,10 +17,19 @@ const PLAIN_INBOXES_A_NIGHT = 500;
  * differing from the address. One whose digest another organization holds already (a second trial was started from
  * the inbox meanwhile) is let go instead: that digest refuses the inbox from now on. Answers how many were rewritten.
  */
-export async function hashPlainTrialInboxes(db: D1Database, limit = PLAIN_INBOXES_A_NIGHT): Promise<number> {
+export function hashPlainTrialInboxes(db: D1Database, limit = PLAIN_INBOXES_A_NIGHT): Promise<number> {
+  return rewritePlainInboxes(db, limit);
+}
+
+/** The same for one organization's inbox at once: one closed with its account keeps no address till the night. */
+export async function hashTrialInboxOf(db: D1Database, organizationId: string): Promise<void> {
+  await rewritePlainInboxes(db, 1, organizationId);
+}
+
+async function rewritePlainInboxes(db: D1Database, limit: number, organizationId?: string): Promise<number> {
   const { results } = await db
-    .prepare("SELECT id, trial_inbox AS inbox FROM organizations WHERE trial_inbox IS NOT NULL AND trial_inbox NOT LIKE 'sha256:%' LIMIT ?")
-    .bind(limit)
+    .prepare(`SELECT id, trial_inbox AS inbox FROM organizations WHERE trial_inbox IS NOT NULL AND trial_inbox NOT LIKE 'sha256:%' ${organizationId ? 'AND id = ?2' : ''} LIMIT ?1`)
+    .bind(...(organizationId ? [limit, organizationId] : [limit]))
     .all<{ id: string; inbox: string }>();
   if (results.length === 0) return 0;
   const statements = await Promise.all(

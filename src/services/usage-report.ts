@@ -306,7 +306,10 @@ export function usageCsvResponse(db: D1Database, workspaceId: string, range: { f
 }
 
 /** An export's first lines, as its routes' documents show them. */
-export const USAGE_CSV_EXAMPLE = `${USAGE_CSV_COLUMNS.join(',')}\r\n2026-11-22T09:58:01.000Z,req_1a2b3c4d5e6f7a8b9c0d1e2f,web.scrape,200,,0.1,false,false,412,key_4d5e6f7a8b9c0d1e2f3a4b5c,,\r\n`;
+const USAGE_CSV_EXAMPLE = `${USAGE_CSV_COLUMNS.join(',')}\r\n2026-11-22T09:58:01.000Z,req_1a2b3c4d5e6f7a8b9c0d1e2f,web.scrape,200,,0.1,false,false,412,key_4d5e6f7a8b9c0d1e2f3a4b5c,,\r\n`;
+
+/** An export's answer in its routes' documents: the CSV, with its first lines as the example. */
+export const USAGE_CSV_ANSWER = { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string(), example: USAGE_CSV_EXAMPLE } } };
 
 /** What an export's description says of its rows, for both of its routes. */
 export const USAGE_EXPORT_DESCRIPTION = `One row per call, newest first, with the columns ${USAGE_CSV_COLUMNS.join(', ')}. Calls older than the ${USAGE_ROWS_KEPT_MONTHS} months each row is kept are not listed (only their daily totals remain): the \`X-Usage-Summarized-Before\` header then says from when rows are listed.`;

@@ -1,8 +1,8 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { countAttempt, type ThrottleRule } from '../../core/throttle';
-import { exportRangeOf, USAGE_CSV_EXAMPLE, USAGE_EXPORT_DESCRIPTION, usageCsvResponse, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
+import { exportRangeOf, USAGE_CSV_ANSWER, USAGE_EXPORT_DESCRIPTION, usageCsvResponse, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
 import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 
@@ -47,7 +47,7 @@ const exportRoute = createRoute({
   description: `${USAGE_EXPORT_DESCRIPTION} ${USAGE_EXPORTS_PER_WORKSPACE.limit} exports an hour per workspace (429 RATE_LIMITED with Retry-After); a range refused with 400 is not counted.`,
   operationId: 'exportUsage',
   request: { query: UsageExportQuery },
-  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string(), example: USAGE_CSV_EXAMPLE } } }, ...errorResponses(400, 401, 403, 429) },
+  responses: { 200: USAGE_CSV_ANSWER, ...errorResponses(400, 401, 403, 429) },
 });
 
 export function registerUsage(app: OpenAPIHono<AppEnv>) {

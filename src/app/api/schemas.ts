@@ -3,6 +3,7 @@ import { emailAddress } from '../../core/schemas';
 import { humanName } from '../../core/human-name';
 import { PLANS } from '../../core/plans';
 import { ROLES } from '../members';
+import { APP_CODE } from '../two-factor';
 
 export const User = z
   .object({
@@ -97,7 +98,7 @@ export const DeleteAccountBody = z.strictObject({ currentPassword: givenPassword
 export const ChangeEmailBody = z.strictObject({ email: emailAddress, currentPassword: givenPassword }).openapi('ChangeEmail');
 export const CurrentPasswordBody = z.strictObject({ currentPassword: givenPassword }).openapi('CurrentPassword');
 
-const appCode = z.string().trim().regex(/^\d{3} ?\d{3}$/, 'The six digits your authenticator app shows.').openapi({ description: 'The six digits the authenticator app shows now.', example: '492039' });
+const appCode = z.string().trim().regex(APP_CODE, 'The six digits your authenticator app shows.').openapi({ description: 'The six digits the authenticator app shows now.', example: '492039' });
 export const TwoFactorCodeBody = z.strictObject({ code: appCode }).openapi('TwoFactorCode');
 /** The second step of a sign-in: the app's code, or one of the recovery codes instead (one of the two). */
 export const SecondFactorBody = z

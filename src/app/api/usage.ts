@@ -2,8 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { success } from '../../core/envelope';
-import { exportRangeOf, USAGE_CSV_EXAMPLE, USAGE_EXPORT_DESCRIPTION, usageCsvResponse, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
-import { z } from '@hono/zod-openapi';
+import { exportRangeOf, USAGE_CSV_ANSWER, USAGE_EXPORT_DESCRIPTION, usageCsvResponse, UsageExportQuery, UsageQuery, UsageReport, usageReport } from '../../services/usage-report';
 import type { DashboardEnv } from '../context';
 import { workspaceAccess } from '../members';
 import { workspaceIdParam } from './schemas';
@@ -30,7 +29,7 @@ const exportRoute = createRoute({
   description: `${USAGE_EXPORT_DESCRIPTION} ${USAGE_EXPORTS_PER_USER.limit} exports an hour per person (429 with Retry-After).`,
   operationId: 'exportWorkspaceUsage',
   request: { params: workspaceIdParam, query: UsageExportQuery },
-  responses: { 200: { description: 'The calls, as a CSV download.', content: { 'text/csv': { schema: z.string(), example: USAGE_CSV_EXAMPLE } } }, ...errorResponses(400, 401, 404, 429) },
+  responses: { 200: USAGE_CSV_ANSWER, ...errorResponses(400, 401, 404, 429) },
 });
 
 export function registerUsage(app: OpenAPIHono<DashboardEnv>) {

@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors';
 import { randomHex } from '../../core/ids';
 import { countAttempt, overLimitBy } from '../../core/throttle';
 import type { DashboardEnv } from '../context';
-import { isTwoFactorEnabled, type SecondFactor, takeSecondFactor, tellTwoFactorChange, TWO_FACTOR_CODES_PER_DAY, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
+import { APP_CODE, isTwoFactorEnabled, type SecondFactor, takeSecondFactor, tellTwoFactorChange, TWO_FACTOR_CODES_PER_DAY, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
 import { findUserById, type StoredUser } from '../users';
 import { isSecure } from './sessions';
 
@@ -70,15 +70,13 @@ export async function pendingSignIn(c: Context<DashboardEnv>): Promise<PendingSi
   return { idHash, user, device: row.device, expiresAt: row.expiresAt };
 }
 
-/** Counts a wrong code against the wait; the fifth ends it. Answers whether it goes on. */
+/** Counts a wrong code against the wait. Answers whether it goes on: false at the fifth, which the caller then ends (`forgetPendingSignIn`). */
 export async function countWrongCode(db: D1Database, pending: PendingSignIn): Promise<boolean> {
   const row = await db
     .prepare('UPDATE sign_in_challenges SET failures = failures + 1 WHERE id_hash = ? RETURNING failures')
     .bind(pending.idHash)
     .first<{ failures: number }>();
-  if (row && row.failures < SECOND_FACTOR_FAILURES) return true;
-  await db.prepare('DELETE FROM sign_in_challenges WHERE id_hash = ?').bind(pending.idHash).run();
-  return false;
+  return row !== null && row.failures < SECOND_FACTOR_FAILURES;
 }
 
 /** Ends this browser's wait, in D1 and in the browser: signed in, signed out, or starting over. */
@@ -122,5 +120,5 @@ export async function secondFactorOfReset(c: Context<DashboardEnv>, userId: stri
   if (!code) throw ApiError.validation([{ field: 'code', location: 'body', message: 'This account has two-factor sign-in: enter the code your app shows, or a recovery code.' }]);
   const user = await findUserById(c.env.DB, userId);
   if (!user) return;
-  await checkSecondFactor(c, user, /^\d{3} ?\d{3}$/.test(code) ? { code } : { recoveryCode: code }, null);
+  await checkSecondFactor(c, user, APP_CODE.test(code) ? { code } : { recoveryCode: code }, null);
 }

@@ -108,9 +108,7 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browse
         </p>
         <div class="stack">
           <ApiForm class="stack" api="/api/me/password" then="reload">
-            {/* For password managers: whose password this is. Not sent (no name). */}
-            <input type="hidden" autocomplete="username" value={user.email} />
-            <Field name="currentPassword" label="Current password" type="password" autocomplete="current-password" />
+            <CurrentPassword email={user.email} label="Current password" />
             <Field name="newPassword" label="New password" type="password" autocomplete="new-password" minlength={10} hint="At least 10 characters." />
             <div>
               <button type="submit">Change password</button>
@@ -148,8 +146,7 @@ const TwoFactor: FC<{ state: TwoFactorState; email: string; confirmed: boolean }
           <summary>Make new recovery codes</summary>
           <p class="muted small">The codes you have now stop working.</p>
           <ApiForm class="row" api="/api/me/two-factor/recovery-codes" then="two-factor-codes">
-            <input type="hidden" autocomplete="username" value={email} />
-            <Field name="currentPassword" id="recovery-codes-password" label="Your password" type="password" autocomplete="current-password" />
+            <CurrentPassword email={email} id="recovery-codes-password" />
             <button type="submit" class="secondary">
               New recovery codes
             </button>
@@ -165,8 +162,7 @@ const TwoFactor: FC<{ state: TwoFactorState; email: string; confirmed: boolean }
             confirm="Turn two-factor sign-in off? The password alone will sign in to your account again."
             confirmLabel="Turn off"
           >
-            <input type="hidden" autocomplete="username" value={email} />
-            <Field name="currentPassword" id="two-factor-off-password" label="Your password" type="password" autocomplete="current-password" />
+            <CurrentPassword email={email} id="two-factor-off-password" />
             <button type="submit" class="danger">
               Turn off
             </button>
@@ -181,8 +177,7 @@ const TwoFactor: FC<{ state: TwoFactorState; email: string; confirmed: boolean }
         </p>
         {confirmed ? (
           <ApiForm class="row" api="/api/me/two-factor/setup" then="two-factor-setup">
-            <input type="hidden" autocomplete="username" value={email} />
-            <Field name="currentPassword" id="two-factor-password" label="Your password" type="password" autocomplete="current-password" />
+            <CurrentPassword email={email} id="two-factor-password" />
             <button type="submit">Set up</button>
           </ApiForm>
         ) : (
@@ -298,8 +293,7 @@ const DeleteAccount: FC<{ belongings: Belonging[]; email: string }> = ({ belongi
         confirm={`Delete the account of ${email}? ${consequences.join(' ')} This cannot be undone.`}
         confirmLabel="Delete account"
       >
-        <input type="hidden" autocomplete="username" value={email} />
-        <Field name="currentPassword" id="delete-account-password" label="Your password" type="password" autocomplete="current-password" />
+        <CurrentPassword email={email} id="delete-account-password" />
         <button type="submit" class="danger">
           Delete account
         </button>
@@ -309,6 +303,17 @@ const DeleteAccount: FC<{ belongings: Belonging[]; email: string }> = ({ belongi
 };
 
 const names = (organizations: Belonging[]) => organizations.map((organization) => organization.name).join(', ');
+
+/**
+ * The account's current password, which a change of the account asks for again: with the address beside it, hidden, so
+ * a password manager knows whose password it fills in (not sent: no name).
+ */
+const CurrentPassword: FC<{ email: string; id?: string; label?: string }> = ({ email, id, label = 'Your password' }) => (
+  <>
+    <input type="hidden" autocomplete="username" value={email} />
+    <Field name="currentPassword" id={id} label={label} type="password" autocomplete="current-password" />
+  </>
+);
 
 /** One term and its value: a list, not a table, so a long id wraps inside its card on a phone. */
 const Fact: FC<{ label: string; value: Child }> = ({ label, value }) => (
