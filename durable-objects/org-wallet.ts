@@ -111,6 +111,11 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         purchased_after INTEGER NOT NULL
       );
       CREATE UNIQUE INDEX IF NOT EXISTS ledger_once_per_call ON ledger (kind, hold_id);
+      -- When the organization closed with its last member's account: no credit is taken from then on.
+      CREATE TABLE IF NOT EXISTS closure (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        closed_at INTEGER NOT NULL
+      );
       -- What all leases hold, kept by triggers as leases change, so no call sums the leases: a wallet with a
       -- thousand workspaces syncs as fast as one with a single workspace. Seeded from the leases once.
       CREATE TABLE IF NOT EXISTS lease_totals (
@@ -180,11 +185,26 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
    * often it is given, so whoever pays can credit first and record the payment after: a crash in
    * between is repaired by giving the credit again.
    */
-  credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId: string | null = null): Balance & { applied: boolean } {
+  credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId: string | null = null): Balance & { applied: boolean; closed?: true } {
     this.rollPeriod();
     if (dedupeId && this.applied('credit', dedupeId)) return { ...this.balance(), applied: false };
+    // Nothing can spend it any more: the payer gets it back instead (billing.ts refunds a top-up so refused).
+    if (this.closedAt() !== null) return { ...this.balance(), applied: false, closed: true };
     this.change('credit', dedupeId, amounts.subscriptionUnits ?? 0, amounts.purchasedUnits ?? 0);
     return { ...this.balance(), applied: true };
+  }
+
+  /**
+   * The organization closed: from now on a credit changes nothing and says so, so a payment that arrives after the
+   * close (checked in D1 before it reached here) is refunded rather than kept where nothing can spend it. Once; the
+   * first moment stays.
+   */
+  close(): void {
+    this.sql.exec('INSERT OR IGNORE INTO closure (id, closed_at) VALUES (1, ?)', clock.now());
+  }
+
+  private closedAt(): number | null {
+    return this.sql.exec<{ at: number }>('SELECT closed_at AS at FROM closure').toArray()[0]?.at ?? null;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import type { ThrottleRule } from '../core/throttle';
 import { setPlan } from '../services/accounts';
+import { closeWallet } from '../services/wallet';
 import { deleteEveryWorkspaceOf } from '../services/workspace-deletion';
 import { cancelNow, stripeOf } from './billing';
 import type { SessionUser } from './context';
@@ -139,7 +140,7 @@ const CLOSED_NAME = 'Closed organization';
  * Closes an organization whose only member is leaving with their account. One batch marks it closed and revokes its
  * pending invitations, only while nobody else belongs to it (an invitation accepted a moment before keeps it open,
  * its invitations with it: 409); its name, often the person's, is replaced, and the inbox its free trial was started
- * from kept only as a digest. Its workspaces then go as a deleted workspace does, and its plan ends in D1 and the
+ * from kept only as a digest. Its wallet takes no credit from then on (a top-up paid meanwhile is refunded). Its workspaces then go as a deleted workspace does, and its plan ends in D1 and the
  * wallet. A plan's checkout paid while it closed was either recorded before the mark, and is cancelled here, or finds
  * it closed and cancels itself (billing.ts). Safe to run again on an organization a deletion cut short closed already.
  */
@@ -151,6 +152,8 @@ async function closeOrganization(env: Env, organization: Belonging, userId: stri
     env.DB.prepare(`UPDATE invitations SET revoked_at = ?1 WHERE organization_id = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND ${alone}`).bind(now, organization.id, userId),
   ]);
   if (closed!.meta.changes !== 1) throw ApiError.conflict(`Someone joined ${organization.name} a moment ago; look at its members and try again.`);
+  // A top-up's webhook that read the organization open a moment ago finds the wallet closed and refunds.
+  await closeWallet(env, organization.id);
   await forgetSubscription(env, organization);
   await hashTrialInboxOf(env.DB, organization.id);
   await deleteEveryWorkspaceOf(env, organization.id);

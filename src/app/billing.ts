@@ -121,6 +121,8 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         if (closed?.closedAt) return refundTopUp(stripe, session, organizationId, event.id);
         const organization = await getOrganization(env.DB, organizationId);
         const credited = await creditWallet(env, organizationId, { purchasedUnits: unitsFromCents(cents) }, event.id);
+        // The close landed between the check above and the credit: the wallet refused it.
+        if (credited.closed) return refundTopUp(stripe, session, organizationId, event.id);
         // Credit needs a plan to be spent: a top-up puts an organization without one on pay as you go.
         if (!organization.plan) await applyPlan(env, organizationId, 'payg', `${event.id}:payg`);
         return credited.applied ? `Credited ${cents} cents.` : `Credited ${cents} cents (by an earlier delivery of this event).`;

@@ -46,9 +46,15 @@ export async function configureWallet(
 export async function creditWallet(env: Env, organizationId: string, amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId: string | null = null) {
   const wallet = walletOf(env, organizationId);
   const credited = await wallet.credit(amounts, dedupeId);
+  if (credited.closed) return credited;
   await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
   await wakeWaitingJobs(env, { organizationId });
   return credited;
+}
+
+/** The organization closed: its wallet takes no credit from now on (`OrgWallet.close`). */
+export async function closeWallet(env: Env, organizationId: string): Promise<void> {
+  await walletOf(env, organizationId).close();
 }
 
 /**

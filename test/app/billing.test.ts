@@ -242,6 +242,47 @@ describe('billing through Stripe', () => {
     expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(0);
   });
 
+  it('refunds a top-up whose organization closes between the webhook finding it open and the credit', async () => {
+    const owner = await signUp();
+    const close = () => owner.json('DELETE', '/api/me', { currentPassword: 'a long enough passphrase' }, { bindings: STRIPE });
+    // The webhook reads the organization open; the account's deletion then runs to its end before the credit is given.
+    const closingAfterTheCheck = new Proxy(env.DB, {
+      get(target, property) {
+        if (property !== 'prepare') {
+          const value = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (query: string) => {
+          const statement = target.prepare(query);
+          if (!query.startsWith('SELECT closed_at')) return statement;
+          return {
+            bind: (...values: unknown[]) => ({
+              first: async () => {
+                const open = await statement.bind(...values).first();
+                expect((await close()).status).toBe(200);
+                return open;
+              },
+            }),
+          };
+        };
+      },
+    });
+    const paymentIntent = `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const event = {
+      id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
+      type: 'checkout.session.completed',
+      data: { object: { id: 'cs_test_racing_topup', object: 'checkout.session', mode: 'payment', payment_status: 'paid', payment_intent: paymentIntent, amount_total: 1500, metadata: { organizationId: owner.organizationId, kind: 'top_up', cents: '1500' } } },
+    };
+    const paid = await deliver(event, { bindings: { DB: closingAfterTheCheck } });
+    expect(paid).toMatchObject({ status: 200, body: { data: { note: expect.stringContaining('Refunded 1500 cents') } } });
+    const refunds = ((await (await fetch(`${FAKE_STRIPE.baseUrl}/test/refunds`)).json()) as { payment_intent: string }[]).filter((refund) => refund.payment_intent === paymentIntent);
+    expect(refunds).toHaveLength(1);
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(0);
+    // Nor can the operator put credit where nothing can spend it.
+    const credited = await ops('POST', `/organizations/${owner.organizationId}/wallet/credit`, { purchasedCents: 500 });
+    expect(credited).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('is closed') } } });
+  });
+
   it('cancels the plan at the end of the month paid for, keeps it on request, and ends it when Stripe ends the subscription', async () => {
     const owner = await signUp();
     const { old } = await paying(owner, 'team');

@@ -181,6 +181,7 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     await getOrganization(c.env.DB, organizationId);
     const { purchasedCents = 0, subscriptionCents = 0 } = c.req.valid('json');
     const balance = await creditWallet(c.env, organizationId, { purchasedUnits: unitsFromCents(purchasedCents), subscriptionUnits: unitsFromCents(subscriptionCents) });
+    if (balance.closed) throw ApiError.conflict(`Organization ${organizationId} is closed: nothing can spend a credit, so none was added.`);
     return c.json(success({ organizationId, ...balanceInCents(balance) }), 200);
   });
   app.openapi(routes.showWallet, async (c) => {

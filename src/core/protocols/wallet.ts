@@ -48,7 +48,10 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
     /** Whether the wallet's terms are (still) the ones this configuration set: no later one replaced them. */
     current: boolean;
   };
-  credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId?: string | null): Balance & { applied: boolean };
+  /** `closed` when the organization closed before this credit: nothing was added. */
+  credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId?: string | null): Balance & { applied: boolean; closed?: true };
+  /** The organization closed with its last member's account: every credit from now on is refused. */
+  close(): void;
   /** A gate's batch: its spending and usage rows, returned and drawn lease money, in one transaction. */
   sync(workspaceId: string, message: SyncMessage): SyncReply;
   recordUsage(usage: Charge['usage']): void;
