@@ -20,6 +20,9 @@ const KEY_ID = resourceId('key', 'KEY_ID');
 /** Cents as the operator API takes them: whole, never negative. */
 const CENTS = wholeNumber({ min: 0 });
 const CENTS_OR_NONE = wholeNumber({ min: 0, none: true });
+/** Days a key works for, from now (1 to 365, as the operator API takes them). */
+const DAYS = wholeNumber({ min: 1, max: 365 });
+const DAYS_OR_NONE = wholeNumber({ min: 1, max: 365, none: true });
 /** A plan cap: a count, or none for the plan's own. */
 const COUNT_OR_NONE = wholeNumber({ min: 0, none: true });
 
@@ -54,16 +57,23 @@ const COMMANDS: Record<string, CommandSpec<OpsClient>> = {
   },
   'key create': {
     summary: 'Create a workspace key, optionally with a monthly spend limit of its own; prints {"id", "key", ...}.',
-    flags: { workspace: required(WS_ID), scope: optional(text('SCOPE')), name: optional(text('NAME')), 'monthly-limit-cents': optional(CENTS) },
+    flags: { workspace: required(WS_ID), scope: optional(text('SCOPE')), name: optional(text('NAME')), 'monthly-limit-cents': optional(CENTS), 'expires-in-days': optional(DAYS) },
     run: (client, f) => {
       const monthlyLimitCents = numberOf(f, 'monthly-limit-cents');
+      const expiresInDays = numberOf(f, 'expires-in-days');
       return client.call('POST', '/ops/v1/keys', {
         workspaceId: f.workspace,
         ...(f.scope === undefined ? {} : { scope: f.scope }),
         ...(f.name === undefined ? {} : { name: f.name }),
         ...(monthlyLimitCents === undefined ? {} : { monthlyLimitCents }),
+        ...(expiresInDays === undefined ? {} : { expiresInDays }),
       });
     },
+  },
+  'key expiry': {
+    summary: "Give a key a new expiry, days from now (none: it works until revoked); an expired or revoked key stays so.",
+    flags: { id: required(KEY_ID), 'expires-in-days': required(DAYS_OR_NONE) },
+    run: (client, f) => client.call('PUT', `/ops/v1/keys/${path(f.id!)}/expiry`, { expiresInDays: numberOf(f, 'expires-in-days') }),
   },
   'key limit': {
     summary: "Set a key's monthly spend limit (none: no limit of its own); the very next call follows it.",

@@ -36,12 +36,12 @@ export const resourceId = (prefix: string, placeholder: string): ValueKind => {
 };
 
 /** A whole number from `min` up; with `none`, also the word none (for null: no limit, back to the plan's). */
-export const wholeNumber = (options: { min: number; none?: boolean }): ValueKind => ({
+export const wholeNumber = (options: { min: number; max?: number; none?: boolean }): ValueKind => ({
   placeholder: options.none ? 'N|none' : 'N',
   problem: (value) =>
-    (options.none && value === 'none') || (/^\d+$/.test(value) && Number(value) >= options.min)
+    (options.none && value === 'none') || (/^\d+$/.test(value) && Number(value) >= options.min && (options.max === undefined || Number(value) <= options.max))
       ? undefined
-      : `must be a whole number from ${options.min} up${options.none ? ', or none' : ''}`,
+      : `must be a whole number from ${options.min} ${options.max === undefined ? 'up' : `to ${options.max}`}${options.none ? ', or none' : ''}`,
 });
 
 export class UsageError extends Error {

@@ -1,6 +1,6 @@
 import { createApp } from '../core/http-app';
 import { healthBody } from '../core/health';
-import { publicUrls } from '../core/config';
+import { type Env, publicUrls } from '../core/config';
 import { publishedDocument } from '../core/openapi-document';
 import { registerAgents } from './api/agents';
 import { recordActivity } from './activity';
@@ -26,6 +26,7 @@ import { requireSession } from './auth/require-session';
 import { readSession } from './auth/sessions';
 import type { DashboardEnv } from './context';
 import { notFound } from './pages/not-found';
+import { noticeExpiringKeys } from './key-expiry-notice';
 import { registerPages } from './pages/routes';
 import { securityHeaders } from './security-headers';
 
@@ -103,4 +104,10 @@ export function buildDashboardApp() {
   return app;
 }
 
-export default buildDashboardApp();
+const app = buildDashboardApp();
+
+export default {
+  fetch: app.fetch,
+  /** The daily run of wrangler.toml's cron: the notices of keys about to expire. */
+  scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => ctx.waitUntil(noticeExpiringKeys(env)),
+} satisfies ExportedHandler<Env>;

@@ -38,6 +38,11 @@ export function successEnvelope<T extends z.ZodType>(data: T, options: { metered
 export const NoParameters = z.strictObject({});
 
 /** An email address as a person types it: trimmed and lowercased, then checked (sign-up, sign-in, invitations, the operator's confirmation). */
+/** The longest a key may be made to last, from the moment it is made or given a new expiry: a year. */
+export const MAX_KEY_DAYS = 365;
+/** Whole days from now a key works for; then every route refuses it with 401. */
+export const keyDays = z.number('Whole days.').int('Whole days.').min(1, 'At least a day.').max(MAX_KEY_DAYS, `At most ${MAX_KEY_DAYS} days.`);
+
 export const emailAddress = z.string().trim().toLowerCase().pipe(z.email('Not an email address.').max(254));
 
 const refs = (...names: ResponseHeaderName[]) => Object.fromEntries(names.map((name) => [name, headerRef(name)]));

@@ -11,8 +11,8 @@ import { ReadBehind } from '../core/read-behind';
  * before the revocation is answered. Unknown and revoked keys are never remembered. The plan is not part of
  * it: the gate has it from the wallet. After 30 seconds a key's principal is read again beside the call that
  * finds it that old, which goes on with what was remembered; only a key's first call in an isolate, or its
- * first after ten minutes unread, waits for D1 (a key's limit, the one field that changes, reaches its gate
- * directly when it is set: accounts.ts, `setKeyLimit`).
+ * first after ten minutes unread, waits for D1 (a key's limit reaches its gate directly when it is set: accounts.ts,
+ * `setKeyLimit`; a new expiry is a day away at the soonest, so every isolate has read it by then: `setKeyExpiry`).
  */
 const principals = new ReadBehind<KeyPrincipal | null>({
   name: "a key's principal",

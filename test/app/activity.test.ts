@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { AUDITED } from '../../src/app/activity';
-import buildDashboard from '../../src/app';
+import { buildDashboardApp } from '../../src/app';
 import { ops } from '../support/api';
 import { FAKE_RECEIVER } from '../fakes/webhook-receiver';
 import { authorize, pkce, registerClient } from '../mcp-oauth/support';
@@ -109,7 +109,7 @@ describe("an organization's activity", () => {
 
   it('names only routes the dashboard serves, each a change (no read)', () => {
     const served = new Set(
-      buildDashboard.routes.map((route) => `${route.method} ${route.path}`),
+      buildDashboardApp().routes.map((route) => `${route.method} ${route.path}`),
     );
     for (const route of Object.keys(AUDITED)) {
       expect(route.startsWith('GET ')).toBe(false);

@@ -644,6 +644,18 @@ describe("a key's monthly spend limit in chromium", () => {
     await page.getByRole('button', { name: 'Set limit for research agent' }).click();
     await expect.poll(() => row.locator('[data-limit-cents]').textContent()).toBe('$0.05');
     expect((await company()).status).toBe(200);
+
+    // A key that never expired is given thirty days from today, then none again.
+    const expiry = page.locator('tr', { hasText: 'research agent' }).locator('[data-expires-at]');
+    expect(await expiry.getAttribute('data-expires-at')).toBe('');
+    await page.getByLabel('New expiry for research agent').selectOption({ label: 'In 30 days' });
+    await page.getByRole('button', { name: 'Set expiry for research agent' }).click();
+    await expect.poll(async () => Date.parse((await expiry.getAttribute('data-expires-at')) ?? '') - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    expect(Date.parse((await expiry.getAttribute('data-expires-at'))!) - Date.now()).toBeLessThanOrEqual(30 * 86_400_000);
+    await page.getByLabel('New expiry for research agent').selectOption({ label: 'Never' });
+    await page.getByRole('button', { name: 'Set expiry for research agent' }).click();
+    await expect.poll(() => expiry.textContent()).toBe('Never');
+    expect((await company()).status).toBe(200);
     expect(problems).toEqual([]);
     await own.close();
   });

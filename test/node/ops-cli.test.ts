@@ -35,6 +35,12 @@ describe('a wrong command line', () => {
     ]);
   });
 
+  it('is a key given more days than a year: the range said, then the usage, exit 2', async () => {
+    const ran = await opsInProcess(env, 'key', 'expiry', '--id', `key_${'0'.repeat(24)}`, '--expires-in-days', '366');
+    expect(ran.code).toBe(2);
+    expect(lines(ran)).toEqual(['--expires-in-days must be a whole number from 1 to 365, or none, not "366".', 'Usage: npm run -s ops -- key expiry --id KEY_ID --expires-in-days N|none']);
+  });
+
   it('is an unknown option: named once, quotes balanced, then the usage of that command, exit 2', async () => {
     const ran = await opsInProcess(env, 'org', 'create', '--nam', 'Acme');
     expect(ran.code).toBe(2);

@@ -189,7 +189,7 @@ describe('the operator CLI', () => {
   it('prints usage: on --help to stdout, on a wrong command line to stderr with exit 2', async () => {
     const help = await opsInProcess(opsEnv(), '--help');
     expect(help.code).toBe(0);
-    for (const command of ['org create', 'workspace create', 'key create', 'key reveal', 'key revoke', 'key limit', 'wallet credit', 'plan set', 'mcp-token create']) {
+    for (const command of ['org create', 'workspace create', 'key create', 'key reveal', 'key revoke', 'key limit', 'key expiry', 'wallet credit', 'plan set', 'mcp-token create']) {
       expect(help.stdout).toContain(command);
     }
     for (const args of [['frobnicate'], ['key', 'create'], ['org', 'create', '--nam', 'x'], ['wallet', 'credit', '--org', 'org_x', '--purchased-cents', 'ten']]) {

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { agentAllowance, listAgents } from '../../services/agents';
-import { markEmailConfirmed, createOrganization, createWorkspace, getOrganization, issueKey, revealKey, revokeKey, setKeyLimit, setPlan } from '../../services/accounts';
+import { markEmailConfirmed, createOrganization, createWorkspace, expiryIn, getOrganization, issueKey, revealKey, revokeKey, setKeyExpiry, setKeyLimit, setPlan } from '../../services/accounts';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { humanName } from '../../core/human-name';
@@ -14,7 +14,7 @@ import { disabledPlatforms, setPlatformDisabled } from '../../services/platform-
 import { CATALOG } from '../../operations/catalog';
 import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, settledStatement } from '../../services/wallet';
 import type { AppEnv } from '../../core/context';
-import { emailAddress, jsonContent } from '../../core/schemas';
+import { emailAddress, jsonContent, keyDays } from '../../core/schemas';
 import { resumeUnfinishedJobs } from '../../services/jobs/resume';
 
 /**
@@ -116,7 +116,13 @@ const routes = {
       body: {
         content: {
           'application/json': {
-            schema: z.strictObject({ workspaceId: id('ws'), scope: z.enum(KEY_SCOPES).default('workspace'), name: name.default('API key'), monthlyLimitCents: monthlyLimitCents.optional() }),
+            schema: z.strictObject({
+              workspaceId: id('ws'),
+              scope: z.enum(KEY_SCOPES).default('workspace'),
+              name: name.default('API key'),
+              monthlyLimitCents: monthlyLimitCents.optional(),
+              expiresInDays: keyDays.optional(),
+            }),
           },
         },
         required: true,
@@ -131,6 +137,13 @@ const routes = {
     path: '/ops/v1/keys/{id}/limit',
     hide: true,
     request: { params: keyIdParam, body: { content: { 'application/json': { schema: z.strictObject({ monthlyLimitCents }) } }, required: true } },
+    responses: { 200: anyJson },
+  }),
+  setKeyExpiry: createRoute({
+    method: 'put',
+    path: '/ops/v1/keys/{id}/expiry',
+    hide: true,
+    request: { params: keyIdParam, body: { content: { 'application/json': { schema: z.strictObject({ expiresInDays: keyDays.nullable() }) } }, required: true } },
     responses: { 200: anyJson },
   }),
   listAgents: createRoute({ method: 'get', path: '/ops/v1/workspaces/{id}/agents', hide: true, request: { params: z.object({ id: id('ws') }) }, responses: { 200: anyJson } }),
@@ -191,10 +204,14 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
     return c.json(success({ organizationId, ...balanceInCents(balance), ledger: ledger.map(ledgerEntryInCents), storageBytes }), 200);
   });
   app.openapi(routes.createWorkspace, async (c) => c.json(success(await createWorkspace(c.env.DB, c.req.valid('json'))), 201));
-  app.openapi(routes.createKey, async (c) => c.json(success(await issueKey(c.env, c.req.valid('json'))), 201));
+  app.openapi(routes.createKey, async (c) => {
+    const { expiresInDays, ...input } = c.req.valid('json');
+    return c.json(success(await issueKey(c.env, { ...input, ...(expiresInDays === undefined ? {} : { expiresAt: expiryIn(expiresInDays) }) })), 201);
+  });
   app.openapi(routes.revealKey, async (c) => c.json(success(await revealKey(c.env.DB, c.env.KEY_ENCRYPTION_KEY, c.req.valid('param').id)), 200));
   app.openapi(routes.revokeKey, async (c) => c.json(success(await revokeKey(c.env, c.req.valid('param').id)), 200));
   app.openapi(routes.setKeyLimit, async (c) => c.json(success(await setKeyLimit(c.env, c.req.valid('param').id, c.req.valid('json').monthlyLimitCents)), 200));
+  app.openapi(routes.setKeyExpiry, async (c) => c.json(success(await setKeyExpiry(c.env.DB, c.req.valid('param').id, c.req.valid('json').expiresInDays)), 200));
   app.openapi(routes.listAgents, async (c) => {
     const { id: workspaceId } = c.req.valid('param');
     const workspace = await c.env.DB.prepare('SELECT organization_id AS organizationId FROM workspaces WHERE id = ?').bind(workspaceId).first<{ organizationId: string }>();

@@ -1,15 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
-import { getKey, issueKey, listKeys, revealKey, revokeKey, setKeyLimit } from '../../services/accounts';
+import { expiryIn, getKey, issueKey, listKeys, revealKey, revokeKey, setKeyExpiry, setKeyLimit } from '../../services/accounts';
 import { type ApiKeyRecord } from '../../core/records';
 import { listKeysWithSpend, lowerKeyLimit } from '../../services/key-spend';
-import { clock } from '../../core/clock';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
 import { canManage, type WorkspaceAccess, workspaceAccess } from '../members';
-import { jsonBody, Key, keyIdParam, KeyLimitBody, KeyWithSecret, KeyWithSpend, NameBody, NewKeyBody, tokenIdParam, workspaceIdParam } from './schemas';
+import { jsonBody, Key, KeyExpiryBody, keyIdParam, KeyLimitBody, KeyWithSecret, KeyWithSpend, NameBody, NewKeyBody, tokenIdParam, workspaceIdParam } from './schemas';
 
 const routes = {
   listKeys: createRoute({
@@ -57,6 +56,16 @@ const routes = {
     operationId: 'setKeyLimit',
     request: { params: keyIdParam, body: jsonBody(KeyLimitBody) },
     responses: { 200: jsonContent(successEnvelope(Key), 'The key with its new limit.'), ...errorResponses(400, 401, 403, 404, 409) },
+  }),
+  setKeyExpiry: createRoute({
+    method: 'put',
+    path: '/api/workspaces/{workspaceId}/keys/{keyId}/expiry',
+    tags: ['API keys'],
+    summary:
+      "Give a key a new expiry, a number of days from now (longer or shorter), or none (owners and admins, or whoever made it); an expired or revoked key stays so (409). The notice of its expiry is owed again for the new date",
+    operationId: 'setKeyExpiry',
+    request: { params: keyIdParam, body: jsonBody(KeyExpiryBody) },
+    responses: { 200: jsonContent(successEnvelope(Key), 'The key with its new expiry.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
   listTokens: createRoute({
     method: 'get',
@@ -141,7 +150,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
       name,
       createdBy: c.get('session').user.id,
       monthlyLimitCents: monthlyLimitCents ?? null,
-      ...(expiresInDays === undefined ? {} : { expiresAt: new Date(clock.now() + expiresInDays * 24 * 60 * 60_000).toISOString() }),
+      ...(expiresInDays === undefined ? {} : { expiresAt: expiryIn(expiresInDays) }),
     });
     return c.json(success(created as typeof created & { scope: 'workspace' }), 201);
   });
@@ -174,6 +183,14 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
     if (lowered) return c.json(success({ ...lowered, scope: 'workspace' as const }), 200);
     // The write refused: say why from the key as it is now (revoked, or its limit is lower than asked).
     throw limitRefusal(workspace, await keyOf(c.env.DB, workspace, keyId, 'workspace'), monthlyLimitCents);
+  });
+
+  app.openapi(routes.setKeyExpiry, async (c) => {
+    const { workspaceId, keyId } = c.req.valid('param');
+    const workspace = await access(c, workspaceId);
+    const key = await keyOf(c.env.DB, workspace, keyId, 'workspace');
+    requireOwnerOrManager(workspace, key, c.get('session').user.id, 'change the expiry of');
+    return c.json(success({ ...(await setKeyExpiry(c.env.DB, key.id, c.req.valid('json').expiresInDays)), scope: 'workspace' as const }), 200);
   });
 
   app.openapi(routes.listTokens, async (c) => {

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { emailAddress } from '../../core/schemas';
+import { emailAddress, keyDays, MAX_KEY_DAYS } from '../../core/schemas';
 import { humanName } from '../../core/human-name';
 import { PLANS } from '../../core/plans';
 import { ROLES } from '../members';
@@ -161,19 +161,18 @@ const monthlyLimitCents = z.preprocess(
   z.number('A whole number of cents.').int('A whole number of cents.').min(0, 'At least 0.').max(100_000_000, 'At most 100000000 (one million dollars).').nullable(),
 );
 
-/** The longest a key may be made to last: a year. */
-export const MAX_KEY_DAYS = 365;
 export const NewKeyBody = z.strictObject({
   name,
   monthlyLimitCents: monthlyLimitCents.optional(),
-  expiresInDays: z
-    .number()
-    .int('Whole days.')
-    .min(1, 'At least a day.')
-    .max(MAX_KEY_DAYS, `At most ${MAX_KEY_DAYS} days.`)
+  expiresInDays: keyDays
     .optional()
     .openapi({ description: `Days the key works for (1 to ${MAX_KEY_DAYS}), from now; then it is refused with 401. Left out: it works until revoked.`, example: 90 }),
 });
 export const KeyLimitBody = z.strictObject({ monthlyLimitCents });
+export const KeyExpiryBody = z.strictObject({
+  expiresInDays: keyDays
+    .nullable()
+    .openapi({ description: `Days from now the key works for (1 to ${MAX_KEY_DAYS}), longer or shorter than before; null: until revoked.`, example: 90 }),
+});
 
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });

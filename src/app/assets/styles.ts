@@ -148,6 +148,7 @@ div.actions { display: flex; gap: .35rem; flex-wrap: wrap; justify-content: flex
 .badge.ok { background: var(--ok-soft); color: var(--ok); }
 .badge.off { background: var(--danger-soft); color: var(--danger); }
 .badge.plain { background: var(--soft); color: var(--muted); }
+.badge.warn { background: var(--warn-soft); color: var(--warn); }
 tr.revoked td:not(.actions) { color: var(--muted); }
 tr.current th, tr.current td { background: var(--accent-soft); }
 .compare th.current, .compare td.current { background: var(--accent-soft); }

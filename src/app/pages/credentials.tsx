@@ -22,13 +22,21 @@ export interface CredentialTableProps {
 /** A key made to expire whose day has come: listed, revocable, not revealed again. */
 export const isExpired = (credential: Pick<ApiKeyRecord, 'expiresAt'>) => credential.expiresAt !== null && Date.parse(credential.expiresAt) <= clock.now();
 
-/** Revoked, expired, or active (until when, for a key made to expire). */
+/** Whole days (rounded up) until a key made to expire does, when that is within the week its notice is sent in; else null. */
+export function daysLeftIfSoon(credential: Pick<ApiKeyRecord, 'expiresAt'>): number | null {
+  if (credential.expiresAt === null) return null;
+  const left = Math.ceil((Date.parse(credential.expiresAt) - clock.now()) / 86_400_000);
+  return left > 0 && left <= 7 ? left : null;
+}
+
+/** Revoked, expired, or active (until when, for a key made to expire; marked in its last week). */
 const Status: FC<{ credential: ApiKeyRecord }> = ({ credential }) => {
   if (credential.revokedAt) return <span class="badge off">Revoked</span>;
   if (isExpired(credential)) return <span class="badge off">Expired</span>;
+  const soon = daysLeftIfSoon(credential);
   return (
     <>
-      <span class="badge ok">Active</span>
+      {soon === null ? <span class="badge ok">Active</span> : <span class="badge warn">Expires in {soon === 1 ? 'a day' : `${soon} days`}</span>}
       {credential.expiresAt ? <span class="muted small nowrap"> until {credential.expiresAt.slice(0, 10)}</span> : null}
     </>
   );

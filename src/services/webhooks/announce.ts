@@ -34,12 +34,14 @@ export async function announce(
 }
 
 /**
- * key.created and key.revoked, from every place keys are made or revoked (dashboard, operator API). A
- * failure to announce is logged, never turned into a failure of the key change itself.
+ * key.created and key.revoked, from every place keys are made or revoked (dashboard, operator API), and
+ * key.expiring from the dashboard's daily run (one event id per key and expiry, so a run again sends nothing
+ * twice). A failure to announce is logged, never turned into a failure of the key change itself.
  */
-export async function announceKey(env: WebhookBindings, type: 'key.created' | 'key.revoked', key: ApiKeyRecord): Promise<void> {
+export async function announceKey(env: WebhookBindings, type: 'key.created' | 'key.revoked' | 'key.expiring', key: ApiKeyRecord): Promise<void> {
   const data = { workspaceId: key.workspaceId, key: { id: key.id, name: key.name, scope: key.scope, hint: key.hint, createdAt: key.createdAt, revokedAt: key.revokedAt, expiresAt: key.expiresAt } };
-  await announce(env, { workspaceId: key.workspaceId }, type, newEvent(type, data)).catch((error: unknown) => {
+  const id = type === 'key.expiring' ? await eventId(`key.expiring:${key.id}:${key.expiresAt}`) : undefined;
+  await announce(env, { workspaceId: key.workspaceId }, type, newEvent(type, data, id)).catch((error: unknown) => {
     console.error(JSON.stringify({ level: 'error', note: `${type} not announced`, keyId: key.id, error: String(error) }));
   });
 }
