@@ -12,6 +12,8 @@ export const ROLE_LABELS: Record<Role, string> = { owner: 'Owner', admin: 'Admin
 export interface OrganizationAccess {
   organization: Organization;
   role: Role;
+  /** When the organization began to require two-factor sign-in of its members; null: it does not. */
+  twoFactorRequiredAt: string | null;
 }
 
 export interface WorkspaceAccess extends OrganizationAccess {
@@ -19,36 +21,99 @@ export interface WorkspaceAccess extends OrganizationAccess {
 }
 
 const ORGANIZATION_COLUMNS = `o.id, o.name, ${planInForceSql('o')} AS plan, o.rpm_override AS rpmOverride, o.created_at AS createdAt`;
+/** Whether the member lacks a second factor the organization requires: then they are let in to Settings only. */
+const LACKS_TWO_FACTOR = `(o.two_factor_required_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = m.user_id AND t.enabled_at IS NOT NULL)) AS lacksTwoFactor`;
+
+type AccessRow = Organization & { role: Role; twoFactorRequiredAt: string | null; lacksTwoFactor: number };
+
+/** The 403 of a member whose organization requires the two-factor sign-in they have not turned on. */
+export function twoFactorRequiredError(organizationName: string): ApiError {
+  return ApiError.forbidden(`${organizationName} requires two-factor sign-in of its members. Turn it on in Settings (Two-factor sign-in), then come back.`);
+}
 
 /**
  * The organization as this user may see it. Not a member reads exactly like no such organization: another
- * organization's records are missing, not forbidden (spec, NOT_FOUND).
+ * organization's records are missing, not forbidden (spec, NOT_FOUND). A member it requires two-factor sign-in of,
+ * without it, is refused with 403 saying so.
  */
 export async function organizationAccess(db: D1Database, userId: string, organizationId: string): Promise<OrganizationAccess> {
   const row = await db
-    .prepare(`SELECT ${ORGANIZATION_COLUMNS}, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.id = ?`)
+    .prepare(
+      `SELECT ${ORGANIZATION_COLUMNS}, m.role, o.two_factor_required_at AS twoFactorRequiredAt, ${LACKS_TWO_FACTOR}
+         FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.id = ?`,
+    )
     .bind(nowIso(), userId, organizationId)
-    .first<Organization & { role: Role }>();
+    .first<AccessRow>();
   if (!row) throw ApiError.notFound(`No organization ${organizationId}.`);
-  const { role, ...organization } = row;
-  return { organization, role };
+  const { role, twoFactorRequiredAt, lacksTwoFactor, ...organization } = row;
+  if (lacksTwoFactor) throw twoFactorRequiredError(organization.name);
+  return { organization, role, twoFactorRequiredAt };
 }
 
 /** The workspace, its organization and this user's role there; another organization's workspace reads as missing. */
 export async function workspaceAccess(db: D1Database, userId: string, workspaceId: string): Promise<WorkspaceAccess> {
+  const { access, lacksTwoFactor } = await workspaceMembership(db, userId, workspaceId);
+  if (lacksTwoFactor) throw twoFactorRequiredError(access.organization.name);
+  return access;
+}
+
+/**
+ * A workspace as `workspaceAccess` finds it, with whether its organization requires a second factor this member
+ * lacks: for the dashboard's pages, which then show Settings only (where it is turned on), not for any API route.
+ */
+export async function workspaceMembership(db: D1Database, userId: string, workspaceId: string): Promise<{ access: WorkspaceAccess; lacksTwoFactor: boolean }> {
   const row = await db
     .prepare(
-      `SELECT ${ORGANIZATION_COLUMNS}, m.role, w.id AS workspaceId, w.name AS workspaceName, w.created_at AS workspaceCreatedAt
+      `SELECT ${ORGANIZATION_COLUMNS}, m.role, o.two_factor_required_at AS twoFactorRequiredAt, ${LACKS_TWO_FACTOR},
+              w.id AS workspaceId, w.name AS workspaceName, w.created_at AS workspaceCreatedAt
          FROM workspaces w
          JOIN organizations o ON o.id = w.organization_id
          JOIN memberships m ON m.organization_id = o.id AND m.user_id = ?
         WHERE w.id = ? AND w.deleted_at IS NULL`,
     )
     .bind(nowIso(), userId, workspaceId)
-    .first<Organization & { role: Role; workspaceId: string; workspaceName: string; workspaceCreatedAt: string }>();
+    .first<AccessRow & { workspaceId: string; workspaceName: string; workspaceCreatedAt: string }>();
   if (!row) throw ApiError.notFound(`No workspace ${workspaceId}.`);
-  const { role, workspaceId: id, workspaceName, workspaceCreatedAt, ...organization } = row;
-  return { organization, role, workspace: { id, organizationId: organization.id, name: workspaceName, createdAt: workspaceCreatedAt } };
+  const { role, twoFactorRequiredAt, lacksTwoFactor, workspaceId: id, workspaceName, workspaceCreatedAt, ...organization } = row;
+  return {
+    access: { organization, role, twoFactorRequiredAt, workspace: { id, organizationId: organization.id, name: workspaceName, createdAt: workspaceCreatedAt } },
+    lacksTwoFactor: lacksTwoFactor === 1,
+  };
+}
+
+/** The organizations of this person that require two-factor sign-in of their members, by name. */
+export async function organizationsRequiringTwoFactor(db: D1Database, userId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare('SELECT o.name FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.two_factor_required_at IS NOT NULL ORDER BY o.name')
+    .bind(userId)
+    .all<{ name: string }>();
+  return results.map((row) => row.name);
+}
+
+/**
+ * Makes the organization require two-factor sign-in of its members, or stop (owners only). The owner who requires it
+ * must have it on: an organization whose owners are all shut out could only be reopened by an operator. Answers how
+ * many members are without it, who are shut out of its workspaces from the next request until they turn it on.
+ */
+export async function setTwoFactorRequirement(db: D1Database, access: OrganizationAccess, userId: string, required: boolean): Promise<{ required: boolean; membersWithout: number }> {
+  if (access.role !== 'owner') throw ApiError.forbidden(`Only owners can change what ${access.organization.name} requires of its members; your role is ${access.role}.`);
+  if (required && !(await db.prepare('SELECT 1 FROM two_factor WHERE user_id = ? AND enabled_at IS NOT NULL').bind(userId).first())) {
+    throw ApiError.conflict('Turn on two-factor sign-in for your own account first (Settings, Two-factor sign-in): requiring it would shut you out too.');
+  }
+  await db
+    .prepare(`UPDATE organizations SET two_factor_required_at = ${required ? 'COALESCE(two_factor_required_at, ?)' : 'NULL'} WHERE id = ?`)
+    .bind(...(required ? [nowIso()] : []), access.organization.id)
+    .run();
+  return { required, membersWithout: await membersWithoutTwoFactor(db, access.organization.id) };
+}
+
+/** How many of the organization's members have not turned two-factor sign-in on. */
+export async function membersWithoutTwoFactor(db: D1Database, organizationId: string): Promise<number> {
+  const row = await db
+    .prepare('SELECT COUNT(*) AS n FROM memberships m WHERE m.organization_id = ? AND NOT EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = m.user_id AND t.enabled_at IS NOT NULL)')
+    .bind(organizationId)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
 }
 
 /** Owners and admins manage the organization (workspaces, others' keys); members use it. */
@@ -95,18 +160,21 @@ export interface Member {
   name: string;
   role: Role;
   joinedAt: string;
+  /** Whether they sign in with a second factor: shown to owners and admins only (absent for others). */
+  twoFactor?: boolean;
 }
 
-export async function listMembers(db: D1Database, organizationId: string): Promise<Member[]> {
+export async function listMembers(db: D1Database, organizationId: string, withTwoFactor = false): Promise<Member[]> {
   const { results } = await db
     .prepare(
-      `SELECT u.id AS userId, u.email, u.name, m.role, m.created_at AS joinedAt
+      `SELECT u.id AS userId, u.email, u.name, m.role, m.created_at AS joinedAt,
+              EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = u.id AND t.enabled_at IS NOT NULL) AS twoFactor
          FROM memberships m JOIN users u ON u.id = m.user_id
         WHERE m.organization_id = ? ORDER BY m.created_at, u.email`,
     )
     .bind(organizationId)
-    .all<Member>();
-  return results;
+    .all<Omit<Member, 'twoFactor'> & { twoFactor: number }>();
+  return results.map(({ twoFactor, ...member }) => (withTwoFactor ? { ...member, twoFactor: twoFactor === 1 } : member));
 }
 
 export type MemberChange = { role: Role } | 'remove';

@@ -7,11 +7,20 @@ import { termsOf } from '../../services/plan-caps';
 import type { DashboardEnv } from '../context';
 import { sendEmailOrLog } from '../email';
 import { acceptInvitation, invite, listInvitations, occupiedSeats, revokeInvitation } from '../invitations';
-import { changeMember, listMembers, organizationAccess, requireManager, revokePersonalCredentials, ROLES } from '../members';
+import { canManage, changeMember, listMembers, organizationAccess, requireManager, revokePersonalCredentials, ROLES } from '../members';
 import { requireVerifiedEmail } from '../email-verification';
 import { Emailed, jsonBody, organizationIdParam } from './schemas';
 
-const Member = z.object({ userId: z.string(), email: z.string(), name: z.string(), role: z.enum(ROLES), joinedAt: z.string() }).openapi('Member');
+const Member = z
+  .object({
+    userId: z.string(),
+    email: z.string(),
+    name: z.string(),
+    role: z.enum(ROLES),
+    joinedAt: z.string(),
+    twoFactor: z.boolean().optional().openapi({ description: 'Whether they sign in with a second factor; answered to owners and admins only.' }),
+  })
+  .openapi('Member');
 const Invitation = z
   .object({
     id: z.string(),
@@ -113,9 +122,9 @@ export function registerMembers(app: OpenAPIHono<DashboardEnv>) {
     organizationAccess(c.env.DB, c.get('session').user.id, organizationId);
 
   app.openapi(routes.list, async (c) => {
-    const { organization } = await access(c, c.req.valid('param').organizationId);
+    const { organization, role } = await access(c, c.req.valid('param').organizationId);
     const [members, invitations, used, terms] = await Promise.all([
-      listMembers(c.env.DB, organization.id),
+      listMembers(c.env.DB, organization.id, canManage(role)),
       listInvitations(c.env.DB, organization.id),
       occupiedSeats(c.env.DB, organization.id),
       termsOf(c.env.DB, organization.id),

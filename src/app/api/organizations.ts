@@ -12,7 +12,7 @@ import { requireVerifiedEmail } from '../email-verification';
 import { startTrial } from '../trial';
 import { clientAddress, countAttempt, UNATTRIBUTED } from '../../core/throttle';
 import { TRIALS_PER_IP } from '../auth/throttle';
-import { organizationAccess, requireManager, workspaceAccess } from '../members';
+import { organizationAccess, requireManager, setTwoFactorRequirement, workspaceAccess } from '../members';
 import { ApiError } from '../../core/errors';
 import { deleteWorkspace } from '../../services/workspace-deletion';
 import { OrganizationUsage, organizationUsage, UsageMonthQuery } from '../../services/usage-report';
@@ -54,6 +54,20 @@ const routes = {
     operationId: 'renameOrganization',
     request: { params: organizationIdParam, body: jsonBody(NameBody) },
     responses: { 200: jsonContent(successEnvelope(OrganizationSchema), 'The organization, renamed.'), ...errorResponses(400, 401, 403, 404) },
+  }),
+  setTwoFactorRequirement: createRoute({
+    method: 'put',
+    path: '/api/organizations/{organizationId}/two-factor-requirement',
+    tags: ['Organizations'],
+    summary: 'Require two-factor sign-in of every member, or stop (owners, who must have it on themselves)',
+    description:
+      "From the next request a member without it sees only Settings of the organization's workspaces, its API routes answer them 403, and an MCP client they connected by OAuth is refused, until they turn it on; they cannot turn it off while they belong. API keys and MCP tokens keep working: they are the workspace's. `membersWithout` counts who lacks it now.",
+    operationId: 'setTwoFactorRequirement',
+    request: { params: organizationIdParam, body: jsonBody(z.strictObject({ required: z.boolean('true or false.') })) },
+    responses: {
+      200: jsonContent(successEnvelope(z.object({ required: z.boolean(), membersWithout: z.number().int() }).openapi('TwoFactorRequirement')), 'What the organization requires now.'),
+      ...errorResponses(400, 401, 403, 404, 409),
+    },
   }),
   renameWorkspace: createRoute({
     method: 'patch',
@@ -124,6 +138,12 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
     const { name } = c.req.valid('json');
     await c.env.DB.prepare('UPDATE organizations SET name = ? WHERE id = ?').bind(name, access.organization.id).run();
     return c.json(success({ ...access.organization, name }), 200);
+  });
+
+  app.openapi(routes.setTwoFactorRequirement, async (c) => {
+    const { user } = c.get('session');
+    const access = await organizationAccess(c.env.DB, user.id, c.req.valid('param').organizationId);
+    return c.json(success(await setTwoFactorRequirement(c.env.DB, access, user.id, c.req.valid('json').required)), 200);
   });
 
   app.openapi(routes.renameWorkspace, async (c) => {

@@ -15,6 +15,8 @@ import {
   twoFactorState,
 } from '../two-factor';
 import { withCurrentPassword } from '../users';
+import { organizationsRequiringTwoFactor } from '../members';
+import { ApiError } from '../../core/errors';
 import { CurrentPasswordBody, jsonBody, RecoveryCodes, TwoFactorCodeBody, TwoFactorSetup, TwoFactorState } from './schemas';
 
 const PATH = '/api/me/two-factor';
@@ -64,10 +66,10 @@ const routes = {
     path: PATH,
     tags: ['Account'],
     summary: 'Turn two-factor sign-in off',
-    description: `${withPassword} The secret and the recovery codes are deleted; the account's address is told.`,
+    description: `${withPassword} The secret and the recovery codes are deleted; the account's address is told. Refused (409) while the person belongs to an organization that requires it.`,
     operationId: 'disableTwoFactor',
     request: { body: jsonBody(CurrentPasswordBody) },
-    responses: { 200: jsonContent(successEnvelope(z.object({ enabled: z.literal(false) })), 'Off: the password alone signs in.'), ...errorResponses(400, 401, 403, 429) },
+    responses: { 200: jsonContent(successEnvelope(z.object({ enabled: z.literal(false) })), 'Off: the password alone signs in.'), ...errorResponses(400, 401, 403, 409, 429) },
   }),
 };
 
@@ -105,6 +107,13 @@ export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.disable, async (c) => {
     const { user } = c.get('session');
     await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
+    const requiring = await organizationsRequiringTwoFactor(c.env.DB, user.id);
+    if (requiring.length) {
+      const one = requiring.length === 1;
+      throw ApiError.conflict(
+        `${requiring.join(', ')} require${one ? 's' : ''} two-factor sign-in of ${one ? 'its' : 'their'} members: it stays on while you belong to ${one ? 'it' : 'them'}. An owner can stop requiring it, or you can leave first.`,
+      );
+    }
     const was = await twoFactorState(c.env.DB, user.id);
     await disableTwoFactor(c.env.DB, user.id);
     await clearAttempts(c.env.DB, `two-factor-change:${user.id}`);

@@ -97,6 +97,15 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
                 ),
             },
             { label: 'Joined', cell: (member) => <DateTime iso={member.joinedAt} /> },
+            ...(manager
+              ? [
+                  {
+                    label: 'Two-factor',
+                    cell: (member: Member) =>
+                      member.twoFactor ? <span class="badge ok">On</span> : <span class={`badge ${access.twoFactorRequiredAt ? 'warn' : 'plain'}`}>Off</span>,
+                  },
+                ]
+              : []),
           ]}
           actions={(member) =>
             manager && member.userId !== user.id ? (
@@ -147,7 +156,7 @@ export const membersPage = workspacePage({
   icon: 'M16 19v-1a4 4 0 0 0-4-4H7a4 4 0 0 0-4 4v1M9.5 10a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM21 19v-1a4 4 0 0 0-3-3.9M16 4.1a3 3 0 0 1 0 5.8',
   load: async (c, { access }) => {
     const [members, invitations, used, terms] = await Promise.all([
-      listMembers(c.env.DB, access.organization.id),
+      listMembers(c.env.DB, access.organization.id, canManage(access.role)),
       listInvitations(c.env.DB, access.organization.id),
       occupiedSeats(c.env.DB, access.organization.id),
       termsOf(c.env.DB, access.organization.id),

@@ -1,11 +1,12 @@
 import type { Context, Hono } from 'hono';
+import type { FC } from 'hono/jsx';
 import { publicUrls } from '../../core/config';
 import { ASSETS } from '../assets';
 import { readSession } from '../auth/sessions';
 import type { DashboardEnv } from '../context';
-import { membershipsOf, workspaceAccess } from '../members';
+import { membershipsOf, workspaceMembership } from '../members';
 import { PAGES } from '.';
-import { Shell } from './layout';
+import { PageHead, Shell } from './layout';
 import { notFound, NotFoundPage } from './not-found';
 import { NO_STORE, type WorkspacePage } from './page';
 
@@ -41,16 +42,39 @@ export function registerPages(app: Hono<DashboardEnv>) {
 async function answerWorkspacePage(c: Context<DashboardEnv>, page: WorkspacePage, tabs: readonly WorkspacePage[]) {
   const session = await readSession(c);
   if (!session) return c.redirect(`/signin?next=${encodeURIComponent(c.req.path)}`, 303);
-  const access = await workspaceAccess(c.env.DB, session.user.id, c.req.param('workspaceId') ?? '').catch(() => undefined);
-  if (!access) return notFound(c, session);
+  const membership = await workspaceMembership(c.env.DB, session.user.id, c.req.param('workspaceId') ?? '').catch(() => undefined);
+  if (!membership) return notFound(c, session);
+  const { access, lacksTwoFactor } = membership;
   const urls = publicUrls(c.env);
   const shell = { user: session.user, memberships: await membershipsOf(c.env.DB, session.user.id), access, docsUrl: urls.docs };
-  const content = await page.render(c, { ...shell, urls, sessionIdHash: session.idHash });
+  // The organization requires a second factor this member has not turned on: Settings, where it is turned on, and
+  // a page that says so in place of every other.
+  const shown = lacksTwoFactor && page.id !== SETTINGS ? null : page;
+  const content = shown ? await shown.render(c, { ...shell, urls, sessionIdHash: session.idHash }) : <TwoFactorRequired organizationName={access.organization.name} settings={`/w/${access.workspace.id}/${SETTINGS}`} />;
   return c.html(
     <Shell {...shell} title={page.title} tab={page.id} tabs={tabs}>
       {content}
     </Shell>,
-    200,
+    shown ? 200 : 403,
     NO_STORE,
   );
 }
+
+const SETTINGS = 'settings';
+
+const TwoFactorRequired: FC<{ organizationName: string; settings: string }> = ({ organizationName, settings }) => (
+  <>
+    <PageHead title="Two-factor sign-in required" lede={<>{organizationName} requires two-factor sign-in of its members.</>} />
+    <section class="card notice warn" role="status">
+      <p>
+        Until you turn it on for your account, this organization's workspaces show you nothing else, and MCP clients you connected to them are refused. Your
+        other organizations are not affected.
+      </p>
+      <p>
+        <a class="button" href={settings}>
+          Turn it on in Settings
+        </a>
+      </p>
+    </section>
+  </>
+);

@@ -1,6 +1,6 @@
 import type { Child, FC } from 'hono/jsx';
 import { PLAN_TABLE } from '../../core/plans';
-import { canManage, type MembershipSummary, ROLE_LABELS } from '../members';
+import { canManage, type MembershipSummary, membersWithoutTwoFactor, organizationsRequiringTwoFactor, ROLE_LABELS } from '../members';
 import { ApiForm, ConfirmButton, DateTime, Field, PageHead } from './layout';
 import { DataTable } from './table';
 import { type Belonging, belongingsOf, fatesOf } from '../account-deletion';
@@ -8,8 +8,18 @@ import { type SignedInBrowser, signedInBrowsers } from '../signed-in-browsers';
 import { RECOVERY_CODES, type TwoFactorState, twoFactorState } from '../two-factor';
 import { type WorkspaceProps, workspacePage } from './page';
 
-export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browsers: SignedInBrowser[]; twoFactor: TwoFactorState }> = (props) => {
-  const { user, access, memberships, belongings, browsers, twoFactor } = props;
+export interface SettingsProps extends WorkspaceProps {
+  belongings: Belonging[];
+  browsers: SignedInBrowser[];
+  twoFactor: TwoFactorState;
+  /** The person's organizations that require two-factor sign-in, by name. */
+  requiring: string[];
+  /** Members of this organization without two-factor sign-in, for its owners; null for others. */
+  membersWithout: number | null;
+}
+
+export const SettingsPage: FC<SettingsProps> = (props) => {
+  const { user, access, memberships, belongings, browsers, twoFactor, requiring, membersWithout } = props;
   const organization = memberships.find((membership) => membership.id === access.organization.id) as MembershipSummary;
   return (
     <>
@@ -21,7 +31,12 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browse
           <Fact label="Id" value={<code>{access.organization.id}</code>} />
           <Fact label="Plan" value={access.organization.plan ? PLAN_TABLE[access.organization.plan].name : 'None yet'} />
           <Fact label="Your role" value={ROLE_LABELS[access.role]} />
+          <Fact
+            label="Two-factor sign-in"
+            value={access.twoFactorRequiredAt ? <>Required of every member since <DateTime iso={access.twoFactorRequiredAt} /></> : 'Up to each member'}
+          />
         </dl>
+        {membersWithout !== null ? <TwoFactorRequirement organizationId={access.organization.id} required={access.twoFactorRequiredAt !== null} membersWithout={membersWithout} mine={twoFactor.enabled} /> : null}
         {canManage(access.role) ? (
           <ApiForm class="row" api={`/api/organizations/${access.organization.id}`} method="PATCH" then="reload">
             <Field name="name" id="organization-name" label="Organization name" value={access.organization.name} maxlength={100} />
@@ -119,7 +134,7 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browse
           </p>
         </div>
       </section>
-      <TwoFactor state={twoFactor} email={user.email} confirmed={user.emailVerifiedAt !== null} />
+      <TwoFactor state={twoFactor} email={user.email} confirmed={user.emailVerifiedAt !== null} requiring={requiring} />
       <SignedInBrowsers browsers={browsers} />
       <DeleteAccount belongings={belongings} email={user.email} />
     </>
@@ -127,12 +142,50 @@ export const SettingsPage: FC<WorkspaceProps & { belongings: Belonging[]; browse
 };
 
 /**
+ * What an owner sees of the organization's two-factor requirement: who lacks it, and the one button that changes it
+ * (requiring it needs it on for the owner themselves first).
+ */
+const TwoFactorRequirement: FC<{ organizationId: string; required: boolean; membersWithout: number; mine: boolean }> = ({ organizationId, required, membersWithout, mine }) => {
+  const without = membersWithout === 0 ? 'Every member has it on.' : `${membersWithout} member${membersWithout === 1 ? ' has' : 's have'} not turned it on${required ? ': they see only Settings of its workspaces until they do.' : '.'}`;
+  return (
+    <div class="stack" data-two-factor-requirement>
+      <p class="muted small">
+        {without} Required, a member without it sees only Settings here, its API answers them 403 and the MCP clients they connected are refused, until they turn it on;
+        their API keys and MCP tokens keep working, as they are the workspace's.
+      </p>
+      {required || mine ? (
+        <ApiForm
+          class="row"
+          api={`/api/organizations/${organizationId}/two-factor-requirement`}
+          method="PUT"
+          then="reload"
+          {...(required || membersWithout === 0 ? {} : { confirm: `Require two-factor sign-in? ${without}`, confirmLabel: 'Require it' })}
+        >
+          <input type="hidden" name="required" value={required ? 'false' : 'true'} data-json />
+          <button type="submit" class={required ? 'secondary' : undefined}>
+            {required ? 'Stop requiring two-factor sign-in' : 'Require two-factor sign-in'}
+          </button>
+        </ApiForm>
+      ) : (
+        <p class="notice info small">To require it of every member, turn it on for your own account first (below).</p>
+      )}
+    </div>
+  );
+};
+
+/**
  * Two-factor sign-in (app/two-factor.ts). Off: the password, then a QR code and the app's first code turn it on. On:
  * new recovery codes, or off, each with the password. Recovery codes are shown once, in place, by settings.browser.ts.
  */
-const TwoFactor: FC<{ state: TwoFactorState; email: string; confirmed: boolean }> = ({ state, email, confirmed }) => (
+const TwoFactor: FC<{ state: TwoFactorState; email: string; confirmed: boolean; requiring: string[] }> = ({ state, email, confirmed, requiring }) => (
   <section class="card" data-two-factor>
     <h2>Two-factor sign-in</h2>
+    {requiring.length ? (
+      <p class={`notice small ${state.enabled ? 'info' : 'warn'}`} role="status">
+        Required by {requiring.join(', ')}:{' '}
+        {state.enabled ? 'it stays on while you belong.' : `${requiring.length === 1 ? 'its' : 'their'} workspaces show you only this page until you turn it on.`}
+      </p>
+    ) : null}
     {state.enabled ? (
       <>
         <p class="small">
@@ -327,9 +380,15 @@ export const settingsPage = workspacePage({
   id: 'settings',
   title: 'Settings',
   icon: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12l2-1-1-3-2 .5-1.5-1.5.5-2-3-1-1 2h-2l-1-2-3 1 .5 2L6 7.5 4 7 3 10l2 1v2l-2 1 1 3 2-.5 1.5 1.5-.5 2 3 1 1-2h2l1 2 3-1-.5-2 1.5-1.5 2 .5 1-3-2-1z',
-  load: async (c, { user, sessionIdHash }) => {
-    const [belongings, browsers, twoFactor] = await Promise.all([belongingsOf(c.env.DB, user.id), signedInBrowsers(c.env.DB, user.id, sessionIdHash), twoFactorState(c.env.DB, user.id)]);
-    return { belongings, browsers, twoFactor };
+  load: async (c, { user, access, sessionIdHash }) => {
+    const [belongings, browsers, twoFactor, requiring, membersWithout] = await Promise.all([
+      belongingsOf(c.env.DB, user.id),
+      signedInBrowsers(c.env.DB, user.id, sessionIdHash),
+      twoFactorState(c.env.DB, user.id),
+      organizationsRequiringTwoFactor(c.env.DB, user.id),
+      access.role === 'owner' ? membersWithoutTwoFactor(c.env.DB, access.organization.id) : null,
+    ]);
+    return { belongings, browsers, twoFactor, requiring, membersWithout };
   },
   view: SettingsPage,
 });

@@ -244,16 +244,17 @@ export function isAccessToken(token: string): boolean {
 }
 
 /**
- * Who an OAuth access token acts for, checked on every request: the token exists and has not expired,
- * its grant is not revoked, the person who consented is still a member of the organization, and the
- * token's audience is the resource called. The principal carries the grant's id where an API key's
- * id would be, so usage rows name the grant that made the call.
+ * Who an OAuth access token acts for, checked on every request: the token exists and has not expired, its grant is
+ * not revoked, the person who consented is still a member of the organization (with the second factor it may
+ * require), and the token's audience is the resource called. The principal carries the grant's id where an API
+ * key's id would be, so usage rows name the grant that made the call.
  */
 export async function checkAccessToken(db: D1Database, token: string, resource: string): Promise<AccessTokenCheck> {
   const row = await db
     .prepare(
       `SELECT t.expires_at AS expiresAt, g.id AS grantId, g.resource, g.revoked_at AS revokedAt, g.workspace_id AS workspaceId,
-              o.id AS organizationId, m.user_id AS member
+              o.id AS organizationId, o.name AS organizationName, m.user_id AS member,
+              (o.two_factor_required_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM two_factor f WHERE f.user_id = g.user_id AND f.enabled_at IS NOT NULL)) AS lacksTwoFactor
          FROM oauth_tokens t
          JOIN oauth_grants g ON g.id = t.grant_id
          JOIN workspaces w ON w.id = g.workspace_id
@@ -262,11 +263,22 @@ export async function checkAccessToken(db: D1Database, token: string, resource: 
         WHERE t.hash = ? AND t.kind = 'access' AND w.deleted_at IS NULL`,
     )
     .bind(await sha256Hex(token))
-    .first<{ expiresAt: number; grantId: string; resource: string; revokedAt: string | null; workspaceId: string; organizationId: string; member: string | null }>();
+    .first<{
+      expiresAt: number;
+      grantId: string;
+      resource: string;
+      revokedAt: string | null;
+      workspaceId: string;
+      organizationId: string;
+      organizationName: string;
+      member: string | null;
+      lacksTwoFactor: number;
+    }>();
   if (!row) return { ok: false, description: 'Unknown or revoked access token' };
   if (row.revokedAt) return { ok: false, description: 'This authorization was revoked' };
   if (row.expiresAt <= clock.now()) return { ok: false, description: 'The access token has expired; refresh it' };
   if (row.member === null) return { ok: false, description: 'The person who authorized this client is no longer a member of the organization' };
+  if (row.lacksTwoFactor) return { ok: false, description: `${row.organizationName} requires two-factor sign-in; the person who authorized this client has not turned it on` };
   if (row.resource !== resource) return { ok: false, description: `This access token was issued for ${row.resource}, not ${resource}` };
   return {
     ok: true,
