@@ -33,7 +33,7 @@ CREATE TABLE api_keys (
   created_at      TEXT NOT NULL,
   last_used_at    TEXT,
   revoked_at      TEXT
-, created_by TEXT REFERENCES users (id), monthly_limit_units INTEGER, limit_version INTEGER NOT NULL DEFAULT 0, expires_at TEXT, expiry_noticed_at TEXT);
+, created_by TEXT REFERENCES users (id), monthly_limit_units INTEGER, limit_version INTEGER NOT NULL DEFAULT 0, expires_at TEXT, expiry_noticed_at TEXT, expiry_set_at TEXT);
 
 CREATE UNIQUE INDEX api_keys_by_hash ON api_keys (key_hash);
 

@@ -195,12 +195,13 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   }
 
   /**
-   * The organization closed: from now on a credit changes nothing and says so, so a payment that arrives after the
-   * close (checked in D1 before it reached here) is refunded rather than kept where nothing can spend it. Once; the
-   * first moment stays.
+   * The organization is closing: from now on a credit changes nothing and says so, so a payment that arrives during or
+   * after the close (checked in D1 before it reached here) is refunded rather than kept where nothing can spend it.
+   * The first moment stays. `closed` false takes it back, for a close refused after the wallet was closed.
    */
-  close(): void {
-    this.sql.exec('INSERT OR IGNORE INTO closure (id, closed_at) VALUES (1, ?)', clock.now());
+  close(closed = true): void {
+    if (closed) this.sql.exec('INSERT OR IGNORE INTO closure (id, closed_at) VALUES (1, ?)', clock.now());
+    else this.sql.exec('DELETE FROM closure');
   }
 
   private closedAt(): number | null {

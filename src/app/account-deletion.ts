@@ -147,13 +147,16 @@ const CLOSED_NAME = 'Closed organization';
 async function closeOrganization(env: Env, organization: Belonging, userId: string): Promise<void> {
   const now = nowIso();
   const alone = 'NOT EXISTS (SELECT 1 FROM memberships WHERE organization_id = ?2 AND user_id <> ?3)';
+  // The wallet first: a top-up's webhook that read the organization open a moment ago finds it closed, and refunds.
+  await closeWallet(env, organization.id, true);
   const [closed] = await env.DB.batch([
     env.DB.prepare(`UPDATE organizations SET closed_at = COALESCE(closed_at, ?1), name = ?4 WHERE id = ?2 AND ${alone}`).bind(now, organization.id, userId, CLOSED_NAME),
     env.DB.prepare(`UPDATE invitations SET revoked_at = ?1 WHERE organization_id = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND ${alone}`).bind(now, organization.id, userId),
   ]);
-  if (closed!.meta.changes !== 1) throw ApiError.conflict(`Someone joined ${organization.name} a moment ago; look at its members and try again.`);
-  // A top-up's webhook that read the organization open a moment ago finds the wallet closed and refunds.
-  await closeWallet(env, organization.id);
+  if (closed!.meta.changes !== 1) {
+    await closeWallet(env, organization.id, false);
+    throw ApiError.conflict(`Someone joined ${organization.name} a moment ago; look at its members and try again.`);
+  }
   await forgetSubscription(env, organization);
   await hashTrialInboxOf(env.DB, organization.id);
   await deleteEveryWorkspaceOf(env, organization.id);

@@ -23,11 +23,11 @@ interface Expiring {
 }
 
 /**
- * The dashboard's daily run: each API key that expires within seven days, made for longer than that, and not noticed
- * for this expiry yet, is told to its maker by email (or, when the maker no longer belongs to the organization, to its
- * owners and admins) and announced as `key.expiring` to the workspace's webhook endpoints. A key is claimed before it
- * is told, so two runs never tell one key twice; a run that dies in between leaves that key untold. Answers how many
- * keys were told.
+ * The dashboard's daily run: each API key that expires within seven days, given longer than that when its expiry was
+ * set (at its making, or since), and not noticed for this expiry yet, is told to its maker by email (or, when the maker
+ * no longer belongs to the organization or the operator made it, to its owners and admins) and announced as
+ * `key.expiring` to the workspace's webhook endpoints. A key is claimed before it is told, so two runs never tell one key
+ * twice; a run that dies in between leaves that key untold. Answers how many keys were told.
  */
 export async function noticeExpiringKeys(env: Env): Promise<number> {
   const now = clock.now();
@@ -36,7 +36,7 @@ export async function noticeExpiringKeys(env: Env): Promise<number> {
             o.id AS organizationId, o.name AS organizationName
        FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN organizations o ON o.id = w.organization_id
       WHERE k.scope = 'workspace' AND k.revoked_at IS NULL AND k.expires_at IS NOT NULL AND k.expires_at > ?1 AND k.expires_at <= ?2
-        AND k.expiry_noticed_at IS NULL AND julianday(k.expires_at) - julianday(k.created_at) > ?3
+        AND k.expiry_noticed_at IS NULL AND julianday(k.expires_at) - julianday(COALESCE(k.expiry_set_at, k.created_at)) > ?3
         AND w.deleted_at IS NULL AND o.closed_at IS NULL
       ORDER BY k.expires_at LIMIT ?4`,
   )
@@ -44,7 +44,8 @@ export async function noticeExpiringKeys(env: Env): Promise<number> {
     .all<Expiring>();
   let told = 0;
   for (const key of results) {
-    const claimed = await env.DB.prepare('UPDATE api_keys SET expiry_noticed_at = ?1 WHERE id = ?2 AND expiry_noticed_at IS NULL AND expires_at = ?3')
+    // Still as read: not told meanwhile, nor revoked, nor given another expiry.
+    const claimed = await env.DB.prepare('UPDATE api_keys SET expiry_noticed_at = ?1 WHERE id = ?2 AND expiry_noticed_at IS NULL AND revoked_at IS NULL AND expires_at = ?3')
       .bind(nowIso(), key.id, key.expiresAt)
       .run();
     if (claimed.meta.changes !== 1) continue;
@@ -68,7 +69,7 @@ async function tell(env: Env, key: Expiring, record: ApiKeyRecord): Promise<void
   for (const person of people) {
     const why = person.maker
       ? 'You get this once for this expiry, because you made the key.'
-      : `You get this once for this expiry, as an owner or admin of ${key.organizationName}: whoever made the key no longer belongs to it.`;
+      : `You get this once for this expiry, as an owner or admin of ${key.organizationName}: ${key.createdBy === null ? 'the key was made by the operator of this installation, not by a member' : 'whoever made the key no longer belongs to it'}.`;
     await sendEmailOrLog(
       env,
       {
@@ -79,5 +80,5 @@ async function tell(env: Env, key: Expiring, record: ApiKeyRecord): Promise<void
       { note: 'key expiry notice not sent', keyId: key.id, userId: person.id },
     );
   }
-  await announceKey(env, 'key.expiring', record);
+  await announceKey(env, 'key.expiring', { ...record, expiresAt: key.expiresAt });
 }

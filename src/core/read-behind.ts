@@ -52,6 +52,11 @@ export class ReadBehind<V> {
     return this.#read(key, read);
   }
 
+  /** Reads a value afresh now, and keeps it as `get` would: for a call that must not act on what the memory holds. */
+  readNow(key: string, read: () => Promise<V>): Promise<V> {
+    return this.#read(key, read);
+  }
+
   /** Forgets one value, or all of them: the next call reads afresh and waits for it. */
   forget(key?: string): void {
     this.#generation += 1;

@@ -1,3 +1,4 @@
+import { clock } from './clock';
 import type { KeyScope } from './keys';
 import type { Plan } from './plans';
 import type { KeyLimit } from './protocols/key-limits';
@@ -59,4 +60,9 @@ export interface KeyPrincipal {
   agentId?: string | null;
   /** When the key stops working by itself (a sandbox key after 7 days, an API key made to expire); null: never. */
   expiresAt?: string | null;
+}
+
+/** Whether the key's own expiry has come. */
+export function hasExpired(principal: Pick<KeyPrincipal, 'expiresAt'>): boolean {
+  return typeof principal.expiresAt === 'string' && Date.parse(principal.expiresAt) <= clock.now();
 }

@@ -1,10 +1,9 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../core/context';
-import type { KeyPrincipal } from '../core/records';
+import { hasExpired, type KeyPrincipal } from '../core/records';
 import type { McpAuthentication } from '../core/protocols/mcp-gateway';
 import { publicUrls, type Env } from '../core/config';
 import { ApiError } from '../core/errors';
-import { clock } from '../core/clock';
 import { gateOf } from './gate';
 import { KEY_PATTERN, type KeyScope } from '../core/keys';
 import { resolvePrincipal } from './principal-cache';
@@ -84,7 +83,7 @@ function keyAuthentication(refusalOf: Refusal, checkedByHandler: (method: string
     const principal = await resolvePrincipal(c.env, key, (promise) => c.executionCtx.waitUntil(promise));
     if (!principal) throw refuse('Unknown API key.');
     if (principal.revoked) throw refuse(REVOKED);
-    if (principal.expiresAt && Date.parse(principal.expiresAt) <= clock.now()) throw refuse(`This key expired at ${principal.expiresAt}. ${principal.scope === 'workspace_dryrun' ? 'Mint a new sandbox key' : 'Make a new key'} in the dashboard.`);
+    if (hasExpired(principal)) throw refuse(`This key expired at ${principal.expiresAt}. ${principal.scope === 'workspace_dryrun' ? 'Mint a new sandbox key' : 'Make a new key'} in the dashboard.`);
     const refusal = refusalOf(principal);
     if (refusal !== null) {
       // Revoked before misplaced: a revoked key is a 401 whatever its scope (the memory may not know yet).
@@ -117,6 +116,7 @@ export async function authenticateMcpBearer(env: Env, token: string, waitUntil: 
   const principal = await resolvePrincipal(env, token, waitUntil);
   if (!principal) return { ok: false, description: 'Unknown bearer token' };
   if (principal.revoked) return { ok: false, description: 'This bearer token has been revoked' };
+  if (hasExpired(principal)) return { ok: false, description: `This bearer token expired at ${principal.expiresAt}` };
   if (principal.scope === 'workspace') {
     return { ok: false, description: 'API keys are not accepted by the MCP endpoint; use a workspace MCP bearer token or OAuth' };
   }

@@ -1,5 +1,5 @@
 import { findPrincipal } from './accounts';
-import type { KeyPrincipal } from '../core/records';
+import { hasExpired, type KeyPrincipal } from '../core/records';
 import type { Env } from '../core/config';
 import { hashKey, PRINCIPAL_USABLE_MS } from '../core/keys';
 import { ReadBehind } from '../core/read-behind';
@@ -19,9 +19,15 @@ const principals = new ReadBehind<KeyPrincipal | null>({
   freshMs: 30_000,
   usableMs: PRINCIPAL_USABLE_MS,
   maxEntries: 10_000,
-  keeps: (principal) => principal !== null && !principal.revoked,
+  keeps: (principal) => principal !== null && !principal.revoked && !hasExpired(principal),
 });
 
-export function resolvePrincipal(env: Env, key: string, waitUntil: (promise: Promise<unknown>) => void): Promise<KeyPrincipal | null> {
-  return principals.get(key, async () => findPrincipal(env.DB, await hashKey(key)), waitUntil);
+/**
+ * An expired key is never remembered, and one the memory holds that has expired since it was read is read again
+ * before it is refused: its expiry may have been moved later meanwhile (accounts.ts, `setKeyExpiry`).
+ */
+export async function resolvePrincipal(env: Env, key: string, waitUntil: (promise: Promise<unknown>) => void): Promise<KeyPrincipal | null> {
+  const read = async () => findPrincipal(env.DB, await hashKey(key));
+  const principal = await principals.get(key, read, waitUntil);
+  return principal !== null && hasExpired(principal) ? principals.readNow(key, read) : principal;
 }

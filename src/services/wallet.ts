@@ -52,9 +52,12 @@ export async function creditWallet(env: Env, organizationId: string, amounts: { 
   return credited;
 }
 
-/** The organization closed: its wallet takes no credit from now on (`OrgWallet.close`). */
-export async function closeWallet(env: Env, organizationId: string): Promise<void> {
-  await walletOf(env, organizationId).close();
+/**
+ * The organization is closing: its wallet takes no credit from now on (`OrgWallet.close`), or again (`closed` false)
+ * when the close was refused after all.
+ */
+export async function closeWallet(env: Env, organizationId: string, closed: boolean): Promise<void> {
+  await walletOf(env, organizationId).close(closed);
 }
 
 /**

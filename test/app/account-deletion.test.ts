@@ -135,6 +135,38 @@ describe('deleting an account', () => {
     expect(members.body.data.members.map((one: { userId: string }) => one.userId)).toEqual([member.account.user.id]);
   });
 
+  it('keeps the organization and its wallet open when someone joins it during the close: 409, and credit is taken again', async () => {
+    const person = await signUp();
+    const joiner = await signUp();
+    let closing = false;
+    // Someone accepts an invitation just before the close marks the organization closed.
+    const joiningMidway = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === 'prepare') {
+          return (query: string) => {
+            if (query.startsWith('UPDATE organizations SET closed_at')) closing = true;
+            return target.prepare(query);
+          };
+        }
+        if (property === 'batch') {
+          return async (statements: D1PreparedStatement[]) => {
+            if (closing) {
+              closing = false;
+              await target.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'member', ?)").bind(person.organizationId, joiner.account.user.id, new Date().toISOString()).run();
+            }
+            return target.batch(statements);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const refused = await deleteAccount(person, PASSWORD, { ...STRIPE, DB: joiningMidway });
+    expect(refused).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('joined') } } });
+    const credited = await ops('POST', `/organizations/${person.organizationId}/wallet/credit`, { purchasedCents: 300 });
+    expect(credited).toMatchObject({ status: 200, body: { data: { purchasedBalanceCents: 300 } } });
+  });
+
   it('leaves a browser the deleted account knew unknown to a new account of the same address: it waits with everyone else', async () => {
     const person = await signUp();
     const email = person.account.user.email;

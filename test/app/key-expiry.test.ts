@@ -6,6 +6,7 @@ import { noticeExpiringKeys } from '../../src/app/key-expiry-notice';
 import { call, eventually, json, ops } from '../support/api';
 import { type Person, signUp } from '../support/dashboard';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
+import { listTools } from '../mcp-oauth/support';
 
 const DAY = 86_400_000;
 const realNow = clock.now;
@@ -38,12 +39,15 @@ describe("a key's expiry, changed after it was made", () => {
   it('moves later or sooner, or goes, from today; the key follows at once', async () => {
     const owner = await signUp();
     const made = await makeKey(owner, owner.workspaceId, { name: 'ci', expiresInDays: 7 });
+    // A second before it expires, the key is called (this isolate remembers it), then given 90 days from then.
+    const oldExpiry = Date.parse(made.expiresAt!);
+    clock.now = () => oldExpiry - 1_000;
+    expect((await credits(made.key)).status).toBe(200);
     const longer = await setExpiry(owner, owner.workspaceId, made.id, { expiresInDays: 90 });
     expect(longer.status).toBe(200);
-    expect(Date.parse(longer.body.data.expiresAt) - Date.now()).toBeGreaterThan(90 * DAY - 60_000);
-    expect(Date.parse(longer.body.data.expiresAt) - Date.now()).toBeLessThanOrEqual(90 * DAY);
-    // Past the old day, it works.
-    clock.now = () => Date.parse(made.expiresAt!) + 1;
+    expect(Date.parse(longer.body.data.expiresAt) - clock.now()).toBe(90 * DAY);
+    // Past the old instant it works at once: the memory's expiry is read again before a refusal.
+    clock.now = () => oldExpiry + 1;
     expect((await credits(made.key)).status).toBe(200);
     clock.now = realNow;
 
@@ -90,7 +94,7 @@ describe("a key's expiry, changed after it was made", () => {
     expect(revoked).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('was revoked') } } });
   });
 
-  it('is set by the operator too, on creation and after', async () => {
+  it('is set by the operator too, on creation and after, for API keys only', async () => {
     const owner = await signUp();
     const created = await ops('POST', '/keys', { workspaceId: owner.workspaceId, name: 'by the operator', expiresInDays: 30 });
     expect(created.status).toBe(201);
@@ -98,6 +102,25 @@ describe("a key's expiry, changed after it was made", () => {
     const changed = await ops('PUT', `/keys/${created.body.data.id}/expiry`, { expiresInDays: null });
     expect(changed).toMatchObject({ status: 200, body: { data: { expiresAt: null } } });
     expect((await ops('PUT', `/keys/${created.body.data.id}/expiry`, { expiresInDays: 0 })).status).toBe(400);
+
+    const token = await ops('POST', '/keys', { workspaceId: owner.workspaceId, scope: 'workspace_mcp', expiresInDays: 1 });
+    expect(token.status).toBe(400);
+    expect(token.body.error.details).toEqual([expect.objectContaining({ field: 'expiresInDays' })]);
+    const sandbox = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/sandbox-keys`, { name: 'dry run' });
+    const forever = await ops('PUT', `/keys/${sandbox.body.data.id}/expiry`, { expiresInDays: null });
+    expect(forever).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('only API keys (scope workspace)') } } });
+  });
+
+  it('is kept by /mcp as well, for a token D1 says expired', async () => {
+    const owner = await signUp();
+    const token = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/mcp-tokens`, { name: 'agent' });
+    const tools = () => listTools('/mcp', token.body.data.key);
+    expect((await tools()).status).toBe(200);
+    await env.DB.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').bind(new Date(Date.now() + DAY).toISOString(), token.body.data.id).run();
+    clock.now = () => Date.now() + DAY + 1;
+    const refused = await tools();
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('This bearer token expired at');
   });
 });
 
@@ -107,7 +130,6 @@ describe('the notice of a key about to expire', () => {
     // Webhook events are counted against the plan's monthly number of them.
     await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'team' });
     const made = await makeKey(owner, owner.workspaceId, { name: 'nightly export', expiresInDays: 30 });
-    const short = await makeKey(owner, owner.workspaceId, { name: 'a week only', expiresInDays: 7 });
     const url = `${FAKE_RECEIVER}/ok/${crypto.randomUUID()}`;
     const endpoint = await call('/v1/webhook-endpoints', {
       method: 'POST',
@@ -137,7 +159,7 @@ describe('the notice of a key about to expire', () => {
     const events = await eventually(received, (list) => list.length > 0);
     expect(events).toEqual([{ type: 'key.expiring', timestamp: expect.any(String), data: { workspaceId: owner.workspaceId, key: expect.objectContaining({ id: made.id, name: 'nightly export', expiresAt: made.expiresAt }) } }]);
 
-    // A new expiry is told again in its own last week; the week-long key never is.
+    // A new expiry is told again in its own last week.
     clock.now = realNow;
     const renewed = await setExpiry(owner, owner.workspaceId, made.id, { expiresInDays: 10 });
     clock.now = () => Date.parse(renewed.body.data.expiresAt) - 3 * DAY;
@@ -146,8 +168,19 @@ describe('the notice of a key about to expire', () => {
       `Your Sluice API key "nightly export" expires on ${made.expiresAt!.slice(0, 10)}`,
       `Your Sluice API key "nightly export" expires on ${renewed.body.data.expiresAt.slice(0, 10)}`,
     ]);
-    expect(short.expiresAt! < renewed.body.data.expiresAt).toBe(true);
-    expect((await notices(owner.account.user.email)).some((notice) => notice.subject.includes('a week only'))).toBe(false);
+  });
+
+  it('is not sent for a key given a week or less, at its making or since', async () => {
+    const owner = await signUp();
+    const short = await makeKey(owner, owner.workspaceId, { name: 'a week only', expiresInDays: 7 });
+    const old = await makeKey(owner, owner.workspaceId, { name: 'made long ago', expiresInDays: 365 });
+    // A year-long key made a month ago is given a week from today.
+    await env.DB.prepare('UPDATE api_keys SET created_at = ? WHERE id = ?').bind(new Date(Date.now() - 30 * DAY).toISOString(), old.id).run();
+    const shortened = await setExpiry(owner, owner.workspaceId, old.id, { expiresInDays: 7 });
+    clock.now = () => Date.parse(short.expiresAt!) - 3 * DAY;
+    expect(Date.parse(shortened.body.data.expiresAt) - clock.now()).toBeLessThan(7 * DAY);
+    await dailyRun();
+    expect(await notices(owner.account.user.email)).toEqual([]);
   });
 
   it('tells the owners and admins when the maker has left, and nobody for a revoked key', async () => {
@@ -169,5 +202,11 @@ describe('the notice of a key about to expire', () => {
       expect(sent[0]!.body).toContain('whoever made the key no longer belongs to it');
     }
     expect(await notices(leaver.account.user.email)).toEqual([]);
+
+    const byOperator = await ops('POST', '/keys', { workspaceId: owner.workspaceId, name: 'by the operator', expiresInDays: 30 });
+    clock.now = () => Date.parse(byOperator.body.data.expiresAt) - 2 * DAY;
+    await dailyRun();
+    const told = (await notices(owner.account.user.email)).find((notice) => notice.subject.includes('by the operator'));
+    expect(told?.body).toContain('the key was made by the operator of this installation, not by a member');
   });
 });

@@ -116,13 +116,18 @@ const routes = {
       body: {
         content: {
           'application/json': {
-            schema: z.strictObject({
-              workspaceId: id('ws'),
-              scope: z.enum(KEY_SCOPES).default('workspace'),
-              name: name.default('API key'),
-              monthlyLimitCents: monthlyLimitCents.optional(),
-              expiresInDays: keyDays.optional(),
-            }),
+            schema: z
+              .strictObject({
+                workspaceId: id('ws'),
+                scope: z.enum(KEY_SCOPES).default('workspace'),
+                name: name.default('API key'),
+                monthlyLimitCents: monthlyLimitCents.optional(),
+                expiresInDays: keyDays.optional(),
+              })
+              .refine((body) => body.expiresInDays === undefined || body.scope === 'workspace', {
+                message: 'Only API keys (scope workspace) are given an expiry.',
+                path: ['expiresInDays'],
+              }),
           },
         },
         required: true,
@@ -192,9 +197,12 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
   app.openapi(routes.creditWallet, async (c) => {
     const { id: organizationId } = c.req.valid('param');
     await getOrganization(c.env.DB, organizationId);
+    const closed = () => ApiError.conflict(`Organization ${organizationId} is closed: nothing can spend a credit, so none was added.`);
+    // Closed before its wallet learnt of closing (organizations closed before 2026-12-01): D1 says so.
+    if (await c.env.DB.prepare('SELECT 1 FROM organizations WHERE id = ? AND closed_at IS NOT NULL').bind(organizationId).first()) throw closed();
     const { purchasedCents = 0, subscriptionCents = 0 } = c.req.valid('json');
     const balance = await creditWallet(c.env, organizationId, { purchasedUnits: unitsFromCents(purchasedCents), subscriptionUnits: unitsFromCents(subscriptionCents) });
-    if (balance.closed) throw ApiError.conflict(`Organization ${organizationId} is closed: nothing can spend a credit, so none was added.`);
+    if (balance.closed) throw closed();
     return c.json(success({ organizationId, ...balanceInCents(balance) }), 200);
   });
   app.openapi(routes.showWallet, async (c) => {

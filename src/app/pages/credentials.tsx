@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
 import { clock } from '../../core/clock';
-import type { ApiKeyRecord } from '../../core/records';
+import { type ApiKeyRecord, hasExpired } from '../../core/records';
 import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
 import { ConfirmButton, DateTime } from './layout';
@@ -20,7 +20,7 @@ export interface CredentialTableProps {
 }
 
 /** A key made to expire whose day has come: listed, revocable, not revealed again. */
-export const isExpired = (credential: Pick<ApiKeyRecord, 'expiresAt'>) => credential.expiresAt !== null && Date.parse(credential.expiresAt) <= clock.now();
+export const isExpired = (credential: Pick<ApiKeyRecord, 'expiresAt'>) => hasExpired(credential);
 
 /** Whole days (rounded up) until a key made to expire does, when that is within the week its notice is sent in; else null. */
 export function daysLeftIfSoon(credential: Pick<ApiKeyRecord, 'expiresAt'>): number | null {

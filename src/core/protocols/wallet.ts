@@ -50,8 +50,8 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   };
   /** `closed` when the organization closed before this credit: nothing was added. */
   credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId?: string | null): Balance & { applied: boolean; closed?: true };
-  /** The organization closed with its last member's account: every credit from now on is refused. */
-  close(): void;
+  /** The organization closes with its last member's account: every credit from now on is refused (`closed` false: no longer). */
+  close(closed?: boolean): void;
   /** A gate's batch: its spending and usage rows, returned and drawn lease money, in one transaction. */
   sync(workspaceId: string, message: SyncMessage): SyncReply;
   recordUsage(usage: Charge['usage']): void;

@@ -6,7 +6,7 @@ import { centsInWords, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
 import { SLICE_ITEMS, type SliceOutcome, type SliceRun, type WaitingOn } from '../../core/protocols/job';
 import { planInForce } from '../../core/protocols/lease';
-import type { KeyPrincipal } from '../../core/records';
+import { hasExpired, type KeyPrincipal } from '../../core/records';
 import { gateOf } from '../gate';
 import { plansPageUrl } from '../plan-caps';
 import { PLAN_TABLE } from '../../core/plans';
@@ -217,7 +217,7 @@ async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipa
     : null;
   if (budget?.revokedAt) return 'revoked';
   // A key made to expire takes its jobs with it, as a revoked one does: its items stop being called as it.
-  if (budget?.expiresAt && Date.parse(budget.expiresAt) <= clock.now()) return 'expired';
+  if (budget && hasExpired(budget)) return 'expired';
   return {
     keyId: job.keyId!,
     scope: 'data_job',
