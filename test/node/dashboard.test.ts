@@ -599,6 +599,42 @@ describe('two-factor sign-in in chromium', () => {
     await page.waitForURL(`${appUrl}${keysPath}`);
     await page.goto(keysPath.replace(/keys$/, 'settings'));
     expect(await page.getByText('9 of 10').isVisible()).toBe(true);
+
+    // Now required of every member: one invited without it sees a page saying so, Settings aside.
+    await page.getByRole('button', { name: 'Require two-factor sign-in' }).click();
+    await expect.poll(() => page.getByText('Required of every member since').isVisible()).toBe(true);
+    await screenshot(page, 'two-factor-required-settings');
+    const organizationId = await page.evaluate(async () => ((await (await fetch('/api/me')).json()) as { data: { organizations: { id: string }[] } }).data.organizations[0]!.id);
+    const memberEmail = `ada-${Date.now()}@example.com`;
+    const token = await page.evaluate(
+      async ([organization, invitee]) => {
+        // Seats beyond the first need a plan: the free trial.
+        await fetch(`/api/organizations/${organization}/trial`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        const response = await fetch(`/api/organizations/${organization}/invitations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: invitee, role: 'member' }) });
+        const body = (await response.json()) as { data?: { token: string } };
+        if (!body.data) throw new Error(JSON.stringify(body));
+        return body.data.token;
+      },
+      [organizationId, memberEmail] as const,
+    );
+    const second = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
+    const { page: member } = await watchedPage(second);
+    await member.goto('/signup');
+    await member.getByLabel('Your name').fill('Ada Lovelace');
+    await member.getByLabel('Email').fill(memberEmail);
+    await member.getByLabel('Password').fill('a long enough passphrase');
+    await member.getByRole('button', { name: 'Create account' }).click();
+    await member.waitForURL(/\/keys$/);
+    await member.goto(`/invitations/${token}`);
+    await member.getByRole('button', { name: /^Accept/ }).click();
+    await member.waitForURL(/\/keys$/);
+    await member.goto(keysPath);
+    await expect.poll(() => member.getByRole('heading', { name: 'Two-factor sign-in required' }).isVisible()).toBe(true);
+    expect(await member.getByText('Create a key').count()).toBe(0);
+    await screenshot(member, 'two-factor-required');
+    await member.getByRole('link', { name: 'Turn it on in Settings' }).click();
+    await expect.poll(() => member.getByText('Required by').isVisible()).toBe(true);
+    await second.close();
     expect(problems).toEqual([]);
     await own.close();
   });

@@ -149,6 +149,7 @@ div.actions { display: flex; gap: .35rem; flex-wrap: wrap; justify-content: flex
 .badge.off { background: var(--danger-soft); color: var(--danger); }
 .badge.plain { background: var(--soft); color: var(--muted); }
 .badge.warn { background: var(--warn-soft); color: var(--warn); }
+.requirement { border-top: 1px solid var(--line); margin-top: 1rem; padding-top: 1rem; }
 tr.revoked td:not(.actions) { color: var(--muted); }
 tr.current th, tr.current td { background: var(--accent-soft); }
 .compare th.current, .compare td.current { background: var(--accent-soft); }

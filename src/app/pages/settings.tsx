@@ -36,13 +36,13 @@ export const SettingsPage: FC<SettingsProps> = (props) => {
             value={access.twoFactorRequiredAt ? <>Required of every member since <DateTime iso={access.twoFactorRequiredAt} /></> : 'Up to each member'}
           />
         </dl>
-        {membersWithout !== null ? <TwoFactorRequirement organizationId={access.organization.id} required={access.twoFactorRequiredAt !== null} membersWithout={membersWithout} mine={twoFactor.enabled} /> : null}
         {canManage(access.role) ? (
           <ApiForm class="row" api={`/api/organizations/${access.organization.id}`} method="PATCH" then="reload">
             <Field name="name" id="organization-name" label="Organization name" value={access.organization.name} maxlength={100} />
             <button type="submit">Rename organization</button>
           </ApiForm>
         ) : null}
+        {membersWithout !== null ? <TwoFactorRequirement organizationId={access.organization.id} required={access.twoFactorRequiredAt !== null} membersWithout={membersWithout} mine={twoFactor.enabled} /> : null}
       </section>
       <section class="card">
         <h2>Workspaces</h2>
@@ -148,10 +148,10 @@ export const SettingsPage: FC<SettingsProps> = (props) => {
 const TwoFactorRequirement: FC<{ organizationId: string; required: boolean; membersWithout: number; mine: boolean }> = ({ organizationId, required, membersWithout, mine }) => {
   const without = membersWithout === 0 ? 'Every member has it on.' : `${membersWithout} member${membersWithout === 1 ? ' has' : 's have'} not turned it on${required ? ': they see only Settings of its workspaces until they do.' : '.'}`;
   return (
-    <div class="stack" data-two-factor-requirement>
+    <div class="stack requirement" data-two-factor-requirement>
       <p class="muted small">
-        {without} Required, a member without it sees only Settings here, its API answers them 403 and the MCP clients they connected are refused, until they turn it on;
-        their API keys and MCP tokens keep working, as they are the workspace's.
+        {without} {required ? 'While' : 'Once'} it is required, a member without it sees only Settings of this organization's workspaces, its API answers them 403 and the
+        MCP clients they connected are refused, until they turn it on; the API keys and MCP tokens they made keep working, as they are the workspace's.
       </p>
       {required || mine ? (
         <ApiForm
