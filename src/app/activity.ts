@@ -78,7 +78,7 @@ function paramsOf(pattern: string, path: string): Record<string, string> {
 export function recordActivity(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     await next();
-    if (c.req.method === 'GET' || c.res.status >= 300) return;
+    if (c.req.method === 'GET' || c.res.status >= 300 || c.get('unchanged')) return;
     const pattern = routePath(c, -1);
     const audited = AUDITED[`${c.req.method} ${pattern}`];
     const session = c.get('session');
@@ -112,7 +112,7 @@ export function recordActivity(): MiddlewareHandler<DashboardEnv> {
  */
 export async function recordChange(
   db: D1Database,
-  change: { organizationId?: string | null; workspaceId?: string | null; agentId?: string | null; actorUserId: string; action: string; target?: string | null; detail?: string | null },
+  change: { organizationId?: string | null; workspaceId?: string | null; agentId?: string | null; actorUserId: string | null; action: string; target?: string | null; detail?: string | null },
 ): Promise<void> {
   await db
     .prepare(
@@ -130,7 +130,10 @@ export const ActivityEvent = z
     id: z.number().int(),
     at: z.string(),
     action: z.string().openapi({ description: 'What was done, as `object.verb`: key.created, member.removed, plan.renewal_changed…', example: 'key.revoked' }),
-    actor: z.object({ id: z.string(), name: z.string(), email: z.string() }).nullable().openapi({ description: 'Who did it; null for an account deleted since.' }),
+    actor: z
+      .object({ id: z.string(), name: z.string(), email: z.string() })
+      .nullable()
+      .openapi({ description: "Who did it; null for an account deleted since, and for what Stripe's webhook applied (the `billing.*` actions: a payment, a plan paid for, renewed or ended)." }),
     workspace: z.object({ id: z.string(), name: z.string() }).nullable(),
     target: z.string().nullable().openapi({ description: 'The id of what was changed.' }),
     detail: z.string().nullable(),

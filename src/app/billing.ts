@@ -5,6 +5,7 @@ import type { Env } from '../core/config';
 import { unitsFromCents } from '../core/money';
 import { type Plan, PLAN_TABLE, PLANS } from '../core/plans';
 import { creditWallet } from '../services/wallet';
+import { recordChange } from './activity';
 
 /**
  * Paying through Stripe Checkout with the official `stripe` package (its fetch client and WebCrypto
@@ -96,12 +97,18 @@ export async function handleStripeWebhook(env: Env, stripe: Stripe, rawBody: str
   const organizationId = organizationOf(event);
   const appliedBefore = () => ({ status: 200 as const, applied: false, note: `Event ${event.id} was applied before.` });
   if (await env.DB.prepare('SELECT 1 FROM stripe_events WHERE id = ?').bind(event.id).first()) return appliedBefore();
-  const note = await apply(env, stripe, event, organizationId);
+  const { note, change } = await apply(env, stripe, event, organizationId);
   const recorded = await env.DB.prepare('INSERT OR IGNORE INTO stripe_events (id, type, organization_id, received_at) VALUES (?, ?, ?, ?)')
     .bind(event.id, event.type, organizationId, new Date(clock.now()).toISOString())
     .run();
-  // Two deliveries of one event at once both apply it (the wallet takes it once); one of them records it.
-  return recorded.meta.changes === 1 ? { status: 200, applied: true, note } : appliedBefore();
+  // Two deliveries of one event at once both apply it (the wallet takes it once); one of them records it, and its change.
+  if (recorded.meta.changes !== 1) return appliedBefore();
+  if (change && organizationId) {
+    await recordChange(env.DB, { organizationId, actorUserId: null, ...change }).catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'error', note: 'activity not recorded', eventId: event.id, error: String(error) }));
+    });
+  }
+  return { status: 200, applied: true, note };
 }
 
 function organizationOf(event: Stripe.Event): string | null {
@@ -109,26 +116,34 @@ function organizationOf(event: Stripe.Event): string | null {
   return object.metadata?.organizationId ?? object.client_reference_id ?? null;
 }
 
-async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organizationId: string | null): Promise<string> {
-  if (!organizationId) return `Event ${event.type} names no organization; ignored.`;
+/** What applying an event said, and the change it made to the organization, for its activity (as Stripe's, no person's). */
+interface Applied {
+  note: string;
+  change?: { action: string; detail?: string };
+}
+
+async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organizationId: string | null): Promise<Applied> {
+  if (!organizationId) return { note: `Event ${event.type} names no organization; ignored.` };
   switch (event.type) {
     case 'checkout.session.completed': {
       const session = event.data.object;
-      if (session.payment_status !== 'paid') return 'Checkout completed without payment yet; waiting for the payment.';
+      if (session.payment_status !== 'paid') return { note: 'Checkout completed without payment yet; waiting for the payment.' };
       if (session.metadata?.kind === 'top_up') {
         const cents = session.amount_total ?? Number(session.metadata.cents);
+        const refunded = { action: 'billing.payment_refunded', detail: `${cents} cents: the organization had closed` };
         const closed = await env.DB.prepare('SELECT closed_at AS closedAt FROM organizations WHERE id = ?').bind(organizationId).first<{ closedAt: string | null }>();
-        if (closed?.closedAt) return refundTopUp(stripe, session, organizationId, event.id);
+        if (closed?.closedAt) return { note: await refundTopUp(stripe, session, organizationId, event.id), change: refunded };
         const organization = await getOrganization(env.DB, organizationId);
         const credited = await creditWallet(env, organizationId, { purchasedUnits: unitsFromCents(cents) }, event.id);
         // The close landed between the check above and the credit: the wallet refused it.
-        if (credited.closed) return refundTopUp(stripe, session, organizationId, event.id);
+        if (credited.closed) return { note: await refundTopUp(stripe, session, organizationId, event.id), change: refunded };
         // Credit needs a plan to be spent: a top-up puts an organization without one on pay as you go.
         if (!organization.plan) await applyPlan(env, organizationId, 'payg', `${event.id}:payg`);
-        return credited.applied ? `Credited ${cents} cents.` : `Credited ${cents} cents (by an earlier delivery of this event).`;
+        const change = { action: 'billing.credit_bought', detail: `${cents} cents` };
+        return { note: credited.applied ? `Credited ${cents} cents.` : `Credited ${cents} cents (by an earlier delivery of this event).`, change };
       }
       const plan = session.metadata?.plan;
-      if (!isPlan(plan)) return `Checkout for an unknown plan ${String(plan)}; ignored.`;
+      if (!isPlan(plan)) return { note: `Checkout for an unknown plan ${String(plan)}; ignored.` };
       const subscription = typeof session.subscription === 'string' ? session.subscription : (session.subscription?.id ?? null);
       const replaces = session.metadata?.replaces ?? null;
       // The organization pays by this subscription only while it is open and pays by none, by this one (a delivery
@@ -145,28 +160,32 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         const stray = [...new Set([subscription, replaces])].filter((id): id is string => id !== null);
         for (const id of stray) await cancelNow(stripe, id, { prorate: true });
         console.error(JSON.stringify({ level: 'error', note: 'a paid plan checkout was not applied; its subscriptions were cancelled, their unused days credited', organizationId, stray, eventId: event.id }));
-        return `Subscription ${stray.join(' and ')} cancelled at once, unused days credited: the organization closed, or pays by another subscription since this checkout began.`;
+        return { note: `Subscription ${stray.join(' and ')} cancelled at once, unused days credited: the organization closed, or pays by another subscription since this checkout began.` };
       }
       await applyPlan(env, organizationId, plan, event.id);
       if (replaces && replaces !== subscription) await cancelNow(stripe, replaces, { prorate: true });
-      return `Plan set to ${plan}.${replaces && replaces !== subscription ? ` Replaced subscription ${replaces} cancelled, its unused days credited.` : ''}`;
+      return {
+        note: `Plan set to ${plan}.${replaces && replaces !== subscription ? ` Replaced subscription ${replaces} cancelled, its unused days credited.` : ''}`,
+        change: { action: 'billing.plan_paid', detail: PLAN_TABLE[plan].name },
+      };
     }
     case 'customer.subscription.updated': {
       // Read from Stripe, not the event: two changes (cancel, then keep) may be delivered in either order.
       const { endsAt, recorded } = await recordPlanEnd(env, organizationId, await stripe.subscriptions.retrieve(event.data.object.id));
-      if (!recorded) return 'A subscription the organization no longer pays with changed; nothing changes.';
-      return endsAt ? `The subscription ends on ${endsAt.slice(0, 10)}.` : 'The subscription renews.';
+      if (!recorded) return { note: 'A subscription the organization no longer pays with changed; nothing changes.' };
+      const detail = endsAt ? `ends ${endsAt.slice(0, 10)}` : 'renews';
+      return { note: endsAt ? `The subscription ends on ${endsAt.slice(0, 10)}.` : 'The subscription renews.', change: { action: 'billing.renewal_changed', detail } };
     }
     case 'customer.subscription.deleted': {
       const subscription = event.data.object;
       const current = await env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId).first<{ id: string | null }>();
-      if (current?.id !== subscription.id) return 'A subscription the organization no longer pays with ended; nothing changes.';
+      if (current?.id !== subscription.id) return { note: 'A subscription the organization no longer pays with ended; nothing changes.' };
       await applyPlan(env, organizationId, null, event.id);
       await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL, plan_cancels_at = NULL WHERE id = ?').bind(organizationId).run();
-      return 'Subscription ended; the organization has no plan now.';
+      return { note: 'Subscription ended; the organization has no plan now.', change: { action: 'billing.plan_ended' } };
     }
     default:
-      return `Event ${event.type} is not used.`;
+      return { note: `Event ${event.type} is not used.` };
   }
 }
 

@@ -25,5 +25,7 @@ export interface DashboardEnv {
   Variables: {
     requestId: string;
     session: Session;
+    /** Set by a handler whose 2xx changed nothing (a key revoked already): the activity records nothing. */
+    unchanged?: true;
   };
 }

@@ -123,17 +123,17 @@ export async function invitationByToken(db: D1Database, token: string): Promise<
   return row ? { ...withStatus(row), organizationName: row.organizationName } : null;
 }
 
-export async function revokeInvitation(db: D1Database, organizationId: string, invitationId: string): Promise<Invitation> {
+export async function revokeInvitation(db: D1Database, organizationId: string, invitationId: string): Promise<{ invitation: Invitation; changed: boolean }> {
   const row = await db.prepare(`SELECT ${columns()} FROM invitations WHERE id = ? AND organization_id = ?`).bind(invitationId, organizationId).first<Omit<Invitation, 'status'>>();
   if (!row) throw ApiError.notFound(`No invitation ${invitationId}.`);
   const invitation = withStatus(row);
   if (invitation.status === 'accepted') throw ApiError.conflict(`Invitation ${invitationId} was already accepted; remove the member instead.`);
   if (invitation.status === 'pending') {
     const revokedAt = new Date(clock.now()).toISOString();
-    await db.prepare('UPDATE invitations SET revoked_at = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL').bind(revokedAt, invitationId).run();
-    return { ...invitation, revokedAt, status: 'revoked' };
+    const revoked = await db.prepare('UPDATE invitations SET revoked_at = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL').bind(revokedAt, invitationId).run();
+    return { invitation: { ...invitation, revokedAt, status: 'revoked' }, changed: revoked.meta.changes === 1 };
   }
-  return invitation;
+  return { invitation, changed: false };
 }
 
 /**

@@ -107,6 +107,22 @@ describe("an organization's activity", () => {
     expect((await asOf(await signUp())).status).toBe(404);
   });
 
+  it('records a change asked for again, which changes nothing, once', async () => {
+    const owner = await signUp();
+    await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'team' });
+    const keys = `/api/workspaces/${owner.workspaceId}/keys`;
+    const key = (await owner.json('POST', keys, { name: 'twice' })).body.data;
+    const invited = (await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations`, { email: 'twice@example.com', role: 'member' })).body.data;
+    const staging = (await owner.json('POST', `/api/organizations/${owner.organizationId}/workspaces`, { name: 'Staging' })).body.data;
+    for (let time = 0; time < 2; time += 1) {
+      expect((await owner.json('POST', `${keys}/${key.id}/revoke`)).status).toBe(200);
+      expect((await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations/${invited.id}/revoke`)).status).toBe(200);
+      expect((await owner.request('DELETE', `/api/workspaces/${staging.id}`)).status).toBe(200);
+    }
+    const actions = (await activity(owner)).body.data.events.map((event: { action: string }) => event.action);
+    expect(actions).toEqual(['workspace.deleted', 'invitation.revoked', 'key.revoked', 'workspace.created', 'member.invited', 'key.created']);
+  });
+
   it('names only routes the dashboard serves, each a change (no read)', () => {
     const served = new Set(
       buildDashboardApp().routes.map((route) => `${route.method} ${route.path}`),

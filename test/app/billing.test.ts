@@ -94,6 +94,10 @@ describe('billing through Stripe', () => {
     expect(balance.ledger.filter((entry: { kind: string }) => entry.kind === 'credit')).toHaveLength(1);
     // Credit needs a plan to be spent: the top-up put the organization on pay as you go.
     expect((await owner.json('GET', '/api/me')).body.data.organizations[0].plan).toBe('payg');
+    // The activity has it once, as Stripe's: no person is named, and the page says who.
+    const events = (await owner.json('GET', `/api/organizations/${owner.organizationId}/activity`)).body.data.events;
+    expect(events.filter((one: { action: string }) => one.action.startsWith('billing.'))).toEqual([expect.objectContaining({ action: 'billing.credit_bought', actor: null, detail: '2500 cents' })]);
+    expect(await (await owner.request('GET', `/w/${owner.workspaceId}/activity`)).text()).toContain('Stripe (billing)');
   });
 
   it('credits once when the worker died after crediting and before recording the event, and Stripe delivers it again', async () => {
@@ -235,6 +239,9 @@ describe('billing through Stripe', () => {
     expect((await deliver(event, { bindings: { DB: dyingBeforeRecording } })).status).toBe(500);
     const paid = await deliver(event);
     expect(paid.body.data.note).toContain('Refunded 2000 cents');
+    // The closed organization's activity says so, as Stripe's doing, once.
+    const activity = await env.DB.prepare('SELECT actor_user_id AS actor, action, detail FROM activity WHERE organization_id = ?').bind(owner.organizationId).all();
+    expect(activity.results.filter((row) => String(row.action).startsWith('billing.'))).toEqual([{ actor: null, action: 'billing.payment_refunded', detail: '2000 cents: the organization had closed' }]);
     const late = await deliver({ ...event, id: `${event.id}_late` });
     expect(late).toMatchObject({ status: 200, body: { data: { note: expect.stringContaining('refunded already') } } });
     const refunds = ((await (await fetch(`${FAKE_STRIPE.baseUrl}/test/refunds`)).json()) as { payment_intent: string }[]).filter((refund) => refund.payment_intent === paymentIntent);

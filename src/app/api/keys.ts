@@ -169,6 +169,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
     const workspace = await access(c, workspaceId);
     const key = await keyOf(c.env.DB, workspace, keyId, 'workspace');
     requireOwnerOrManager(workspace, key, c.get('session').user.id, 'revoke');
+    if (key.revokedAt) c.set('unchanged', true);
     return c.json(success({ ...(await revokeKey(c.env, key.id)), scope: 'workspace' as const }), 200);
   });
 
@@ -214,6 +215,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
     const workspace = await access(c, workspaceId);
     const token = await keyOf(c.env.DB, workspace, tokenId, 'workspace_mcp');
     requireOwnerOrManager(workspace, token, c.get('session').user.id, 'revoke');
+    if (token.revokedAt) c.set('unchanged', true);
     return c.json(success({ ...(await revokeKey(c.env, token.id)), scope: 'workspace_mcp' as const }), 200);
   });
 }

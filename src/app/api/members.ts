@@ -164,7 +164,9 @@ export function registerMembers(app: OpenAPIHono<DashboardEnv>) {
     const { organizationId, invitationId } = c.req.valid('param');
     const organization = await access(c, organizationId);
     requireManager(organization, 'withdraw invitations');
-    return c.json(success(await revokeInvitation(c.env.DB, organization.organization.id, invitationId)), 200);
+    const invitation = await revokeInvitation(c.env.DB, organization.organization.id, invitationId);
+    if (!invitation.changed) c.set('unchanged', true);
+    return c.json(success(invitation.invitation), 200);
   });
 
   app.openapi(routes.changeRole, async (c) => {

@@ -109,6 +109,7 @@ export function registerOAuthConsent(app: OpenAPIHono<DashboardEnv>) {
     if (grant.userId !== userId && !canManage(access.role)) {
       throw ApiError.forbidden(`Only owners, admins and the person who connected it can disconnect this client; your role is ${access.role}.`);
     }
+    if (grant.revokedAt) c.set('unchanged', true);
     await revokeGrant(c.env.DB, grant.id, 'revoked in the dashboard');
     return c.json(success({ grantId: grant.id, revoked: true as const }), 200);
   });

@@ -159,12 +159,16 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.deleteWorkspace, async (c) => {
     const { workspaceId } = c.req.valid('param');
     // A deleted workspace is found here too, so that asking again finishes a deletion a failure cut short.
-    const owner = await c.env.DB.prepare('SELECT organization_id AS organizationId FROM workspaces WHERE id = ?').bind(workspaceId).first<{ organizationId: string }>();
+    const owner = await c.env.DB.prepare('SELECT organization_id AS organizationId, deleted_at AS deletedAt FROM workspaces WHERE id = ?')
+      .bind(workspaceId)
+      .first<{ organizationId: string; deletedAt: string | null }>();
     if (!owner) throw ApiError.notFound(`No workspace ${workspaceId}.`);
     const access = await organizationAccess(c.env.DB, c.get('session').user.id, owner.organizationId).catch((error: unknown) => {
       throw error instanceof ApiError && error.code === 'NOT_FOUND' ? ApiError.notFound(`No workspace ${workspaceId}.`) : error;
     });
     requireManager(access, 'delete workspaces');
+    // Asked again to finish a deletion: the change was recorded the first time.
+    if (owner.deletedAt) c.set('unchanged', true);
     await deleteWorkspace(c.env, access.organization.id, workspaceId);
     return c.json(success({ deleted: true as const }), 200);
   });

@@ -77,6 +77,7 @@ export function registerSandboxKeys(app: OpenAPIHono<DashboardEnv>) {
     if (key.createdBy !== userId && !canManage(access.role)) {
       throw ApiError.forbidden(`Only owners, admins and the person who made it can revoke this sandbox key; your role is ${access.role}.`);
     }
+    if (key.revokedAt) c.set('unchanged', true);
     return c.json(success(await revokeSandboxKey(c.env, access.workspace.id, keyId)), 200);
   });
 }

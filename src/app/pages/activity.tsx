@@ -18,7 +18,7 @@ export function describeAction(action: string): string {
 
 export const ActivityPage: FC<WorkspaceProps & { events: ActivityEvent[] | null; nextBefore: number | null; paged: boolean }> = ({ access, events, nextBefore, paged }) => (
   <>
-    <PageHead title="Activity" lede={<>What the people of <strong>{access.organization.name}</strong> changed here: keys, tokens, members, workspaces and the plan, kept 400 days.</>} />
+    <PageHead title="Activity" lede={<>What the people of <strong>{access.organization.name}</strong> changed here (keys, tokens, members, workspaces, the plan) and what its payments did, kept 400 days.</>} />
     <section class="card">
       <h2>Latest changes</h2>
       {events === null ? (
@@ -29,7 +29,15 @@ export const ActivityPage: FC<WorkspaceProps & { events: ActivityEvent[] | null;
           empty="Nothing changed yet."
           columns={[
             { label: 'When', cell: (event) => <DateTime iso={event.at} /> },
-            { label: 'Who', cell: (event) => (event.actor ? <span title={event.actor.email}>{event.actor.name || event.actor.email}</span> : <span class="muted">a deleted account</span>) },
+            {
+              label: 'Who',
+              cell: (event) =>
+                event.actor ? (
+                  <span title={event.actor.email}>{event.actor.name || event.actor.email}</span>
+                ) : (
+                  <span class="muted">{event.action.startsWith('billing.') ? 'Stripe (billing)' : 'a deleted account'}</span>
+                ),
+            },
             {
               label: 'What',
               cell: (event) => (
