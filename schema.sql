@@ -557,3 +557,5 @@ CREATE INDEX activity_by_organization ON activity (organization_id, id);
 CREATE INDEX activity_by_time ON activity (created_at);
 
 CREATE INDEX api_keys_expired_by_time ON api_keys (expires_at) WHERE scope = 'workspace' AND revoked_at IS NULL AND expires_at IS NOT NULL;
+
+CREATE INDEX api_keys_expired_tokens_by_time ON api_keys (expires_at) WHERE scope = 'workspace_mcp' AND revoked_at IS NULL AND expires_at IS NOT NULL;

@@ -181,6 +181,12 @@ const CASES: Case[] = [
     seed: (person, id, at) => storedKey(person.workspaceId, id, { scope: 'workspace', createdAt: at - 30 * DAY, expiresAt: at }),
   },
   {
+    kind: 'an MCP token that expired before the usage rows kept (13 months), never revoked',
+    after: NOW - Date.UTC(2026, 10, 15),
+    table: 'api_keys',
+    seed: (person, id, at) => storedKey(person.workspaceId, id, { scope: 'workspace_mcp', createdAt: at - 30 * DAY, expiresAt: at }),
+  },
+  {
     kind: 'a sandbox key 30 days past its expiry',
     after: 30 * DAY,
     table: 'api_keys',

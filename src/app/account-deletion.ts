@@ -68,7 +68,7 @@ export async function deleteAccount(env: Env, user: SessionUser, password: strin
     cancelled.push(organization);
   }
   for (const organization of leaving) {
-    await changeMember(env.DB, await organizationAccess(env.DB, user.id, organization.id), user.id, user.id, 'remove');
+    await changeMember(env.DB, await organizationAccess(env.DB, user.id, organization.id, { evenWithoutTwoFactor: true }), user.id, user.id, 'remove');
     await revokePersonalCredentials(env, organization.id, user.id);
   }
   for (const organization of closing) await closeOrganization(env, organization, user.id);

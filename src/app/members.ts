@@ -34,9 +34,10 @@ export function twoFactorRequiredError(organizationName: string): ApiError {
 /**
  * The organization as this user may see it. Not a member reads exactly like no such organization: another
  * organization's records are missing, not forbidden (spec, NOT_FOUND). A member it requires two-factor sign-in of,
- * without it, is refused with 403 saying so.
+ * without it, is refused with 403 saying so, unless `evenWithoutTwoFactor` (the person leaving it, or deleting their
+ * account: going needs no second factor).
  */
-export async function organizationAccess(db: D1Database, userId: string, organizationId: string): Promise<OrganizationAccess> {
+export async function organizationAccess(db: D1Database, userId: string, organizationId: string, options: { evenWithoutTwoFactor?: boolean } = {}): Promise<OrganizationAccess> {
   const row = await db
     .prepare(
       `SELECT ${ORGANIZATION_COLUMNS}, m.role, o.two_factor_required_at AS twoFactorRequiredAt, ${LACKS_TWO_FACTOR}
@@ -46,7 +47,7 @@ export async function organizationAccess(db: D1Database, userId: string, organiz
     .first<AccessRow>();
   if (!row) throw ApiError.notFound(`No organization ${organizationId}.`);
   const { role, twoFactorRequiredAt, lacksTwoFactor, ...organization } = row;
-  if (lacksTwoFactor) throw twoFactorRequiredError(organization.name);
+  if (lacksTwoFactor && !options.evenWithoutTwoFactor) throw twoFactorRequiredError(organization.name);
   return { organization, role, twoFactorRequiredAt };
 }
 
@@ -95,16 +96,21 @@ export async function organizationsRequiringTwoFactor(db: D1Database, userId: st
  * must have it on: an organization whose owners are all shut out could only be reopened by an operator. Answers how
  * many members are without it, who are shut out of its workspaces from the next request until they turn it on.
  */
-export async function setTwoFactorRequirement(db: D1Database, access: OrganizationAccess, userId: string, required: boolean): Promise<{ required: boolean; membersWithout: number }> {
+export async function setTwoFactorRequirement(
+  db: D1Database,
+  access: OrganizationAccess,
+  userId: string,
+  required: boolean,
+): Promise<{ required: boolean; membersWithout: number; changed: boolean }> {
   if (access.role !== 'owner') throw ApiError.forbidden(`Only owners can change what ${access.organization.name} requires of its members; your role is ${access.role}.`);
   if (required && !(await db.prepare('SELECT 1 FROM two_factor WHERE user_id = ? AND enabled_at IS NOT NULL').bind(userId).first())) {
     throw ApiError.conflict('Turn on two-factor sign-in for your own account first (Settings, Two-factor sign-in): requiring it would shut you out too.');
   }
-  await db
-    .prepare(`UPDATE organizations SET two_factor_required_at = ${required ? 'COALESCE(two_factor_required_at, ?)' : 'NULL'} WHERE id = ?`)
+  const written = await db
+    .prepare(required ? 'UPDATE organizations SET two_factor_required_at = ? WHERE id = ? AND two_factor_required_at IS NULL' : 'UPDATE organizations SET two_factor_required_at = NULL WHERE id = ? AND two_factor_required_at IS NOT NULL')
     .bind(...(required ? [nowIso()] : []), access.organization.id)
     .run();
-  return { required, membersWithout: await membersWithoutTwoFactor(db, access.organization.id) };
+  return { required, membersWithout: await membersWithoutTwoFactor(db, access.organization.id), changed: written.meta.changes === 1 };
 }
 
 /** How many of the organization's members have not turned two-factor sign-in on. */

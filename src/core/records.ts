@@ -60,7 +60,15 @@ export interface KeyPrincipal {
   agentId?: string | null;
   /** When the key stops working by itself (a sandbox key after 7 days, an API key made to expire); null: never. */
   expiresAt?: string | null;
+  /**
+   * A person's own credential (an MCP token, a sandbox key) whose maker lacks the two-factor sign-in their organization
+   * requires: refused, as the OAuth clients they connected are, until they turn it on. Absent otherwise.
+   */
+  makerLacksTwoFactor?: true;
 }
+
+/** What a credential whose maker lacks a required second factor is told. */
+export const MAKER_LACKS_TWO_FACTOR = "This organization requires two-factor sign-in of its members, and the person who made this credential has not turned it on; it works again once they do (the dashboard's Settings).";
 
 /** Whether the key's own expiry has come. */
 export function hasExpired(principal: Pick<KeyPrincipal, 'expiresAt'>): boolean {

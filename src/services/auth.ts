@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../core/context';
-import { hasExpired, type KeyPrincipal } from '../core/records';
+import { hasExpired, type KeyPrincipal, MAKER_LACKS_TWO_FACTOR } from '../core/records';
 import type { McpAuthentication } from '../core/protocols/mcp-gateway';
 import { publicUrls, type Env } from '../core/config';
 import { ApiError } from '../core/errors';
@@ -94,6 +94,9 @@ function keyAuthentication(refusalOf: Refusal, checkedByHandler: (method: string
     }
 
     if (!checkedByHandler(c.req.method, c.req.path) && !(await gateOf(c.env, principal.workspaceId).verify(principal.keyId))) throw refuse(REVOKED);
+    // Its maker shut out by a second factor the organization requires (their MCP tokens and sandbox keys; checked last,
+    // so a revoked key still reads as revoked).
+    if (principal.makerLacksTwoFactor) throw ApiError.forbidden(MAKER_LACKS_TWO_FACTOR);
     c.set('principal', principal);
     await next();
   };
@@ -117,6 +120,7 @@ export async function authenticateMcpBearer(env: Env, token: string, waitUntil: 
   if (!principal) return { ok: false, description: 'Unknown bearer token' };
   if (principal.revoked) return { ok: false, description: 'This bearer token has been revoked' };
   if (hasExpired(principal)) return { ok: false, description: `This bearer token expired at ${principal.expiresAt}` };
+  if (principal.makerLacksTwoFactor) return { ok: false, description: MAKER_LACKS_TWO_FACTOR };
   if (principal.scope === 'workspace') {
     return { ok: false, description: 'API keys are not accepted by the MCP endpoint; use a workspace MCP bearer token or OAuth' };
   }

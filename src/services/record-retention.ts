@@ -128,6 +128,13 @@ const RULES: Rule[] = [
     where: "scope = 'workspace' AND revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at < ?",
     bound: (now) => iso(usageRowsKeptSince(now)),
   },
+  {
+    what: 'MCP tokens that expired before the usage rows kept',
+    table: 'api_keys',
+    // The same for a token made to expire; its own partial index (migrations/0052).
+    where: "scope = 'workspace_mcp' AND revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at < ?",
+    bound: (now) => iso(usageRowsKeptSince(now)),
+  },
   { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "Stripe's events older than the usage rows", table: 'stripe_events', where: 'received_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },

@@ -103,21 +103,25 @@ describe("a key's expiry, changed after it was made", () => {
     expect(changed).toMatchObject({ status: 200, body: { data: { expiresAt: null } } });
     expect((await ops('PUT', `/keys/${created.body.data.id}/expiry`, { expiresInDays: 0 })).status).toBe(400);
 
-    const token = await ops('POST', '/keys', { workspaceId: owner.workspaceId, scope: 'workspace_mcp', expiresInDays: 1 });
-    expect(token.status).toBe(400);
-    expect(token.body.error.details).toEqual([expect.objectContaining({ field: 'expiresInDays' })]);
+    expect((await ops('POST', '/keys', { workspaceId: owner.workspaceId, scope: 'workspace_mcp', expiresInDays: 1 })).status).toBe(201);
+    const agentKey = await ops('POST', '/keys', { workspaceId: owner.workspaceId, scope: 'agent', expiresInDays: 1 });
+    expect(agentKey.status).toBe(400);
+    expect(agentKey.body.error.details).toEqual([expect.objectContaining({ field: 'expiresInDays' })]);
     const sandbox = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/sandbox-keys`, { name: 'dry run' });
     const forever = await ops('PUT', `/keys/${sandbox.body.data.id}/expiry`, { expiresInDays: null });
     expect(forever).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('only API keys (scope workspace)') } } });
   });
 
-  it('is kept by /mcp as well, for a token D1 says expired', async () => {
+  it('is given to an MCP token on creation, and /mcp keeps it', async () => {
     const owner = await signUp();
-    const token = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/mcp-tokens`, { name: 'agent' });
+    const token = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/mcp-tokens`, { name: 'agent', expiresInDays: 1 });
+    expect(token.status).toBe(201);
+    expect((await owner.json('POST', `/api/workspaces/${owner.workspaceId}/mcp-tokens`, { name: 'agent', expiresInDays: 0 })).body.error.details).toEqual([
+      expect.objectContaining({ field: 'expiresInDays' }),
+    ]);
     const tools = () => listTools('/mcp', token.body.data.key);
     expect((await tools()).status).toBe(200);
-    await env.DB.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').bind(new Date(Date.now() + DAY).toISOString(), token.body.data.id).run();
-    clock.now = () => Date.now() + DAY + 1;
+    clock.now = () => Date.parse(token.body.data.expiresAt) + 1;
     const refused = await tools();
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain('This bearer token expired at');

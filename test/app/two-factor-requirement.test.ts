@@ -2,8 +2,8 @@ import { env } from 'cloudflare:workers';
 import { Secret, TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
-import { type Person, signUp } from '../support/dashboard';
-import { connect, listTools } from '../mcp-oauth/support';
+import { Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
+import { connect, form, listTools } from '../mcp-oauth/support';
 import { bearer, call } from '../support/api';
 
 const PASSWORD = 'a long enough passphrase';
@@ -91,6 +91,72 @@ describe('an organization that requires two-factor sign-in', () => {
     expect(await requirement(owner, owner.organizationId, false)).toMatchObject({ status: 200, body: { data: { required: false } } });
     expect((await member.json('DELETE', '/api/me/two-factor', { currentPassword: PASSWORD })).status).toBe(200);
     expect((await member.json('GET', `/api/workspaces/${owner.workspaceId}/keys`)).status).toBe(200);
+  });
+
+  it("refuses the member's own MCP tokens, sandbox keys and OAuth refreshes too, and signs out their other browsers once they turn it on", async () => {
+    const owner = await signUp();
+    const member = await signUp();
+    await join(member, owner.organizationId, 'member');
+    const token = (await member.json('POST', `/api/workspaces/${owner.workspaceId}/mcp-tokens`, { name: "the member's" })).body.data.key as string;
+    const sandbox = (await member.json('POST', `/api/workspaces/${owner.workspaceId}/sandbox-keys`, { name: "the member's" })).body.data.key as string;
+    const client = await connect(member, { workspaceId: owner.workspaceId });
+    const sandboxCall = () => call('/runtime/data/linkedin/get-company-by-domain?domain=acme.example', bearer(sandbox));
+    expect((await listTools('/mcp', token)).status).toBe(200);
+    expect((await sandboxCall()).status).toBe(200);
+
+    await turnOnTwoFactor(owner);
+    expect((await requirement(owner, owner.organizationId, true)).status).toBe(200);
+    // Said twice, it is one change.
+    expect((await requirement(owner, owner.organizationId, true)).status).toBe(200);
+    const changes = (await owner.json('GET', `/api/organizations/${owner.organizationId}/activity`)).body.data.events.filter((event: { action: string }) => event.action === 'organization.two_factor_requirement_changed');
+    expect(changes).toHaveLength(1);
+
+    // A key's principal is read again within 30 s of its last read (principal-cache.ts): here, a new isolate's first.
+    const later = clock.now;
+    clock.now = () => later() + 11 * 60_000;
+    try {
+      const refusedToken = await listTools('/mcp', token);
+      expect(refusedToken.status).toBe(401);
+      expect(refusedToken.headers.get('www-authenticate')).toContain('the person who made this credential has not turned it on');
+      const refusedSandbox = await sandboxCall();
+      expect(refusedSandbox.status).toBe(403);
+      expect((await refusedSandbox.json()) as unknown).toMatchObject({ error: { message: expect.stringContaining('has not turned it on') } });
+    } finally {
+      clock.now = later;
+    }
+    const refreshed = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: client.refresh_token, client_id: client.clientId });
+    expect(refreshed.status).toBe(400);
+    expect(((await refreshed.json()) as { error: string; error_description: string }).error_description).toContain('requires two-factor sign-in');
+
+    // A browser signed in with the password alone meanwhile is signed out when they turn it on elsewhere.
+    const elsewhere = new Person(sessionCookie(await signInFresh(member.account.user.email, PASSWORD))!, member.account);
+    expect((await elsewhere.json('GET', '/api/me')).status).toBe(200);
+    await turnOnTwoFactor(member);
+    expect((await elsewhere.json('GET', '/api/me')).status).toBe(401);
+    expect((await member.json('GET', '/api/me')).status).toBe(200);
+    clock.now = () => later() + 22 * 60_000;
+    try {
+      expect((await listTools('/mcp', token)).status).toBe(200);
+      expect((await sandboxCall()).status).toBe(200);
+    } finally {
+      clock.now = later;
+    }
+  });
+
+  it('lets a member without it leave, or delete their account, but not remove anyone else', async () => {
+    const owner = await signUp();
+    const admin = await signUp();
+    const leaver = await signUp();
+    await join(admin, owner.organizationId, 'admin');
+    await join(leaver, owner.organizationId, 'member');
+    await turnOnTwoFactor(owner);
+    await requirement(owner, owner.organizationId, true);
+    const removing = await admin.json('DELETE', `/api/organizations/${owner.organizationId}/members/${leaver.account.user.id}`);
+    expect(removing.status).toBe(403);
+    expect((await leaver.json('DELETE', `/api/organizations/${owner.organizationId}/members/${leaver.account.user.id}`)).status).toBe(200);
+    const deleted = await admin.json('DELETE', '/api/me', { currentPassword: PASSWORD });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data.left.map((organization: { id: string }) => organization.id)).toContain(owner.organizationId);
   });
 
   it("leaves the member's other organizations alone, and a member's list without the column", async () => {

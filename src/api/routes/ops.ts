@@ -124,8 +124,8 @@ const routes = {
                 monthlyLimitCents: monthlyLimitCents.optional(),
                 expiresInDays: keyDays.optional(),
               })
-              .refine((body) => body.expiresInDays === undefined || body.scope === 'workspace', {
-                message: 'Only API keys (scope workspace) are given an expiry.',
+              .refine((body) => body.expiresInDays === undefined || body.scope === 'workspace' || body.scope === 'workspace_mcp', {
+                message: 'Only API keys (scope workspace) and MCP tokens (workspace_mcp) are given an expiry.',
                 path: ['expiresInDays'],
               }),
           },

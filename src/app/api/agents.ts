@@ -62,7 +62,13 @@ export function registerAgents(app: OpenAPIHono<DashboardEnv>) {
   /** The agent and this person's access to its workspace; another organization's agent reads as missing. */
   async function agentAccess(db: D1Database, userId: string, agentId: string): Promise<{ agent: AgentRecord; access: WorkspaceAccess }> {
     const agent = await findAgent(db, agentId);
-    const access = agent && (await workspaceAccess(db, userId, agent.workspaceId).catch(() => undefined));
+    const access =
+      agent &&
+      (await workspaceAccess(db, userId, agent.workspaceId).catch((error: unknown) => {
+        // Another organization's reads as missing; any other refusal (a second factor required) is said as it is.
+        if (error instanceof ApiError && error.code === 'NOT_FOUND') return undefined;
+        throw error;
+      }));
     if (!agent || !access) throw ApiError.notFound(`No agent ${agentId}.`);
     return { agent, access };
   }

@@ -8,7 +8,7 @@ import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
 import { canManage, type WorkspaceAccess, workspaceAccess } from '../members';
-import { jsonBody, Key, KeyExpiryBody, keyIdParam, KeyLimitBody, KeyWithSecret, KeyWithSpend, NameBody, NewKeyBody, tokenIdParam, workspaceIdParam } from './schemas';
+import { jsonBody, Key, KeyExpiryBody, keyIdParam, KeyLimitBody, KeyWithSecret, KeyWithSpend, NewKeyBody, NewTokenBody, tokenIdParam, workspaceIdParam } from './schemas';
 
 const routes = {
   listKeys: createRoute({
@@ -82,7 +82,7 @@ const routes = {
     tags: ['MCP tokens'],
     summary: 'Create an MCP bearer token; the answer carries the secret, shown this once',
     operationId: 'createMcpToken',
-    request: { params: workspaceIdParam, body: jsonBody(NameBody) },
+    request: { params: workspaceIdParam, body: jsonBody(NewTokenBody) },
     responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new token, with its secret.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
   revokeToken: createRoute({
@@ -201,11 +201,13 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.createToken, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
+    const { name, expiresInDays } = c.req.valid('json');
     const created = await issueKey(c.env, {
       workspaceId: workspace.id,
       scope: 'workspace_mcp',
-      name: c.req.valid('json').name,
+      name,
       createdBy: c.get('session').user.id,
+      ...(expiresInDays === undefined ? {} : { expiresAt: expiryIn(expiresInDays) }),
     });
     return c.json(success(created as typeof created & { scope: 'workspace_mcp' }), 201);
   });

@@ -143,7 +143,9 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.setTwoFactorRequirement, async (c) => {
     const { user } = c.get('session');
     const access = await organizationAccess(c.env.DB, user.id, c.req.valid('param').organizationId);
-    return c.json(success(await setTwoFactorRequirement(c.env.DB, access, user.id, c.req.valid('json').required)), 200);
+    const { changed, ...requirement } = await setTwoFactorRequirement(c.env.DB, access, user.id, c.req.valid('json').required);
+    if (!changed) c.set('unchanged', true);
+    return c.json(success(requirement), 200);
   });
 
   app.openapi(routes.renameWorkspace, async (c) => {

@@ -169,6 +169,12 @@ export const NewKeyBody = z.strictObject({
     .openapi({ description: `Days the key works for (1 to ${MAX_KEY_DAYS}), from now; then it is refused with 401. Left out: it works until revoked.`, example: 90 }),
 });
 export const KeyLimitBody = z.strictObject({ monthlyLimitCents });
+export const NewTokenBody = z.strictObject({
+  name,
+  expiresInDays: keyDays
+    .optional()
+    .openapi({ description: `Days the token works for (1 to ${MAX_KEY_DAYS}), from now; then /mcp refuses it with 401. Left out: it works until revoked.`, example: 30 }),
+});
 export const KeyExpiryBody = z.strictObject({
   expiresInDays: keyDays
     .nullable()

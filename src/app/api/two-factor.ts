@@ -16,6 +16,7 @@ import {
 } from '../two-factor';
 import { withCurrentPassword } from '../users';
 import { organizationsRequiringTwoFactor } from '../members';
+import { signOutOtherBrowsers } from '../signed-in-browsers';
 import { ApiError } from '../../core/errors';
 import { CurrentPasswordBody, jsonBody, RecoveryCodes, TwoFactorCodeBody, TwoFactorSetup, TwoFactorState } from './schemas';
 
@@ -46,7 +47,7 @@ const routes = {
     path: `${PATH}/confirm`,
     tags: ['Account'],
     summary: 'Turn two-factor sign-in on with the first code the app shows',
-    description: `A wrong code is a 400 naming \`code\` (${TWO_FACTOR_CODES_PER_USER.limit} a quarter hour); 409 when no setup is waiting. The account's address is told.`,
+    description: `A wrong code is a 400 naming \`code\` (${TWO_FACTOR_CODES_PER_USER.limit} a quarter hour); 409 when no setup is waiting. The account's address is told, and its other browsers are signed out.`,
     operationId: 'confirmTwoFactor',
     request: { body: jsonBody(TwoFactorCodeBody) },
     responses: { 200: jsonContent(successEnvelope(RecoveryCodes), 'On; the recovery codes are shown this once.'), ...errorResponses(400, 401, 403, 409, 429) },
@@ -88,9 +89,11 @@ export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
   });
 
   app.openapi(routes.confirm, async (c) => {
-    const { user } = c.get('session');
+    const { user, idHash } = c.get('session');
     await countAttempt(c.env.DB, `two-factor-setup:${user.id}`, TWO_FACTOR_CODES_PER_USER);
     const recoveryCodes = await confirmSetup(c.env, user, c.req.valid('json').code);
+    // Every other browser signed in with the password alone: from now on a sign-in takes the code too, theirs included.
+    await signOutOtherBrowsers(c.env.DB, user.id, idHash);
     c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'enabled'));
     return c.json(success({ recoveryCodes }), 200);
   });

@@ -19,6 +19,24 @@ export interface CredentialTableProps {
   revokeWarning: string;
 }
 
+/** The lengths a key or MCP token can be given, from today, in the dashboard's forms; the API takes any number of days from 1 to 365. */
+export const LENGTHS = [7, 30, 90, 365];
+export const lengthLabel = (days: number) => (days === 365 ? 'a year' : `${days} days`);
+
+/** A creation form's choice of when what it makes expires: never, or one of LENGTHS from today. */
+export const ExpiresField: FC = () => (
+  <div class="field">
+    <label for="field-expiresInDays">Expires</label>
+    <select id="field-expiresInDays" name="expiresInDays" data-number aria-describedby="error-expiresInDays">
+      <option value="">Never</option>
+      {LENGTHS.map((days) => (
+        <option value={String(days)}>In {lengthLabel(days)}</option>
+      ))}
+    </select>
+    <span class="field-error" id="error-expiresInDays" data-field-error="expiresInDays"></span>
+  </div>
+);
+
 /** A key made to expire whose day has come: listed, revocable, not revealed again. */
 export const isExpired = (credential: Pick<ApiKeyRecord, 'expiresAt'>) => hasExpired(credential);
 

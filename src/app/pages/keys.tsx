@@ -3,7 +3,7 @@ import type { KeyWithSpend } from '../../services/key-spend';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
-import { CredentialTable, daysLeftIfSoon, isExpired } from './credentials';
+import { CredentialTable, daysLeftIfSoon, ExpiresField, isExpired, lengthLabel, LENGTHS } from './credentials';
 import { ApiForm, Field, formatCents, PageHead } from './layout';
 import { DataTable } from './table';
 import { listKeysWithSpend } from '../../services/key-spend';
@@ -64,16 +64,7 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
         <ApiForm class="row" api={base} then="secret" secretTitle="Your new API key" secretNote="Copy it now and keep it secret. You can reveal it again here later, until it is revoked.">
           <Field name="name" label="Name" placeholder="e.g. production, laptop, research agent" maxlength={100} />
           <Field name="monthlyLimitCents" label="Monthly limit, cents (optional)" type="number" required={false} placeholder="no limit" />
-          <div class="field">
-            <label for="field-expiresInDays">Expires</label>
-            <select id="field-expiresInDays" name="expiresInDays" data-number aria-describedby="error-expiresInDays">
-              <option value="">Never</option>
-              {LENGTHS.map((days) => (
-                <option value={String(days)}>In {lengthLabel(days)}</option>
-              ))}
-            </select>
-            <span class="field-error" id="error-expiresInDays" data-field-error="expiresInDays"></span>
-          </div>
+          <ExpiresField />
           <button type="submit">Create key</button>
         </ApiForm>
       </section>
@@ -182,10 +173,6 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
     />
   </section>
 );
-
-/** The lengths a key can be given, from today, on creation and here; the API takes any number of days from 1 to 365. */
-const LENGTHS = [7, 30, 90, 365];
-const lengthLabel = (days: number) => (days === 365 ? 'a year' : `${days} days`);
 
 /**
  * When each active key expires, with a form to give it a new expiry for those who may (its maker, owners and admins):

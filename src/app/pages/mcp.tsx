@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
 import type { ApiKeyRecord } from '../../core/records';
-import { CredentialTable } from './credentials';
+import { CredentialTable, ExpiresField } from './credentials';
 import { ApiForm, CodeBlock, Field, PageHead } from './layout';
 import { listKeys } from '../../services/accounts';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -41,6 +41,7 @@ export const McpPage: FC<McpPageProps> = (props) => {
         </p>
         <ApiForm class="row" api={base} then="secret" secretTitle="Your new MCP token" secretNote="Copy it now: it is shown only this once. Put it in SLUICE_MCP_TOKEN.">
           <Field name="name" label="Name" placeholder="e.g. Claude Code, Cursor" maxlength={100} />
+          <ExpiresField />
           <button type="submit">Create token</button>
         </ApiForm>
       </section>

@@ -133,6 +133,15 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   if (known.revokedAt) throw new OAuthError('invalid_grant', 'This authorization was revoked.');
   if (known.expiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization has expired; authorize again.');
   assertSameResource(form, known);
+  // Neither refreshed nor spent while the person lacks a second factor the organization requires (checkAccessToken).
+  const shutOut = await db
+    .prepare(
+      `SELECT o.name FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
+        WHERE g.id = ? AND o.two_factor_required_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM two_factor f WHERE f.user_id = g.user_id AND f.enabled_at IS NOT NULL)`,
+    )
+    .bind(known.id)
+    .first<{ name: string }>();
+  if (shutOut) throw new OAuthError('invalid_grant', `${shutOut.name} requires two-factor sign-in; the person who authorized this client has not turned it on.`);
 
   // A refresh keeps the grant going for LIFETIMES.grant more, within a year of consent.
   const renewed: GrantRow = { ...known, expiresAt: Math.max(known.expiresAt, Math.min(now + LIFETIMES.grant, Date.parse(known.createdAt) + LIFETIMES.grantAtMost)) };
