@@ -3125,7 +3125,7 @@ export interface components {
             workspaceId: string;
             /** @example https://hooks.example.com/sluice */
             url: string;
-            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily" | "job.completed" | "job.failed")[];
+            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "key.expiring" | "usage.daily" | "job.completed" | "job.failed")[];
             /** @description credits.low is sent when the available balance falls below this. */
             creditsLowThresholdCents: number;
             createdAt: string;
@@ -3151,7 +3151,7 @@ export interface components {
              *       "key.created"
              *     ]
              */
-            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily" | "job.completed" | "job.failed")[];
+            events: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "key.expiring" | "usage.daily" | "job.completed" | "job.failed")[];
             /**
              * @description Cents; default 100.
              * @example 500
@@ -3171,7 +3171,7 @@ export interface components {
              *       "key.created"
              *     ]
              */
-            events?: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "usage.daily" | "job.completed" | "job.failed")[];
+            events?: ("credits.low" | "credits.exhausted" | "key.created" | "key.revoked" | "key.expiring" | "usage.daily" | "job.completed" | "job.failed")[];
             /**
              * @description Cents; default 100.
              * @example 500
