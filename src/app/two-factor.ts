@@ -64,7 +64,15 @@ export async function twoFactorState(db: D1Database, userId: string): Promise<Tw
 }
 
 export async function isTwoFactorEnabled(db: D1Database, userId: string): Promise<boolean> {
-  return (await db.prepare('SELECT 1 FROM two_factor WHERE user_id = ? AND enabled_at IS NOT NULL').bind(userId).first()) !== null;
+  return (await twoFactorSetupId(db, userId)) !== null;
+}
+
+/**
+ * The setup in force (the one that last wrote the recovery codes), or null when two-factor sign-in is off: what a
+ * browser remembered for the second factor was remembered under (auth/devices.ts), so new codes or a new setup forget it.
+ */
+export async function twoFactorSetupId(db: D1Database, userId: string): Promise<string | null> {
+  return (await db.prepare('SELECT setup_id AS id FROM two_factor WHERE user_id = ? AND enabled_at IS NOT NULL').bind(userId).first<{ id: string }>())?.id ?? null;
 }
 
 /** What a person's app is set up from: the QR code, the link it encodes, and the secret to type in by hand. */

@@ -98,6 +98,37 @@ describe('two-factor sign-in', () => {
     expect(((await replayed.json()) as any).error.details[0].message).toContain('used already');
   });
 
+  it('skips the code for 30 days on a browser remembered at the second step, until new recovery codes or a new password', async () => {
+    const { person, recoveryCodes } = await withTwoFactor();
+    const email = person.account.user.email;
+    const remembered = (response: Response) => setCookies(response).find((cookie) => cookie.startsWith('sluice_remembered='))?.split(';')[0];
+    const signedIn = await post('/api/auth/sign-in/two-factor', { recoveryCode: recoveryCodes[0], rememberBrowser: 'true' }, [await passwordStep(email)]);
+    expect(signedIn.status).toBe(200);
+    const cookie = remembered(signedIn)!;
+    expect(setCookies(signedIn).find((one) => one.startsWith('sluice_remembered='))).toMatch(/HttpOnly.*SameSite=Strict|SameSite=Strict.*HttpOnly/);
+    // Not remembered unless asked.
+    expect(remembered(await post('/api/auth/sign-in/two-factor', { recoveryCode: recoveryCodes[1] }, [await passwordStep(email)]))).toBeUndefined();
+
+    const fromRemembered = () => post('/api/auth/sign-in', { email, password: PASSWORD }, [cookie]);
+    const direct = await fromRemembered();
+    expect(direct.status).toBe(200);
+    expect(sessionCookie(direct)).toBeDefined();
+    // A forged or stretched cookie is nobody's.
+    const [until, mac] = cookie.split('=')[1]!.split('.');
+    expect(sessionCookie(await post('/api/auth/sign-in', { email, password: PASSWORD }, [`sluice_remembered=${Number(until) + 86_400_000}.${mac}`]))).toBeUndefined();
+    // 30 days on, the code again.
+    const realNow = clock.now;
+    clock.now = () => Number(until) + 1;
+    expect(sessionCookie(await fromRemembered())).toBeUndefined();
+    clock.now = realNow;
+    // New recovery codes forget it.
+    const signedInPerson = new Person(sessionCookie(direct)!, person.account);
+    expect((await signedInPerson.json('POST', '/api/me/two-factor/recovery-codes', { currentPassword: PASSWORD })).status).toBe(200);
+    const after = await fromRemembered();
+    expect(sessionCookie(after)).toBeUndefined();
+    expect(((await after.json()) as any).data.twoFactorRequired).toBe(true);
+  });
+
   it('takes each recovery code once in place of the app, and tells the address', async () => {
     const { person, recoveryCodes } = await withTwoFactor();
     const email = person.account.user.email;

@@ -595,7 +595,15 @@ describe('two-factor sign-in in chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('Use a recovery code instead').click();
     await page.getByLabel('Recovery code').fill(recoveryCodes[0]!);
+    await page.locator('details[open] input[name="rememberBrowser"]').check();
     await page.getByRole('button', { name: 'Sign in with a recovery code' }).click();
+    await page.waitForURL(`${appUrl}${keysPath}`);
+    // Remembered: the next sign-in on this browser takes the password alone.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/signin$/);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${appUrl}${keysPath}`);
     await page.goto(keysPath.replace(/keys$/, 'settings'));
     expect(await page.getByText('9 of 10').isVisible()).toBe(true);

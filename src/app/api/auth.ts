@@ -8,12 +8,12 @@ import { endSession } from '../auth/sessions';
 import { signInBrowser } from '../auth/sign-in';
 import { tellNewBrowser } from '../signed-in-browsers';
 import { clearAttempts, clientAddress, countAttempt } from '../../core/throttle';
-import { knownDevice } from '../auth/devices';
+import { knownDevice, rememberedForSecondFactor, rememberForSecondFactor } from '../auth/devices';
 import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP, SIGN_UP_PER_IP } from '../auth/throttle';
 import type { DashboardEnv } from '../context';
 import { findUserByEmail, signUp, updatePasswordHash, visibleUser } from '../users';
 import { sendVerification } from '../email-verification';
-import { isTwoFactorEnabled, tellTwoFactorChange, TWO_FACTOR_CODES_PER_DAY, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
+import { tellTwoFactorChange, twoFactorSetupId, TWO_FACTOR_CODES_PER_DAY, TWO_FACTOR_CODES_PER_USER } from '../two-factor';
 import { checkSecondFactor, countWrongCode, forgetPendingSignIn, pendingSignIn, SECOND_FACTOR_FAILURES, secondFactorAwaited } from '../auth/second-factor';
 import { jsonBody, Organization, SecondFactorAwaited, SecondFactorBody, SignInBody, SignUpBody, User, VerificationSent, Workspace } from './schemas';
 
@@ -111,7 +111,11 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     }
     // The password was right: its guesses are over, whether or not a second factor is asked for now.
     await clearAttempts(c.env.DB, emailBucket);
-    if (await isTwoFactorEnabled(c.env.DB, user.id)) return c.json(success(await secondFactorAwaited(c, { id: user.id, passwordHash: current }, device)), 200);
+    const setupId = await twoFactorSetupId(c.env.DB, user.id);
+    // A browser remembered at an earlier second step (30 days) takes the password alone.
+    if (setupId !== null && !(await rememberedForSecondFactor(c, user, setupId))) {
+      return c.json(success(await secondFactorAwaited(c, { id: user.id, passwordHash: current }, device)), 200);
+    }
     if (!(await signInBrowser(c, user, current, device))) throw ApiError.unauthorized('Wrong email address or password.');
     if (!device) c.executionCtx.waitUntil(tellNewBrowser(c.env, user, c.req.header('user-agent')));
     return c.json(success({ user: visibleUser(user) }), 200);
@@ -134,6 +138,10 @@ export function registerAuth(app: OpenAPIHono<DashboardEnv>) {
     }
     await forgetPendingSignIn(c);
     if (!(await signInBrowser(c, user, user.passwordHash, pending.device))) throw ApiError.unauthorized('Sign in again: the password was changed meanwhile.');
+    if (body.rememberBrowser) {
+      const setupId = await twoFactorSetupId(c.env.DB, user.id);
+      if (setupId !== null) await rememberForSecondFactor(c, user, setupId);
+    }
     if (used === 'recoveryCode') c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'recoveryCodeUsed'));
     if (!pending.device) c.executionCtx.waitUntil(tellNewBrowser(c.env, user, c.req.header('user-agent')));
     return c.json(success({ user: visibleUser(user) }), 200);

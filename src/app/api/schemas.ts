@@ -105,6 +105,14 @@ export const SecondFactorBody = z
   .strictObject({
     code: appCode.optional(),
     recoveryCode: z.string().trim().min(1, 'Required.').max(40).optional().openapi({ description: 'One of the recovery codes shown when two-factor sign-in was turned on, instead of `code`.', example: 'k3xq7-2mzpa' }),
+    rememberBrowser: z
+      // The sign-in page's checkbox sends "true".
+      .preprocess((value) => (value === 'true' ? true : value), z.boolean('true or false.'))
+      .optional()
+      .openapi({
+        type: 'boolean',
+        description: "This browser's sign-ins take the password alone for 30 days (a cookie); a new password or new recovery codes forget every browser remembered.",
+      }),
   })
   .superRefine((body, context) => {
     if ((body.code === undefined) === (body.recoveryCode === undefined)) context.addIssue({ code: 'custom', path: ['code'], message: 'Send the code from your app, or a recovery code: one of the two.' });

@@ -214,6 +214,7 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; margin-t
 .auth-card .buttons { display: flex; gap: .75rem; }
 .tool-group { border: 1px solid var(--line); border-radius: var(--radius); padding: .6rem .9rem; margin: 0 0 .75rem; }
 .tool-group legend { font-weight: 600; padding: 0 .3rem; }
+.check { display: inline-flex; align-items: center; gap: .45rem; font-weight: 400; }
 .tool-group label { display: inline-flex; align-items: center; gap: .35rem; margin: .2rem 1rem .2rem 0; font-weight: 400; }
 
 /* The MCP servers page's tools: a source per box, its tools folded away under a one-line summary each. */

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { clock } from '../../core/clock';
 import { toHex } from '../../core/digest';
 import { randomHex } from '../../core/ids';
 import { encryptionSecrets } from '../../core/keys';
@@ -47,6 +48,41 @@ export async function knownDevice(c: Context<DashboardEnv>, account: DeviceAccou
     if (await crypto.subtle.verify('HMAC', await derivedHmacKey(secret, DEVICE_INFO), mac, encode(id, account))) return id;
   }
   return null;
+}
+
+/**
+ * A browser the person chose to remember at the second step of a sign-in: for 30 days its sign-ins take the password
+ * alone. Its cookie holds the day it ends, signed (a key derived from KEY_ENCRYPTION_KEY) over that day, the account,
+ * when its password was last set and the two-factor setup in force: a new password, new recovery codes or two-factor
+ * turned off and on again make every such cookie worthless.
+ */
+const TRUSTED_INFO = 'sluice browser remembered for the second factor v1';
+export const REMEMBERED_BROWSER_DAYS = 30;
+
+function trustedCookieName(c: Context<DashboardEnv>): string {
+  return isSecure(c) ? '__Host-sluice_remembered' : 'sluice_remembered';
+}
+
+const trustedPayload = (until: string, account: DeviceAccount, setupId: string) =>
+  new TextEncoder().encode(`${until}\n${account.id}\n${account.passwordChangedAt ?? ''}\n${setupId}`);
+
+/** Whether this browser was remembered by `account` under its setup `setupId`, and its 30 days have not ended. */
+export async function rememberedForSecondFactor(c: Context<DashboardEnv>, account: DeviceAccount, setupId: string): Promise<boolean> {
+  const match = /^(\d{1,15})\.([0-9a-f]{64})$/.exec(getCookie(c, trustedCookieName(c)) ?? '');
+  if (!match || Number(match[1]) <= clock.now()) return false;
+  const mac = Uint8Array.from(match[2]!.match(/../g)!, (pair) => parseInt(pair, 16));
+  for (const secret of encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)) {
+    if (await crypto.subtle.verify('HMAC', await derivedHmacKey(secret, TRUSTED_INFO), mac, trustedPayload(match[1]!, account, setupId))) return true;
+  }
+  return false;
+}
+
+/** Remembers this browser for `account`'s second factor, for 30 days. */
+export async function rememberForSecondFactor(c: Context<DashboardEnv>, account: DeviceAccount, setupId: string): Promise<void> {
+  const until = String(clock.now() + REMEMBERED_BROWSER_DAYS * 86_400_000);
+  const key = await derivedHmacKey(encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)[0] ?? '', TRUSTED_INFO);
+  const signature = toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, trustedPayload(until, account, setupId))));
+  setCookie(c, trustedCookieName(c), `${until}.${signature}`, { httpOnly: true, secure: isSecure(c), sameSite: 'Strict', path: '/', maxAge: REMEMBERED_BROWSER_DAYS * 86_400 });
 }
 
 /** Marks this browser as one `account` signed in from: its id kept when it had one, the cookie signed anew. */

@@ -1,5 +1,6 @@
 import type { Child, FC } from 'hono/jsx';
 import { safeNextPath } from '../auth/next-path';
+import { REMEMBERED_BROWSER_DAYS } from '../auth/devices';
 import { pendingSignIn } from '../auth/second-factor';
 import { readSession } from '../auth/sessions';
 import { type ConsentRequest, consentRequestAt } from './consent';
@@ -100,6 +101,7 @@ const SecondFactorStep: FC<AuthPageProps> = ({ next, connecting }) => (
     <form class="stack" data-api="/api/auth/sign-in/two-factor" data-then={`go:${next ?? '/'}`} novalidate>
       <p class="form-error" role="alert"></p>
       <Field name="code" label="Code from the app" autocomplete="one-time-code" inputmode="numeric" maxlength={7} hint="Six digits; a new one every 30 seconds." />
+      <RememberBrowser />
       <button type="submit">Verify</button>
     </form>
     <details class="fold">
@@ -107,12 +109,20 @@ const SecondFactorStep: FC<AuthPageProps> = ({ next, connecting }) => (
       <form class="stack" data-api="/api/auth/sign-in/two-factor" data-then={`go:${next ?? '/'}`} novalidate>
         <p class="form-error" role="alert"></p>
         <Field name="recoveryCode" label="Recovery code" autocomplete="off" maxlength={40} hint="One of the codes saved when two-factor sign-in was turned on. Each works once." />
+        <RememberBrowser />
         <button type="submit" class="secondary">
           Sign in with a recovery code
         </button>
       </form>
     </details>
   </AuthShell>
+);
+
+/** The second step's choice to skip it on this browser for a while (auth/devices.ts). */
+const RememberBrowser: FC = () => (
+  <label class="check">
+    <input type="checkbox" name="rememberBrowser" value="true" /> Don't ask for a code on this browser for {REMEMBERED_BROWSER_DAYS} days
+  </label>
 );
 
 /**

@@ -193,7 +193,8 @@ const TwoFactor: FC<{ state: TwoFactorState; email: string; confirmed: boolean; 
           <strong>
             {state.recoveryCodesLeft} of {RECOVERY_CODES}
           </strong>{' '}
-          recovery codes left.
+          recovery codes left. A browser you chose to remember at sign-in skips the code for 30 days; new recovery codes or a new password forget
+          them all.
         </p>
         <details class="fold">
           <summary>Make new recovery codes</summary>
