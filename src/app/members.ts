@@ -82,13 +82,13 @@ export async function workspaceMembership(db: D1Database, userId: string, worksp
   };
 }
 
-/** The organizations of this person that require two-factor sign-in of their members, by name. */
-export async function organizationsRequiringTwoFactor(db: D1Database, userId: string): Promise<string[]> {
+/** The organizations of this person that require two-factor sign-in of their members. */
+export async function organizationsRequiringTwoFactor(db: D1Database, userId: string): Promise<{ id: string; name: string }[]> {
   const { results } = await db
-    .prepare('SELECT o.name FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.two_factor_required_at IS NOT NULL ORDER BY o.name')
+    .prepare('SELECT o.id, o.name FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.two_factor_required_at IS NOT NULL ORDER BY o.name')
     .bind(userId)
-    .all<{ name: string }>();
-  return results.map((row) => row.name);
+    .all<{ id: string; name: string }>();
+  return results;
 }
 
 /**

@@ -167,7 +167,11 @@ describe('an organization that requires two-factor sign-in', () => {
     await requirement(owner, owner.organizationId, true);
     expect((await member.json('GET', `/api/workspaces/${member.workspaceId}/keys`)).status).toBe(200);
     expect((await member.request('GET', `/w/${member.workspaceId}/keys`)).status).toBe(200);
+    // Listed first, the organization that shuts them out is not where the dashboard's root sends them.
+    await env.DB.prepare("UPDATE memberships SET created_at = '2999-01-01T00:00:00.000Z' WHERE organization_id = ? AND user_id = ?").bind(member.organizationId, member.account.user.id).run();
+    expect((await member.request('GET', '/')).headers.get('location')).toBe(`/w/${member.workspaceId}/keys`);
     await turnOnTwoFactor(member);
+    expect((await member.request('GET', '/')).headers.get('location')).toBe(`/w/${owner.workspaceId}/keys`);
     const listed = await member.json('GET', `/api/organizations/${owner.organizationId}/members`);
     expect(listed.body.data.members.every((one: Record<string, unknown>) => !('twoFactor' in one))).toBe(true);
   });

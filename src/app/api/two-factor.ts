@@ -110,7 +110,7 @@ export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.disable, async (c) => {
     const { user } = c.get('session');
     await givenPassword(user.id, c.req.valid('json').currentPassword, c.env);
-    const requiring = await organizationsRequiringTwoFactor(c.env.DB, user.id);
+    const requiring = (await organizationsRequiringTwoFactor(c.env.DB, user.id)).map((organization) => organization.name);
     if (requiring.length) {
       const one = requiring.length === 1;
       throw ApiError.conflict(

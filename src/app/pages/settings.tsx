@@ -386,7 +386,7 @@ export const settingsPage = workspacePage({
       belongingsOf(c.env.DB, user.id),
       signedInBrowsers(c.env.DB, user.id, sessionIdHash),
       twoFactorState(c.env.DB, user.id),
-      organizationsRequiringTwoFactor(c.env.DB, user.id),
+      organizationsRequiringTwoFactor(c.env.DB, user.id).then((organizations) => organizations.map((organization) => organization.name)),
       access.role === 'owner' ? membersWithoutTwoFactor(c.env.DB, access.organization.id) : null,
     ]);
     return { belongings, browsers, twoFactor, requiring, membersWithout };
