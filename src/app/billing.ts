@@ -116,6 +116,9 @@ function organizationOf(event: Stripe.Event): string | null {
   return object.metadata?.organizationId ?? object.client_reference_id ?? null;
 }
 
+/** A top-up's refund as applied: its change recorded only when money went back (a checkout discounted to zero took none). */
+const refundedTopUp = (note: string, change: { action: string; detail: string }): Applied => (note.startsWith('Refunded ') ? { note, change } : { note });
+
 /** What applying an event said, and the change it made to the organization, for its activity (as Stripe's, no person's). */
 interface Applied {
   note: string;
@@ -132,11 +135,11 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         const cents = session.amount_total ?? Number(session.metadata.cents);
         const refunded = { action: 'billing.payment_refunded', detail: `${cents} cents: the organization had closed` };
         const closed = await env.DB.prepare('SELECT closed_at AS closedAt FROM organizations WHERE id = ?').bind(organizationId).first<{ closedAt: string | null }>();
-        if (closed?.closedAt) return { note: await refundTopUp(stripe, session, organizationId, event.id), change: refunded };
+        if (closed?.closedAt) return refundedTopUp(await refundTopUp(stripe, session, organizationId, event.id), refunded);
         const organization = await getOrganization(env.DB, organizationId);
         const credited = await creditWallet(env, organizationId, { purchasedUnits: unitsFromCents(cents) }, event.id);
         // The close landed between the check above and the credit: the wallet refused it.
-        if (credited.closed) return { note: await refundTopUp(stripe, session, organizationId, event.id), change: refunded };
+        if (credited.closed) return refundedTopUp(await refundTopUp(stripe, session, organizationId, event.id), refunded);
         // Credit needs a plan to be spent: a top-up puts an organization without one on pay as you go.
         if (!organization.plan) await applyPlan(env, organizationId, 'payg', `${event.id}:payg`);
         const change = { action: 'billing.credit_bought', detail: `${cents} cents` };
@@ -171,10 +174,10 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
     }
     case 'customer.subscription.updated': {
       // Read from Stripe, not the event: two changes (cancel, then keep) may be delivered in either order.
-      const { endsAt, recorded } = await recordPlanEnd(env, organizationId, await stripe.subscriptions.retrieve(event.data.object.id));
+      const { endsAt, recorded, changed } = await recordPlanEnd(env, organizationId, await stripe.subscriptions.retrieve(event.data.object.id));
       if (!recorded) return { note: 'A subscription the organization no longer pays with changed; nothing changes.' };
-      const detail = endsAt ? `ends ${endsAt.slice(0, 10)}` : 'renews';
-      return { note: endsAt ? `The subscription ends on ${endsAt.slice(0, 10)}.` : 'The subscription renews.', change: { action: 'billing.renewal_changed', detail } };
+      const note = endsAt ? `The subscription ends on ${endsAt.slice(0, 10)}.` : 'The subscription renews.';
+      return changed ? { note, change: { action: 'billing.renewal_changed', detail: endsAt ? `ends ${endsAt.slice(0, 10)}` : 'renews' } } : { note };
     }
     case 'customer.subscription.deleted': {
       const subscription = event.data.object;
@@ -247,10 +250,15 @@ export async function setRenewal(env: Env, stripe: Stripe, subscriptionId: strin
  * When the subscription ends (Stripe's `cancel_at`, null while it renews), kept as the organization's plan end while
  * the organization still pays by this subscription (`recorded`).
  */
-async function recordPlanEnd(env: Env, organizationId: string, subscription: Stripe.Subscription): Promise<{ endsAt: string | null; recorded: boolean }> {
+async function recordPlanEnd(env: Env, organizationId: string, subscription: Stripe.Subscription): Promise<{ endsAt: string | null; recorded: boolean; changed: boolean }> {
   const endsAt = subscription.cancel_at ? new Date(subscription.cancel_at * 1000).toISOString() : null;
-  const written = await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ? WHERE id = ? AND stripe_subscription_id = ?').bind(endsAt, organizationId, subscription.id).run();
-  return { endsAt, recorded: written.meta.changes === 1 };
+  const written = await env.DB.prepare('UPDATE organizations SET plan_cancels_at = ?1 WHERE id = ?2 AND stripe_subscription_id = ?3 AND plan_cancels_at IS NOT ?1')
+    .bind(endsAt, organizationId, subscription.id)
+    .run();
+  if (written.meta.changes === 1) return { endsAt, recorded: true, changed: true };
+  // The same end already (the echo of a change made in the dashboard, a period rolled, a card changed): nothing moved.
+  const pays = await env.DB.prepare('SELECT 1 FROM organizations WHERE id = ? AND stripe_subscription_id = ?').bind(organizationId, subscription.id).first();
+  return { endsAt, recorded: pays !== null, changed: false };
 }
 
 /**

@@ -120,11 +120,11 @@ export async function authenticateMcpBearer(env: Env, token: string, waitUntil: 
   if (!principal) return { ok: false, description: 'Unknown bearer token' };
   if (principal.revoked) return { ok: false, description: 'This bearer token has been revoked' };
   if (hasExpired(principal)) return { ok: false, description: `This bearer token expired at ${principal.expiresAt}` };
-  if (principal.makerLacksTwoFactor) return { ok: false, description: MAKER_LACKS_TWO_FACTOR };
   if (principal.scope === 'workspace') {
     return { ok: false, description: 'API keys are not accepted by the MCP endpoint; use a workspace MCP bearer token or OAuth' };
   }
   if (principal.scope !== 'workspace_mcp') return { ok: false, description: `A ${principal.scope} token is not accepted by the MCP endpoint` };
   if (!(await gateOf(env, principal.workspaceId).verify(principal.keyId))) return { ok: false, description: 'This bearer token has been revoked' };
+  if (principal.makerLacksTwoFactor) return { ok: false, description: MAKER_LACKS_TWO_FACTOR };
   return { ok: true, principal };
 }

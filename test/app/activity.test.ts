@@ -121,6 +121,13 @@ describe("an organization's activity", () => {
     }
     const actions = (await activity(owner)).body.data.events.map((event: { action: string }) => event.action);
     expect(actions).toEqual(['workspace.deleted', 'invitation.revoked', 'key.revoked', 'workspace.created', 'member.invited', 'key.created']);
+    // A deletion whose first request failed after marking the workspace deleted is recorded by the one that finishes it.
+    const cut = (await owner.json('POST', `/api/organizations/${owner.organizationId}/workspaces`, { name: 'Cut short' })).body.data;
+    await env.DB.prepare('UPDATE workspaces SET deleted_at = ? WHERE id = ?').bind(new Date().toISOString(), cut.id).run();
+    expect((await owner.request('DELETE', `/api/workspaces/${cut.id}`)).status).toBe(200);
+    expect((await owner.request('DELETE', `/api/workspaces/${cut.id}`)).status).toBe(200);
+    const deletions = (await activity(owner)).body.data.events.filter((event: { action: string; target: string }) => event.action === 'workspace.deleted' && event.target === cut.id);
+    expect(deletions).toHaveLength(1);
   });
 
   it('names only routes the dashboard serves, each a change (no read)', () => {

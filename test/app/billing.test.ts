@@ -304,6 +304,9 @@ describe('billing through Stripe', () => {
     const page = await (await owner.request('GET', `/w/${owner.workspaceId}/plans`, undefined, { bindings: STRIPE })).text();
     expect(page).toContain(`ends on ${cancelled.body.data.endsAt.slice(0, 10)}`);
     expect(page).toContain('Keep Team');
+    // Stripe's echo of that change moves nothing more, and is not a second entry of the activity.
+    const echo = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.updated', data: { object: { id: old, object: 'subscription', metadata: { organizationId: owner.organizationId } } } });
+    expect(echo.body.data.note).toBe(`The subscription ends on ${cancelled.body.data.endsAt.slice(0, 10)}.`);
 
     expect((await renewal(true)).body.data).toEqual({ renews: true, endsAt: null });
     expect(await subscription(old)).toMatchObject({ cancel_at_period_end: false, cancel_at: null });
@@ -323,6 +326,20 @@ describe('billing through Stripe', () => {
     await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.deleted', data: { object: { id: old, object: 'subscription', metadata: { organizationId: owner.organizationId } } } });
     const ended = await env.DB.prepare('SELECT plan, stripe_subscription_id AS id, plan_cancels_at AS endsAt FROM organizations WHERE id = ?').bind(owner.organizationId).first();
     expect(ended).toEqual({ plan: null, id: null, endsAt: null });
+    // The activity: each change once, the person's as theirs, Stripe's as Stripe's (the second "ends" was Stripe's own
+    // date again after a Keep).
+    const { results } = await env.DB.prepare("SELECT action, actor_user_id IS NULL AS stripe FROM activity WHERE organization_id = ? AND (action LIKE 'billing.%' OR action LIKE 'plan.%') ORDER BY id")
+      .bind(owner.organizationId)
+      .all<{ action: string; stripe: number }>();
+    expect(results.map((row) => `${row.action}${row.stripe ? ' (Stripe)' : ''}`)).toEqual([
+      'billing.plan_paid (Stripe)',
+      'plan.renewal_changed',
+      'plan.renewal_changed',
+      'billing.renewal_changed (Stripe)',
+      'plan.renewal_changed',
+      'billing.renewal_changed (Stripe)',
+      'billing.plan_ended (Stripe)',
+    ]);
   });
 
   it('refuses to cancel a plan no subscription pays for (409), and a member (403)', async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
 import { connect, form, listTools } from '../mcp-oauth/support';
-import { bearer, call } from '../support/api';
+import { bearer, call, ops } from '../support/api';
 
 const PASSWORD = 'a long enough passphrase';
 
@@ -138,6 +138,20 @@ describe('an organization that requires two-factor sign-in', () => {
     try {
       expect((await listTools('/mcp', token)).status).toBe(200);
       expect((await sandboxCall()).status).toBe(200);
+    } finally {
+      clock.now = later;
+    }
+  });
+
+  it("leaves the operator's MCP tokens working: they have no maker to lack it", async () => {
+    const owner = await signUp();
+    const made = await ops('POST', '/keys', { workspaceId: owner.workspaceId, scope: 'workspace_mcp', name: 'by the operator' });
+    await turnOnTwoFactor(owner);
+    expect((await requirement(owner, owner.organizationId, true)).status).toBe(200);
+    const later = clock.now;
+    clock.now = () => later() + 11 * 60_000;
+    try {
+      expect((await listTools('/mcp', made.body.data.key)).status).toBe(200);
     } finally {
       clock.now = later;
     }

@@ -169,8 +169,8 @@ export function registerOrganizations(app: OpenAPIHono<DashboardEnv>) {
       throw error instanceof ApiError && error.code === 'NOT_FOUND' ? ApiError.notFound(`No workspace ${workspaceId}.`) : error;
     });
     requireManager(access, 'delete workspaces');
-    // Asked again to finish a deletion: the change was recorded the first time.
-    if (owner.deletedAt) c.set('unchanged', true);
+    // Asked again to finish a deletion: recorded once, by the first request that answered it done.
+    if (owner.deletedAt && (await c.env.DB.prepare("SELECT 1 FROM activity WHERE action = 'workspace.deleted' AND target = ?").bind(workspaceId).first())) c.set('unchanged', true);
     await deleteWorkspace(c.env, access.organization.id, workspaceId);
     return c.json(success({ deleted: true as const }), 200);
   });

@@ -93,7 +93,10 @@ export function registerTwoFactor(app: OpenAPIHono<DashboardEnv>) {
     await countAttempt(c.env.DB, `two-factor-setup:${user.id}`, TWO_FACTOR_CODES_PER_USER);
     const recoveryCodes = await confirmSetup(c.env, user, c.req.valid('json').code);
     // Every other browser signed in with the password alone: from now on a sign-in takes the code too, theirs included.
-    await signOutOtherBrowsers(c.env.DB, user.id, idHash);
+    await signOutOtherBrowsers(c.env.DB, user.id, idHash).catch((error: unknown) => {
+      // Two-factor is on: its recovery codes must be shown whatever else fails.
+      console.error(JSON.stringify({ level: 'error', note: "other browsers not signed out at two-factor's start", userId: user.id, error: String(error) }));
+    });
     c.executionCtx.waitUntil(tellTwoFactorChange(c.env, user, 'enabled'));
     return c.json(success({ recoveryCodes }), 200);
   });
