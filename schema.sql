@@ -9,7 +9,7 @@ CREATE TABLE organizations (
   -- A contract's custom requests-per-minute ceiling; NULL means the plan's figure.
   rpm_override  INTEGER CHECK (rpm_override > 0),
   created_at    TEXT NOT NULL
-, cap_overrides TEXT, trial_started_at TEXT, trial_ends_at TEXT, stripe_subscription_id TEXT, trial_inbox TEXT, closed_at TEXT, plan_cancels_at TEXT, two_factor_required_at TEXT);
+, cap_overrides TEXT, trial_started_at TEXT, trial_ends_at TEXT, stripe_subscription_id TEXT, trial_inbox TEXT, closed_at TEXT, plan_cancels_at TEXT, two_factor_required_at TEXT, closing_at TEXT);
 
 CREATE TABLE workspaces (
   id               TEXT PRIMARY KEY,

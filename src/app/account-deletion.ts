@@ -60,12 +60,21 @@ export async function deleteAccount(env: Env, user: SessionUser, password: strin
     );
   }
 
+  // Closing, before any money moves: from here no invitation is accepted into them (invitations.ts), and one accepted a
+  // moment before stops the deletion now, its subscriptions untouched.
+  await markClosing(env.DB, closing, user.id);
   // Money first: a subscription that cannot be cancelled stops the deletion before anything else is gone.
   const cancelled: Belonging[] = [];
-  for (const organization of closing) {
-    if (!organization.subscription) continue;
-    await cancelSubscription(env, organization, cancelled);
-    cancelled.push(organization);
+  try {
+    for (const organization of closing) {
+      if (!organization.subscription) continue;
+      await cancelSubscription(env, organization, cancelled);
+      cancelled.push(organization);
+    }
+  } catch (error) {
+    // Nothing was deleted: the organizations take invitations again.
+    await markClosing(env.DB, closing, user.id, false).catch(() => undefined);
+    throw error;
   }
   for (const organization of leaving) {
     await changeMember(env.DB, await organizationAccess(env.DB, user.id, organization.id, { evenWithoutTwoFactor: true }), user.id, user.id, 'remove');
@@ -130,6 +139,28 @@ async function cancelSubscription(env: Env, organization: Belonging, cancelled: 
     throw new ApiError('PROVIDER_UNAVAILABLE', `Stripe did not cancel the subscription of ${organization.name} just now, so the account was not deleted.${before} Try again in a minute.`, {
       retryAfter: 60,
     });
+  }
+}
+
+/**
+ * Marks the organizations the person is alone in as closing, in one batch, each only while nobody else belongs to it;
+ * one that someone joined a moment ago stops the deletion (409) before anything is done. `closing` false lets them go.
+ */
+async function markClosing(db: D1Database, organizations: Belonging[], userId: string, closing = true): Promise<void> {
+  if (organizations.length === 0) return;
+  const marks = await db.batch(
+    organizations.map((organization) =>
+      closing
+        ? db
+            .prepare('UPDATE organizations SET closing_at = ?1 WHERE id = ?2 AND NOT EXISTS (SELECT 1 FROM memberships WHERE organization_id = ?2 AND user_id <> ?3)')
+            .bind(nowIso(), organization.id, userId)
+        : db.prepare('UPDATE organizations SET closing_at = NULL WHERE id = ? AND closed_at IS NULL').bind(organization.id),
+    ),
+  );
+  const joined = organizations.filter((_, index) => marks[index]!.meta.changes !== 1);
+  if (closing && joined.length) {
+    await markClosing(db, organizations, userId, false);
+    throw ApiError.conflict(`Someone joined ${joined.map((organization) => organization.name).join(', ')} a moment ago; look at its members and try again. Nothing was deleted.`);
   }
 }
 

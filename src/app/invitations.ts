@@ -136,6 +136,9 @@ export async function revokeInvitation(db: D1Database, organizationId: string, i
   return { invitation, changed: false };
 }
 
+/** How long an organization marked closing refuses invitations (account-deletion.ts): a deletion that failed and was not asked again lets go. */
+const CLOSING_HOLDS_MS = 10 * 60_000;
+
 /**
  * Accepts an invitation for the signed-in person: only the invited address may, and only once, while it
  * is pending. Marking it accepted and adding the membership is one batch; the mark is conditional, so two
@@ -151,12 +154,23 @@ export async function acceptInvitation(db: D1Database, token: string, user: { id
   const member = await db.prepare('SELECT 1 FROM memberships WHERE organization_id = ? AND user_id = ?').bind(invitation.organizationId, user.id).first();
   if (member) throw ApiError.conflict('You are already a member of this organization.');
   const now = new Date(clock.now()).toISOString();
+  // Not into an organization its last member is closing with their account (account-deletion.ts): one check, in the
+  // same statement as the mark, so the deletion's own mark and this one cannot both pass.
+  const closingSince = new Date(clock.now() - CLOSING_HOLDS_MS).toISOString();
   const [marked] = await db.batch([
-    db.prepare('UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?').bind(now, user.id, invitation.id, now),
+    db
+      .prepare(
+        `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2 WHERE id = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1
+            AND NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = invitations.organization_id AND (o.closed_at IS NOT NULL OR o.closing_at > ?4))`,
+      )
+      .bind(now, user.id, invitation.id, closingSince),
     db
       .prepare('INSERT OR IGNORE INTO memberships (organization_id, user_id, role, created_at) SELECT ?, ?, ?, ? WHERE changes() = 1')
       .bind(invitation.organizationId, user.id, invitation.role, now),
   ]);
-  if (marked!.meta.changes !== 1) throw ApiError.conflict('This invitation was used a moment ago; it cannot be used again.');
+  if (marked!.meta.changes !== 1) {
+    const closing = await db.prepare('SELECT 1 FROM organizations WHERE id = ? AND (closed_at IS NOT NULL OR closing_at > ?)').bind(invitation.organizationId, closingSince).first();
+    throw ApiError.conflict(closing ? `${invitation.organizationName} is closing: its last member is deleting their account. Ask them, or for an invitation elsewhere.` : 'This invitation was used a moment ago; it cannot be used again.');
+  }
   return { ...invitation, acceptedAt: now, status: 'accepted' };
 }

@@ -135,6 +135,41 @@ describe('deleting an account', () => {
     expect(members.body.data.members.map((one: { userId: string }) => one.userId)).toEqual([member.account.user.id]);
   });
 
+  it('stops before any money moves when someone joins just before the close begins, and refuses invitations while it closes', async () => {
+    const { person, subscription } = await payingAlone();
+    const joiner = await signUp();
+    let armed = true;
+    // An invitation accepted a moment before the deletion marks the organization closing.
+    const joiningFirst = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === 'batch') {
+          return async (statements: D1PreparedStatement[]) => {
+            if (armed) {
+              armed = false;
+              await target.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'member', ?)").bind(person.organizationId, joiner.account.user.id, new Date().toISOString()).run();
+            }
+            return target.batch(statements);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const refused = await deleteAccount(person, PASSWORD, { ...STRIPE, DB: joiningFirst });
+    expect(refused).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('Nothing was deleted') } } });
+    expect(await subscriptionStatus(subscription)).toBe('active');
+    await env.DB.prepare('DELETE FROM memberships WHERE organization_id = ? AND user_id = ?').bind(person.organizationId, joiner.account.user.id).run();
+
+    // While an organization closes, its invitations are refused; a close abandoned ten minutes ago lets them go.
+    const invitee = await signUp();
+    const invitation = await person.json('POST', `/api/organizations/${person.organizationId}/invitations`, { email: invitee.account.user.email, role: 'member' });
+    await env.DB.prepare('UPDATE organizations SET closing_at = ? WHERE id = ?').bind(new Date(Date.now() - 60_000).toISOString(), person.organizationId).run();
+    const accept = () => invitee.json('POST', `/api/invitations/${invitation.body.data.token}/accept`);
+    expect(await accept()).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('is closing') } } });
+    await env.DB.prepare('UPDATE organizations SET closing_at = ? WHERE id = ?').bind(new Date(Date.now() - 11 * 60_000).toISOString(), person.organizationId).run();
+    expect((await accept()).status).toBe(200);
+  });
+
   it('keeps the organization and its wallet open when someone joins it during the close: 409, and credit is taken again', async () => {
     const person = await signUp();
     const joiner = await signUp();
