@@ -1,5 +1,5 @@
 import { nowIso } from '../core/clock';
-import { type Organization, planInForceSql, type Workspace } from '../core/records';
+import { lacksRequiredSecondFactorSql, type Organization, planInForceSql, secondFactorOnSql, type Workspace } from '../core/records';
 import { ApiError } from '../core/errors';
 import type { Env } from '../core/config';
 import { revokeKey } from '../services/accounts';
@@ -22,7 +22,7 @@ export interface WorkspaceAccess extends OrganizationAccess {
 
 const ORGANIZATION_COLUMNS = `o.id, o.name, ${planInForceSql('o')} AS plan, o.rpm_override AS rpmOverride, o.created_at AS createdAt`;
 /** Whether the member lacks a second factor the organization requires: then they are let in to Settings only. */
-const LACKS_TWO_FACTOR = `(o.two_factor_required_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = m.user_id AND t.enabled_at IS NOT NULL)) AS lacksTwoFactor`;
+const LACKS_TWO_FACTOR = `${lacksRequiredSecondFactorSql('o', 'm.user_id')} AS lacksTwoFactor`;
 
 type AccessRow = Organization & { role: Role; twoFactorRequiredAt: string | null; lacksTwoFactor: number };
 
@@ -103,7 +103,7 @@ export async function setTwoFactorRequirement(
   required: boolean,
 ): Promise<{ required: boolean; membersWithout: number; changed: boolean }> {
   if (access.role !== 'owner') throw ApiError.forbidden(`Only owners can change what ${access.organization.name} requires of its members; your role is ${access.role}.`);
-  if (required && !(await db.prepare('SELECT 1 FROM two_factor WHERE user_id = ? AND enabled_at IS NOT NULL').bind(userId).first())) {
+  if (required && !(await db.prepare(`SELECT ${secondFactorOnSql('?')} AS yes`).bind(userId).first<{ yes: number }>())?.yes) {
     throw ApiError.conflict('Turn on two-factor sign-in for your own account first (Settings, Two-factor sign-in): requiring it would shut you out too.');
   }
   const written = await db
@@ -116,7 +116,7 @@ export async function setTwoFactorRequirement(
 /** How many of the organization's members have not turned two-factor sign-in on. */
 export async function membersWithoutTwoFactor(db: D1Database, organizationId: string): Promise<number> {
   const row = await db
-    .prepare('SELECT COUNT(*) AS n FROM memberships m WHERE m.organization_id = ? AND NOT EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = m.user_id AND t.enabled_at IS NOT NULL)')
+    .prepare(`SELECT COUNT(*) AS n FROM memberships m WHERE m.organization_id = ? AND NOT ${secondFactorOnSql('m.user_id')}`)
     .bind(organizationId)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -174,7 +174,7 @@ export async function listMembers(db: D1Database, organizationId: string, withTw
   const { results } = await db
     .prepare(
       `SELECT u.id AS userId, u.email, u.name, m.role, m.created_at AS joinedAt,
-              EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = u.id AND t.enabled_at IS NOT NULL) AS twoFactor
+              ${secondFactorOnSql('u.id')} AS twoFactor
          FROM memberships m JOIN users u ON u.id = m.user_id
         WHERE m.organization_id = ? ORDER BY m.created_at, u.email`,
     )

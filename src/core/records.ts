@@ -42,6 +42,14 @@ export function planInForceSql(table: string, now = '?'): string {
   return `CASE WHEN ${table}.trial_ends_at IS NOT NULL AND ${table}.trial_ends_at <= ${now} THEN NULL ELSE ${table}.plan END`;
 }
 
+/**
+ * SQL: whether the person in `userColumn` signs in with a second factor (app/two-factor.ts); and whether they lack the
+ * second factor the organization aliased `organizationAlias` requires of its members.
+ */
+export const secondFactorOnSql = (userColumn: string) => `EXISTS (SELECT 1 FROM two_factor f WHERE f.user_id = ${userColumn} AND f.enabled_at IS NOT NULL)`;
+export const lacksRequiredSecondFactorSql = (organizationAlias: string, userColumn: string) =>
+  `(${organizationAlias}.two_factor_required_at IS NOT NULL AND NOT ${secondFactorOnSql(userColumn)})`;
+
 /** What authentication resolves a key to: the key, its workspace and the organization that pays. */
 export interface KeyPrincipal {
   keyId: string;

@@ -6,7 +6,7 @@ import { newId } from '../core/ids';
 import { decryptKey, encryptKey, generateKey, hashKey, keyHint, type KeyScope } from '../core/keys';
 import { UNITS_PER_CENT, unitsFromCents } from '../core/money';
 import type { Plan } from '../core/plans';
-import { type ApiKeyRecord, type KeyPrincipal, type Organization, planInForceSql, type Workspace } from '../core/records';
+import { type ApiKeyRecord, type KeyPrincipal, lacksRequiredSecondFactorSql, type Organization, planInForceSql, type Workspace } from '../core/records';
 import { announceKey } from './webhooks/announce';
 import { configureWallet } from './wallet';
 import { wakeWaitingJobs } from './jobs/wake';
@@ -249,8 +249,7 @@ export async function findPrincipal(db: D1Database, keyHash: string): Promise<Ke
       `SELECT k.id AS keyId, k.scope, (k.revoked_at IS NOT NULL OR w.deleted_at IS NOT NULL) AS revoked, w.id AS workspaceId,
               w.organization_id AS organizationId,
               k.monthly_limit_units AS limitUnits, k.limit_version AS limitVersion, a.id AS agentId, k.expires_at AS expiresAt,
-              (k.scope IN ('workspace_mcp', 'workspace_dryrun') AND k.created_by IS NOT NULL AND o.two_factor_required_at IS NOT NULL
-                AND NOT EXISTS (SELECT 1 FROM two_factor f WHERE f.user_id = k.created_by AND f.enabled_at IS NOT NULL)) AS makerLacksTwoFactor
+              (k.scope IN ('workspace_mcp', 'workspace_dryrun') AND k.created_by IS NOT NULL AND ${lacksRequiredSecondFactorSql('o', 'k.created_by')}) AS makerLacksTwoFactor
          FROM api_keys k
          JOIN workspaces w ON w.id = k.workspace_id
          JOIN organizations o ON o.id = w.organization_id

@@ -1,4 +1,4 @@
-import type { KeyPrincipal } from '../../core/records';
+import { type KeyPrincipal, lacksRequiredSecondFactorSql } from '../../core/records';
 import { clock } from '../../core/clock';
 import { sha256Hex } from '../../core/digest';
 import { randomHex } from '../../core/ids';
@@ -137,7 +137,7 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   const shutOut = await db
     .prepare(
       `SELECT o.name FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
-        WHERE g.id = ? AND o.two_factor_required_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM two_factor f WHERE f.user_id = g.user_id AND f.enabled_at IS NOT NULL)`,
+        WHERE g.id = ? AND ${lacksRequiredSecondFactorSql('o', 'g.user_id')}`,
     )
     .bind(known.id)
     .first<{ name: string }>();
@@ -263,7 +263,7 @@ export async function checkAccessToken(db: D1Database, token: string, resource: 
     .prepare(
       `SELECT t.expires_at AS expiresAt, g.id AS grantId, g.resource, g.revoked_at AS revokedAt, g.workspace_id AS workspaceId,
               o.id AS organizationId, o.name AS organizationName, m.user_id AS member,
-              (o.two_factor_required_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM two_factor f WHERE f.user_id = g.user_id AND f.enabled_at IS NOT NULL)) AS lacksTwoFactor
+              ${lacksRequiredSecondFactorSql('o', 'g.user_id')} AS lacksTwoFactor
          FROM oauth_tokens t
          JOIN oauth_grants g ON g.id = t.grant_id
          JOIN workspaces w ON w.id = g.workspace_id
