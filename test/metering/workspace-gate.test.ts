@@ -558,6 +558,9 @@ describe('the workspace gate on the hot path', () => {
         const alarmAt = (await state.storage.getAlarm()) ?? Infinity;
         if (alarmAt > ended + REPORT_MS || alarmAt >= began + KEY_USE_REPORT_MS) return null;
         const { book } = instance as unknown as { book: LeaseBook };
+        // Nothing of the call waits to be reported: the alarm is another's (the key use of a call before this one,
+        // armed KEY_USE_REPORT_MS after it began, which a loaded machine brings this close: a clean clone's CI saw it).
+        if (book.delivery === null && book.outgoing === null && !book.hasUnsent()) return null;
         return `an alarm ${alarmAt - ended} ms after a call of ${ended - began} ms; a message undelivered: ${book.delivery !== null}, one outgoing: ${book.outgoing !== null}, charges unsent: ${book.hasUnsent()}`;
       });
     };
