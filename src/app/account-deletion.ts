@@ -72,8 +72,9 @@ export async function deleteAccount(env: Env, user: SessionUser, password: strin
       cancelled.push(organization);
     }
   } catch (error) {
-    // Nothing was deleted: the organizations take invitations again.
-    await markClosing(env.DB, closing, user.id, false).catch(() => undefined);
+    // Nothing was deleted: the organizations whose subscription still runs take invitations again. One whose subscription
+    // was cancelled already keeps refusing them for the mark's ten minutes, for the deletion asked again.
+    await markClosing(env.DB, closing.filter((organization) => !cancelled.includes(organization)), user.id, false).catch(() => undefined);
     throw error;
   }
   for (const organization of leaving) {
@@ -159,7 +160,7 @@ async function markClosing(db: D1Database, organizations: Belonging[], userId: s
   );
   const joined = organizations.filter((_, index) => marks[index]!.meta.changes !== 1);
   if (closing && joined.length) {
-    await markClosing(db, organizations, userId, false);
+    await markClosing(db, organizations, userId, false).catch(() => undefined);
     throw ApiError.conflict(`Someone joined ${joined.map((organization) => organization.name).join(', ')} a moment ago; look at its members and try again. Nothing was deleted.`);
   }
 }
@@ -186,6 +187,7 @@ async function closeOrganization(env: Env, organization: Belonging, userId: stri
   ]);
   if (closed!.meta.changes !== 1) {
     await closeWallet(env, organization.id, false);
+    await markClosing(env.DB, [organization], userId, false).catch(() => undefined);
     throw ApiError.conflict(`Someone joined ${organization.name} a moment ago; look at its members and try again.`);
   }
   await forgetSubscription(env, organization);

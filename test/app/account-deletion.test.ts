@@ -111,6 +111,10 @@ describe('deleting an account', () => {
     expect(unset.status).toBe(503);
     expect(unset.body.error.message).toContain('STRIPE_SECRET_KEY');
     expect((await credits(key)).status).toBe(200);
+    // And the organization takes invitations again at once: the closing mark went with the refusal.
+    const invitee = await signUp();
+    const invitation = await person.json('POST', `/api/organizations/${person.organizationId}/invitations`, { email: invitee.account.user.email, role: 'member' });
+    expect((await invitee.json('POST', `/api/invitations/${invitation.body.data.token}/accept`)).status).toBe(200);
   });
 
   it("refuses the last owner of an organization others belong to; once another is owner, leaves it going on, with the keys the person made still working and their sandbox keys not", async () => {
@@ -138,6 +142,13 @@ describe('deleting an account', () => {
   it('stops before any money moves when someone joins just before the close begins, and refuses invitations while it closes', async () => {
     const { person, subscription } = await payingAlone();
     const joiner = await signUp();
+    // A second organization the person is alone in, which the joiner joins: the first, marked in the same batch, is let go.
+    const second = `org_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const at = new Date().toISOString();
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, 'Second', ?)").bind(second, at),
+      env.DB.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)").bind(second, person.account.user.id, at),
+    ]);
     let armed = true;
     // An invitation accepted a moment before the deletion marks the organization closing.
     const joiningFirst = new Proxy(env.DB, {
@@ -146,7 +157,7 @@ describe('deleting an account', () => {
           return async (statements: D1PreparedStatement[]) => {
             if (armed) {
               armed = false;
-              await target.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'member', ?)").bind(person.organizationId, joiner.account.user.id, new Date().toISOString()).run();
+              await target.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'member', ?)").bind(second, joiner.account.user.id, new Date().toISOString()).run();
             }
             return target.batch(statements);
           };
@@ -156,13 +167,18 @@ describe('deleting an account', () => {
       },
     });
     const refused = await deleteAccount(person, PASSWORD, { ...STRIPE, DB: joiningFirst });
+    expect(refused.body.error.message).toContain('Someone joined Second');
     expect(refused).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('Nothing was deleted') } } });
     expect(await subscriptionStatus(subscription)).toBe('active');
-    await env.DB.prepare('DELETE FROM memberships WHERE organization_id = ? AND user_id = ?').bind(person.organizationId, joiner.account.user.id).run();
-
-    // While an organization closes, its invitations are refused; a close abandoned ten minutes ago lets them go.
+    // Refused, the deletion left no mark: an invitation is accepted.
     const invitee = await signUp();
     const invitation = await person.json('POST', `/api/organizations/${person.organizationId}/invitations`, { email: invitee.account.user.email, role: 'member' });
+    const first = await signUp();
+    const firstInvitation = await person.json('POST', `/api/organizations/${person.organizationId}/invitations`, { email: first.account.user.email, role: 'member' });
+    expect((await first.json('POST', `/api/invitations/${firstInvitation.body.data.token}/accept`)).status).toBe(200);
+    await env.DB.prepare('DELETE FROM memberships WHERE organization_id = ? AND user_id = ?').bind(person.organizationId, first.account.user.id).run();
+
+    // While an organization closes, its invitations are refused; a close abandoned ten minutes ago lets them go.
     await env.DB.prepare('UPDATE organizations SET closing_at = ? WHERE id = ?').bind(new Date(Date.now() - 60_000).toISOString(), person.organizationId).run();
     const accept = () => invitee.json('POST', `/api/invitations/${invitation.body.data.token}/accept`);
     expect(await accept()).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('is closing') } } });
