@@ -42,6 +42,14 @@ describe('the Jobs page and its API in the dashboard', () => {
       const long = await person.json('POST', base, { operation, inputs: Array.from({ length: 300 }, (_, index) => ({ domain: `c${index}.com` })) });
       const cancelled = await person.json('POST', `${base}/${long.body.data.id}/cancel`);
       expect([cancelled.status, cancelled.body.data.status]).toEqual([200, 'cancelled']);
+      expect((await person.json('POST', `${base}/${long.body.data.id}/cancel`)).status).toBe(200);
+      // The activity has each submission, and the cancel once.
+      const activity = (await person.json('GET', `/api/organizations/${person.organizationId}/activity`)).body.data.events.filter((event: { action: string }) => event.action.startsWith('job.'));
+      expect(activity.map(({ action, target, detail }: { action: string; target: string; detail: string | null }) => [action, target, detail])).toEqual([
+        ['job.cancelled', long.body.data.id, null],
+        ['job.submitted', long.body.data.id, `${operation}, 300 items`],
+        ['job.submitted', id, `${operation}, 2 items`],
+      ]);
 
       const stranger = await signUp();
       expect((await stranger.json('GET', `/api/workspaces/${person.workspaceId}/jobs`)).status).toBe(404);

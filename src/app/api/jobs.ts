@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors';
 import { cancelJob } from '../../services/jobs/cancel';
 import { streamItems } from '../../services/jobs/download';
 import { Job } from '../../services/jobs/schemas';
-import { assertResultsKept, findWorkspaceJob, listJobs, viewOf } from '../../services/jobs/store';
+import { assertResultsKept, findWorkspaceJob, isEnded, listJobs, viewOf } from '../../services/jobs/store';
 import { JobSubmission, refuseUnconfigured, submitJob } from '../../services/jobs/submit';
 import { missingSettingsHere } from '../operation-settings';
 import type { DashboardEnv } from '../context';
@@ -90,6 +90,8 @@ export function registerJobs(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.cancel, async (c) => {
     const job = await jobOf(c, c.req.valid('param'));
+    // A job that had ended already is not cancelled again (nor recorded so).
+    if (isEnded(job.status)) c.set('unchanged', true);
     return c.json(success(viewOf(await cancelJob(c.env, job))), 200);
   });
 
