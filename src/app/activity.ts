@@ -20,6 +20,7 @@ interface Audited {
 }
 
 const named = (data: Record<string, unknown>) => data.name;
+const expiryDetail = (data: Record<string, unknown>) => (typeof data.expiresAt === 'string' ? `expires ${data.expiresAt.slice(0, 16).replace('T', ' ')} UTC` : 'never expires');
 const hostOf = (url: unknown) => {
   try {
     return typeof url === 'string' ? new URL(url).host : undefined;
@@ -33,9 +34,10 @@ export const AUDITED: Record<string, Audited> = {
   'POST /api/workspaces/:workspaceId/keys/:keyId/reveal': { action: 'key.revealed', target: 'keyId' },
   'POST /api/workspaces/:workspaceId/keys/:keyId/revoke': { action: 'key.revoked', target: 'keyId' },
   'PUT /api/workspaces/:workspaceId/keys/:keyId/limit': { action: 'key.limit_changed', target: 'keyId', detail: (data) => (data.monthlyLimitCents === null ? 'no limit' : `${String(data.monthlyLimitCents)} cents a month`) },
-  'PUT /api/workspaces/:workspaceId/keys/:keyId/expiry': { action: 'key.expiry_changed', target: 'keyId', detail: (data) => (typeof data.expiresAt === 'string' ? `expires ${data.expiresAt.slice(0, 16).replace('T', ' ')} UTC` : 'never expires') },
+  'PUT /api/workspaces/:workspaceId/keys/:keyId/expiry': { action: 'key.expiry_changed', target: 'keyId', detail: (data) => expiryDetail(data) },
   'PUT /api/organizations/:organizationId/two-factor-requirement': { action: 'organization.two_factor_requirement_changed', detail: (data) => (data.required ? 'required of every member' : 'not required') },
   'POST /api/workspaces/:workspaceId/mcp-tokens': { action: 'mcp_token.created', target: 'created', detail: named },
+  'PUT /api/workspaces/:workspaceId/mcp-tokens/:tokenId/expiry': { action: 'mcp_token.expiry_changed', target: 'tokenId', detail: (data) => expiryDetail(data) },
   'POST /api/workspaces/:workspaceId/mcp-tokens/:tokenId/revoke': { action: 'mcp_token.revoked', target: 'tokenId' },
   'POST /api/workspaces/:workspaceId/sandbox-keys': { action: 'sandbox_key.created', target: 'created', detail: named },
   'POST /api/workspaces/:workspaceId/sandbox-keys/:keyId/revoke': { action: 'sandbox_key.revoked', target: 'keyId' },

@@ -219,7 +219,7 @@ export function expiryIn(days: number): string {
 }
 
 /**
- * Gives an API key (scope workspace) a new expiry, `days` from now, or none (null): longer or shorter, while it is
+ * Gives an API key or an MCP token a new expiry, `days` from now, or none (null): longer or shorter, while it is
  * neither revoked nor expired (an expired key stays expired: make a new one). When it was set is kept, as the notice
  * of a short life is not sent (app/key-expiry-notice.ts). The day's notice is owed again for the new date. No cache
  * has to be told: a principal an isolate remembers is read again within ten minutes (PRINCIPAL_USABLE_MS), and a
@@ -231,13 +231,13 @@ export async function setKeyExpiry(db: D1Database, id: string, days: number | nu
   const changed = await db
     .prepare(
       `UPDATE api_keys SET expires_at = ?1, expiry_set_at = ?3, expiry_noticed_at = NULL
-        WHERE id = ?2 AND scope = 'workspace' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?3)`,
+        WHERE id = ?2 AND scope IN ('workspace', 'workspace_mcp') AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?3)`,
     )
     .bind(expiresAt, id, new Date(now).toISOString())
     .run();
   const key = await getKey(db, id);
   if (changed.meta.changes === 1) return key;
-  if (key.scope !== 'workspace') throw ApiError.conflict(`Key ${id} is of scope ${key.scope}: only API keys (scope workspace) are given an expiry.`);
+  if (key.scope !== 'workspace' && key.scope !== 'workspace_mcp') throw ApiError.conflict(`Key ${id} is of scope ${key.scope}: only API keys and MCP tokens are given an expiry.`);
   throw ApiError.conflict(
     key.revokedAt ? `Key ${id} was revoked at ${key.revokedAt}; make a new key.` : `Key ${id} expired at ${key.expiresAt}; an expired key stays expired: make a new key.`,
   );

@@ -109,7 +109,7 @@ describe("a key's expiry, changed after it was made", () => {
     expect(agentKey.body.error.details).toEqual([expect.objectContaining({ field: 'expiresInDays' })]);
     const sandbox = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/sandbox-keys`, { name: 'dry run' });
     const forever = await ops('PUT', `/keys/${sandbox.body.data.id}/expiry`, { expiresInDays: null });
-    expect(forever).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('only API keys (scope workspace)') } } });
+    expect(forever).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('only API keys and MCP tokens') } } });
   });
 
   it('is given to an MCP token on creation, and /mcp keeps it', async () => {
@@ -121,7 +121,13 @@ describe("a key's expiry, changed after it was made", () => {
     ]);
     const tools = () => listTools('/mcp', token.body.data.key);
     expect((await tools()).status).toBe(200);
-    clock.now = () => Date.parse(token.body.data.expiresAt) + 1;
+    // Given a week from today on the MCP page, then let lapse.
+    const week = await owner.json('PUT', `/api/workspaces/${owner.workspaceId}/mcp-tokens/${token.body.data.id}/expiry`, { expiresInDays: 7 });
+    expect(week.status).toBe(200);
+    expect(Date.parse(week.body.data.expiresAt) - Date.now()).toBeGreaterThan(7 * DAY - 60_000);
+    expect(await (await owner.request('GET', `/w/${owner.workspaceId}/mcp`)).text()).toContain('aria-label="Set expiry for agent"');
+    clock.now = () => Date.parse(week.body.data.expiresAt) + 1;
+    expect((await owner.json('PUT', `/api/workspaces/${owner.workspaceId}/mcp-tokens/${token.body.data.id}/expiry`, { expiresInDays: 30 })).status).toBe(409);
     const refused = await tools();
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain('This bearer token expired at');

@@ -85,6 +85,15 @@ const routes = {
     request: { params: workspaceIdParam, body: jsonBody(NewTokenBody) },
     responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new token, with its secret.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
+  setTokenExpiry: createRoute({
+    method: 'put',
+    path: '/api/workspaces/{workspaceId}/mcp-tokens/{tokenId}/expiry',
+    tags: ['MCP tokens'],
+    summary: "Give an MCP token a new expiry, a number of days from now (longer or shorter), or none (owners and admins, or whoever made it); an expired or revoked token stays so (409)",
+    operationId: 'setMcpTokenExpiry',
+    request: { params: tokenIdParam, body: jsonBody(KeyExpiryBody) },
+    responses: { 200: jsonContent(successEnvelope(Key), 'The token with its new expiry.'), ...errorResponses(400, 401, 403, 404, 409) },
+  }),
   revokeToken: createRoute({
     method: 'post',
     path: '/api/workspaces/{workspaceId}/mcp-tokens/{tokenId}/revoke',
@@ -192,6 +201,14 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
     const key = await keyOf(c.env.DB, workspace, keyId, 'workspace');
     requireOwnerOrManager(workspace, key, c.get('session').user.id, 'change the expiry of');
     return c.json(success({ ...(await setKeyExpiry(c.env.DB, key.id, c.req.valid('json').expiresInDays)), scope: 'workspace' as const }), 200);
+  });
+
+  app.openapi(routes.setTokenExpiry, async (c) => {
+    const { workspaceId, tokenId } = c.req.valid('param');
+    const workspace = await access(c, workspaceId);
+    const token = await keyOf(c.env.DB, workspace, tokenId, 'workspace_mcp');
+    requireOwnerOrManager(workspace, token, c.get('session').user.id, 'change the expiry of');
+    return c.json(success({ ...(await setKeyExpiry(c.env.DB, token.id, c.req.valid('json').expiresInDays)), scope: 'workspace_mcp' as const }), 200);
   });
 
   app.openapi(routes.listTokens, async (c) => {

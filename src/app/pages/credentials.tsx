@@ -3,7 +3,7 @@ import { clock } from '../../core/clock';
 import { type ApiKeyRecord, hasExpired } from '../../core/records';
 import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
-import { ConfirmButton, DateTime } from './layout';
+import { ApiForm, ConfirmButton, DateTime } from './layout';
 import { DataTable } from './table';
 
 export interface CredentialTableProps {
@@ -91,4 +91,61 @@ export const CredentialTable: FC<CredentialTableProps> = ({ noun, credentials, b
       );
     }}
   />
+);
+
+/**
+ * When each active key or MCP token expires, with a form to give it a new expiry for those who may (its maker, owners and
+ * admins): a number of days from today, or never.
+ */
+export const ExpiryCard: FC<{ noun: 'key' | 'token'; credentials: ApiKeyRecord[]; base: string; access: WorkspaceAccess; user: SessionUser; lede: string }> = ({
+  noun,
+  credentials,
+  base,
+  access,
+  user,
+  lede,
+}) => (
+  <section class="card" aria-labelledby="expiry-title">
+    <h2 id="expiry-title">Expiry</h2>
+    <p class="muted small">{lede}</p>
+    <DataTable
+      rows={credentials}
+      empty={`No active ${noun}.`}
+      rowAttributes={(credential) => ({ 'data-expiry-key-id': credential.id })}
+      columns={[
+        { label: 'Name', cell: (credential) => credential.name },
+        {
+          label: 'Expires',
+          cell: (credential) => {
+            const soon = daysLeftIfSoon(credential);
+            return (
+              <span class="nowrap" data-expires-at={credential.expiresAt ?? ''}>
+                {credential.expiresAt === null ? 'Never' : `${credential.expiresAt.slice(0, 16).replace('T', ' ')} UTC`}
+                {soon === null ? null : <> <span class="badge warn">in {soon === 1 ? 'a day' : `${soon} days`}</span></>}
+              </span>
+            );
+          },
+        },
+      ]}
+      actions={(credential) =>
+        credential.createdBy === user.id || canManage(access.role) ? (
+          <ApiForm class="row limit-form" api={`${base}/${credential.id}/expiry`} method="PUT" then="reload">
+            <span class="limit-inputs">
+              <select id={`expiry-${credential.id}`} name="expiresInDays" data-json aria-label={`New expiry for ${credential.name}`}>
+                {LENGTHS.map((days) => (
+                  <option value={String(days)} selected={days === 90}>
+                    In {lengthLabel(days)}
+                  </option>
+                ))}
+                <option value="null">Never</option>
+              </select>
+              <button type="submit" class="secondary small" aria-label={`Set expiry for ${credential.name}`}>
+                Set expiry
+              </button>
+            </span>
+          </ApiForm>
+        ) : null
+      }
+    />
+  </section>
 );

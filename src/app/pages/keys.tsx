@@ -3,7 +3,7 @@ import type { KeyWithSpend } from '../../services/key-spend';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
-import { CredentialTable, daysLeftIfSoon, ExpiresField, isExpired, lengthLabel, LENGTHS } from './credentials';
+import { CredentialTable, ExpiresField, ExpiryCard, isExpired } from './credentials';
 import { ApiForm, Field, formatCents, PageHead } from './layout';
 import { DataTable } from './table';
 import { listKeysWithSpend } from '../../services/key-spend';
@@ -81,7 +81,16 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
         />
       </section>
       {active.length > 0 ? <SpendLimits keys={active} base={base} access={access} user={user} /> : null}
-      {active.length > 0 ? <Expiry keys={active} base={base} access={access} user={user} /> : null}
+      {active.length > 0 ? (
+        <ExpiryCard
+          noun="key"
+          credentials={active}
+          base={base}
+          access={access}
+          user={user}
+          lede="A key that expires is refused with 401 from that instant; whoever made it is emailed a week before (a key made for a week or less, only here). A new expiry counts from today, and can be shorter or longer than the old one. An expired key stays expired: make a new one."
+        />
+      ) : null}
       <SandboxKeysSection keys={props.sandboxKeys} access={access} user={user} apiUrl={apiUrl} />
     </>
   );
@@ -165,58 +174,6 @@ const SpendLimits: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProp
               <span class="muted small">cents</span>
               <button type="submit" class="secondary small" aria-label={`Set limit for ${key.name}`}>
                 Set limit
-              </button>
-            </span>
-          </ApiForm>
-        ) : null
-      }
-    />
-  </section>
-);
-
-/**
- * When each active key expires, with a form to give it a new expiry for those who may (its maker, owners and admins):
- * a number of days from today, or never. The maker is emailed a week before a key made for longer expires.
- */
-const Expiry: FC<{ keys: KeyWithSpend[]; base: string; access: KeysPageProps['access']; user: KeysPageProps['user'] }> = ({ keys, base, access, user }) => (
-  <section class="card" aria-labelledby="expiry-title">
-    <h2 id="expiry-title">Expiry</h2>
-    <p class="muted small">
-      A key that expires is refused with 401 from that instant; whoever made it is emailed a week before (a key made for a week or less, only here). A new expiry counts from today, and can be shorter or longer than the old one. An expired key stays expired: make a new one.
-    </p>
-    <DataTable
-      rows={keys}
-      empty="No active key."
-      rowAttributes={(key) => ({ 'data-expiry-key-id': key.id })}
-      columns={[
-        { label: 'Name', cell: (key) => key.name },
-        {
-          label: 'Expires',
-          cell: (key) => {
-            const soon = daysLeftIfSoon(key);
-            return (
-              <span class="nowrap" data-expires-at={key.expiresAt ?? ''}>
-                {key.expiresAt === null ? 'Never' : `${key.expiresAt.slice(0, 16).replace('T', ' ')} UTC`}
-                {soon === null ? null : <> <span class="badge warn">in {soon === 1 ? 'a day' : `${soon} days`}</span></>}
-              </span>
-            );
-          },
-        },
-      ]}
-      actions={(key) =>
-        key.createdBy === user.id || canManage(access.role) ? (
-          <ApiForm class="row limit-form" api={`${base}/${key.id}/expiry`} method="PUT" then="reload">
-            <span class="limit-inputs">
-              <select id={`expiry-${key.id}`} name="expiresInDays" data-json aria-label={`New expiry for ${key.name}`}>
-                {LENGTHS.map((days) => (
-                  <option value={String(days)} selected={days === 90}>
-                    In {lengthLabel(days)}
-                  </option>
-                ))}
-                <option value="null">Never</option>
-              </select>
-              <button type="submit" class="secondary small" aria-label={`Set expiry for ${key.name}`}>
-                Set expiry
               </button>
             </span>
           </ApiForm>

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
 import type { ApiKeyRecord } from '../../core/records';
-import { CredentialTable, ExpiresField } from './credentials';
+import { CredentialTable, ExpiresField, ExpiryCard, isExpired } from './credentials';
 import { ApiForm, CodeBlock, Field, PageHead } from './layout';
 import { listKeys } from '../../services/accounts';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -14,6 +14,7 @@ export interface McpPageProps extends WorkspaceProps {
 export const McpPage: FC<McpPageProps> = (props) => {
   const { tokens, access, user, mcpUrl, catalogUrl } = props;
   const base = `/api/workspaces/${access.workspace.id}/mcp-tokens`;
+  const active = tokens.filter((token) => !token.revokedAt && !isExpired(token));
   // ${SLUICE_MCP_TOKEN} is expanded by the client from its environment, so the secret stays out of the file.
   const config = JSON.stringify({ mcpServers: { sluice: { type: 'http', url: mcpUrl, headers: { Authorization: 'Bearer ${SLUICE_MCP_TOKEN}' } } } }, null, 2);
   const claude = `claude mcp add --transport http sluice ${mcpUrl} --header "Authorization: Bearer \${SLUICE_MCP_TOKEN}"`;
@@ -69,6 +70,16 @@ export const McpPage: FC<McpPageProps> = (props) => {
           revokeWarning="Clients using it are refused from the very next request."
         />
       </section>
+      {active.length > 0 ? (
+        <ExpiryCard
+          noun="token"
+          credentials={active}
+          base={base}
+          access={access}
+          user={user}
+          lede="A token that expires is refused by the MCP endpoint from that instant. A new expiry counts from today, and can be shorter or longer than the old one. An expired token stays expired: make a new one."
+        />
+      ) : null}
     </>
   );
 };
