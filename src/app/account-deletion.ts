@@ -169,12 +169,13 @@ async function markClosing(db: D1Database, organizations: Belonging[], userId: s
 const CLOSED_NAME = 'Closed organization';
 
 /**
- * Closes an organization whose only member is leaving with their account. One batch marks it closed and revokes its
- * pending invitations, only while nobody else belongs to it (an invitation accepted a moment before keeps it open,
- * its invitations with it: 409); its name, often the person's, is replaced, and the inbox its free trial was started
- * from kept only as a digest. Its wallet takes no credit from then on (a top-up paid meanwhile is refunded). Its workspaces then go as a deleted workspace does, and its plan ends in D1 and the
- * wallet. A plan's checkout paid while it closed was either recorded before the mark, and is cancelled here, or finds
- * it closed and cancels itself (billing.ts). Safe to run again on an organization a deletion cut short closed already.
+ * Closes an organization whose only member is leaving with their account. Its wallet first takes no credit from then
+ * on (a top-up paid meanwhile is refunded); then one batch marks it closed and revokes its pending invitations, only
+ * while nobody else belongs to it (someone who joined a moment before keeps it open, its wallet and invitations with
+ * it: 409); its name, often the person's, is replaced, and the inbox its free trial was started from kept only as a
+ * digest. Its workspaces then go as a deleted workspace does, and its plan ends in D1 and the wallet. A plan's checkout
+ * paid while it closed was either recorded before the mark, and is cancelled here, or finds it closed and cancels
+ * itself (billing.ts). Safe to run again on an organization a deletion cut short closed already.
  */
 async function closeOrganization(env: Env, organization: Belonging, userId: string): Promise<void> {
   const now = nowIso();
