@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, ops } from '../support/api';
-import { Person, sessionCookie, setCookies, signInFresh, signUp } from '../support/dashboard';
+import { join, Person, sessionCookie, setCookies, signInFresh, signUp } from '../support/dashboard';
 import { FAKE_STRIPE } from '../fakes/stripe';
 
 const PASSWORD = 'a long enough passphrase';
@@ -40,6 +40,35 @@ async function ownerAndMember(): Promise<{ owner: Person; member: Person }> {
   const invitation = await owner.json('POST', `/api/organizations/${owner.organizationId}/invitations`, { email: member.account.user.email, role: 'member' });
   expect((await member.json('POST', `/api/invitations/${invitation.body.data.token}/accept`)).status).toBe(200);
   return { owner, member };
+}
+
+/**
+ * The tests' D1, where `joiner` becomes a member of `organizationId` just before the first batch after a statement
+ * beginning with `prefix` is prepared runs: an invitation accepted at that moment of a deletion.
+ */
+function joiningBefore(prefix: string, joiner: Person, organizationId: string): D1Database {
+  let armed = false;
+  return new Proxy(env.DB, {
+    get(target, property) {
+      if (property === 'prepare') {
+        return (query: string) => {
+          if (query.startsWith(prefix)) armed = true;
+          return target.prepare(query);
+        };
+      }
+      if (property === 'batch') {
+        return async (statements: D1PreparedStatement[]) => {
+          if (armed) {
+            armed = false;
+            await join(joiner, organizationId, 'member');
+          }
+          return target.batch(statements);
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 describe('deleting an account', () => {
@@ -149,23 +178,8 @@ describe('deleting an account', () => {
       env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, 'Second', ?)").bind(second, at),
       env.DB.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)").bind(second, person.account.user.id, at),
     ]);
-    let armed = true;
     // An invitation accepted a moment before the deletion marks the organization closing.
-    const joiningFirst = new Proxy(env.DB, {
-      get(target, property) {
-        if (property === 'batch') {
-          return async (statements: D1PreparedStatement[]) => {
-            if (armed) {
-              armed = false;
-              await target.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'member', ?)").bind(second, joiner.account.user.id, new Date().toISOString()).run();
-            }
-            return target.batch(statements);
-          };
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const joiningFirst = joiningBefore('UPDATE organizations SET closing_at = ?1', joiner, second);
     const refused = await deleteAccount(person, PASSWORD, { ...STRIPE, DB: joiningFirst });
     expect(refused.body.error.message).toContain('Someone joined Second');
     expect(refused).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('Nothing was deleted') } } });
@@ -189,29 +203,8 @@ describe('deleting an account', () => {
   it('keeps the organization and its wallet open when someone joins it during the close: 409, and credit is taken again', async () => {
     const person = await signUp();
     const joiner = await signUp();
-    let closing = false;
     // Someone accepts an invitation just before the close marks the organization closed.
-    const joiningMidway = new Proxy(env.DB, {
-      get(target, property) {
-        if (property === 'prepare') {
-          return (query: string) => {
-            if (query.startsWith('UPDATE organizations SET closed_at')) closing = true;
-            return target.prepare(query);
-          };
-        }
-        if (property === 'batch') {
-          return async (statements: D1PreparedStatement[]) => {
-            if (closing) {
-              closing = false;
-              await target.prepare("INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, 'member', ?)").bind(person.organizationId, joiner.account.user.id, new Date().toISOString()).run();
-            }
-            return target.batch(statements);
-          };
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const joiningMidway = joiningBefore('UPDATE organizations SET closed_at', joiner, person.organizationId);
     const refused = await deleteAccount(person, PASSWORD, { ...STRIPE, DB: joiningMidway });
     expect(refused).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('joined') } } });
     const credited = await ops('POST', `/organizations/${person.organizationId}/wallet/credit`, { purchasedCents: 300 });

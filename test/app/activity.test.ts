@@ -6,11 +6,7 @@ import { ops } from '../support/api';
 import { FAKE_RECEIVER } from '../fakes/webhook-receiver';
 import { authorize, pkce, registerClient } from '../mcp-oauth/support';
 import { describeAction } from '../../src/app/pages/activity';
-import { type Person, signUp } from '../support/dashboard';
-
-async function join(person: Person, organizationId: string, role: 'admin' | 'member') {
-  await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)').bind(organizationId, person.account.user.id, role, new Date().toISOString()).run();
-}
+import { type Person, join, signUp } from '../support/dashboard';
 
 const activity = (person: Person, query = '') => person.json('GET', `/api/organizations/${person.organizationId}/activity${query}`);
 

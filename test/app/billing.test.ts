@@ -6,6 +6,7 @@ import { PLAN_TABLE } from '../../src/core/plans';
 import { FAKE_STRIPE } from '../fakes/stripe';
 import { companyByDomain, ops, wallet } from '../support/api';
 import { dashboard, type Person, signUp } from '../support/dashboard';
+import { interceptedDb } from '../support/intercepted-db';
 
 const STRIPE = { STRIPE_SECRET_KEY: FAKE_STRIPE.secretKey, STRIPE_WEBHOOK_SECRET: FAKE_STRIPE.webhookSecret, STRIPE_BASE_URL: FAKE_STRIPE.baseUrl };
 const stripe = new Stripe('sk_test_unused', { httpClient: Stripe.createFetchHttpClient() });
@@ -253,27 +254,16 @@ describe('billing through Stripe', () => {
     const owner = await signUp();
     const close = () => owner.json('DELETE', '/api/me', { currentPassword: 'a long enough passphrase' }, { bindings: STRIPE });
     // The webhook reads the organization open; the account's deletion then runs to its end before the credit is given.
-    const closingAfterTheCheck = new Proxy(env.DB, {
-      get(target, property) {
-        if (property !== 'prepare') {
-          const value = Reflect.get(target, property);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return (query: string) => {
-          const statement = target.prepare(query);
-          if (!query.startsWith('SELECT closed_at')) return statement;
-          return {
-            bind: (...values: unknown[]) => ({
-              first: async () => {
-                const open = await statement.bind(...values).first();
-                expect((await close()).status).toBe(200);
-                return open;
-              },
-            }),
-          };
-        };
-      },
-    });
+    const closingAfterTheCheck = interceptedDb(
+      (query) => query.startsWith('SELECT closed_at'),
+      (bound) => ({
+        first: async () => {
+          const open = await bound.first();
+          expect((await close()).status).toBe(200);
+          return open;
+        },
+      }),
+    );
     const paymentIntent = `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
     const event = {
       id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,

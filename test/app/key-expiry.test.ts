@@ -4,7 +4,7 @@ import { clock } from '../../src/core/clock';
 import type { Env } from '../../src/core/config';
 import { noticeExpiringKeys } from '../../src/app/key-expiry-notice';
 import { call, eventually, json, ops } from '../support/api';
-import { type Person, signUp } from '../support/dashboard';
+import { type Person, join, signUp } from '../support/dashboard';
 import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
 import { listTools } from '../mcp-oauth/support';
 
@@ -13,10 +13,6 @@ const realNow = clock.now;
 afterEach(() => {
   clock.now = realNow;
 });
-
-async function join(person: Person, organizationId: string, role: 'owner' | 'admin' | 'member') {
-  await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)').bind(organizationId, person.account.user.id, role, new Date().toISOString()).run();
-}
 
 async function makeKey(person: Person, workspaceId: string, body: Record<string, unknown>) {
   const made = await person.json('POST', `/api/workspaces/${workspaceId}/keys`, body);

@@ -1,16 +1,9 @@
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { companyByDomain, credit, ops } from '../support/api';
-import { dashboard, type Person, signUp } from '../support/dashboard';
+import { dashboard, type Person, join, signUp } from '../support/dashboard';
 
 // Issue 32 item 4: a member lifted the monthly limit an owner had set on the member's key, because the
 // check was "made by me". A key's limit is a ceiling its owners and admins set; its maker may only tighten it.
-
-async function join(person: Person, organizationId: string, role: 'admin' | 'member') {
-  await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)')
-    .bind(organizationId, person.account.user.id, role, new Date().toISOString())
-    .run();
-}
 
 /** An owner with a funded organization, an admin and a member, and a key the member made. */
 async function organization() {

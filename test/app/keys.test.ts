@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, companyByDomain, eventually, ops } from '../support/api';
-import { type Person, signUp } from '../support/dashboard';
+import { join, signUp } from '../support/dashboard';
 import { walletOf } from '../../src/services/wallet';
 import { MAX_ACTIVE_KEYS_PER_WORKSPACE } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
@@ -13,12 +13,6 @@ function credits(key: string) {
 }
 
 /** Another person joins an organization with a role (invitations come later; the row is what they make). */
-async function join(person: Person, organizationId: string, role: 'admin' | 'member') {
-  await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)')
-    .bind(organizationId, person.account.user.id, role, new Date().toISOString())
-    .run();
-}
-
 describe('API keys in the dashboard', () => {
   it('creates a key whose secret is answered once, lists it without the secret, and the key works on REST', async () => {
     const person = await signUp();

@@ -1,15 +1,11 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, eventually, json } from '../support/api';
-import { dashboard, signUp } from '../support/dashboard';
+import { dashboard, join, signUp } from '../support/dashboard';
 
 const KEY = /^sluice_live_[0-9a-f]{32}$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SANDBOX_CALL = '/runtime/data/linkedin/get-company-by-domain?domain=acme.example';
-
-async function join(organizationId: string, userId: string, role: 'admin' | 'member') {
-  await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)').bind(organizationId, userId, role, new Date().toISOString()).run();
-}
 
 describe('sandbox keys in the dashboard', () => {
   it('mints a key shown once, valid 7 days, listed apart from live keys, answered with examples on /runtime and refused on /v1', async () => {
@@ -62,7 +58,7 @@ describe('sandbox keys in the dashboard', () => {
   it("lets members mint; a member cannot revoke another's sandbox key; another workspace's key is 404", async () => {
     const owner = await signUp();
     const member = await signUp();
-    await join(owner.organizationId, member.account.user.id, 'member');
+    await join(member, owner.organizationId, 'member');
     const minted = await member.json('POST', `/api/workspaces/${owner.workspaceId}/sandbox-keys`, { name: 'member builder' });
     expect(minted.status).toBe(201);
     const owners = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/sandbox-keys`, { name: 'owner builder' });

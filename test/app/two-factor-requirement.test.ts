@@ -2,15 +2,11 @@ import { env } from 'cloudflare:workers';
 import { Secret, TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
-import { Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
+import { join, Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
 import { connect, form, listTools } from '../mcp-oauth/support';
 import { bearer, call, ops } from '../support/api';
 
 const PASSWORD = 'a long enough passphrase';
-
-async function join(person: Person, organizationId: string, role: 'owner' | 'admin' | 'member') {
-  await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)').bind(organizationId, person.account.user.id, role, new Date().toISOString()).run();
-}
 
 /** Turns two-factor sign-in on for `person`, as the Settings card does: the password, then a first code from the app. */
 async function turnOnTwoFactor(person: Person): Promise<void> {

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { signUp } from '../support/dashboard';
+import { join, signUp } from '../support/dashboard';
 
 const HUNTER_KEY = (env as unknown as Record<string, string>).HUNTER_API_KEY!;
 
@@ -39,7 +39,7 @@ describe('the Vendor accounts page', () => {
   it("lets only owners and admins add; another organization's workspace is 404", async () => {
     const owner = await signUp();
     const member = await signUp();
-    await env.DB.prepare('INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)').bind(owner.organizationId, member.account.user.id, 'member', new Date().toISOString()).run();
+    await join(member, owner.organizationId, 'member');
     const base = `/api/workspaces/${owner.workspaceId}/vendor-connections`;
     expect((await member.json('POST', base, { vendor: 'hunter', secret: HUNTER_KEY })).status).toBe(403);
     const stranger = await signUp();

@@ -6,7 +6,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessibilityProblems, launchChromium, layoutProblems, openConfirmationLink, screenshot, watchedPage, type WatchedPage } from './support/browser';
+import { accessibilityProblems, launchChromium, layoutProblems, openConfirmationLink, screenshot, signUpInBrowser, watchedPage, type WatchedPage } from './support/browser';
 import { strictLintProblems } from './support/openapi-lint';
 import { ROOT, tempDir } from './support/processes';
 import { type SharedStack, sharedStack } from './support/shared-stack';
@@ -464,13 +464,7 @@ describe('workspaces and passwords in Settings, and a forgotten password, in chr
     const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
     const { page, problems } = await watchedPage(own);
     const email = `margaret-${Date.now()}@example.com`;
-    await page.goto('/signup');
-    await page.getByLabel('Your name').fill('Margaret Hamilton');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill('a long enough passphrase');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
-    const first = new URL(page.url()).pathname.replace(/\/keys$/, '');
+    const first = (await signUpInBrowser(page, 'Margaret Hamilton', email)).replace(/\/keys$/, '');
     await (await openConfirmationLink(own, appUrl, email)).close();
     await page.reload();
     await page.getByRole('button', { name: 'Start free trial' }).click();
@@ -538,13 +532,7 @@ describe('two-factor sign-in in chromium', () => {
     const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
     const { page, problems } = await watchedPage(own);
     const email = `grace-${Date.now()}@example.com`;
-    await page.goto('/signup');
-    await page.getByLabel('Your name').fill('Grace Hopper');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill('a long enough passphrase');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
-    const keysPath = new URL(page.url()).pathname;
+    const keysPath = await signUpInBrowser(page, 'Grace Hopper', email);
     // Set up only once the address is confirmed: before, the card says so.
     await page.goto(keysPath.replace(/keys$/, 'settings'));
     expect(await page.getByText('Confirm your email address first').isVisible()).toBe(true);
@@ -627,12 +615,7 @@ describe('two-factor sign-in in chromium', () => {
     );
     const second = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
     const { page: member } = await watchedPage(second);
-    await member.goto('/signup');
-    await member.getByLabel('Your name').fill('Ada Lovelace');
-    await member.getByLabel('Email').fill(memberEmail);
-    await member.getByLabel('Password').fill('a long enough passphrase');
-    await member.getByRole('button', { name: 'Create account' }).click();
-    await member.waitForURL(/\/keys$/);
+    await signUpInBrowser(member, 'Ada Lovelace', memberEmail);
     await member.goto(`/invitations/${token}`);
     await member.getByRole('button', { name: /^Accept/ }).click();
     await member.waitForURL(/\/keys$/);
@@ -652,13 +635,8 @@ describe("a key's monthly spend limit in chromium", () => {
   it('makes a key with a limit through the form, shows its spend this month, and raises the limit in the page', async () => {
     const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
     const { page, problems } = await watchedPage(own);
-    await page.goto('/signup');
-    await page.getByLabel('Your name').fill('Ada Lovelace');
     const ada = `ada-${Date.now()}@example.com`;
-    await page.getByLabel('Email').fill(ada);
-    await page.getByLabel('Password').fill('a long enough passphrase');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+    await signUpInBrowser(page, 'Ada Lovelace', ada);
     await (await openConfirmationLink(own, appUrl, ada)).close();
     await page.reload();
     await page.getByRole('button', { name: 'Start free trial' }).click();

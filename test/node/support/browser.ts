@@ -134,3 +134,17 @@ export async function openConfirmationLink(context: BrowserContext, appUrl: stri
   await inbox.goto(link);
   return inbox;
 }
+
+/**
+ * Signs up through the dashboard's form, as a new person would, and waits for the API keys page sign-up leads to;
+ * answers its path (`/w/<workspace>/keys`).
+ */
+export async function signUpInBrowser(page: Page, name: string, email: string, password = 'a long enough passphrase'): Promise<string> {
+  await page.goto('/signup');
+  await page.getByLabel('Your name').fill(name);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.waitForURL(/\/w\/ws_[0-9a-f]{24}\/keys$/);
+  return new URL(page.url()).pathname;
+}
