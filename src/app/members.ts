@@ -3,6 +3,7 @@ import { lacksRequiredSecondFactorSql, type Organization, planInForceSql, second
 import { ApiError } from '../core/errors';
 import type { Env } from '../core/config';
 import { revokeKey } from '../services/accounts';
+import { isTwoFactorEnabled } from './two-factor';
 
 export const ROLES = ['owner', 'admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
@@ -103,7 +104,7 @@ export async function setTwoFactorRequirement(
   required: boolean,
 ): Promise<{ required: boolean; membersWithout: number; changed: boolean }> {
   if (access.role !== 'owner') throw ApiError.forbidden(`Only owners can change what ${access.organization.name} requires of its members; your role is ${access.role}.`);
-  if (required && !(await db.prepare(`SELECT ${secondFactorOnSql('?')} AS yes`).bind(userId).first<{ yes: number }>())?.yes) {
+  if (required && !(await isTwoFactorEnabled(db, userId))) {
     throw ApiError.conflict('Turn on two-factor sign-in for your own account first (Settings, Two-factor sign-in): requiring it would shut you out too.');
   }
   const written = await db

@@ -35,6 +35,22 @@ export interface DeviceAccount {
   passwordChangedAt: string | null;
 }
 
+/** `payload` signed under the key for `info` derived from the newest KEY_ENCRYPTION_KEY, as hex. */
+async function signed(c: Context<DashboardEnv>, info: string, payload: Uint8Array): Promise<string> {
+  const key = await derivedHmacKey(encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)[0] ?? '', info);
+  return toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, payload)));
+}
+
+/** Whether the hex `signature` signs `payload` under the key for `info` of any KEY_ENCRYPTION_KEY of a rotation. */
+async function signedUnderAnyKey(c: Context<DashboardEnv>, info: string, signature: string, payload: Uint8Array): Promise<boolean> {
+  const mac = Uint8Array.from(signature.match(/../g) ?? [], (pair) => parseInt(pair, 16));
+  for (const secret of encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)) {
+    // HMAC verification in WebCrypto compares in constant time.
+    if (await crypto.subtle.verify('HMAC', await derivedHmacKey(secret, info), mac, payload)) return true;
+  }
+  return false;
+}
+
 const encode = (id: string, account: DeviceAccount) => new TextEncoder().encode(`${id}\n${account.id}\n${account.email}\n${account.passwordChangedAt ?? ''}`);
 
 /** This browser's device id when its cookie was signed for `account` as it is now (under any key of a rotation), else null. */
@@ -42,12 +58,7 @@ export async function knownDevice(c: Context<DashboardEnv>, account: DeviceAccou
   const match = /^([0-9a-f]{32})\.([0-9a-f]{64})$/.exec(getCookie(c, cookieName(c)) ?? '');
   if (!match) return null;
   const [, id, signature] = match as unknown as [string, string, string];
-  const mac = Uint8Array.from(signature.match(/../g)!, (pair) => parseInt(pair, 16));
-  for (const secret of encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)) {
-    // HMAC verification in WebCrypto compares in constant time.
-    if (await crypto.subtle.verify('HMAC', await derivedHmacKey(secret, DEVICE_INFO), mac, encode(id, account))) return id;
-  }
-  return null;
+  return (await signedUnderAnyKey(c, DEVICE_INFO, signature, encode(id, account))) ? id : null;
 }
 
 /**
@@ -70,24 +81,18 @@ const trustedPayload = (until: string, account: DeviceAccount, setupId: string) 
 export async function rememberedForSecondFactor(c: Context<DashboardEnv>, account: DeviceAccount, setupId: string): Promise<boolean> {
   const match = /^(\d{1,15})\.([0-9a-f]{64})$/.exec(getCookie(c, trustedCookieName(c)) ?? '');
   if (!match || Number(match[1]) <= clock.now()) return false;
-  const mac = Uint8Array.from(match[2]!.match(/../g)!, (pair) => parseInt(pair, 16));
-  for (const secret of encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)) {
-    if (await crypto.subtle.verify('HMAC', await derivedHmacKey(secret, TRUSTED_INFO), mac, trustedPayload(match[1]!, account, setupId))) return true;
-  }
-  return false;
+  return signedUnderAnyKey(c, TRUSTED_INFO, match[2]!, trustedPayload(match[1]!, account, setupId));
 }
 
 /** Remembers this browser for `account`'s second factor, for 30 days. */
 export async function rememberForSecondFactor(c: Context<DashboardEnv>, account: DeviceAccount, setupId: string): Promise<void> {
   const until = String(clock.now() + REMEMBERED_BROWSER_DAYS * 86_400_000);
-  const key = await derivedHmacKey(encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)[0] ?? '', TRUSTED_INFO);
-  const signature = toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, trustedPayload(until, account, setupId))));
+  const signature = await signed(c, TRUSTED_INFO, trustedPayload(until, account, setupId));
   setCookie(c, trustedCookieName(c), `${until}.${signature}`, { httpOnly: true, secure: isSecure(c), sameSite: 'Strict', path: '/', maxAge: REMEMBERED_BROWSER_DAYS * 86_400 });
 }
 
 /** Marks this browser as one `account` signed in from: its id kept when it had one, the cookie signed anew. */
 export async function rememberDevice(c: Context<DashboardEnv>, account: DeviceAccount, id: string = randomHex(16)): Promise<void> {
-  const key = await derivedHmacKey(encryptionSecrets(c.env.KEY_ENCRYPTION_KEY)[0] ?? '', DEVICE_INFO);
-  const signature = toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, encode(id, account))));
+  const signature = await signed(c, DEVICE_INFO, encode(id, account));
   setCookie(c, cookieName(c), `${id}.${signature}`, { httpOnly: true, secure: isSecure(c), sameSite: 'Strict', path: '/', maxAge: DEVICE_COOKIE_MAX_AGE_S });
 }
