@@ -1,6 +1,7 @@
 import type { FC } from 'hono/jsx';
 import { clock } from '../../core/clock';
 import { type ApiKeyRecord, hasExpired } from '../../core/records';
+import { NOTICE_DAYS } from '../key-expiry-notice';
 import type { SessionUser } from '../context';
 import { canManage, type WorkspaceAccess } from '../members';
 import { ApiForm, ConfirmButton, DateTime } from './layout';
@@ -37,20 +38,17 @@ export const ExpiresField: FC = () => (
   </div>
 );
 
-/** A key made to expire whose day has come: listed, revocable, not revealed again. */
-export const isExpired = (credential: Pick<ApiKeyRecord, 'expiresAt'>) => hasExpired(credential);
-
 /** Whole days (rounded up) until a key made to expire does, when that is within the week its notice is sent in; else null. */
 export function daysLeftIfSoon(credential: Pick<ApiKeyRecord, 'expiresAt'>): number | null {
   if (credential.expiresAt === null) return null;
   const left = Math.ceil((Date.parse(credential.expiresAt) - clock.now()) / 86_400_000);
-  return left > 0 && left <= 7 ? left : null;
+  return left > 0 && left <= NOTICE_DAYS ? left : null;
 }
 
 /** Revoked, expired, or active (until when, for a key made to expire; marked in its last week). */
 const Status: FC<{ credential: ApiKeyRecord }> = ({ credential }) => {
   if (credential.revokedAt) return <span class="badge off">Revoked</span>;
-  if (isExpired(credential)) return <span class="badge off">Expired</span>;
+  if (hasExpired(credential)) return <span class="badge off">Expired</span>;
   const soon = daysLeftIfSoon(credential);
   return (
     <>
@@ -77,7 +75,7 @@ export const CredentialTable: FC<CredentialTableProps> = ({ noun, credentials, b
       const mayManage = !credential.revokedAt && (credential.createdBy === user.id || canManage(access.role));
       return (
         <>
-          {mayManage && revealable && !isExpired(credential) ? (
+          {mayManage && revealable && !hasExpired(credential) ? (
             <button type="button" class="secondary small" data-api={`${base}/${credential.id}/reveal`} data-then="reveal-inline" aria-label={`Reveal ${noun} ${credential.name}`}>
               Reveal
             </button>

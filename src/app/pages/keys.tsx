@@ -1,9 +1,10 @@
 import type { FC } from 'hono/jsx';
+import { hasExpired } from '../../core/records';
 import type { KeyWithSpend } from '../../services/key-spend';
 import { PLAN_TABLE } from '../../core/plans';
 import { canManage } from '../members';
 import { TRIAL } from '../trial';
-import { CredentialTable, ExpiresField, ExpiryCard, isExpired } from './credentials';
+import { CredentialTable, ExpiresField, ExpiryCard } from './credentials';
 import { ApiForm, Field, formatCents, PageHead } from './layout';
 import { DataTable } from './table';
 import { listKeysWithSpend } from '../../services/key-spend';
@@ -40,7 +41,7 @@ export async function workspaceHasCalled(db: D1Database, workspaceId: string): P
 export const KeysPage: FC<KeysPageProps> = (props) => {
   const { keys, access, user, apiUrl, trial, called } = props;
   const base = `/api/workspaces/${access.workspace.id}/keys`;
-  const active = keys.filter((key) => !key.revokedAt && !isExpired(key));
+  const active = keys.filter((key) => !key.revokedAt && !hasExpired(key));
   return (
     <>
       <PageHead title="API keys" lede={<>Keys authenticate REST calls for the workspace <strong>{access.workspace.name}</strong>. Spend is billed to {access.organization.name}.</>} />

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
-import type { ApiKeyRecord } from '../../core/records';
-import { CredentialTable, ExpiresField, ExpiryCard, isExpired } from './credentials';
+import { type ApiKeyRecord, hasExpired } from '../../core/records';
+import { CredentialTable, ExpiresField, ExpiryCard } from './credentials';
 import { ApiForm, CodeBlock, Field, PageHead } from './layout';
 import { listKeys } from '../../services/accounts';
 import { type WorkspaceProps, workspacePage } from './page';
@@ -14,7 +14,7 @@ export interface McpPageProps extends WorkspaceProps {
 export const McpPage: FC<McpPageProps> = (props) => {
   const { tokens, access, user, mcpUrl, catalogUrl } = props;
   const base = `/api/workspaces/${access.workspace.id}/mcp-tokens`;
-  const active = tokens.filter((token) => !token.revokedAt && !isExpired(token));
+  const active = tokens.filter((token) => !token.revokedAt && !hasExpired(token));
   // ${SLUICE_MCP_TOKEN} is expanded by the client from its environment, so the secret stays out of the file.
   const config = JSON.stringify({ mcpServers: { sluice: { type: 'http', url: mcpUrl, headers: { Authorization: 'Bearer ${SLUICE_MCP_TOKEN}' } } } }, null, 2);
   const claude = `claude mcp add --transport http sluice ${mcpUrl} --header "Authorization: Bearer \${SLUICE_MCP_TOKEN}"`;
