@@ -137,14 +137,23 @@ export interface MembershipSummary {
   name: string;
   plan: Organization['plan'];
   role: Role;
+  /** The organization requires a second factor this person has not turned on: its workspaces refuse them (403) until they do. */
+  twoFactorRequired: boolean;
   workspaces: Workspace[];
 }
 
-/** Every organization this user belongs to, with its workspaces: what the switcher and /api/me show. */
+/**
+ * Every organization this user belongs to, with its workspaces: what the switcher, /api/me and the consent page show.
+ * One that shuts them out until they turn on two-factor sign-in is still listed (they are a member, and its Settings
+ * page is where they turn it on), marked `twoFactorRequired`.
+ */
 export async function membershipsOf(db: D1Database, userId: string): Promise<MembershipSummary[]> {
   const [organizations, workspaces] = await db.batch<Record<string, unknown>>([
     db
-      .prepare(`SELECT o.id, o.name, ${planInForceSql('o')} AS plan, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? ORDER BY m.created_at, o.id`)
+      .prepare(
+        `SELECT o.id, o.name, ${planInForceSql('o')} AS plan, m.role, ${LACKS_TWO_FACTOR}
+           FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? ORDER BY m.created_at, o.id`,
+      )
       .bind(nowIso(), userId),
     db
       .prepare(
@@ -155,8 +164,9 @@ export async function membershipsOf(db: D1Database, userId: string): Promise<Mem
       .bind(userId),
   ]);
   const all = workspaces!.results as unknown as Workspace[];
-  return (organizations!.results as unknown as Omit<MembershipSummary, 'workspaces'>[]).map((organization) => ({
+  return (organizations!.results as unknown as (Omit<MembershipSummary, 'workspaces' | 'twoFactorRequired'> & { lacksTwoFactor: number })[]).map(({ lacksTwoFactor, ...organization }) => ({
     ...organization,
+    twoFactorRequired: lacksTwoFactor === 1,
     workspaces: all.filter((workspace) => workspace.organizationId === organization.id),
   }));
 }

@@ -3,7 +3,7 @@ import { Secret, TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { join, Person, sessionCookie, signInFresh, signUp } from '../support/dashboard';
-import { connect, form, listTools } from '../mcp-oauth/support';
+import { authorizeRequest, connect, form, listTools, pkce, registerClient } from '../mcp-oauth/support';
 import { bearer, call, ops } from '../support/api';
 
 const PASSWORD = 'a long enough passphrase';
@@ -180,7 +180,24 @@ describe('an organization that requires two-factor sign-in', () => {
     // Listed first, the organization that shuts them out is not where the dashboard's root sends them.
     await env.DB.prepare("UPDATE memberships SET created_at = '2999-01-01T00:00:00.000Z' WHERE organization_id = ? AND user_id = ?").bind(member.organizationId, member.account.user.id).run();
     expect((await member.request('GET', '/')).headers.get('location')).toBe(`/w/${member.workspaceId}/keys`);
+    // Still listed, and marked: in /api/me, the switcher, and the consent page, which offers only the workspaces it may use.
+    const me = await member.json('GET', '/api/me');
+    expect(me.body.data.organizations.map((one: { id: string; twoFactorRequired: boolean }) => [one.id, one.twoFactorRequired])).toEqual([
+      [owner.organizationId, true],
+      [member.organizationId, false],
+    ]);
+    expect(await (await member.request('GET', `/w/${member.workspaceId}/keys`)).text()).toContain('(two-factor sign-in required)');
+    const consentPage = async () => {
+      const authorized = await authorizeRequest({ client_id: await registerClient(), code_challenge: (await pkce()).challenge });
+      return (await member.request('GET', new URL(authorized.headers.get('location')!).pathname + new URL(authorized.headers.get('location')!).search)).text();
+    };
+    const offered = (html: string) => [...html.matchAll(/<option value="([^"]+)"/g)].map((match) => match[1]);
+    const shutOutConsent = await consentPage();
+    expect(shutOutConsent).toContain('requires two-factor sign-in</strong> of its members, and yours is off');
+    expect(shutOutConsent).toContain(`name="workspaceId" value="${member.workspaceId}"`);
+    expect(shutOutConsent).not.toContain(`value="${owner.workspaceId}"`);
     await turnOnTwoFactor(member);
+    expect(offered(await consentPage())).toEqual([owner.workspaceId, member.workspaceId]);
     expect((await member.request('GET', '/')).headers.get('location')).toBe(`/w/${owner.workspaceId}/keys`);
     const listed = await member.json('GET', `/api/organizations/${owner.organizationId}/members`);
     expect(listed.body.data.members.every((one: Record<string, unknown>) => !('twoFactor' in one))).toBe(true);

@@ -44,6 +44,9 @@ export const Membership = z
     name: z.string(),
     plan: z.enum(PLANS).nullable(),
     role: z.enum(ROLES),
+    twoFactorRequired: z.boolean().openapi({
+      description: 'true: the organization requires two-factor sign-in and this person has not turned it on, so its workspaces answer 403 until they do (POST /api/me/two-factor/setup, then /confirm).',
+    }),
     workspaces: z.array(Workspace),
   })
   .openapi('Membership');

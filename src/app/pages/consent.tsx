@@ -71,11 +71,29 @@ const NoPlanNotice: FC<{ organization: Unplanned; named: boolean; user: SessionU
   );
 };
 
-const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspaces: WorkspaceChoice[]; unplanned: Unplanned[]; user: SessionUser }> = ({
+/** An organization left off the choice because it requires two-factor sign-in of its members and this person lacks it. */
+type ShutOut = MembershipSummary & { workspaceId: string | undefined };
+
+const TwoFactorNotice: FC<{ organization: ShutOut }> = ({ organization }) => (
+  <div class="notice warn small" role="status">
+    <strong>{organization.name} requires two-factor sign-in</strong> of its members, and yours is off, so its workspaces are not offered here. Turn it on in{' '}
+    {organization.workspaceId ? (
+      <a href={`/w/${organization.workspaceId}/settings`} target="_blank" rel="noopener">
+        Settings
+      </a>
+    ) : (
+      'Settings'
+    )}{' '}
+    (in a new tab), then reload this page.
+  </div>
+);
+
+const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspaces: WorkspaceChoice[]; unplanned: Unplanned[]; shutOut: ShutOut[]; user: SessionUser }> = ({
   pending,
   handle,
   workspaces,
   unplanned,
+  shutOut,
   user,
 }) => {
   const { client } = pending;
@@ -109,7 +127,10 @@ const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspace
         {pending.redirectIsLocal ? (
           <p class="notice warn small">This sends access to a program on your computer. Continue only if you just started connecting from it.</p>
         ) : null}
-        {workspaces.length === 0 ? (
+        {shutOut.map((organization) => (
+          <TwoFactorNotice organization={organization} />
+        ))}
+        {workspaces.length === 0 && shutOut.length === 0 ? (
           <p class="notice warn">You are not a member of the workspace this MCP server belongs to, so you cannot connect it.</p>
         ) : null}
         {unplanned.map((organization) => (
@@ -161,7 +182,12 @@ export const consentPage = sitePage({
     if (!session) return c.redirect(`/signin?next=${encodeURIComponent(`${CONSENT_PATH}?request=${handle}`)}`, 303);
     const pending = await describeAuthorization(c.env, handle);
     if (!pending) return expired(c);
-    const organizations = await membershipsOf(c.env.DB, session.user.id);
+    const memberships = await membershipsOf(c.env.DB, session.user.id);
+    const offered = (organization: MembershipSummary) => pending.serverWorkspaceId === null || organization.workspaces.some((workspace) => workspace.id === pending.serverWorkspaceId);
+    // An organization that shuts this person out until they turn on two-factor sign-in is not on offer: its
+    // workspaces would refuse the consent (403), and then every call of the client. The page says why instead.
+    const shutOut = memberships.filter((organization) => organization.twoFactorRequired && offered(organization)).map((organization) => ({ ...organization, workspaceId: organization.workspaces[0]?.id }));
+    const organizations = memberships.filter((organization) => !organization.twoFactorRequired);
     const workspaces = organizations.flatMap((organization) =>
       organization.workspaces.map((workspace) => ({ ...workspace, organizationName: organization.name, hasPlan: organization.plan !== null })),
     );
@@ -175,7 +201,7 @@ export const consentPage = sitePage({
           trialAvailable: (await trialState(c.env.DB, organization.id)).available,
         })),
     );
-    return { pending, handle, workspaces: allowed, unplanned, user: session.user };
+    return { pending, handle, workspaces: allowed, unplanned, shutOut, user: session.user };
   },
   view: ConsentPage,
 });

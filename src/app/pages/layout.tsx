@@ -86,7 +86,7 @@ export const Shell: FC<ShellProps> = ({ title, tab, tabs, user, memberships, acc
           <label for="workspace-switcher">Workspace</label>
           <select id="workspace-switcher" data-navigate>
             {memberships.map((organization) => (
-              <optgroup label={organization.name}>
+              <optgroup label={organization.twoFactorRequired ? `${organization.name} (two-factor sign-in required)` : organization.name}>
                 {organization.workspaces.map((workspace) => (
                   <option value={`/w/${workspace.id}/${tab}`} selected={workspace.id === access.workspace.id}>
                     {workspace.name}

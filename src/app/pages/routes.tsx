@@ -4,8 +4,7 @@ import { publicUrls } from '../../core/config';
 import { ASSETS } from '../assets';
 import { readSession } from '../auth/sessions';
 import type { DashboardEnv } from '../context';
-import { membershipsOf, organizationsRequiringTwoFactor, workspaceMembership } from '../members';
-import { isTwoFactorEnabled } from '../two-factor';
+import { membershipsOf, workspaceMembership } from '../members';
 import { PAGES } from '.';
 import { PageHead, Shell } from './layout';
 import { notFound, NotFoundPage } from './not-found';
@@ -22,14 +21,11 @@ export function registerPages(app: Hono<DashboardEnv>) {
   app.get('/', async (c) => {
     const session = await readSession(c);
     if (!session) return c.redirect('/signin', 303);
-    const [memberships, requiring, hasSecondFactor] = await Promise.all([
-      membershipsOf(c.env.DB, session.user.id),
-      organizationsRequiringTwoFactor(c.env.DB, session.user.id),
-      isTwoFactorEnabled(c.env.DB, session.user.id),
-    ]);
+    const memberships = await membershipsOf(c.env.DB, session.user.id);
     // An organization that requires a second factor this person lacks comes last: it would show them only Settings.
-    const shutOut = (organization: (typeof memberships)[number]) => !hasSecondFactor && requiring.some((one) => one.id === organization.id);
-    const first = [...memberships.filter((organization) => !shutOut(organization)), ...memberships.filter(shutOut)].flatMap((organization) => organization.workspaces)[0];
+    const first = [...memberships.filter((organization) => !organization.twoFactorRequired), ...memberships.filter((organization) => organization.twoFactorRequired)].flatMap(
+      (organization) => organization.workspaces,
+    )[0];
     return first ? c.redirect(`/w/${first.id}/keys`, 303) : c.html(<NotFoundPage signedIn />, 404);
   });
 
