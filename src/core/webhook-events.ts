@@ -13,7 +13,7 @@ export const EVENT_TYPES = {
   'credits.exhausted': "The organization's available balance reached zero, or a metered call was refused 402 INSUFFICIENT_CREDITS for want of balance (a key's own monthly limit does not count).",
   'key.created': 'An API key or MCP token of the workspace was created (dashboard or operator).',
   'key.revoked': 'An API key or MCP token of the workspace was revoked.',
-  'key.expiring': 'An API key of the workspace expires within 7 days (once per expiry; a key made for 7 days or less gets none).',
+  'key.expiring': 'An API key or MCP token of the workspace expires within 7 days (once per expiry; one given 7 days or less gets none).',
   'usage.daily': "The workspace's calls and spend of the previous UTC day, sent shortly after midnight UTC.",
   'job.completed': 'A data job of the workspace ran every item (data.job: its counts, spend and times).',
   'job.failed': 'A data job of the workspace ended without running every item, or every item failed (data.job says why).',

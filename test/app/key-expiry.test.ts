@@ -23,9 +23,11 @@ async function makeKey(person: Person, workspaceId: string, body: Record<string,
 const setExpiry = (person: Person, workspaceId: string, keyId: string, body: unknown) => person.json('PUT', `/api/workspaces/${workspaceId}/keys/${keyId}/expiry`, body);
 const credits = (key: string) => call('/v1/credits', { headers: { authorization: `Bearer ${key}` } });
 
-/** The notices of keys about to expire in the outbox, to `email`. */
+/** The notices of keys and MCP tokens about to expire in the outbox, to `email`. */
 async function notices(email: string): Promise<{ subject: string; body: string }[]> {
-  const { results } = await env.DB.prepare("SELECT subject, body FROM email_outbox WHERE recipient = ? AND subject LIKE 'Your Sluice API key %' ORDER BY rowid").bind(email).all<{ subject: string; body: string }>();
+  const { results } = await env.DB.prepare("SELECT subject, body FROM email_outbox WHERE recipient = ? AND (subject LIKE 'Your Sluice API key %' OR subject LIKE 'Your Sluice MCP token %') ORDER BY rowid")
+    .bind(email)
+    .all<{ subject: string; body: string }>();
   return results;
 }
 
@@ -174,6 +176,20 @@ describe('the notice of a key about to expire', () => {
       `Your Sluice API key "nightly export" expires on ${made.expiresAt!.slice(0, 10)}`,
       `Your Sluice API key "nightly export" expires on ${renewed.body.data.expiresAt.slice(0, 10)}`,
     ]);
+  });
+
+  it('is sent for an MCP token too, pointing to the MCP page', async () => {
+    const owner = await signUp();
+    const token = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/mcp-tokens`, { name: 'claude desktop', expiresInDays: 30 });
+    expect(token.status).toBe(201);
+    clock.now = () => Date.parse(token.body.data.expiresAt) - 2 * DAY;
+    await dailyRun();
+    await dailyRun();
+    const sent = await notices(owner.account.user.email);
+    expect(sent.map((notice) => notice.subject)).toEqual([`Your Sluice MCP token "claude desktop" expires on ${token.body.data.expiresAt.slice(0, 10)}`]);
+    expect(sent[0]!.body).toContain('every MCP client using it is refused with 401');
+    expect(sent[0]!.body).toContain(`/w/${owner.workspaceId}/mcp\n`);
+    expect(sent[0]!.body).toContain('because you made the MCP token');
   });
 
   it('is not sent for a key given a week or less, at its making or since', async () => {
