@@ -153,6 +153,11 @@ const COMMANDS: Record<string, CommandSpec<OpsClient>> = {
     flags: { email: required(text('EMAIL')) },
     run: (client, f) => client.call('POST', '/ops/v1/users/confirm-email', { email: f.email }),
   },
+  'user two-factor-reset': {
+    summary: 'Turn off two-factor sign-in for a person who lost their app and recovery codes, once sure the request is theirs: every browser of theirs is signed out, and their address told.',
+    flags: { email: required(text('EMAIL')) },
+    run: (client, f) => client.call('POST', '/ops/v1/users/two-factor-reset', { email: f.email }),
+  },
   'platform list': {
     summary: 'List the sources and whether each is serving.',
     flags: {},

@@ -7,11 +7,11 @@ import { closeWallet } from '../services/wallet';
 import { deleteEveryWorkspaceOf } from '../services/workspace-deletion';
 import { cancelNow, stripeOf } from './billing';
 import type { SessionUser } from './context';
-import { sendEmailOrLog } from './email';
+import { sendEmailOrLog } from '../services/email';
 import { changeMember, organizationAccess, revokePersonalCredentials, type Role } from './members';
 import { withCurrentPassword } from './users';
 import { hashTrialInboxOf } from '../services/trial-inboxes';
-import { twoFactorErasure } from './two-factor';
+import { twoFactorErasure } from '../services/second-factor';
 
 /**
  * A person deletes their account. What they belong to decides what goes with it:

@@ -5,7 +5,7 @@ import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
 import type { ThrottleRule } from '../core/throttle';
 import type { SessionUser } from './context';
-import { sendEmailOrLog } from './email';
+import { sendEmailOrLog } from '../services/email';
 import type { VerificationSent } from './email-verification';
 import { findUserByEmail, withCurrentPassword } from './users';
 

@@ -5,7 +5,7 @@ import { linkWorks, newEmailLink } from './email-links';
 import { markEmailConfirmed } from '../services/accounts';
 import { countAttempt, type ThrottleRule } from '../core/throttle';
 import type { SessionUser } from './context';
-import { type Delivery, sendEmailOrLog } from './email';
+import { type Delivery, sendEmailOrLog } from '../services/email';
 
 /** A confirmation link works for a day. */
 export const VERIFICATION_LIFETIME_MS = 24 * 60 * 60 * 1000;

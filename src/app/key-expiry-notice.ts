@@ -3,7 +3,7 @@ import { type Env, publicUrls } from '../core/config';
 import type { ApiKeyRecord } from '../core/records';
 import { getKey } from '../services/accounts';
 import { announceKey } from '../services/webhooks/announce';
-import { sendEmailOrLog } from './email';
+import { sendEmailOrLog } from '../services/email';
 
 /** How long before its expiry a key is noticed, and the shortest life a key needs to be noticed at all. */
 export const NOTICE_DAYS = 7;

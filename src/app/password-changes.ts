@@ -8,7 +8,7 @@ import { markEmailConfirmed, revokeKey } from '../services/accounts';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
 import { hashPassword } from './auth/passwords';
 import type { SessionUser } from './context';
-import { type Delivery, deliveryRoute, sendEmailOrLog } from './email';
+import { type Delivery, deliveryRoute, sendEmailOrLog } from '../services/email';
 import { findUserByEmail, findUserById, setPassword, type StoredUser, visibleUser, withCurrentPassword } from './users';
 
 /**

@@ -1,7 +1,7 @@
 import { nowIso } from '../core/clock';
 import { ApiError } from '../core/errors';
 import { type Env, publicUrls } from '../core/config';
-import { sendEmailOrLog } from './email';
+import { sendEmailOrLog } from '../services/email';
 
 /**
  * The browsers signed in to a person's account, as Settings lists them: each session (only its hash is stored, so a

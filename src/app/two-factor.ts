@@ -8,7 +8,8 @@ import { randomHex } from '../core/ids';
 import { toHex } from '../core/digest';
 import { derivedHmacKey } from './auth/passwords';
 import type { ThrottleRule } from '../core/throttle';
-import { sendEmailOrLog } from './email';
+import { sendEmailOrLog } from '../services/email';
+import { twoFactorErasure } from '../services/second-factor';
 import { requireVerifiedEmail } from './email-verification';
 import type { SessionUser } from './context';
 
@@ -224,15 +225,6 @@ export async function takeSecondFactor(env: Env, user: { id: string; email: stri
 /** Two-factor sign-in off: the secret and the recovery codes gone, as is any sign-in waiting for a code. */
 export async function disableTwoFactor(db: D1Database, userId: string): Promise<void> {
   await db.batch(twoFactorErasure(db, userId));
-}
-
-/** The statements that forget a person's second factor (turning it off, deleting the account). */
-export function twoFactorErasure(db: D1Database, userId: string): D1PreparedStatement[] {
-  return [
-    db.prepare('DELETE FROM two_factor WHERE user_id = ?').bind(userId),
-    db.prepare('DELETE FROM two_factor_recovery_codes WHERE user_id = ?').bind(userId),
-    db.prepare('DELETE FROM sign_in_challenges WHERE user_id = ?').bind(userId),
-  ];
 }
 
 /** What the account's address is told of its second factor, so a change nobody there made is noticed. */

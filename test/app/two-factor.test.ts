@@ -4,7 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { SECOND_FACTOR_FAILURES, SECOND_FACTOR_LIFETIME_MS } from '../../src/app/auth/second-factor';
 import { RECOVERY_CODES } from '../../src/app/two-factor';
-import { APP_ORIGIN, dashboard, Person, sessionCookie, setCookies, signUp } from '../support/dashboard';
+import { APP_ORIGIN, dashboard, join, Person, sessionCookie, setCookies, signUp } from '../support/dashboard';
+import { createExecutionContext } from 'cloudflare:test';
+import api from '../../src/api';
+import { OPS_TOKEN } from '../support/api';
 
 const realNow = clock.now;
 afterEach(() => {
@@ -254,6 +257,43 @@ describe('two-factor sign-in', () => {
     const signedIn = await post('/api/auth/sign-in', { email, password: PASSWORD });
     expect(((await signedIn.json()) as any).data.user.email).toBe(email);
     expect(sessionCookie(signedIn)).toBeDefined();
+  });
+
+  it("is reset by the operator for someone who lost the app and the codes: every browser signed out, the address told, the password alone signs in", async () => {
+    const { person } = await withTwoFactor();
+    const email = person.account.user.email;
+    const owner = await signUp();
+    await join(person, owner.organizationId, 'member');
+    // An organization that requires it keeps requiring it: the reset lets the person in, not past the organization's rule.
+    const ownerSetup = (await owner.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD })).body.data;
+    expect((await owner.json('POST', '/api/me/two-factor/confirm', { code: codeAt(ownerSetup.secret, clock.now()) })).status).toBe(200);
+    expect((await owner.json('PUT', `/api/organizations/${owner.organizationId}/two-factor-requirement`, { required: true })).status).toBe(200);
+    const pending = await passwordStep(email);
+    const reset = (body: unknown) =>
+      api.fetch(
+        new Request('http://sluice.test/ops/v1/users/two-factor-reset', { method: 'POST', headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        { ...env, DEV_OUTBOX: '1' },
+        createExecutionContext(),
+      );
+
+    const { name: organizationName } = (await env.DB.prepare('SELECT name FROM organizations WHERE id = ?').bind(owner.organizationId).first<{ name: string }>())!;
+    const done = await reset({ email: email.toUpperCase() });
+    expect(done.status).toBe(200);
+    expect(((await done.json()) as any).data).toEqual({ userId: person.account.user.id, email, signedOut: 1, requiredBy: [organizationName] });
+    expect((await person.json('GET', '/api/me')).status).toBe(401);
+    // The sign-in that was waiting for a code is gone with the factor.
+    expect((await post('/api/auth/sign-in/two-factor', { code: '123456' }, [pending])).status).toBe(401);
+    expect(await mailTo(email, 'Two-factor sign-in was reset for your Sluice account')).toBe(1);
+    const signedIn = await post('/api/auth/sign-in', { email, password: PASSWORD });
+    expect(((await signedIn.json()) as any).data.user.email).toBe(email);
+    const again = new Person(sessionCookie(signedIn)!, person.account);
+    expect((await again.json('GET', `/api/workspaces/${owner.workspaceId}/keys`)).status).toBe(403);
+
+    expect((await reset({ email })).status).toBe(409);
+    expect((await reset({ email: 'nobody-here@example.com' })).status).toBe(404);
+    const invalid = await reset({ email: 'not an address' });
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as any).error.details).toEqual([expect.objectContaining({ field: 'email' })]);
   });
 
   it('confirms only a code of the secret being set up, and forgets everything with the account', async () => {

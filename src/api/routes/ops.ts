@@ -16,6 +16,7 @@ import { balanceInCents, configureWallet, creditWallet, ledgerEntryInCents, sett
 import type { AppEnv } from '../../core/context';
 import { emailAddress, jsonContent, keyDays } from '../../core/schemas';
 import { resumeUnfinishedJobs } from '../../services/jobs/resume';
+import { resetTwoFactor } from '../../services/second-factor';
 
 /**
  * The operator API, for the people who run an installation. It is not part of the public reference
@@ -168,6 +169,14 @@ const routes = {
     request: { body: { content: { 'application/json': { schema: z.strictObject({ email: emailAddress }) } }, required: true } },
     responses: { 200: anyJson },
   }),
+  /** A person who lost their authenticator app and their recovery codes: their second factor forgotten, every browser signed out, their address told. */
+  resetTwoFactor: createRoute({
+    method: 'post',
+    path: '/ops/v1/users/two-factor-reset',
+    hide: true,
+    request: { body: { content: { 'application/json': { schema: z.strictObject({ email: emailAddress }) } }, required: true } },
+    responses: { 200: anyJson },
+  }),
   /** npm start, once workerd is up: data jobs a stopped or killed workerd left unfinished run again (Miniflare does not resume them). */
   resumeJobs: createRoute({ method: 'post', path: '/ops/v1/jobs/resume', hide: true, responses: { 200: anyJson } }),
 };
@@ -237,4 +246,9 @@ export function registerOps(app: OpenAPIHono<AppEnv>) {
   });
   app.openapi(routes.resumeJobs, async (c) => c.json(success(await resumeUnfinishedJobs(c.env)), 200));
   app.openapi(routes.confirmEmail, async (c) => c.json(success(await markEmailConfirmed(c.env.DB, c.req.valid('json').email)), 200));
+  app.openapi(routes.resetTwoFactor, async (c) => {
+    const reset = await resetTwoFactor(c.env, c.req.valid('json').email);
+    console.log(JSON.stringify({ level: 'info', note: 'two-factor sign-in reset by the operator', userId: reset.userId }));
+    return c.json(success(reset), 200);
+  });
 }

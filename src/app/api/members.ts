@@ -5,7 +5,7 @@ import { publicUrls } from '../../core/config';
 import { success } from '../../core/envelope';
 import { termsOf } from '../../services/plan-caps';
 import type { DashboardEnv } from '../context';
-import { sendEmailOrLog } from '../email';
+import { sendEmailOrLog } from '../../services/email';
 import { acceptInvitation, invite, listInvitations, occupiedSeats, revokeInvitation } from '../invitations';
 import { canManage, changeMember, listMembers, organizationAccess, requireManager, revokePersonalCredentials, ROLES } from '../members';
 import { requireVerifiedEmail } from '../email-verification';

@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import type { SessionUser } from '../context';
 import { readSession } from '../auth/sessions';
-import { outbox, type OutboxMessage } from '../email';
+import { outbox, type OutboxMessage } from '../../services/email';
 import { type Invitation, invitationByToken } from '../invitations';
 import { CardPage, Document, formatDate } from './layout';
 import { notFound } from './not-found';

@@ -1,6 +1,6 @@
 import type { FC } from 'hono/jsx';
-import type { Delivery } from '../email';
-import { deliveryRoute } from '../email';
+import type { Delivery } from '../../services/email';
+import { deliveryRoute } from '../../services/email';
 import { INVALID_RESET_LINK, resetLinkFor } from '../password-changes';
 import { isTwoFactorEnabled } from '../two-factor';
 import { CardPage, Field, OutcomePage } from './layout';

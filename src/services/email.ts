@@ -10,7 +10,7 @@ export interface Email {
 export type Delivery = { sent: 'provider'; id: string } | { sent: 'outbox' } | { sent: 'nowhere' };
 
 /**
- * Sends a message the dashboard owes someone (an invitation). With RESEND_API_KEY it goes through Resend's
+ * Sends a message Sluice owes someone (an invitation, a notice of a change to their account). With RESEND_API_KEY it goes through Resend's
  * email API; with the development outbox enabled (npm start) it is kept in D1 and shown at /dev/outbox;
  * with neither it is not sent, and the dashboard shows the link to copy instead.
  */
