@@ -2,11 +2,11 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { exampleOf } from '../../src/api/examples';
 import { centsFromUnits, unitsFromCents } from '../../src/core/money';
-import { PLAN_TABLE } from '../../src/core/plans';
+import { type Plan, PLAN_TABLE } from '../../src/core/plans';
 import { CONNECTABLE_VENDORS } from '../../src/services/connections-vendors';
 import { writeInto } from '../../src/services/jobs/into';
 import { OPERATIONS } from '../../src/operations';
-import { call, credit, eventually, funded, json, provision, type Provisioned } from '../support/api';
+import { call, credit, eventually, funded, json, ops, provision, type Provisioned } from '../support/api';
 import { driveJob, jobKeyId, jobTime, type JobTime, ndjsonResults, submit } from './support';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -30,10 +30,10 @@ async function send(method: string, path: string, key: string, body?: unknown) {
   return { status: response.status, body: await json(response) };
 }
 
-/** A payg workspace with money and a Hunter connection holding the credentials the fake vendor accepts. */
-async function connected(): Promise<{ account: Provisioned; connectionId: string }> {
-  const account = await provision({ plan: 'payg' });
-  await credit(account.organizationId, { purchasedCents: 100 });
+/** A workspace (payg unless said) with money and a Hunter connection holding the credentials the fake vendor accepts. */
+async function connected(plan: Plan = 'payg', purchasedCents = 100): Promise<{ account: Provisioned; connectionId: string }> {
+  const account = await provision({ plan });
+  await credit(account.organizationId, { purchasedCents });
   const credentials = Object.fromEntries(hunter.fields.map((field) => [field.name, SETTINGS[field.setting]!]));
   const created = await send('POST', '/v1/connections', account.key, { vendor: 'hunter', name: 'ours', credentials });
   expect(created.status).toBe(201);
@@ -65,6 +65,29 @@ describe('a data job through a connection', () => {
     expect(rows.results.map((row) => [row.connection_id, row.cost_units])).toEqual(Array.from({ length: 3 }, () => [connectionId, unitsFromCents(fee)]));
     const usage = (await send('GET', '/v1/usage', account.key)).body.data.rows.filter((row: { status: number }) => row.status === 200);
     expect(usage.map((row: { jobId: string; connectionId: string }) => [row.jobId, row.connectionId])).toEqual(Array.from({ length: 3 }, () => [job.id, connectionId]));
+  });
+
+  it('stops at its maxCostCents when the plan changes and the fee rises after the quote, the items not run left pending', async () => {
+    const low = PLAN_TABLE.toolkit.connectionFeeCents;
+    const high = PLAN_TABLE.payg.connectionFeeCents;
+    expect(high).toBeGreaterThan(low);
+    // The key's limit has room for two items at the low fee: the job runs two, then waits.
+    const { account, connectionId } = await connected('toolkit');
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: 2 * low })).status).toBe(200);
+    const input = exampleOf(hunterOperation)!.input;
+    const maxCostCents = 3 * low;
+    const submitted = await submit(account.key, { operation: HUNTER_JOB, inputs: [input, input, input], connectionId, maxCostCents });
+    expect(submitted.body.data).toMatchObject({ quotedCents: maxCostCents, maxCostCents });
+    const id = submitted.body.data.id;
+    await driveJob(id, time, (job) => job.status === 'waiting_for_credits' && job.counts.succeeded === 2, { follow: false });
+
+    // Pay as you go now, and no key limit: the fee rose, and what is left under the cap (half a cent) pays for no item at it.
+    expect((await ops('PUT', `/organizations/${account.organizationId}/plan`, { plan: 'payg' })).status).toBe(200);
+    expect((await ops('PUT', `/keys/${account.keyId}/limit`, { monthlyLimitCents: null })).status).toBe(200);
+    const job = await driveJob(id, time, (view) => view.finishedAt !== null);
+    expect(job).toMatchObject({ status: 'failed', counts: { succeeded: 2, failed: 0, pending: 1 }, spentCents: 2 * low });
+    expect(job.reason).toContain(`The job reached its maxCostCents of`);
+    expect(job.reason).toContain("the connection's fee is now 1 cent an item");
   });
 
   it("refuses before queueing: a connection the workspace does not have (404), an operation its vendor does not serve (404 ENDPOINT_NOT_FOUND naming the vendors that do)", async () => {

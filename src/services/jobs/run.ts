@@ -103,7 +103,17 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
   const items = await pendingItems(env.DB, jobId, SLICE_ITEMS);
   if (items.length === 0) return { kind: 'done' };
   const now = clock.now();
-  const ready = items.filter((item) => item.retryAt <= now);
+  // maxCostCents binds the run too: a connection's fee is the plan's in force at each slice, which may have risen
+  // since the quote (a trial that lapsed into Pay as you go), so the slice starts no more items than the cap has room for.
+  const room = through ? roomUnderCap(job, through.use.feeUnits) : Number.POSITIVE_INFINITY;
+  if (room === 0) {
+    return stopJob(
+      env,
+      jobId,
+      `The job reached its maxCostCents of ${centsInWords(job.maxCostUnits!)}: it has spent ${centsInWords(job.spentUnits)}, and the connection's fee is now ${centsInWords(through!.use.feeUnits)} an item (the plan changed since the job was quoted). The items not run stay pending; submit them again with a higher maxCostCents.`,
+    );
+  }
+  const ready = items.filter((item) => item.retryAt <= now).slice(0, room);
   if (ready.length === 0) {
     const next = Math.min(...items.map((item) => item.retryAt));
     await setResumeAt(env.DB, jobId, next).run();
@@ -279,6 +289,12 @@ async function stillShortOfMoney(env: Env, job: JobRecord, principal: KeyPrincip
     reason: `The next item needs ${centsInWords(nextUnits)} but the organization has ${centsInWords(available)} available. The job goes on as soon as credit is added or a plan with an allowance starts.`,
     on: 'money',
   };
+}
+
+/** How many items at `feeUnits` each the job's maxCostCents still has room for (no cap, or no fee: no bound). */
+function roomUnderCap(job: JobRecord, feeUnits: number): number {
+  if (job.maxCostUnits === null || feeUnits <= 0) return Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.floor((job.maxCostUnits - job.spentUnits) / feeUnits));
 }
 
 /** Ends the job's run with a reason: the Workflow's last step then marks it failed with the items not run pending. */
