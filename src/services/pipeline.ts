@@ -367,6 +367,8 @@ function usageRow(
     keyId: call.principal.keyId,
     operation: operationId(operation),
     ...(call.connection ? { connectionId: call.connection.id } : {}),
+    // A sandbox key's every row is marked, its refusals too: none counts among the live calls.
+    ...(call.principal.scope === 'workspace_dryrun' ? { sandbox: true } : {}),
     ...outcome,
     latencyMs: Date.now() - started,
     createdAt: new Date(clock.now()).toISOString(),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors';
 import { measureMedia, mediaFetcher } from '../../src/providers/builtin-web/media-size';
-import { mediaUrlsOf, postIdOf } from '../../src/operations/social/facebook-media';
+import { mediaUrlsOf, postIdInUrl } from '../../src/operations/social/facebook-media';
 import post from '../fixtures/facebook-scraper3/post.json';
 import { bearer, call, funded, json, wallet } from '../support/api';
 import { signal, web, webEnv } from './support';
@@ -86,7 +86,7 @@ describe('a post\'s media', () => {
     ['https://www.facebook.com/watch/?v=98765', '98765'],
     ['https://www.facebook.com/reel/55555/', '55555'],
   ])('reads the post id of %s', (url, id) => {
-    expect(postIdOf(url)).toBe(id);
+    expect(postIdInUrl(url)).toBe(id);
   });
 });
 

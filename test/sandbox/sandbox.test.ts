@@ -95,13 +95,25 @@ describe('sandbox keys (scope workspace_dryrun) on /runtime/data', () => {
     }
   });
 
-  it('validates the input as a live call does: 400 VALIDATION_ERROR naming the field, nothing charged', async () => {
+  it('validates the input as a live call does: 400 VALIDATION_ERROR naming the field, nothing charged, the refusal counted as sandbox', async () => {
     const account = await provision({ plan: null, scope: 'workspace_dryrun' });
-    const response = await call('/runtime/data/linkedin/get-company-by-domain?domain=', bearer(account.key));
-    expect(response.status).toBe(400);
-    const body = await json(response);
-    expect(body.error.code).toBe('VALIDATION_ERROR');
-    expect(body.error.details.map((detail: { field: string }) => detail.field)).toContain('domain');
+    // The last two are refused by a live call for what the URL lacks (a video id, a post id), not only its shape.
+    for (const [path, field] of [
+      ['/runtime/data/linkedin/get-company-by-domain?domain=', 'domain'],
+      ['/runtime/data/youtube/screenshot?url=https://www.youtube.com/about&second=1', 'url'],
+      ['/runtime/data/facebook/media-download?url=https://www.facebook.com/somepage', 'url'],
+    ]) {
+      const response = await call(path!, bearer(account.key));
+      expect(response.status, path).toBe(400);
+      const body = await json(response);
+      expect(body.error.code).toBe('VALIDATION_ERROR');
+      expect(body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
+    }
+    const rows = await eventually(
+      () => env.DB.prepare('SELECT status, sandbox FROM usage WHERE workspace_id = ?').bind(account.workspaceId).all<{ status: number; sandbox: number }>(),
+      (found) => found.results.length >= 3,
+    );
+    expect(rows.results).toEqual(Array.from({ length: 3 }, () => ({ status: 400, sandbox: 1 })));
   });
 
   it("counts in the workspace's rate window like a live call: 429 RATE_LIMITED with Retry-After past the ceiling", async () => {

@@ -29,7 +29,13 @@ const MediaDownloadInput = z
       .openapi({ description: "A post's URL (its id is read from /posts/<id>, story_fbid, /videos/<id>, /reel/<id> or ?v=<id>), or a media file's URL on fbcdn.net." }),
     post_id: numericId('1061938315314935').optional(),
   })
-  .refine((input) => (input.url === undefined) !== (input.post_id === undefined), { message: 'Give exactly one of url and post_id.', path: ['url'] });
+  .refine((input) => (input.url === undefined) !== (input.post_id === undefined), { message: 'Give exactly one of url and post_id.', path: ['url'] })
+  // Checked with the input, not by the call: a sandbox key's dry run, which calls nothing, refuses what the live call would.
+  // A URL no parser takes has its own issue from platformUrl, and this one says nothing more.
+  .refine((input) => input.url === undefined || !URL.canParse(input.url) || isMediaFile(input.url) || postIdInUrl(input.url) !== undefined, {
+    message: 'A post URL with a numeric post id (/posts/<id>, story_fbid=<id>, /videos/<id>, /reel/<id>), or pass post_id.',
+    path: ['url'],
+  });
 type MediaDownloadInput = z.infer<typeof MediaDownloadInput>;
 
 const MediaFile = z
@@ -63,14 +69,12 @@ function isMediaFile(url: string): boolean {
   return MEDIA_HOST.test(new URL(url).hostname);
 }
 
-/** The numeric post id a post URL carries; a URL without one is refused on `url`. */
-export function postIdOf(url: string): string {
+/** The numeric post id a post URL carries, if it carries one. */
+export function postIdInUrl(url: string): string | undefined {
   const parsed = new URL(url);
   const fromPath = /\/(?:posts|videos|reel|permalink)\/(\d{1,25})(?:\/|$)/.exec(parsed.pathname)?.[1];
   const fromQuery = ['story_fbid', 'v', 'fbid'].map((name) => parsed.searchParams.get(name)).find((value) => value !== null && /^\d{1,25}$/.test(value));
-  const id = fromPath ?? fromQuery;
-  if (!id) throw ApiError.validation([{ field: 'url', location: 'query', message: 'A post URL with a numeric post id (/posts/<id>, story_fbid=<id>, /videos/<id>, /reel/<id>), or pass post_id.' }]);
-  return id;
+  return fromPath ?? fromQuery ?? undefined;
 }
 
 /** The media files a post names: every fbcdn.net address in it outside its author, comments and thumbnails, each once. */
@@ -95,7 +99,8 @@ async function mediaDownload(input: MediaDownloadInput, context: ProviderContext
     const file = await measureMedia(input.url, fetcher).catch(asQueryRefusal);
     return answer(null, [file]);
   }
-  const postId = input.post_id ?? postIdOf(input.url!);
+  // The input's schema refused a post URL without an id.
+  const postId = input.post_id ?? postIdInUrl(input.url!)!;
   const details = await postDetails({ post_id: postId }, context);
   const urls = mediaUrlsOf((details.data as { results?: unknown } | null)?.results ?? details.data);
   if (urls.length === 0) throw normalizeUpstream.rejected(facebookVendor.label, `post ${postId} carries no photo or video`);

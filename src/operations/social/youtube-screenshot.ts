@@ -1,5 +1,4 @@
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../core/errors';
 import { defineOperation, type Operation, type ProviderContext } from '../../core/operation';
 import { videoFrameWithBuiltin } from '../../providers/builtin-web';
 import { perRequest } from '../pricing';
@@ -23,7 +22,12 @@ const VideoScreenshotInput = z
     second: z.coerce.number().min(0).max(43_200).default(0).openapi({ description: 'The moment of the video to capture, in seconds (fractions allowed).', example: 42 }),
     quality: z.coerce.number().int().min(1).max(100).optional().openapi({ description: 'JPEG quality 1-100; without it the frame is a PNG.', example: 80 }),
   })
-  .refine((input) => (input.videoId === undefined) !== (input.url === undefined), { message: 'Give exactly one of videoId and url.', path: ['videoId'] });
+  .refine((input) => (input.videoId === undefined) !== (input.url === undefined), { message: 'Give exactly one of videoId and url.', path: ['videoId'] })
+  // Checked with the input, not by the call: a sandbox key's dry run, which calls nothing, refuses what the live call would.
+  .refine((input) => input.url === undefined || videoIdInUrl(input.url) !== undefined, {
+    message: 'A video URL naming its 11-character id (watch?v=<id>, youtu.be/<id>, /shorts/<id>), or pass videoId.',
+    path: ['url'],
+  });
 type VideoScreenshotInput = z.infer<typeof VideoScreenshotInput>;
 
 const VideoScreenshotPayload = z.object({
@@ -43,12 +47,14 @@ const VideoScreenshotPayload = z.object({
     .openapi({ description: 'One element; result[0].screenshot is the frame.' }),
 });
 
-/** The video id a URL names; a URL without one is refused on `url`. */
+/** The video id an input names, in `videoId` or in its URL (the input's schema refuses a URL without one, on `url`). */
 export function videoIdOf(input: VideoScreenshotInput): string {
-  if (input.videoId) return input.videoId;
-  const id = ID_IN_URL.exec(input.url!)?.[1];
-  if (!id) throw ApiError.validation([{ field: 'url', location: 'query', message: 'A video URL naming its 11-character id (watch?v=<id>, youtu.be/<id>, /shorts/<id>), or pass videoId.' }]);
-  return id;
+  return input.videoId ?? videoIdInUrl(input.url!)!;
+}
+
+/** The 11-character id a video URL names, if it names one. */
+function videoIdInUrl(url: string): string | undefined {
+  return ID_IN_URL.exec(url)?.[1];
 }
 
 export const youtubeScreenshotOperations: Operation[] = [
