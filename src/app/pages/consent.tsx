@@ -134,7 +134,7 @@ const ConsentPage: FC<{ pending: PendingAuthorization; handle: string; workspace
           <p class="notice warn">You are not a member of the workspace this MCP server belongs to, so you cannot connect it.</p>
         ) : null}
         {unplanned.map((organization) => (
-          <NoPlanNotice organization={organization} named={!oneOrganization} user={user} />
+          <NoPlanNotice organization={organization} named={!oneOrganization || shutOut.length > 0} user={user} />
         ))}
         <form class="stack" data-api="/api/oauth/consent" data-then="oauth-redirect">
           <input type="hidden" name="request" value={handle} />
