@@ -22,20 +22,19 @@ export interface TwoFactorReset {
 
 /**
  * The operator's way back in for a person who lost both their authenticator app and their recovery codes, and is signed
- * in nowhere (signed in, they turn it off themselves with the password). After the operator has made sure the request
+ * in nowhere (signed in, they make new recovery codes with the password). After the operator has made sure the request
  * comes from the address's owner: the second factor is forgotten, every browser of the account signed out, and the
  * address told, so a reset nobody there asked for is noticed. The password alone signs in again; an organization that
  * requires a second factor shuts the person out until they turn it on again. 404 for an address no account has, 409
- * for an account without two-factor sign-in.
+ * for an account without two-factor sign-in on (nothing is changed then).
  */
 export async function resetTwoFactor(env: Env, email: string): Promise<TwoFactorReset> {
   const user = await env.DB.prepare('SELECT id, email FROM users WHERE email = ? AND deleted_at IS NULL').bind(email).first<{ id: string; email: string }>();
   if (!user) throw ApiError.notFound(`No account has the email address ${email}.`);
-  const [erased, , , signedOut] = await env.DB.batch([
-    ...twoFactorErasure(env.DB, user.id),
-    env.DB.prepare('DELETE FROM sessions WHERE user_id = ?').bind(user.id),
-  ]);
-  if (erased!.meta.changes !== 1) throw ApiError.conflict(`The account of ${user.email} has no two-factor sign-in: nothing to reset.`);
+  // On, not merely begun: a setup never confirmed signs nobody out and tells nobody anything (nothing to reset).
+  const on = await env.DB.prepare('SELECT 1 FROM two_factor WHERE user_id = ? AND enabled_at IS NOT NULL').bind(user.id).first();
+  if (!on) throw ApiError.conflict(`The account of ${user.email} has no two-factor sign-in: nothing to reset.`);
+  const signedOut = (await env.DB.batch([...twoFactorErasure(env.DB, user.id), env.DB.prepare('DELETE FROM sessions WHERE user_id = ?').bind(user.id)])).at(-1)!;
   const { results } = await env.DB.prepare(
     'SELECT o.name FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.two_factor_required_at IS NOT NULL ORDER BY o.name',
   )
@@ -55,5 +54,5 @@ export async function resetTwoFactor(env: Env, email: string): Promise<TwoFactor
     },
     { note: 'two-factor reset notice not sent', userId: user.id },
   );
-  return { userId: user.id, email: user.email, signedOut: signedOut!.meta.changes, requiredBy };
+  return { userId: user.id, email: user.email, signedOut: signedOut.meta.changes, requiredBy };
 }

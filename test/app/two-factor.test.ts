@@ -289,7 +289,12 @@ describe('two-factor sign-in', () => {
     const again = new Person(sessionCookie(signedIn)!, person.account);
     expect((await again.json('GET', `/api/workspaces/${owner.workspaceId}/keys`)).status).toBe(403);
 
+    // Off now, or only begun and never confirmed: nothing to reset, and nothing changed (still signed in, nobody told).
     expect((await reset({ email })).status).toBe(409);
+    expect((await again.json('POST', '/api/me/two-factor/setup', { currentPassword: PASSWORD })).status).toBe(200);
+    expect((await reset({ email })).status).toBe(409);
+    expect((await again.json('GET', '/api/me')).status).toBe(200);
+    expect(await mailTo(email, 'Two-factor sign-in was reset for your Sluice account')).toBe(1);
     expect((await reset({ email: 'nobody-here@example.com' })).status).toBe(404);
     const invalid = await reset({ email: 'not an address' });
     expect(invalid.status).toBe(400);

@@ -115,7 +115,7 @@ const SecondFactorStep: FC<AuthPageProps> = ({ next, connecting }) => (
         </button>
       </form>
       <p class="small muted">
-        Lost the app and the codes? If you are still signed in on another browser, turn two-factor sign-in off in Settings with your password. If not, ask
+        Lost the app and the codes? If you are still signed in on another browser, make new recovery codes in its Settings with your password. If not, ask
         support to reset it: once they are sure it is you, every browser of the account is signed out, your address is told, and the password alone signs
         in.
       </p>

@@ -31,8 +31,7 @@ const MediaDownloadInput = z
   })
   .refine((input) => (input.url === undefined) !== (input.post_id === undefined), { message: 'Give exactly one of url and post_id.', path: ['url'] })
   // Checked with the input, not by the call: a sandbox key's dry run, which calls nothing, refuses what the live call would.
-  // A URL no parser takes has its own issue from platformUrl, and this one says nothing more.
-  .refine((input) => input.url === undefined || !parses(input.url) || isMediaFile(input.url) || postIdInUrl(input.url) !== undefined, {
+  .refine((input) => input.url === undefined || isMediaFile(input.url) || postIdInUrl(input.url) !== undefined, {
     message: 'A post URL with a numeric post id (/posts/<id>, story_fbid=<id>, /videos/<id>, /reel/<id>), or pass post_id.',
     path: ['url'],
   });
@@ -64,16 +63,6 @@ const price: Price<MediaDownloadInput> = {
   quote: (input) => (input.url !== undefined && isMediaFile(input.url) ? ONE_FILE : POST_MEDIA),
   settle: (input) => price.quote(input),
 };
-
-/** Whether the URL parser takes `url` (the runtime's types lack URL.canParse). */
-function parses(url: string): boolean {
-  try {
-    new URL(url);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function isMediaFile(url: string): boolean {
   return MEDIA_HOST.test(new URL(url).hostname);

@@ -52,9 +52,10 @@ export function platformUrl(hosts: string[], example: string) {
     z
       .string()
       .max(2048)
-      .regex(pattern, message)
+      // Aborting: the input's own refinements (which read the URL further: a video's or a post's id) then say nothing more.
+      .regex(pattern, { message, abort: true })
       // The pattern lets through names no URL parser takes (`xn--a`, not punycode): parsed here, not later as a 500.
-      .refine((value) => !pattern.test(value) || parsesAsUrl(value), message)
+      .refine((value) => parsesAsUrl(value), { message, abort: true })
       .openapi({ example })
   );
 }
