@@ -62,6 +62,12 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   /** The response keeps the upstream's `message` beside `data` (where the spec shows one). */
   keepsMessage?: boolean;
   call: ProviderCall<z.infer<Input>>;
+  /**
+   * Checks of a valid input that need the provider's own code (the built-in scraper's CSS parser), run by the pipeline
+   * before anything is metered or asked, on every path: a sandbox key's dry run and a data job's submission too, which
+   * never reach `call`. Throws ApiError VALIDATION_ERROR naming the fields.
+   */
+  check?: (input: z.infer<Input>, env: Env) => void;
   /** Time limit of the upstream call; after it the call fails with 502 and is not charged. */
   timeoutMs: number | ((input: z.infer<Input>) => number);
   /**

@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { Env } from '../core/config';
+import { ApiError } from '../core/errors';
 import { unitsFromCents } from '../core/money';
-import { mapWithBuiltin, scrapeWithBuiltin } from '../providers/builtin-web';
+import { actionProblems, mapWithBuiltin, scrapeWithBuiltin, selectorProblems } from '../providers/builtin-web';
 import { firecrawlMap, firecrawlScrape, firecrawlSearch } from '../providers/firecrawl';
 import { perRequest } from './pricing';
 import { defineOperation, type Operation, type Price, type ProviderResult } from '../core/operation';
@@ -216,6 +217,13 @@ const scrape: Operation<typeof scrapeInput> = {
   price: scrapePrice,
   call: async (input, context) =>
     pageProviderOf(context.env) === 'builtin' ? { ...(await scrapeWithBuiltin(input, context)), servedBy: 'builtin' } : firecrawlScrape(input, context),
+  // The built-in scraper's own refusals (selectors its parser does not take, actions its browser does not run),
+  // before a sandbox answers or a job is queued; scrapeWithBuiltin checks them again when called on its own.
+  check: (input, env) => {
+    if (pageProviderOf(env) !== 'builtin') return;
+    const details = [...selectorProblems(input), ...actionProblems(input.actions)];
+    if (details.length > 0) throw ApiError.validation(details);
+  },
   timeoutMs: (input) => input.timeout + TRANSPORT_MARGIN_MS,
   // Change tracking compares with the previous scrape, so its answer is never one to replay.
   freshnessMs: (input) => (input.formats.some((format) => typeof format === 'object' && format.type === 'changeTracking') ? 0 : input.maxAge),

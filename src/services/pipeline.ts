@@ -88,6 +88,14 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     return refuse(ApiError.validation(details));
   }
   const input = parsed.data;
+  if (operation.check) {
+    try {
+      operation.check(input, env);
+    } catch (error) {
+      if (error instanceof ApiError) return refuse(error);
+      throw error;
+    }
+  }
   if (call.instead) {
     if (call.admit) {
       try {

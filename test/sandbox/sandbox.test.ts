@@ -6,6 +6,8 @@ import { clock } from '../../src/core/clock';
 import { centsFromUnits } from '../../src/core/money';
 import { OPERATIONS } from '../../src/operations';
 import { mintSandboxKey } from '../../src/services/sandbox-keys';
+import { createExecutionContext } from 'cloudflare:test';
+import api from '../../src/api';
 import { bearer, call, eventually, json, ops, provision, wallet } from '../support/api';
 
 /** Every fetch the worker makes while a test runs: a sandbox call must make none. */
@@ -114,6 +116,28 @@ describe('sandbox keys (scope workspace_dryrun) on /runtime/data', () => {
       (found) => found.results.length >= 3,
     );
     expect(rows.results).toEqual(Array.from({ length: 3 }, () => ({ status: 400, sandbox: 1 })));
+  });
+
+  it("refuses what the built-in scraper would, before answering: actions its browser does not run, keys it cannot press", async () => {
+    const account = await provision({ plan: null, scope: 'workspace_dryrun' });
+    const live = await provision({ plan: 'payg' });
+    /** POST `path` with `key` to the api worker serving pages itself (the tests' settings name a Firecrawl key). */
+    const post = (path: string, key: string, body: unknown) =>
+      api.fetch(
+        new Request(`http://sluice.test${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        { ...env, WEB_PROVIDER: 'builtin' },
+        createExecutionContext(),
+      );
+    const page = { url: 'https://example.com/', actions: [{ type: 'press', key: 'é' }, { type: 'executeJavascript', script: 'document.title' }] };
+    for (const response of [await post('/runtime/data/web/scrape', account.key, page), await post('/v1/data/web/scrape', live.key, page)]) {
+      expect(response.status).toBe(400);
+      const body = await json(response);
+      expect(body.error.details.map((detail: { field: string }) => detail.field), JSON.stringify(body)).toEqual(['actions[0].key', 'actions[1].type']);
+    }
+    // A data job of such scrapes is refused before it is queued, each item's fields named.
+    const job = await post('/v1/data/agnt/jobs', live.key, { operation: 'web/scrape', inputs: [{ url: 'https://example.com/' }, page] });
+    expect(job.status).toBe(400);
+    expect((await json(job)).error.details.map((detail: { field: string }) => detail.field)).toEqual(['inputs[1].actions[0].key', 'inputs[1].actions[1].type']);
   });
 
   it("counts in the workspace's rate window like a live call: 429 RATE_LIMITED with Retry-After past the ceiling", async () => {

@@ -3,6 +3,8 @@
  * Safety (public targets only) lives in safe-fetch.ts; every outbound request goes through it.
  */
 export { scrapeWithBuiltin } from './scrape';
+export { selectorProblems } from './page';
+export { actionProblems } from './render-policy';
 export { mapWithBuiltin } from './map';
 export { auditWithBuiltin } from './onpage-audit';
 export { measureMedia, mediaFetcher, type MeasuredMedia } from './media-size';

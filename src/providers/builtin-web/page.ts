@@ -82,10 +82,16 @@ export function collectImages({ document, baseUrl }: HtmlPage): string[] {
 
 /** Refuses, naming each, selectors that are not valid CSS, before anything is fetched. */
 export function checkSelectors(input: { includeTags?: readonly string[]; excludeTags?: readonly string[] }): void {
+  const details = selectorProblems(input);
+  if (details.length > 0) throw ApiError.validation(details);
+}
+
+/** What `checkSelectors` refuses, each named; empty when every selector is CSS. */
+export function selectorProblems(input: { includeTags?: readonly string[]; excludeTags?: readonly string[] }): { field: string; location: 'body'; message: string }[] {
   // A document costs tens of microseconds to build: only made when there are selectors to check.
-  if (!input.includeTags?.length && !input.excludeTags?.length) return;
+  if (!input.includeTags?.length && !input.excludeTags?.length) return [];
   const probe = parseDocument('<p></p>');
-  const details = (['includeTags', 'excludeTags'] as const).flatMap((field) =>
+  return (['includeTags', 'excludeTags'] as const).flatMap((field) =>
     (input[field] ?? []).flatMap((selector, index) => {
       try {
         probe.querySelectorAll(selector);
@@ -95,7 +101,6 @@ export function checkSelectors(input: { includeTags?: readonly string[]; exclude
       }
     }),
   );
-  if (details.length > 0) throw ApiError.validation(details);
 }
 
 /**

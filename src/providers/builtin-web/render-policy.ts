@@ -91,6 +91,13 @@ export const PRESSABLE_KEYS = new Set([
  * checked the shapes (Firecrawl's).
  */
 export function checkActions(actions: readonly { type: string; [field: string]: unknown }[] | undefined): PageAction[] {
+  const details = actionProblems(actions);
+  if (details.length > 0) throw ApiError.validation(details);
+  return (actions ?? []) as unknown as PageAction[];
+}
+
+/** What `checkActions` refuses, each named; empty when it would perform them all. */
+export function actionProblems(actions: readonly { type: string; [field: string]: unknown }[] | undefined): { field: string; location: 'body'; message: string }[] {
   if (!actions?.length) return [];
   const probe = parseDocument('<p></p>');
   const details: { field: string; location: 'body'; message: string }[] = [];
@@ -110,8 +117,7 @@ export function checkActions(actions: readonly { type: string; [field: string]: 
       details.push({ field: `${at}.key`, location: 'body', message: `A single printable ASCII character or one of ${[...PRESSABLE_KEYS].join(', ')}; type other text with a write action.` });
     }
   });
-  if (details.length > 0) throw ApiError.validation(details);
-  return actions as unknown as PageAction[];
+  return details;
 }
 
 /**

@@ -106,6 +106,11 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
       }
       return;
     }
+    const refused = checked(operation, parsed.data, through ? through.use.env : env);
+    if (refused) {
+      for (const detail of refused) if (details.length < MAX_DETAILS) details.push({ ...detail, field: `inputs[${index}].${detail.field}`, location: 'body' });
+      return;
+    }
     const quote = through ? through.use.feeUnits : operation.price.quote(parsed.data);
     quotedUnits += quote;
     cheapestUnits = Math.min(cheapestUnits, quote);
@@ -273,4 +278,15 @@ export function refuseUnconfigured(submission: JobSubmission, missingOf: (operat
   if (!operation || submission.connectionId !== undefined) return;
   const missing = missingOf(operation);
   if (missing.length > 0) throw normalizeUpstream.unavailable(submission.operation, [...missing]);
+}
+
+/** The operation's own checks beyond its schema (`Operation.check`), as details; undefined when the input passes. */
+function checked(operation: Operation, input: Record<string, unknown>, env: Env): ErrorDetail[] | undefined {
+  try {
+    operation.check?.(input, env);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'VALIDATION_ERROR' && error.details) return error.details;
+    throw error;
+  }
 }
