@@ -149,6 +149,13 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
       if (!isPlan(plan)) return { note: `Checkout for an unknown plan ${String(plan)}; ignored.` };
       const subscription = typeof session.subscription === 'string' ? session.subscription : (session.subscription?.id ?? null);
       const replaces = session.metadata?.replaces ?? null;
+      // Read from Stripe: its end may have been delivered first (Stripe keeps no order, and retries a failed delivery
+      // for days), and a plan set for a subscription that no longer pays would run with nothing to end it.
+      const status = subscription ? await statusOf(stripe, subscription) : 'missing';
+      if (!PAYING.has(status)) {
+        if (subscription) await cancelNow(stripe, subscription, { prorate: false });
+        return { note: `Subscription ${subscription ?? '(none)'} is ${status}, not paying: the plan was not set.` };
+      }
       // The organization pays by this subscription only while it is open and pays by none, by this one (a delivery
       // again) or by the one this checkout replaces: one statement, so a close or a newer checkout cannot slip between.
       const took = await env.DB.prepare(
@@ -174,22 +181,47 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
     }
     case 'customer.subscription.updated': {
       // Read from Stripe, not the event: two changes (cancel, then keep) may be delivered in either order.
-      const { endsAt, recorded, changed } = await recordPlanEnd(env, organizationId, await stripe.subscriptions.retrieve(event.data.object.id));
+      const subscription = await stripe.subscriptions.retrieve(event.data.object.id);
+      // A renewal never paid, where the account's setting for failed payments marks it unpaid rather than cancelling
+      // it: the plan ends as it would at a cancellation (a subscription past due is still being retried, and keeps it).
+      // Cancelled in Stripe too: an invoice paid later would revive a subscription whose plan is gone.
+      if (ENDED.has(subscription.status)) {
+        await cancelNow(stripe, subscription.id, { prorate: false });
+        return endPlan(env, organizationId, subscription.id, event.id, `Subscription ${subscription.status}`);
+      }
+      const { endsAt, recorded, changed } = await recordPlanEnd(env, organizationId, subscription);
       if (!recorded) return { note: 'A subscription the organization no longer pays with changed; nothing changes.' };
       const note = endsAt ? `The subscription ends on ${endsAt.slice(0, 10)}.` : 'The subscription renews.';
       return changed ? { note, change: { action: 'billing.renewal_changed', detail: endsAt ? `ends ${endsAt.slice(0, 10)}` : 'renews' } } : { note };
     }
-    case 'customer.subscription.deleted': {
-      const subscription = event.data.object;
-      const current = await env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId).first<{ id: string | null }>();
-      if (current?.id !== subscription.id) return { note: 'A subscription the organization no longer pays with ended; nothing changes.' };
-      await applyPlan(env, organizationId, null, event.id);
-      await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL, plan_cancels_at = NULL WHERE id = ?').bind(organizationId).run();
-      return { note: 'Subscription ended; the organization has no plan now.', change: { action: 'billing.plan_ended' } };
-    }
+    case 'customer.subscription.deleted':
+      return endPlan(env, organizationId, event.data.object.id, event.id, 'Subscription ended');
     default:
       return { note: `Event ${event.type} is not used.` };
   }
+}
+
+/** A subscription's states in which it pays (Stripe's `status`), and those in which it never will again. */
+const PAYING = new Set(['active', 'trialing']);
+const ENDED = new Set(['canceled', 'unpaid', 'incomplete_expired']);
+
+/** A subscription's status as Stripe has it now; `missing` when Stripe has no such subscription. */
+async function statusOf(stripe: Stripe, subscriptionId: string): Promise<string> {
+  try {
+    return (await stripe.subscriptions.retrieve(subscriptionId)).status;
+  } catch (error) {
+    if (isMissing(error)) return 'missing';
+    throw error;
+  }
+}
+
+/** The organization's plan ends with the subscription it pays by (one it no longer pays by changes nothing). */
+async function endPlan(env: Env, organizationId: string, subscriptionId: string, eventId: string, what: string): Promise<Applied> {
+  const current = await env.DB.prepare('SELECT stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(organizationId).first<{ id: string | null }>();
+  if (current?.id !== subscriptionId) return { note: `${what}, a subscription the organization no longer pays with; nothing changes.` };
+  await applyPlan(env, organizationId, null, eventId);
+  await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL, plan_cancels_at = NULL WHERE id = ? AND stripe_subscription_id = ?').bind(organizationId, subscriptionId).run();
+  return { note: `${what}; the organization has no plan now.`, change: { action: 'billing.plan_ended' } };
 }
 
 /**

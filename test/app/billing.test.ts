@@ -129,7 +129,7 @@ describe('billing through Stripe', () => {
     const event = {
       id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
       type: 'checkout.session.completed',
-      data: { object: { id: 'cs_test_plan', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', subscription: 'sub_test_crash', client_reference_id: owner.organizationId, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'solo' } } },
+      data: { object: { id: 'cs_test_plan', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', subscription: await stripeSubscription(), client_reference_id: owner.organizationId, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'solo' } } },
     };
     expect((await deliver(event, { bindings: { DB: dyingBeforeRecording } })).status).toBe(500);
     // A call spends from the allowance the plan gave; a second grant of the allowance would refill it.
@@ -157,7 +157,8 @@ describe('billing through Stripe', () => {
     const key = (await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys`, { name: 'paid' })).body.data.key;
     expect((await companyByDomain(key, 'example.com')).status).toBe(402);
 
-    const paid = await completedCheckout(owner, { mode: 'subscription', subscription: 'sub_test_1', metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'team' } });
+    const paying = await stripeSubscription();
+    const paid = await completedCheckout(owner, { mode: 'subscription', subscription: paying, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'team' } });
     expect(paid.body.data).toMatchObject({ applied: true, note: 'Plan set to team.' });
     expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('team');
     expect((await wallet(owner.organizationId)).subscriptionRemainingCents).toBe(PLAN_TABLE.team.allowanceCents);
@@ -166,11 +167,28 @@ describe('billing through Stripe', () => {
     const ended = await deliver({
       id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
       type: 'customer.subscription.deleted',
-      data: { object: { id: 'sub_test_1', object: 'subscription', metadata: { organizationId: owner.organizationId, plan: 'team' } } },
+      data: { object: { id: paying, object: 'subscription', metadata: { organizationId: owner.organizationId, plan: 'team' } } },
     });
     expect(ended.body.data.applied).toBe(true);
     expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBeNull();
     expect((await companyByDomain(key, 'example.com')).status).toBe(402);
+  });
+
+  it("sets no plan for a subscription that no longer pays when its checkout arrives (Stripe keeps no order), and ends the plan of one left unpaid", async () => {
+    const owner = await signUp();
+    const ended = await stripeSubscription('canceled');
+    const late = await completedCheckout(owner, { mode: 'subscription', subscription: ended, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'business' } });
+    expect(late.body.data.note).toBe(`Subscription ${ended} is canceled, not paying: the plan was not set.`);
+    expect(await env.DB.prepare('SELECT plan, stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(owner.organizationId).first()).toEqual({ plan: null, id: null });
+
+    // Paid, then its renewal never paid, where Stripe is set to mark it unpaid rather than cancel it.
+    const { old } = await paying(owner, 'team');
+    await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`, { method: 'POST', body: JSON.stringify({ id: old, status: 'unpaid' }) });
+    const unpaid = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'customer.subscription.updated', data: { object: { id: old, object: 'subscription', metadata: { organizationId: owner.organizationId } } } });
+    expect(unpaid.body.data).toMatchObject({ applied: true, note: 'Subscription unpaid; the organization has no plan now.' });
+    expect(await env.DB.prepare('SELECT plan, stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(owner.organizationId).first()).toEqual({ plan: null, id: null });
+    // Cancelled in Stripe too, so a late payment of its invoice cannot revive it for nothing.
+    expect(await subscription(old)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: false } });
   });
 
   it('changes plans without two subscriptions billing: the checkout is as the same customer, and once paid the old subscription is cancelled, its unused days credited', async () => {
@@ -182,8 +200,8 @@ describe('billing through Stripe', () => {
     const session = (await lastSession())!;
     expect(session).toMatchObject({ customer, customer_email: null, metadata: { plan: 'business', replaces: old } });
 
-    // The first delivery finds Stripe down once the plan is set: it fails (Stripe delivers again), the old subscription still active.
-    const event = checkoutEvent(owner, { subscription: 'sub_new', metadata: session.metadata });
+    // The first delivery finds Stripe down: it fails (Stripe delivers again), the old subscription still active.
+    const event = checkoutEvent(owner, { subscription: await stripeSubscription(), metadata: session.metadata });
     expect((await deliver(event, { bindings: { STRIPE_BASE_URL: 'https://stripe-down.fake' } })).status).toBe(500);
     expect(await subscription(old)).toMatchObject({ status: 'active' });
     // Delivered again: the old one is cancelled, prorated, though the organization already names the new one.
@@ -203,14 +221,14 @@ describe('billing through Stripe', () => {
     const { old } = await paying(owner, 'solo');
     const [a, b] = [`sub_a_${crypto.randomUUID().slice(0, 8)}`, `sub_b_${crypto.randomUUID().slice(0, 8)}`];
     for (const id of [a, b]) await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`, { method: 'POST', body: JSON.stringify({ id }) });
-    // A's first delivery records A and fails cancelling the old one; B, bought after A, replaces A.
+    // A's first delivery records A and dies before recording the event; B, bought after A, replaces A.
     const first = checkoutEvent(owner, { subscription: a, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'team', replaces: old } });
-    expect((await deliver(first, { bindings: { STRIPE_BASE_URL: 'https://stripe-down.fake' } })).status).toBe(500);
+    expect((await deliver(first, { bindings: { DB: dyingBeforeRecording } })).status).toBe(500);
     const second = await deliver(checkoutEvent(owner, { subscription: b, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'business', replaces: a } }));
     expect(second.body.data.note).toContain(`Replaced subscription ${a} cancelled`);
-    // A delivered again finds B in place: it records nothing, and what it and A replaced stop billing.
+    // A delivered again finds A cancelled by then: it sets nothing, B's plan stays.
     const again = await deliver(first);
-    expect(again.body.data.note).toContain('pays by another subscription');
+    expect(again.body.data.note).toBe(`Subscription ${a} is canceled, not paying: the plan was not set.`);
     expect([(await subscription(old))!.status, (await subscription(a))!.status, (await subscription(b))!.status]).toEqual(['canceled', 'canceled', 'active']);
     const organization = await env.DB.prepare('SELECT plan, stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(owner.organizationId).first();
     expect(organization).toEqual({ plan: 'business', id: b });
@@ -361,6 +379,13 @@ function checkoutEvent(person: Person, session: Record<string, unknown>) {
     type: 'checkout.session.completed',
     data: { object: { id: 'cs_test_2', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', client_reference_id: person.organizationId, ...session } },
   };
+}
+
+/** A subscription Stripe has (at the fake), in `status`; answers its id. */
+async function stripeSubscription(status = 'active'): Promise<string> {
+  const id = `sub_${crypto.randomUUID().replaceAll('-', '')}`;
+  await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`, { method: 'POST', body: JSON.stringify({ id, status }) });
+  return id;
 }
 
 async function subscription(id: string): Promise<{ status: string; cancel_at: number | null; cancel_at_period_end: boolean; cancelled_with?: { prorate: boolean; invoice_now: boolean } } | undefined> {

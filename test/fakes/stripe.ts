@@ -3,7 +3,7 @@
  * /v1/checkout/sessions takes a form-encoded body (bracketed keys, as the `stripe` package sends them) and
  * answers a Checkout Session object; a wrong key gets Stripe's 401 error object. The sessions it made can
  * be read back at GET /test/sessions so a test in workerd can check what was asked. Subscriptions a test made with
- * POST /test/subscriptions {id, customer?} are read (GET /v1/subscriptions/:id), set to end at their period's end or
+ * POST /test/subscriptions {id, customer?, status?} (active unless said; making one again replaces it) are read (GET /v1/subscriptions/:id), set to end at their period's end or
  * renew (POST with cancel_at_period_end, which sets cancel_at, or cancel_at itself, '' unsetting it), and cancelled at
  * once (DELETE, its `prorate` and `invoice_now` kept for the test; a second cancel is Stripe's 400); an id it does
  * not have is a 404 `resource_missing`. GET /test/subscriptions reads them. POST /v1/refunds {payment_intent} refunds
@@ -16,7 +16,7 @@ interface FakeSubscription {
   id: string;
   object: 'subscription';
   customer: string;
-  status: 'active' | 'canceled';
+  status: 'active' | 'canceled' | 'unpaid' | 'past_due';
   cancel_at_period_end: boolean;
   cancel_at: number | null;
   canceled_at: number | null;
@@ -34,8 +34,8 @@ export async function stripeUpstream(request: Request): Promise<Response> {
   if (request.method === 'GET' && url.pathname === '/test/refunds') return Response.json([...refunds.values()]);
   if (url.pathname === '/test/subscriptions') {
     if (request.method === 'GET') return Response.json([...subscriptions.values()]);
-    const { id, customer = `cus_${crypto.randomUUID().replaceAll('-', '').slice(0, 14)}` } = (await request.json()) as { id: string; customer?: string };
-    subscriptions.set(id, { id, object: 'subscription', customer, status: 'active', cancel_at_period_end: false, cancel_at: null, canceled_at: null });
+    const { id, customer = `cus_${crypto.randomUUID().replaceAll('-', '').slice(0, 14)}`, status = 'active' } = (await request.json()) as { id: string; customer?: string; status?: FakeSubscription['status'] };
+    subscriptions.set(id, { id, object: 'subscription', customer, status, cancel_at_period_end: false, cancel_at: null, canceled_at: null });
     periodEnds.set(id, Math.floor(Date.now() / 1000) + 30 * 24 * 3600);
     return Response.json(subscriptions.get(id));
   }
