@@ -150,7 +150,8 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
 
   /**
    * Sets the plan, its monthly allowance and custom ceiling, and starts a new period with the allowance in
-   * full. Subscription units held in leases belong to the period that ended: they expire with it.
+   * full (or, with `keepUsage`, less what the period ending had spent of its own). Subscription units held in
+   * leases belong to the period that ended: they expire with it.
    * Answers the workspaces that hold or held a lease, so the caller can tell their gates at once.
    */
   configure(input: WalletConfiguration): {
@@ -171,10 +172,12 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     if (input.ifNoPlan && this.terms().plan !== null) {
       return { balance: this.balance(), terms: this.terms(), generation: this.generation(), workspaces: workspaces(), applied: false, current: false };
     }
-    const account = this.account();
+    // What was spent is of the period in force: one that ended has refilled first.
+    const account = input.keepUsage ? this.rollPeriod() : this.account();
     const periodEnd = nextPeriodEnd(clock.now());
+    const spent = input.keepUsage ? Math.max(0, account.allowance_units - account.subscription_units) : 0;
     this.sql.exec('UPDATE account SET allowance_units = ?, period_end = ?', input.allowanceUnits, periodEnd);
-    this.change('plan', input.dedupeId ?? null, input.allowanceUnits - account.subscription_units, 0);
+    this.change('plan', input.dedupeId ?? null, Math.max(0, input.allowanceUnits - spent) - account.subscription_units, 0);
     this.sql.exec('UPDATE terms SET plan = ?, rpm_override = ?, plan_ends_at = ?, version = version + 1', input.plan, input.rpmOverride, input.planEndsAt ?? null);
     this.newGeneration();
     return { balance: this.balance(), terms: this.terms(), generation: this.generation(), workspaces: workspaces(), applied: true, current: true };

@@ -172,7 +172,9 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         console.error(JSON.stringify({ level: 'error', note: 'a paid plan checkout was not applied; its subscriptions were cancelled, their unused days credited', organizationId, stray, eventId: event.id }));
         return { note: `Subscription ${stray.join(' and ')} cancelled at once, unused days credited: the organization closed, or pays by another subscription since this checkout began.` };
       }
-      await applyPlan(env, organizationId, plan, event.id);
+      // Replacing a paid subscription, whose unused days Stripe credits back: the period's spending carries over, or
+      // switching plans (or buying the same one again) would buy its allowance anew for the price of a few days.
+      await applyPlan(env, organizationId, plan, event.id, { keepUsage: replaces !== null });
       if (replaces && replaces !== subscription) await cancelNow(stripe, replaces, { prorate: true });
       return {
         note: `Plan set to ${plan}.${replaces && replaces !== subscription ? ` Replaced subscription ${replaces} cancelled, its unused days credited.` : ''}`,
@@ -297,9 +299,9 @@ async function recordPlanEnd(env: Env, organizationId: string, subscription: Str
  * Sets the plan as the operator's plan set does (a new period with the plan's allowance, every gate
  * told), the custom ceiling kept; once per event, however often it is delivered.
  */
-async function applyPlan(env: Env, organizationId: string, plan: Plan | null, eventId: string): Promise<void> {
+async function applyPlan(env: Env, organizationId: string, plan: Plan | null, eventId: string, options: { keepUsage?: boolean } = {}): Promise<void> {
   const organization = await getOrganization(env.DB, organizationId);
-  await setPlan(env, organizationId, { plan, rpm: organization.rpmOverride }, eventId);
+  await setPlan(env, organizationId, { plan, rpm: organization.rpmOverride }, eventId, options);
 }
 
 function isPlan(value: unknown): value is Plan {

@@ -51,7 +51,7 @@ export async function startTrial(env: Env, organizationId: string, startedBy: { 
     throw now.plan && now.plan !== TRIAL.plan ? onPlan(now.plan) : trialUsed(startedAt);
   }
   // The gates end the trial by themselves at the very call after endsAt.
-  const configured = await configureWallet(env, { id: organizationId, plan: TRIAL.plan, rpmOverride: organization.rpmOverride }, endsAtMs, null, true);
+  const configured = await configureWallet(env, { id: organizationId, plan: TRIAL.plan, rpmOverride: organization.rpmOverride }, endsAtMs, null, { ifNoPlan: true });
   // A plan reached the wallet first: its D1 write follows and replaces the trial's claim there.
   if (!configured.applied) throw onPlan(null);
   return { plan: TRIAL.plan, startedAt, endsAt, allowanceCents: PLAN_TABLE[TRIAL.plan].allowanceCents };

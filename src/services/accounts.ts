@@ -54,12 +54,12 @@ export async function getOrganization(db: D1Database, id: string): Promise<Organ
  * also on a repeat (repairing a first attempt that died in between), unless a later change has replaced
  * this one in the wallet since, in which case D1 already holds that later change.
  */
-export async function setPlan(env: Env, id: string, input: { plan: Plan | null; rpm?: number | null }, dedupeId: string | null = null): Promise<Organization> {
+export async function setPlan(env: Env, id: string, input: { plan: Plan | null; rpm?: number | null }, dedupeId: string | null = null, options: { keepUsage?: boolean } = {}): Promise<Organization> {
   await getOrganization(env.DB, id);
   // A plan set here replaces a running free trial: it no longer ends by itself.
   const write = () => env.DB.prepare('UPDATE organizations SET plan = ?, rpm_override = ?, trial_ends_at = NULL WHERE id = ?').bind(input.plan, input.rpm ?? null, id).run();
   if (dedupeId !== null) {
-    const configured = await configureWallet(env, { id, plan: input.plan, rpmOverride: input.rpm ?? null }, null, dedupeId);
+    const configured = await configureWallet(env, { id, plan: input.plan, rpmOverride: input.rpm ?? null }, null, dedupeId, options);
     if (configured.current) await write();
     return getOrganization(env.DB, id);
   }

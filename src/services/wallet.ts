@@ -1,5 +1,5 @@
 import type { Balance } from '../core/protocols/lease';
-import type { LedgerEntry } from '../core/protocols/wallet';
+import type { LedgerEntry, WalletConfiguration } from '../core/protocols/wallet';
 import type { Organization } from '../core/records';
 import type { Env } from '../core/config';
 import { gateOf } from './gate';
@@ -23,7 +23,7 @@ export async function configureWallet(
   organization: Pick<Organization, 'id' | 'plan' | 'rpmOverride'>,
   planEndsAt: number | null = null,
   dedupeId: string | null = null,
-  ifNoPlan = false,
+  options: Pick<WalletConfiguration, 'ifNoPlan' | 'keepUsage'> = {},
 ): Promise<Balance & { applied: boolean; current: boolean }> {
   const configured = await walletOf(env, organization.id).configure({
     allowanceUnits: allowanceUnits(organization.plan),
@@ -31,7 +31,7 @@ export async function configureWallet(
     rpmOverride: organization.rpmOverride,
     planEndsAt,
     dedupeId,
-    ...(ifNoPlan ? { ifNoPlan } : {}),
+    ...options,
   });
   await Promise.all(configured.workspaces.map((workspaceId) => gateOf(env, workspaceId).adoptTerms(configured.terms, configured.generation, configured.balance)));
   if (configured.applied) await wakeWaitingJobs(env, { organizationId: organization.id });

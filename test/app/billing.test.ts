@@ -216,6 +216,23 @@ describe('billing through Stripe', () => {
     expect((await ops('GET', `/organizations/${owner.organizationId}`)).body.data.plan).toBe('business');
   });
 
+  it("counts what the period spent against a plan bought in place of a paid one, so switching buys no allowance again, and refuses buying the plan paid for", async () => {
+    const owner = await signUp();
+    const key = (await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys`, { name: 'paid' })).body.data.key;
+    const { old } = await paying(owner, 'solo');
+    for (let call = 0; call < 3; call += 1) expect((await companyByDomain(key, `spent${call}.example`)).status).toBe(200);
+    expect((await wallet(owner.organizationId)).subscriptionRemainingCents).toBe(PLAN_TABLE.solo.allowanceCents - 3);
+
+    const same = await owner.json('POST', `/api/organizations/${owner.organizationId}/billing/checkout`, { plan: 'solo' }, { bindings: STRIPE });
+    expect(same).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('pays for the Solo plan already') } } });
+
+    // Toolkit in place of Solo: its allowance less the 3 cents this period spent.
+    const toolkit = await deliver(checkoutEvent(owner, { subscription: await stripeSubscription(), metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'toolkit', replaces: old } }));
+    expect(toolkit.body.data.note).toContain('Plan set to toolkit.');
+    expect(await subscription(old)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: true } });
+    expect((await wallet(owner.organizationId)).subscriptionRemainingCents).toBe(PLAN_TABLE.toolkit.allowanceCents - 3);
+  });
+
   it('cancels a checkout overtaken by a newer one, and the subscription it replaced, rather than record a subscription that no longer pays', async () => {
     const owner = await signUp();
     const { old } = await paying(owner, 'solo');

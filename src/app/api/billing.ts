@@ -4,7 +4,7 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { publicUrls } from '../../core/config';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
-import { PLANS } from '../../core/plans';
+import { PLAN_TABLE, PLANS } from '../../core/plans';
 import { checkoutForPlan, checkoutForTopUp, currentSubscription, handleStripeWebhook, setRenewal, stripeOf, TOP_UP } from '../billing';
 import type { DashboardEnv } from '../context';
 import { organizationAccess, requireManager } from '../members';
@@ -20,9 +20,11 @@ const routes = {
     path: '/api/organizations/{organizationId}/billing/checkout',
     tags: ['Billing'],
     summary: "Pay for a plan's monthly subscription through Stripe Checkout (owners and admins)",
+    description:
+      "An organization that pays by a subscription already changes plan: once the new one is paid, the old one is cancelled with its unused days credited by Stripe, and the new plan's allowance for its first period is its allowance less what the period before had spent. 409 for the plan it pays for already.",
     operationId: 'checkoutPlan',
     request: { params: organizationIdParam, body: jsonBody(z.strictObject({ plan: z.enum(PLANS).exclude(['payg']).openapi({ description: 'Pay as you go has no subscription: buy credit instead.' }) })) },
-    responses: { 200: jsonContent(successEnvelope(Checkout), 'Where to pay.'), ...errorResponses(400, 401, 403, 404, 502, 503) },
+    responses: { 200: jsonContent(successEnvelope(Checkout), 'Where to pay.'), ...errorResponses(400, 401, 403, 404, 409, 502, 503) },
   }),
   topUp: createRoute({
     method: 'post',
@@ -82,14 +84,13 @@ export function registerBilling(app: OpenAPIHono<DashboardEnv>) {
     const stripe = requireStripe(c.env);
     const access = await organizationAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').organizationId);
     requireManager(access, 'change the plan');
-    const url = await viaStripe(async () =>
-      checkoutForPlan(stripe, {
-        organizationId: access.organization.id,
-        plan: c.req.valid('json').plan,
-        email: c.get('session').user.email,
-        returnUrl: `${publicUrls(c.env).app}/`,
-        replacing: await currentSubscription(c.env, stripe, access.organization.id),
-      }),
+    const { plan } = c.req.valid('json');
+    const replacing = await viaStripe(() => currentSubscription(c.env, stripe, access.organization.id));
+    if (replacing && access.organization.plan === plan) {
+      throw ApiError.conflict(`${access.organization.name} pays for the ${PLAN_TABLE[plan].name} plan already; its allowance refills at each renewal. Choose another plan to change it.`);
+    }
+    const url = await viaStripe(() =>
+      checkoutForPlan(stripe, { organizationId: access.organization.id, plan, email: c.get('session').user.email, returnUrl: `${publicUrls(c.env).app}/`, replacing }),
     );
     return c.json(success({ url }), 200);
   });

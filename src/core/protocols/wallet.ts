@@ -27,6 +27,12 @@ export interface WalletConfiguration {
   dedupeId?: string | null;
   /** Applied only while the wallet has no plan: the free trial's start, which must not replace a plan bought a moment before. */
   ifNoPlan?: boolean;
+  /**
+   * What the period has spent of its allowance counts against the new plan's: a plan changed by a checkout that replaces
+   * a paid subscription (whose unused days Stripe credits back) gives the new allowance less what was spent, not a
+   * full one, so switching plans buys no allowance again. Absent: a new period with the allowance in full.
+   */
+  keepUsage?: boolean;
 }
 
 /**
