@@ -559,3 +559,13 @@ CREATE INDEX activity_by_time ON activity (created_at);
 CREATE INDEX api_keys_expired_by_time ON api_keys (expires_at) WHERE scope = 'workspace' AND revoked_at IS NULL AND expires_at IS NOT NULL;
 
 CREATE INDEX api_keys_expired_tokens_by_time ON api_keys (expires_at) WHERE scope = 'workspace_mcp' AND revoked_at IS NULL AND expires_at IS NOT NULL;
+
+CREATE TABLE stripe_payments (
+  payment_intent TEXT PRIMARY KEY,
+  organization_id TEXT NOT NULL,
+  cents INTEGER NOT NULL,
+  refunded_cents INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL
+);
+
+CREATE INDEX stripe_payments_by_time ON stripe_payments (created_at);

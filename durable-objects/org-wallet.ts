@@ -198,6 +198,20 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   }
 
   /**
+   * Takes back purchased credit a payment gave (its refund, or a dispute), once per dedupe id: at most `units`, and no
+   * more than no lease holds (a gate spends its lease without asking, and the balance never goes below zero). What was
+   * spent already, or is held by a lease, stays taken: the answer says how much was taken.
+   */
+  withdraw(units: number, dedupeId: string): Balance & { takenUnits: number; applied: boolean } {
+    const before = this.sql.exec<{ taken: number }>("SELECT -purchased_delta AS taken FROM ledger WHERE kind = 'withdrawal' AND hold_id = ?", dedupeId).toArray()[0];
+    if (before) return { ...this.balance(), takenUnits: before.taken, applied: false };
+    const leased = this.sql.exec<{ units: number }>('SELECT purchased_units AS units FROM lease_totals').one().units;
+    const taken = Math.max(0, Math.min(units, this.account().purchased_units - leased));
+    this.change('withdrawal', dedupeId, 0, -taken);
+    return { ...this.balance(), takenUnits: taken, applied: true };
+  }
+
+  /**
    * The organization is closing: from now on a credit changes nothing and says so, so a payment that arrives during or
    * after the close (checked in D1 before it reached here) is refunded rather than kept where nothing can spend it.
    * The first moment stays. `closed` false takes it back, for a close refused after the wallet was closed.

@@ -2,9 +2,9 @@ import Stripe from 'stripe';
 import { getOrganization, setPlan } from '../services/accounts';
 import { clock } from '../core/clock';
 import type { Env } from '../core/config';
-import { unitsFromCents } from '../core/money';
+import { centsFromUnits, unitsFromCents } from '../core/money';
 import { type Plan, PLAN_TABLE, PLANS } from '../core/plans';
-import { creditWallet } from '../services/wallet';
+import { creditWallet, withdrawCredit } from '../services/wallet';
 import { recordChange } from './activity';
 
 /**
@@ -94,7 +94,7 @@ export async function handleStripeWebhook(env: Env, stripe: Stripe, rawBody: str
   } catch (error) {
     return { status: 400, note: `Signature check failed: ${error instanceof Error ? error.message : String(error)}` };
   }
-  const organizationId = organizationOf(event);
+  const organizationId = organizationOf(event) ?? (await organizationOfPayment(env.DB, event));
   const appliedBefore = () => ({ status: 200 as const, applied: false, note: `Event ${event.id} was applied before.` });
   if (await env.DB.prepare('SELECT 1 FROM stripe_events WHERE id = ?').bind(event.id).first()) return appliedBefore();
   const { note, change } = await apply(env, stripe, event, organizationId);
@@ -114,6 +114,19 @@ export async function handleStripeWebhook(env: Env, stripe: Stripe, rawBody: str
 function organizationOf(event: Stripe.Event): string | null {
   const object = event.data.object as { metadata?: Record<string, string> | null; client_reference_id?: string | null };
   return object.metadata?.organizationId ?? object.client_reference_id ?? null;
+}
+
+/** The organization a refunded or disputed payment credited (its events name the payment only): null for one that credited none. */
+async function organizationOfPayment(db: D1Database, event: Stripe.Event): Promise<string | null> {
+  if (!event.type.startsWith('charge.')) return null;
+  const paymentIntent = idOf((event.data.object as { payment_intent?: string | { id: string } | null }).payment_intent);
+  if (!paymentIntent) return null;
+  return (await db.prepare('SELECT organization_id AS id FROM stripe_payments WHERE payment_intent = ?').bind(paymentIntent).first<{ id: string }>())?.id ?? null;
+}
+
+/** The id of a field Stripe answers as an id or, expanded, as the object. */
+function idOf(field: string | { id: string } | null | undefined): string | null {
+  return typeof field === 'string' ? field : (field?.id ?? null);
 }
 
 /** A top-up's refund as applied: its change recorded only when money went back (a checkout discounted to zero took none). */
@@ -137,6 +150,13 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         const closed = await env.DB.prepare('SELECT closed_at AS closedAt FROM organizations WHERE id = ?').bind(organizationId).first<{ closedAt: string | null }>();
         if (closed?.closedAt) return refundedTopUp(await refundTopUp(stripe, session, organizationId, event.id), refunded);
         const organization = await getOrganization(env.DB, organizationId);
+        // Which organization this payment credits, for its refund or dispute, whose events name only the payment.
+        const paymentIntent = idOf(session.payment_intent);
+        if (paymentIntent) {
+          await env.DB.prepare('INSERT OR IGNORE INTO stripe_payments (payment_intent, organization_id, cents, created_at) VALUES (?, ?, ?, ?)')
+            .bind(paymentIntent, organizationId, cents, new Date(clock.now()).toISOString())
+            .run();
+        }
         const credited = await creditWallet(env, organizationId, { purchasedUnits: unitsFromCents(cents) }, event.id);
         // The close landed between the check above and the credit: the wallet refused it.
         if (credited.closed) return refundedTopUp(await refundTopUp(stripe, session, organizationId, event.id), refunded);
@@ -198,6 +218,27 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
     }
     case 'customer.subscription.deleted':
       return endPlan(env, organizationId, event.data.object.id, event.id, 'Subscription ended');
+    case 'charge.refunded': {
+      const charge = event.data.object;
+      return takeBackRefund(env, organizationId, idOf(charge.payment_intent), charge.amount_refunded);
+    }
+    case 'charge.dispute.created': {
+      // The disputed money is taken from Stripe's balance now; the credit it bought goes with it, until the dispute is won.
+      const dispute = event.data.object;
+      const taken = await withdrawCredit(env, organizationId, unitsFromCents(dispute.amount), `dispute:${dispute.id}`);
+      const what = takenBack(organizationId, dispute.amount, taken.takenUnits, `disputed payment ${dispute.id}`);
+      return { note: `Payment disputed: ${what}.`, change: { action: 'billing.payment_disputed', detail: what } };
+    }
+    case 'charge.dispute.closed': {
+      // Won: what the dispute took back is credited again (what it could not take, spent already, stays spent).
+      const dispute = event.data.object;
+      if (dispute.status !== 'won') return { note: `Dispute ${dispute.id} closed ${dispute.status}: the credit stays taken back.` };
+      const taken = await withdrawCredit(env, organizationId, 0, `dispute:${dispute.id}`);
+      if (taken.takenUnits === 0) return { note: `Dispute ${dispute.id} won; it had taken no credit back.` };
+      await creditWallet(env, organizationId, { purchasedUnits: taken.takenUnits }, `dispute-won:${dispute.id}`);
+      const cents = centsFromUnits(taken.takenUnits);
+      return { note: `Dispute won: ${cents} cents credited again.`, change: { action: 'billing.dispute_won', detail: `${cents} cents credited again` } };
+    }
     default:
       return { note: `Event ${event.type} is not used.` };
   }
@@ -224,6 +265,36 @@ async function endPlan(env: Env, organizationId: string, subscriptionId: string,
   await applyPlan(env, organizationId, null, eventId);
   await env.DB.prepare('UPDATE organizations SET stripe_subscription_id = NULL, plan_cancels_at = NULL WHERE id = ? AND stripe_subscription_id = ?').bind(organizationId, subscriptionId).run();
   return { note: `${what}; the organization has no plan now.`, change: { action: 'billing.plan_ended' } };
+}
+
+/**
+ * A top-up refunded in Stripe (its dashboard, or a support decision): the credit it bought is taken back, as much as
+ * was refunded. `charge.refunded` carries the running total of a payment's refunds, so each delivery takes what the
+ * total adds to what was taken before (one withdrawal per total, however often delivered or in whatever order). Spent
+ * already, the credit leaves the balance below zero: a debt the next top-up pays first.
+ */
+async function takeBackRefund(env: Env, organizationId: string, paymentIntent: string | null, refundedCents: number): Promise<Applied> {
+  const payment = paymentIntent
+    ? await env.DB.prepare('SELECT cents, refunded_cents AS refundedCents FROM stripe_payments WHERE payment_intent = ? AND organization_id = ?')
+        .bind(paymentIntent, organizationId)
+        .first<{ cents: number; refundedCents: number }>()
+    : null;
+  if (!payment) return { note: 'A refund of a payment that bought no credit here (a plan, or a top-up refunded because its organization had closed); nothing to take back.' };
+  const upTo = Math.min(refundedCents, payment.cents);
+  const more = upTo - payment.refundedCents;
+  if (more <= 0) return { note: `Refunds of ${paymentIntent} up to ${upTo} cents were taken back already.` };
+  const taken = await withdrawCredit(env, organizationId, unitsFromCents(more), `refund:${paymentIntent}:${upTo}`);
+  await env.DB.prepare('UPDATE stripe_payments SET refunded_cents = MAX(refunded_cents, ?) WHERE payment_intent = ?').bind(upTo, paymentIntent).run();
+  const what = takenBack(organizationId, more, taken.takenUnits, `refund of ${paymentIntent}`);
+  return { note: `Refunded ${more} cents of a top-up: ${what}.`, change: { action: 'billing.credit_taken_back', detail: `${what}: the payment was refunded` } };
+}
+
+/** What a withdrawal took of the cents asked, said for the note and the activity; what it could not take is logged for the operator. */
+function takenBack(organizationId: string, askedCents: number, takenUnits: number, what: string): string {
+  const taken = centsFromUnits(takenUnits);
+  if (taken >= askedCents) return `${askedCents} cents taken back`;
+  console.error(JSON.stringify({ level: 'warn', note: `credit of a ${what} spent before it was taken back`, organizationId, askedCents, takenCents: taken }));
+  return `${taken} of ${askedCents} cents taken back (the rest was spent)`;
 }
 
 /**

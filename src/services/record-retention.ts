@@ -138,6 +138,7 @@ const RULES: Rule[] = [
   { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "Stripe's events older than the usage rows", table: 'stripe_events', where: 'received_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
+  { what: 'top-ups older than the usage rows (past any refund or dispute)', table: 'stripe_payments', where: 'created_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
 ];
 
 /** A rule's rows, at most `limit` of them: through `rowid IN (… LIMIT ?)`, as D1 has no `DELETE … LIMIT`. */

@@ -53,6 +53,19 @@ export async function creditWallet(env: Env, organizationId: string, amounts: { 
 }
 
 /**
+ * Takes back purchased credit (a refunded or disputed payment's; once per dedupe id, see `OrgWallet.withdraw`): every
+ * gate with a lease first reports what it spent and gives its lease back, as for a settled statement, so all that is
+ * not spent can be taken; then the gates read the wallet again, so the very next call sees the balance without it.
+ */
+export async function withdrawCredit(env: Env, organizationId: string, units: number, dedupeId: string) {
+  const wallet = walletOf(env, organizationId);
+  await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).flush()));
+  const taken = await wallet.withdraw(units, dedupeId);
+  await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
+  return taken;
+}
+
+/**
  * The organization is closing: its wallet takes no credit from now on (`OrgWallet.close`), or again (`closed` false)
  * when the close was refused after all.
  */

@@ -101,6 +101,51 @@ describe('billing through Stripe', () => {
     expect(await (await owner.request('GET', `/w/${owner.workspaceId}/activity`)).text()).toContain('Stripe (billing)');
   });
 
+  it('takes back the credit of a refunded top-up, as much as was refunded and not spent, once per running total', async () => {
+    const owner = await signUp();
+    const key = (await owner.json('POST', `/api/workspaces/${owner.workspaceId}/keys`, { name: 'paid' })).body.data.key;
+    const paymentIntent = await topUp(owner, 1000);
+    for (let call = 0; call < 3; call += 1) expect((await companyByDomain(key, `refund${call}.example`)).status).toBe(200);
+    const refunded = (amountRefunded: number) =>
+      ({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_1', object: 'charge', payment_intent: paymentIntent, amount: 1000, amount_refunded: amountRefunded } } });
+
+    // 400 cents refunded, delivered twice: taken once.
+    const partly = refunded(400);
+    expect((await deliver(partly)).body.data.note).toContain('Refunded 400 cents of a top-up');
+    expect((await deliver(partly)).body.data.applied).toBe(false);
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000 - 3 - 400);
+    // The rest later: its running total takes 600 more, and an older total delivered late takes nothing.
+    // The rest later: its running total asks 600 more, of which the 3 cents spent cannot come back; an older total
+    // delivered late takes nothing.
+    expect((await deliver(refunded(1000))).body.data.note).toBe('Refunded 600 cents of a top-up: 597 of 600 cents taken back (the rest was spent).');
+    expect((await deliver(refunded(400))).body.data.note).toContain('taken back already');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(0);
+    expect((await companyByDomain(key, 'after-refund.example')).status).toBe(402);
+    const events = (await owner.json('GET', `/api/organizations/${owner.organizationId}/activity`)).body.data.events;
+    expect(events.filter((one: { action: string }) => one.action === 'billing.credit_taken_back').map((one: { detail: string }) => one.detail)).toEqual([
+      '597 of 600 cents taken back (the rest was spent): the payment was refunded',
+      '400 cents taken back: the payment was refunded',
+    ]);
+  });
+
+  it('takes back a disputed top-up until the dispute is won; a refund of a payment that bought nothing here changes nothing', async () => {
+    const owner = await signUp();
+    const paymentIntent = await topUp(owner, 2000);
+    const dispute = (type: string, status: string) => ({
+      id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
+      type,
+      data: { object: { id: 'dp_1', object: 'dispute', charge: 'ch_2', payment_intent: paymentIntent, amount: 2000, status } },
+    });
+    expect((await deliver(dispute('charge.dispute.created', 'needs_response'))).body.data.note).toBe('Payment disputed: 2000 cents taken back.');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(0);
+    expect((await deliver(dispute('charge.dispute.closed', 'won'))).body.data.note).toBe('Dispute won: 2000 cents credited again.');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(2000);
+
+    const elsewhere = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_3', object: 'charge', payment_intent: 'pi_not_a_top_up', amount: 500, amount_refunded: 500 } } });
+    expect(elsewhere.body.data.note).toContain('names no organization');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(2000);
+  });
+
   it('credits once when the worker died after crediting and before recording the event, and Stripe delivers it again', async () => {
     const owner = await signUp();
     const event = {
@@ -396,6 +441,14 @@ function checkoutEvent(person: Person, session: Record<string, unknown>) {
     type: 'checkout.session.completed',
     data: { object: { id: 'cs_test_2', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', client_reference_id: person.organizationId, ...session } },
   };
+}
+
+/** A paid top-up's checkout delivered for `person`'s organization; answers its payment intent. */
+async function topUp(person: Person, cents: number): Promise<string> {
+  const paymentIntent = `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+  const paid = await completedCheckout(person, { mode: 'payment', amount_total: cents, payment_intent: paymentIntent, metadata: { organizationId: person.organizationId, kind: 'top_up', cents: String(cents) } });
+  expect(paid.body.data.applied).toBe(true);
+  return paymentIntent;
 }
 
 /** A subscription Stripe has (at the fake), in `status`; answers its id. */

@@ -5,7 +5,7 @@ export interface LedgerEntry {
   seq: number;
   at: number;
   /** `captures`: a UTC day's captures folded into one entry once older than the ledger's detail window (hold id `day:YYYY-MM-DD`). */
-  kind: 'plan' | 'credit' | 'period_reset' | 'capture' | 'captures';
+  kind: 'plan' | 'credit' | 'withdrawal' | 'period_reset' | 'capture' | 'captures';
   /**
    * The usage row of a capture, or the dedupe id (a Stripe event's id) of a credit or plan given with one:
    * the ledger's unique index applies each of these once.
@@ -56,6 +56,11 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   };
   /** `closed` when the organization closed before this credit: nothing was added. */
   credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId?: string | null): Balance & { applied: boolean; closed?: true };
+  /**
+   * Takes back purchased credit a payment gave, when the payment is refunded or disputed; once per dedupe id (a replay
+   * answers the units taken the first time). At most what no lease holds: credit already spent stays spent.
+   */
+  withdraw(units: number, dedupeId: string): Balance & { takenUnits: number; applied: boolean };
   /** The organization closes with its last member's account: every credit from now on is refused (`closed` false: no longer). */
   close(closed?: boolean): void;
   /** A gate's batch: its spending and usage rows, returned and drawn lease money, in one transaction. */
