@@ -167,6 +167,31 @@ describe('OrgWallet', () => {
     expect(reply).toMatchObject({ generation: 2, lease: { subscriptionUnits: 0, purchasedUnits: 0 }, balance: { subscriptionUnits: 30, purchasedUnits: 100 } });
   });
 
+  it('takes back purchased credit at most as far as no lease holds it, once per dedupe id', async () => {
+    const stub = freshWallet();
+    await stub.credit({ purchasedUnits: 400 });
+    // A gate leases a quarter of it: that part is the gate's to spend without asking.
+    const leased = (await stub.sync('ws_a', message(1, { needUnits: 10, targetUnits: 1_000 }))).lease.purchasedUnits;
+    expect(leased).toBe(100);
+    const taken = await stub.withdraw(350, 'refund:pi_1:350');
+    expect(taken).toMatchObject({ takenUnits: 300, applied: true, purchasedUnits: 100 });
+    expect(await stub.withdraw(350, 'refund:pi_1:350')).toMatchObject({ takenUnits: 300, applied: false, purchasedUnits: 100 });
+    // The gate spends its whole lease: the balance reaches zero, never below.
+    await stub.sync('ws_a', message(2, { charges: [charge('call_w', 0, 100)] }));
+    expect((await stub.withdraw(50, 'refund:pi_1:400')).takenUnits).toBe(0);
+    expect((await stub.sync('ws_a', message(3))).balance.purchasedUnits).toBe(0);
+  });
+
+  it("carries what the period spent into a plan set with keepUsage, floored at zero; without it the allowance is whole", async () => {
+    const stub = freshWallet();
+    await stub.configure({ allowanceUnits: 1_000, plan: 'solo', rpmOverride: null });
+    const leased = await stub.sync('ws_a', message(1, { needUnits: 10, targetUnits: 1_000 }));
+    await stub.sync('ws_a', message(2, { generation: leased.generation, charges: [charge('call_k', 40, 0, leased.generation)] }));
+    expect((await stub.configure({ allowanceUnits: 2_500, plan: 'toolkit', rpmOverride: null, keepUsage: true })).balance.subscriptionUnits).toBe(2_460);
+    expect((await stub.configure({ allowanceUnits: 30, plan: 'solo', rpmOverride: null, keepUsage: true })).balance.subscriptionUnits).toBe(0);
+    expect((await stub.configure({ allowanceUnits: 1_000, plan: 'solo', rpmOverride: null })).balance.subscriptionUnits).toBe(1_000);
+  });
+
   it('keeps a ledger row for every change, each with the balance after it', async () => {
     const stub = freshWallet();
     await stub.credit({ purchasedUnits: 50 });
