@@ -564,7 +564,6 @@ CREATE TABLE stripe_payments (
   payment_intent TEXT PRIMARY KEY,
   organization_id TEXT NOT NULL,
   cents INTEGER NOT NULL,
-  refunded_cents INTEGER NOT NULL DEFAULT 0,
   created_at TEXT NOT NULL
 );
 

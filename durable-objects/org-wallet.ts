@@ -116,6 +116,27 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         id INTEGER PRIMARY KEY CHECK (id = 1),
         closed_at INTEGER NOT NULL
       );
+      -- What Stripe took back of each payment that bought credit, as asked of this wallet: its refunds' running total
+      -- (the most Stripe has said) and what its disputes withdrew, each dispute once. What could be taken of it is in
+      -- the ledger (kind 'withdrawal'); what was spent could not be.
+      CREATE TABLE IF NOT EXISTS payment_returns (
+        payment TEXT PRIMARY KEY,
+        refunded_units INTEGER NOT NULL DEFAULT 0,
+        disputed_units INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE IF NOT EXISTS dispute_returns (
+        dispute TEXT PRIMARY KEY,
+        payment TEXT NOT NULL,
+        asked_units INTEGER NOT NULL,
+        taken_units INTEGER NOT NULL,
+        reinstated INTEGER NOT NULL DEFAULT 0
+      );
+      -- What a period spent of its allowance beyond what the allowance now in force can show (a plan changed with
+      -- keepUsage to a smaller one): counted by the next such change, gone at the period's end.
+      CREATE TABLE IF NOT EXISTS period_carry (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        units INTEGER NOT NULL
+      );
       -- What all leases hold, kept by triggers as leases change, so no call sums the leases: a wallet with a
       -- thousand workspaces syncs as fast as one with a single workspace. Seeded from the leases once.
       CREATE TABLE IF NOT EXISTS lease_totals (
@@ -175,8 +196,9 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     // What was spent is of the period in force: one that ended has refilled first.
     const account = input.keepUsage ? this.rollPeriod() : this.account();
     const periodEnd = nextPeriodEnd(clock.now());
-    const spent = input.keepUsage ? Math.max(0, account.allowance_units - account.subscription_units) : 0;
+    const spent = input.keepUsage ? Math.max(0, account.allowance_units - account.subscription_units) + this.carried() : 0;
     this.sql.exec('UPDATE account SET allowance_units = ?, period_end = ?', input.allowanceUnits, periodEnd);
+    this.carry(Math.max(0, spent - input.allowanceUnits));
     this.change('plan', input.dedupeId ?? null, Math.max(0, input.allowanceUnits - spent) - account.subscription_units, 0);
     this.sql.exec('UPDATE terms SET plan = ?, rpm_override = ?, plan_ends_at = ?, version = version + 1', input.plan, input.rpmOverride, input.planEndsAt ?? null);
     this.newGeneration();
@@ -198,17 +220,70 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   }
 
   /**
-   * Takes back purchased credit a payment gave (its refund, or a dispute), once per dedupe id: at most `units`, and no
-   * more than no lease holds (a gate spends its lease without asking, and the balance never goes below zero). What was
-   * spent already, or is held by a lease, stays taken: the answer says how much was taken.
+   * A payment that bought credit was refunded up to `totalUnits` (Stripe's running total of its refunds): takes back
+   * what the total adds to the totals asked before (so deliveries again, at once or late, take nothing), within what
+   * the payment bought less what its disputes withdrew. Answers what was asked now and what could be taken of it.
    */
-  withdraw(units: number, dedupeId: string): Balance & { takenUnits: number; applied: boolean } {
-    const before = this.sql.exec<{ taken: number }>("SELECT -purchased_delta AS taken FROM ledger WHERE kind = 'withdrawal' AND hold_id = ?", dedupeId).toArray()[0];
-    if (before) return { ...this.balance(), takenUnits: before.taken, applied: false };
+  refunded(payment: string, paidUnits: number, totalUnits: number): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number } {
+    const returns = this.returnsOf(payment);
+    const upTo = Math.max(returns.refunded_units, Math.min(totalUnits, paidUnits - returns.disputed_units));
+    const asked = upTo - returns.refunded_units;
+    if (asked <= 0) return { ...this.balance(), askedUnits: 0, takenUnits: 0, givenBackUnits: 0 };
+    this.sql.exec('UPDATE payment_returns SET refunded_units = ? WHERE payment = ?', upTo, payment);
+    const taken = this.takeBack(asked, `refund:${payment}:${upTo}`);
+    return { ...this.balance(), askedUnits: asked, takenUnits: taken, givenBackUnits: 0 };
+  }
+
+  /**
+   * A dispute of a payment that bought credit withdrew `units` (Stripe took the money back), or, `reinstated`, gave
+   * them back (the dispute was won). Each once per dispute: a withdrawal takes what the payment bought less what was
+   * refunded or withdrawn before; a reinstatement credits again what its withdrawal took, and one that comes first
+   * leaves the withdrawal nothing to take.
+   */
+  disputed(dispute: string, payment: string, paidUnits: number, units: number, reinstated: boolean): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number } {
+    const known = this.sql.exec<{ asked: number; taken: number; reinstated: number }>('SELECT asked_units AS asked, taken_units AS taken, reinstated FROM dispute_returns WHERE dispute = ?', dispute).toArray()[0];
+    if (reinstated) {
+      if (known?.reinstated) return { ...this.balance(), askedUnits: 0, takenUnits: 0, givenBackUnits: 0 };
+      if (!known) this.sql.exec('INSERT INTO dispute_returns (dispute, payment, asked_units, taken_units, reinstated) VALUES (?, ?, 0, 0, 1)', dispute, payment);
+      else {
+        this.sql.exec('UPDATE dispute_returns SET reinstated = 1 WHERE dispute = ?', dispute);
+        this.sql.exec('UPDATE payment_returns SET disputed_units = disputed_units - ? WHERE payment = ?', known.asked, payment);
+        if (known.taken > 0) this.change('credit', `dispute-reinstated:${dispute}`, 0, known.taken);
+      }
+      return { ...this.balance(), askedUnits: 0, takenUnits: 0, givenBackUnits: known?.taken ?? 0 };
+    }
+    if (known) return { ...this.balance(), askedUnits: 0, takenUnits: 0, givenBackUnits: 0 };
+    const returns = this.returnsOf(payment);
+    const asked = Math.max(0, Math.min(units, paidUnits - returns.refunded_units - returns.disputed_units));
+    const taken = asked > 0 ? this.takeBack(asked, `dispute:${dispute}`) : 0;
+    this.sql.exec('INSERT INTO dispute_returns (dispute, payment, asked_units, taken_units) VALUES (?, ?, ?, ?)', dispute, payment, asked, taken);
+    this.sql.exec('UPDATE payment_returns SET disputed_units = disputed_units + ? WHERE payment = ?', asked, payment);
+    return { ...this.balance(), askedUnits: asked, takenUnits: taken, givenBackUnits: 0 };
+  }
+
+  private returnsOf(payment: string): { refunded_units: number; disputed_units: number } {
+    this.sql.exec('INSERT OR IGNORE INTO payment_returns (payment) VALUES (?)', payment);
+    return this.sql.exec<{ refunded_units: number; disputed_units: number }>('SELECT refunded_units, disputed_units FROM payment_returns WHERE payment = ?', payment).one();
+  }
+
+  /**
+   * Takes back up to `units` of purchased credit, no more than no lease holds (a gate spends its lease without asking,
+   * and the balance never goes below zero): answers what it took. What was spent, or is leased, stays.
+   */
+  private takeBack(units: number, holdId: string): number {
     const leased = this.sql.exec<{ units: number }>('SELECT purchased_units AS units FROM lease_totals').one().units;
     const taken = Math.max(0, Math.min(units, this.account().purchased_units - leased));
-    this.change('withdrawal', dedupeId, 0, -taken);
-    return { ...this.balance(), takenUnits: taken, applied: true };
+    this.change('withdrawal', holdId, 0, -taken);
+    return taken;
+  }
+
+  private carried(): number {
+    return this.sql.exec<{ units: number }>('SELECT units FROM period_carry').toArray()[0]?.units ?? 0;
+  }
+
+  private carry(units: number): void {
+    if (units > 0) this.sql.exec('INSERT INTO period_carry (id, units) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET units = excluded.units', units);
+    else this.sql.exec('DELETE FROM period_carry');
   }
 
   /**
@@ -529,6 +604,7 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     const now = clock.now();
     if (account.period_end === null || now < account.period_end) return account;
     this.sql.exec('UPDATE account SET period_end = ?', nextPeriodEnd(now));
+    this.carry(0);
     this.change('period_reset', null, account.allowance_units - account.subscription_units, 0);
     this.newGeneration();
     return this.account();

@@ -4,7 +4,7 @@ import { clock } from '../core/clock';
 import type { Env } from '../core/config';
 import { centsFromUnits, unitsFromCents } from '../core/money';
 import { type Plan, PLAN_TABLE, PLANS } from '../core/plans';
-import { creditWallet, withdrawCredit } from '../services/wallet';
+import { creditWallet, returnPayment } from '../services/wallet';
 import { recordChange } from './activity';
 
 /**
@@ -150,20 +150,15 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         const closed = await env.DB.prepare('SELECT closed_at AS closedAt FROM organizations WHERE id = ?').bind(organizationId).first<{ closedAt: string | null }>();
         if (closed?.closedAt) return refundedTopUp(await refundTopUp(stripe, session, organizationId, event.id), refunded);
         const organization = await getOrganization(env.DB, organizationId);
-        // Which organization this payment credits, for its refund or dispute, whose events name only the payment.
-        const paymentIntent = idOf(session.payment_intent);
-        if (paymentIntent) {
-          await env.DB.prepare('INSERT OR IGNORE INTO stripe_payments (payment_intent, organization_id, cents, created_at) VALUES (?, ?, ?, ?)')
-            .bind(paymentIntent, organizationId, cents, new Date(clock.now()).toISOString())
-            .run();
-        }
         const credited = await creditWallet(env, organizationId, { purchasedUnits: unitsFromCents(cents) }, event.id);
         // The close landed between the check above and the credit: the wallet refused it.
         if (credited.closed) return refundedTopUp(await refundTopUp(stripe, session, organizationId, event.id), refunded);
         // Credit needs a plan to be spent: a top-up puts an organization without one on pay as you go.
         if (!organization.plan) await applyPlan(env, organizationId, 'payg', `${event.id}:payg`);
         const change = { action: 'billing.credit_bought', detail: `${cents} cents` };
-        return { note: credited.applied ? `Credited ${cents} cents.` : `Credited ${cents} cents (by an earlier delivery of this event).`, change };
+        const note = credited.applied ? `Credited ${cents} cents.` : `Credited ${cents} cents (by an earlier delivery of this event).`;
+        const paymentIntent = idOf(session.payment_intent);
+        return paymentIntent ? { note: note + (await rememberPayment(env, stripe, organizationId, paymentIntent, cents)), change } : { note, change };
       }
       const plan = session.metadata?.plan;
       if (!isPlan(plan)) return { note: `Checkout for an unknown plan ${String(plan)}; ignored.` };
@@ -220,24 +215,26 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
       return endPlan(env, organizationId, event.data.object.id, event.id, 'Subscription ended');
     case 'charge.refunded': {
       const charge = event.data.object;
-      return takeBackRefund(env, organizationId, idOf(charge.payment_intent), charge.amount_refunded);
+      const payment = await paymentOf(env.DB, organizationId, idOf(charge.payment_intent));
+      if (!payment) return { note: 'A refund of a payment that bought no credit here (a plan, or a top-up refunded because its organization had closed); nothing to take back.' };
+      return takeBackRefund(env, organizationId, payment, charge.amount_refunded);
     }
-    case 'charge.dispute.created': {
-      // The disputed money is taken from Stripe's balance now; the credit it bought goes with it, until the dispute is won.
+    // Money a dispute withdrew from the payment, or gave back when the dispute was won (an inquiry withdraws none).
+    case 'charge.dispute.funds_withdrawn':
+    case 'charge.dispute.funds_reinstated': {
       const dispute = event.data.object;
-      const taken = await withdrawCredit(env, organizationId, unitsFromCents(dispute.amount), `dispute:${dispute.id}`);
-      const what = takenBack(organizationId, dispute.amount, taken.takenUnits, `disputed payment ${dispute.id}`);
+      const payment = await paymentOf(env.DB, organizationId, idOf(dispute.payment_intent));
+      if (!payment) return { note: 'A dispute of a payment that bought no credit here; nothing to take back.' };
+      const reinstated = event.type === 'charge.dispute.funds_reinstated';
+      const moved = await returnPayment(env, organizationId, { kind: 'dispute', dispute: dispute.id, payment: payment.id, paidUnits: unitsFromCents(payment.cents), units: unitsFromCents(dispute.amount), reinstated });
+      if (reinstated) {
+        if (moved.givenBackUnits === 0) return { note: `Dispute ${dispute.id}'s money was reinstated; it had taken no credit back.` };
+        const cents = centsFromUnits(moved.givenBackUnits);
+        return { note: `Dispute won: ${cents} cents credited again.`, change: { action: 'billing.dispute_won', detail: `${cents} cents credited again` } };
+      }
+      if (moved.askedUnits === 0) return { note: `Dispute ${dispute.id} took back nothing more: the payment's credit was taken back already.` };
+      const what = takenBack(organizationId, centsFromUnits(moved.askedUnits), moved.takenUnits, `disputed payment ${payment.id}`);
       return { note: `Payment disputed: ${what}.`, change: { action: 'billing.payment_disputed', detail: what } };
-    }
-    case 'charge.dispute.closed': {
-      // Won: what the dispute took back is credited again (what it could not take, spent already, stays spent).
-      const dispute = event.data.object;
-      if (dispute.status !== 'won') return { note: `Dispute ${dispute.id} closed ${dispute.status}: the credit stays taken back.` };
-      const taken = await withdrawCredit(env, organizationId, 0, `dispute:${dispute.id}`);
-      if (taken.takenUnits === 0) return { note: `Dispute ${dispute.id} won; it had taken no credit back.` };
-      await creditWallet(env, organizationId, { purchasedUnits: taken.takenUnits }, `dispute-won:${dispute.id}`);
-      const cents = centsFromUnits(taken.takenUnits);
-      return { note: `Dispute won: ${cents} cents credited again.`, change: { action: 'billing.dispute_won', detail: `${cents} cents credited again` } };
     }
     default:
       return { note: `Event ${event.type} is not used.` };
@@ -267,26 +264,44 @@ async function endPlan(env: Env, organizationId: string, subscriptionId: string,
   return { note: `${what}; the organization has no plan now.`, change: { action: 'billing.plan_ended' } };
 }
 
+/** A payment that bought credit for the organization, as the top-up's checkout recorded it. */
+interface Payment {
+  id: string;
+  cents: number;
+}
+
+async function paymentOf(db: D1Database, organizationId: string, paymentIntent: string | null): Promise<Payment | null> {
+  if (!paymentIntent) return null;
+  return db.prepare('SELECT payment_intent AS id, cents FROM stripe_payments WHERE payment_intent = ? AND organization_id = ?').bind(paymentIntent, organizationId).first<Payment>();
+}
+
 /**
  * A top-up refunded in Stripe (its dashboard, or a support decision): the credit it bought is taken back, as much as
- * was refunded. `charge.refunded` carries the running total of a payment's refunds, so each delivery takes what the
- * total adds to what was taken before (one withdrawal per total, however often delivered or in whatever order). Spent
- * already, the credit leaves the balance below zero: a debt the next top-up pays first.
+ * was refunded and not spent. `charge.refunded` carries the running total of a payment's refunds; the wallet takes what
+ * a total adds to the totals it was told before, so deliveries again, at once or out of order, take nothing more.
  */
-async function takeBackRefund(env: Env, organizationId: string, paymentIntent: string | null, refundedCents: number): Promise<Applied> {
-  const payment = paymentIntent
-    ? await env.DB.prepare('SELECT cents, refunded_cents AS refundedCents FROM stripe_payments WHERE payment_intent = ? AND organization_id = ?')
-        .bind(paymentIntent, organizationId)
-        .first<{ cents: number; refundedCents: number }>()
-    : null;
-  if (!payment) return { note: 'A refund of a payment that bought no credit here (a plan, or a top-up refunded because its organization had closed); nothing to take back.' };
-  const upTo = Math.min(refundedCents, payment.cents);
-  const more = upTo - payment.refundedCents;
-  if (more <= 0) return { note: `Refunds of ${paymentIntent} up to ${upTo} cents were taken back already.` };
-  const taken = await withdrawCredit(env, organizationId, unitsFromCents(more), `refund:${paymentIntent}:${upTo}`);
-  await env.DB.prepare('UPDATE stripe_payments SET refunded_cents = MAX(refunded_cents, ?) WHERE payment_intent = ?').bind(upTo, paymentIntent).run();
-  const what = takenBack(organizationId, more, taken.takenUnits, `refund of ${paymentIntent}`);
-  return { note: `Refunded ${more} cents of a top-up: ${what}.`, change: { action: 'billing.credit_taken_back', detail: `${what}: the payment was refunded` } };
+async function takeBackRefund(env: Env, organizationId: string, payment: Payment, refundedCents: number): Promise<Applied> {
+  const moved = await returnPayment(env, organizationId, { kind: 'refund', payment: payment.id, paidUnits: unitsFromCents(payment.cents), totalUnits: unitsFromCents(refundedCents) });
+  if (moved.askedUnits === 0) return { note: `Refunds of ${payment.id} up to ${refundedCents} cents were taken back already.` };
+  const asked = centsFromUnits(moved.askedUnits);
+  const what = takenBack(organizationId, asked, moved.takenUnits, `refund of ${payment.id}`);
+  return { note: `Refunded ${asked} cents of a top-up: ${what}.`, change: { action: 'billing.credit_taken_back', detail: `${what}: the payment was refunded` } };
+}
+
+/**
+ * Records which organization a top-up's payment credited (its refund or dispute events name only the payment), after
+ * the credit, so a payment the wallet refused is never recorded. A refund Stripe reported before this checkout arrived
+ * (Stripe keeps no order) found no payment and took nothing: the payment's refunds are read now and taken back.
+ * Answers what to add to the note.
+ */
+async function rememberPayment(env: Env, stripe: Stripe, organizationId: string, paymentIntent: string, cents: number): Promise<string> {
+  await env.DB.prepare('INSERT OR IGNORE INTO stripe_payments (payment_intent, organization_id, cents, created_at) VALUES (?, ?, ?, ?)')
+    .bind(paymentIntent, organizationId, cents, new Date(clock.now()).toISOString())
+    .run();
+  const charge = (await stripe.paymentIntents.retrieve(paymentIntent, { expand: ['latest_charge'] })).latest_charge;
+  const refundedCents = typeof charge === 'object' && charge ? charge.amount_refunded : 0;
+  if (refundedCents === 0) return '';
+  return ` ${(await takeBackRefund(env, organizationId, { id: paymentIntent, cents }, refundedCents)).note}`;
 }
 
 /** What a withdrawal took of the cents asked, said for the note and the activity; what it could not take is logged for the operator. */

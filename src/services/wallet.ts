@@ -52,17 +52,25 @@ export async function creditWallet(env: Env, organizationId: string, amounts: { 
   return credited;
 }
 
+/** What Stripe says happened to a payment that bought credit: refunded up to a running total, or a dispute's money withdrawn or reinstated. */
+export type PaymentReturn =
+  | { kind: 'refund'; payment: string; paidUnits: number; totalUnits: number }
+  | { kind: 'dispute'; dispute: string; payment: string; paidUnits: number; units: number; reinstated: boolean };
+
 /**
- * Takes back purchased credit (a refunded or disputed payment's; once per dedupe id, see `OrgWallet.withdraw`): every
- * gate with a lease first reports what it spent and gives its lease back, as for a settled statement, so all that is
- * not spent can be taken; then the gates read the wallet again, so the very next call sees the balance without it.
+ * Takes back (or, a dispute won, gives back) the credit a payment bought (`OrgWallet.refunded` and `disputed`, each
+ * once): every gate with a lease first reports what it spent and gives its lease back, as for a settled statement, so
+ * all that is not spent can be taken; then the gates read the wallet again, so the very next call sees the balance.
  */
-export async function withdrawCredit(env: Env, organizationId: string, units: number, dedupeId: string) {
+export async function returnPayment(env: Env, organizationId: string, change: PaymentReturn) {
   const wallet = walletOf(env, organizationId);
   await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).flush()));
-  const taken = await wallet.withdraw(units, dedupeId);
+  const moved =
+    change.kind === 'refund'
+      ? await wallet.refunded(change.payment, change.paidUnits, change.totalUnits)
+      : await wallet.disputed(change.dispute, change.payment, change.paidUnits, change.units, change.reinstated);
   await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
-  return taken;
+  return moved;
 }
 
 /**

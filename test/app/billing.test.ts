@@ -114,7 +114,6 @@ describe('billing through Stripe', () => {
     expect((await deliver(partly)).body.data.note).toContain('Refunded 400 cents of a top-up');
     expect((await deliver(partly)).body.data.applied).toBe(false);
     expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000 - 3 - 400);
-    // The rest later: its running total takes 600 more, and an older total delivered late takes nothing.
     // The rest later: its running total asks 600 more, of which the 3 cents spent cannot come back; an older total
     // delivered late takes nothing.
     expect((await deliver(refunded(1000))).body.data.note).toBe('Refunded 600 cents of a top-up: 597 of 600 cents taken back (the rest was spent).');
@@ -128,22 +127,46 @@ describe('billing through Stripe', () => {
     ]);
   });
 
-  it('takes back a disputed top-up until the dispute is won; a refund of a payment that bought nothing here changes nothing', async () => {
+  it('takes back a disputed top-up while its money is withdrawn, never past what the payment bought; an inquiry takes nothing', async () => {
     const owner = await signUp();
     const paymentIntent = await topUp(owner, 2000);
-    const dispute = (type: string, status: string) => ({
+    const other = await topUp(owner, 1000);
+    const dispute = (type: string, id: string, payment: string, amount: number) => ({
       id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
       type,
-      data: { object: { id: 'dp_1', object: 'dispute', charge: 'ch_2', payment_intent: paymentIntent, amount: 2000, status } },
+      data: { object: { id, object: 'dispute', charge: 'ch_2', payment_intent: payment, amount, status: 'needs_response' } },
     });
-    expect((await deliver(dispute('charge.dispute.created', 'needs_response'))).body.data.note).toBe('Payment disputed: 2000 cents taken back.');
-    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(0);
-    expect((await deliver(dispute('charge.dispute.closed', 'won'))).body.data.note).toBe('Dispute won: 2000 cents credited again.');
-    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(2000);
+    // An inquiry (or any dispute, when opened) withdraws no money: nothing is taken until Stripe withdraws it.
+    expect((await deliver(dispute('charge.dispute.created', 'dp_1', paymentIntent, 2000))).body.data.note).toBe('Event charge.dispute.created is not used.');
+    const withdrawn = dispute('charge.dispute.funds_withdrawn', 'dp_1', paymentIntent, 2000);
+    expect((await deliver(withdrawn)).body.data.note).toBe('Payment disputed: 2000 cents taken back.');
+    expect((await deliver({ ...withdrawn, id: `evt_${crypto.randomUUID().replaceAll('-', '')}` })).body.data.note).toContain('took back nothing more');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
+    // Refunded on top of the dispute (Stripe's way to settle an inquiry): the payment's credit is taken once, not twice.
+    const refund = { id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_2', object: 'charge', payment_intent: paymentIntent, amount: 2000, amount_refunded: 2000 } } };
+    expect((await deliver(refund)).body.data.note).toContain('taken back already');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
+    expect((await deliver(dispute('charge.dispute.funds_reinstated', 'dp_1', paymentIntent, 2000))).body.data.note).toBe('Dispute won: 2000 cents credited again.');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(3000);
 
     const elsewhere = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_3', object: 'charge', payment_intent: 'pi_not_a_top_up', amount: 500, amount_refunded: 500 } } });
     expect(elsewhere.body.data.note).toContain('names no organization');
-    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(2000);
+    expect(other).not.toBe(paymentIntent);
+  });
+
+  it('takes a refund once when its totals arrive at once, and one reported before its checkout when the checkout arrives', async () => {
+    const owner = await signUp();
+    const paymentIntent = await topUp(owner, 1000);
+    await topUp(owner, 1000);
+    const refunded = (amountRefunded: number) => deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_4', object: 'charge', payment_intent: paymentIntent, amount: 1000, amount_refunded: amountRefunded } } });
+    await Promise.all([refunded(400), refunded(1000)]);
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
+
+    // Refunded in Stripe before its checkout's event arrived: the refund names a payment not known yet, the checkout reads it.
+    const early = await stripePayment(700, 700);
+    expect((await refundedEarly(early)).body.data.note).toContain('names no organization');
+    await topUp(owner, 700, { paymentIntent: early });
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
   });
 
   it('credits once when the worker died after crediting and before recording the event, and Stripe delivers it again', async () => {
@@ -355,6 +378,8 @@ describe('billing through Stripe', () => {
     const refunds = ((await (await fetch(`${FAKE_STRIPE.baseUrl}/test/refunds`)).json()) as { payment_intent: string }[]).filter((refund) => refund.payment_intent === paymentIntent);
     expect(refunds).toHaveLength(1);
     expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(0);
+    // Its payment bought nothing, so its refund's own event will take nothing (of credit another payment bought).
+    expect(await env.DB.prepare('SELECT 1 FROM stripe_payments WHERE payment_intent = ?').bind(paymentIntent).first()).toBeNull();
     // Nor can the operator put credit where nothing can spend it.
     const credited = await ops('POST', `/organizations/${owner.organizationId}/wallet/credit`, { purchasedCents: 500 });
     expect(credited).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('is closed') } } });
@@ -443,12 +468,24 @@ function checkoutEvent(person: Person, session: Record<string, unknown>) {
   };
 }
 
+/** Stripe's `charge.refunded` of the whole of a 700-cent payment (it names the payment only, not the organization). */
+function refundedEarly(paymentIntent: string) {
+  return deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_early', object: 'charge', payment_intent: paymentIntent, amount: 700, amount_refunded: 700 } } });
+}
+
 /** A paid top-up's checkout delivered for `person`'s organization; answers its payment intent. */
-async function topUp(person: Person, cents: number): Promise<string> {
-  const paymentIntent = `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+async function topUp(person: Person, cents: number, options: { paymentIntent?: string } = {}): Promise<string> {
+  const paymentIntent = options.paymentIntent ?? (await stripePayment(cents));
   const paid = await completedCheckout(person, { mode: 'payment', amount_total: cents, payment_intent: paymentIntent, metadata: { organizationId: person.organizationId, kind: 'top_up', cents: String(cents) } });
   expect(paid.body.data.applied).toBe(true);
   return paymentIntent;
+}
+
+/** A payment Stripe took (at the fake), `refundedCents` of it refunded already; answers its payment intent. */
+async function stripePayment(cents: number, refundedCents = 0): Promise<string> {
+  const id = `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+  await fetch(`${FAKE_STRIPE.baseUrl}/test/payment_intents`, { method: 'POST', body: JSON.stringify({ id, amount: cents, amount_refunded: refundedCents }) });
+  return id;
 }
 
 /** A subscription Stripe has (at the fake), in `status`; answers its id. */

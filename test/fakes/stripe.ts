@@ -8,6 +8,8 @@
  * once (DELETE, its `prorate` and `invoice_now` kept for the test; a second cancel is Stripe's 400); an id it does
  * not have is a 404 `resource_missing`. GET /test/subscriptions reads them. POST /v1/refunds {payment_intent} refunds
  * once per Idempotency-Key (a key sent again answers the same refund, as Stripe does); GET /test/refunds reads them.
+ * Payments a test made with POST /test/payment_intents {id, amount, amount_refunded?} are read at GET
+ * /v1/payment_intents/:id, their charge expanded as `latest_charge` when asked; a refund sets the whole amount refunded.
  */
 export const FAKE_STRIPE = { secretKey: 'sk_test_fake', webhookSecret: 'whsec_fake_secret', baseUrl: 'https://stripe.fake' };
 
@@ -25,6 +27,8 @@ interface FakeSubscription {
 }
 const subscriptions = new Map<string, FakeSubscription>();
 const refunds = new Map<string, { id: string; object: 'refund'; payment_intent: string; reason: string | null; status: 'succeeded'; metadata: Record<string, string> }>();
+/** Payments a test made (POST /test/payment_intents {id, amount, amount_refunded?}), each with its one charge. */
+const paymentIntents = new Map<string, { id: string; amount: number; amount_refunded: number }>();
 /** A month from when the test made the subscription: when its period ends. */
 const periodEnds = new Map<string, number>();
 
@@ -38,6 +42,11 @@ export async function stripeUpstream(request: Request): Promise<Response> {
     subscriptions.set(id, { id, object: 'subscription', customer, status, cancel_at_period_end: false, cancel_at: null, canceled_at: null });
     periodEnds.set(id, Math.floor(Date.now() / 1000) + 30 * 24 * 3600);
     return Response.json(subscriptions.get(id));
+  }
+  if (url.pathname === '/test/payment_intents' && request.method === 'POST') {
+    const { id, amount, amount_refunded = 0 } = (await request.json()) as { id: string; amount: number; amount_refunded?: number };
+    paymentIntents.set(id, { id, amount, amount_refunded });
+    return Response.json(paymentIntents.get(id));
   }
   if (request.headers.get('authorization') !== `Bearer ${FAKE_STRIPE.secretKey}`) {
     return Response.json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided.' } }, { status: 401 });
@@ -69,6 +78,15 @@ export async function stripeUpstream(request: Request): Promise<Response> {
     }
     return Response.json(subscription);
   }
+  const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(url.pathname);
+  if (intent && request.method === 'GET') {
+    const found = paymentIntents.get(decodeURIComponent(intent[1]!));
+    if (!found) return Response.json({ error: { type: 'invalid_request_error', code: 'resource_missing', param: 'intent', message: `No such payment_intent: '${intent[1]}'` } }, { status: 404 });
+    const charge = { id: `ch_${found.id}`, object: 'charge', amount: found.amount, amount_refunded: found.amount_refunded, refunded: found.amount_refunded === found.amount, payment_intent: found.id };
+    // `expand[]=latest_charge` (the package sends `expand[0]`) answers the charge itself, as Stripe does; its id otherwise.
+    const expanded = [...url.searchParams].some(([name, value]) => name.startsWith('expand[') && value === 'latest_charge');
+    return Response.json({ id: found.id, object: 'payment_intent', amount: found.amount, status: 'succeeded', latest_charge: expanded ? charge : charge.id });
+  }
   if (request.method === 'POST' && url.pathname === '/v1/refunds') {
     const form = new URLSearchParams(await request.text());
     const key = request.headers.get('idempotency-key') ?? crypto.randomUUID();
@@ -80,6 +98,8 @@ export async function stripeUpstream(request: Request): Promise<Response> {
     if (!refunds.has(key)) {
       const metadata = Object.fromEntries([...form].filter(([name]) => name.startsWith('metadata[')).map(([name, value]) => [name.slice(9, -1), value]));
       refunds.set(key, { id: `re_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`, object: 'refund', payment_intent: form.get('payment_intent')!, reason: form.get('reason'), status: 'succeeded', metadata });
+      const refunded = paymentIntents.get(form.get('payment_intent')!);
+      if (refunded) refunded.amount_refunded = refunded.amount;
     }
     return Response.json(refunds.get(key));
   }

@@ -167,19 +167,30 @@ describe('OrgWallet', () => {
     expect(reply).toMatchObject({ generation: 2, lease: { subscriptionUnits: 0, purchasedUnits: 0 }, balance: { subscriptionUnits: 30, purchasedUnits: 100 } });
   });
 
-  it('takes back purchased credit at most as far as no lease holds it, once per dedupe id', async () => {
+  it("takes back a refunded payment's credit once per running total, never what a lease holds, never below zero", async () => {
     const stub = freshWallet();
     await stub.credit({ purchasedUnits: 400 });
     // A gate leases a quarter of it: that part is the gate's to spend without asking.
     const leased = (await stub.sync('ws_a', message(1, { needUnits: 10, targetUnits: 1_000 }))).lease.purchasedUnits;
     expect(leased).toBe(100);
-    const taken = await stub.withdraw(350, 'refund:pi_1:350');
-    expect(taken).toMatchObject({ takenUnits: 300, applied: true, purchasedUnits: 100 });
-    expect(await stub.withdraw(350, 'refund:pi_1:350')).toMatchObject({ takenUnits: 300, applied: false, purchasedUnits: 100 });
+    expect(await stub.refunded('pi_1', 400, 350)).toMatchObject({ askedUnits: 350, takenUnits: 300, purchasedUnits: 100 });
+    // The same total again, or an older one, asks nothing more; a dispute of what is left of the payment asks 50.
+    expect(await stub.refunded('pi_1', 400, 350)).toMatchObject({ askedUnits: 0, takenUnits: 0 });
+    expect(await stub.refunded('pi_1', 400, 200)).toMatchObject({ askedUnits: 0, takenUnits: 0 });
     // The gate spends its whole lease: the balance reaches zero, never below.
     await stub.sync('ws_a', message(2, { charges: [charge('call_w', 0, 100)] }));
-    expect((await stub.withdraw(50, 'refund:pi_1:400')).takenUnits).toBe(0);
+    expect(await stub.disputed('dp_1', 'pi_1', 400, 400, false)).toMatchObject({ askedUnits: 50, takenUnits: 0, purchasedUnits: 0 });
     expect((await stub.sync('ws_a', message(3))).balance.purchasedUnits).toBe(0);
+  });
+
+  it('gives back what a dispute took when its money is reinstated, once; a reinstatement first leaves nothing to take', async () => {
+    const stub = freshWallet();
+    await stub.credit({ purchasedUnits: 1_000 });
+    expect(await stub.disputed('dp_2', 'pi_2', 600, 600, false)).toMatchObject({ takenUnits: 600, purchasedUnits: 400 });
+    expect(await stub.disputed('dp_2', 'pi_2', 600, 600, true)).toMatchObject({ givenBackUnits: 600, purchasedUnits: 1_000 });
+    expect(await stub.disputed('dp_2', 'pi_2', 600, 600, true)).toMatchObject({ givenBackUnits: 0, purchasedUnits: 1_000 });
+    expect(await stub.disputed('dp_3', 'pi_3', 300, 300, true)).toMatchObject({ givenBackUnits: 0, purchasedUnits: 1_000 });
+    expect(await stub.disputed('dp_3', 'pi_3', 300, 300, false)).toMatchObject({ takenUnits: 0, purchasedUnits: 1_000 });
   });
 
   it("carries what the period spent into a plan set with keepUsage, floored at zero; without it the allowance is whole", async () => {
@@ -190,6 +201,13 @@ describe('OrgWallet', () => {
     expect((await stub.configure({ allowanceUnits: 2_500, plan: 'toolkit', rpmOverride: null, keepUsage: true })).balance.subscriptionUnits).toBe(2_460);
     expect((await stub.configure({ allowanceUnits: 30, plan: 'solo', rpmOverride: null, keepUsage: true })).balance.subscriptionUnits).toBe(0);
     expect((await stub.configure({ allowanceUnits: 1_000, plan: 'solo', rpmOverride: null })).balance.subscriptionUnits).toBe(1_000);
+
+    // Spending past a smaller plan's allowance is not forgotten on the way back to a larger one.
+    await stub.configure({ allowanceUnits: 20_000, plan: 'business', rpmOverride: null });
+    const lease = await stub.sync('ws_b', message(1, { needUnits: 19_990, targetUnits: 19_990 }));
+    await stub.sync('ws_b', message(2, { generation: lease.generation, charges: [charge('call_big', 19_990, 0, lease.generation)], giveBack: { subscriptionUnits: 0, purchasedUnits: 0 } }));
+    expect((await stub.configure({ allowanceUnits: 1_000, plan: 'solo', rpmOverride: null, keepUsage: true })).balance.subscriptionUnits).toBe(0);
+    expect((await stub.configure({ allowanceUnits: 20_000, plan: 'business', rpmOverride: null, keepUsage: true })).balance.subscriptionUnits).toBe(10);
   });
 
   it('keeps a ledger row for every change, each with the balance after it', async () => {

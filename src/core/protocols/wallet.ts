@@ -57,10 +57,12 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
   /** `closed` when the organization closed before this credit: nothing was added. */
   credit(amounts: { subscriptionUnits?: number; purchasedUnits?: number }, dedupeId?: string | null): Balance & { applied: boolean; closed?: true };
   /**
-   * Takes back purchased credit a payment gave, when the payment is refunded or disputed; once per dedupe id (a replay
-   * answers the units taken the first time). At most what no lease holds: credit already spent stays spent.
+   * Takes back purchased credit a payment bought when Stripe says it was refunded (`totalUnits`, the running total) or
+   * disputed (`disputed`: withdrawn, or reinstated and given back). Each once, whatever the order or the number of
+   * deliveries; at most what no lease holds: credit already spent stays spent. `takenUnits` (and `givenBackUnits`) say what moved now.
    */
-  withdraw(units: number, dedupeId: string): Balance & { takenUnits: number; applied: boolean };
+  refunded(payment: string, paidUnits: number, totalUnits: number): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number };
+  disputed(dispute: string, payment: string, paidUnits: number, units: number, reinstated: boolean): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number };
   /** The organization closes with its last member's account: every credit from now on is refused (`closed` false: no longer). */
   close(closed?: boolean): void;
   /** A gate's batch: its spending and usage rows, returned and drawn lease money, in one transaction. */
