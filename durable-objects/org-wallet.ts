@@ -117,10 +117,12 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         closed_at INTEGER NOT NULL
       );
       -- What Stripe took back of each payment that bought credit, as asked of this wallet: its refunds' running total
-      -- (the most Stripe has said) and what its disputes withdrew, each dispute once. What could be taken of it is in
+      -- (the most Stripe has said, and the part of it asked, within what the payment's disputes left) and what its
+      -- disputes withdrew, each dispute once. What could be taken of it is in
       -- the ledger (kind 'withdrawal'); what was spent could not be.
       CREATE TABLE IF NOT EXISTS payment_returns (
         payment TEXT PRIMARY KEY,
+        refund_told_units INTEGER NOT NULL DEFAULT 0,
         refunded_units INTEGER NOT NULL DEFAULT 0,
         disputed_units INTEGER NOT NULL DEFAULT 0
       );
@@ -225,13 +227,23 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
    * the payment bought less what its disputes withdrew. Answers what was asked now and what could be taken of it.
    */
   refunded(payment: string, paidUnits: number, totalUnits: number): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number } {
-    const returns = this.returnsOf(payment);
-    const upTo = Math.max(returns.refunded_units, Math.min(totalUnits, paidUnits - returns.disputed_units));
-    const asked = upTo - returns.refunded_units;
-    if (asked <= 0) return { ...this.balance(), askedUnits: 0, takenUnits: 0, givenBackUnits: 0 };
-    this.sql.exec('UPDATE payment_returns SET refunded_units = ? WHERE payment = ?', upTo, payment);
-    const taken = this.takeBack(asked, `refund:${payment}:${upTo}`);
+    this.returnsOf(payment);
+    this.sql.exec('UPDATE payment_returns SET refund_told_units = MAX(refund_told_units, ?) WHERE payment = ?', totalUnits, payment);
+    const { asked, taken } = this.applyRefund(payment, paidUnits);
     return { ...this.balance(), askedUnits: asked, takenUnits: taken, givenBackUnits: 0 };
+  }
+
+  /**
+   * Asks what the refunds told leave to take: the highest total, within what the payment bought less what its disputes
+   * withdrew (a dispute won later leaves room for the refund again).
+   */
+  private applyRefund(payment: string, paidUnits: number): { asked: number; taken: number } {
+    const returns = this.returnsOf(payment);
+    const upTo = Math.max(returns.refunded_units, Math.min(returns.refund_told_units, paidUnits - returns.disputed_units));
+    const asked = upTo - returns.refunded_units;
+    if (asked <= 0) return { asked: 0, taken: 0 };
+    this.sql.exec('UPDATE payment_returns SET refunded_units = ? WHERE payment = ?', upTo, payment);
+    return { asked, taken: this.takeBack(asked, `refund:${payment}:${upTo}`) };
   }
 
   /**
@@ -250,7 +262,9 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
         this.sql.exec('UPDATE payment_returns SET disputed_units = disputed_units - ? WHERE payment = ?', known.asked, payment);
         if (known.taken > 0) this.change('credit', `dispute-reinstated:${dispute}`, 0, known.taken);
       }
-      return { ...this.balance(), askedUnits: 0, takenUnits: 0, givenBackUnits: known?.taken ?? 0 };
+      // A refund told while the dispute held the payment now has the room the dispute leaves.
+      const refund = this.applyRefund(payment, paidUnits);
+      return { ...this.balance(), askedUnits: refund.asked, takenUnits: refund.taken, givenBackUnits: known?.taken ?? 0 };
     }
     if (known) return { ...this.balance(), askedUnits: 0, takenUnits: 0, givenBackUnits: 0 };
     const returns = this.returnsOf(payment);
@@ -261,9 +275,11 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
     return { ...this.balance(), askedUnits: asked, takenUnits: taken, givenBackUnits: 0 };
   }
 
-  private returnsOf(payment: string): { refunded_units: number; disputed_units: number } {
+  private returnsOf(payment: string): { refund_told_units: number; refunded_units: number; disputed_units: number } {
     this.sql.exec('INSERT OR IGNORE INTO payment_returns (payment) VALUES (?)', payment);
-    return this.sql.exec<{ refunded_units: number; disputed_units: number }>('SELECT refunded_units, disputed_units FROM payment_returns WHERE payment = ?', payment).one();
+    return this.sql
+      .exec<{ refund_told_units: number; refunded_units: number; disputed_units: number }>('SELECT refund_told_units, refunded_units, disputed_units FROM payment_returns WHERE payment = ?', payment)
+      .one();
   }
 
   /**
@@ -284,6 +300,11 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
   private carry(units: number): void {
     if (units > 0) this.sql.exec('INSERT INTO period_carry (id, units) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET units = excluded.units', units);
     else this.sql.exec('DELETE FROM period_carry');
+  }
+
+  /** Whether a credit given with this dedupe id (a payment's event id) was applied. */
+  hasCredit(dedupeId: string): boolean {
+    return this.applied('credit', dedupeId);
   }
 
   /**

@@ -73,6 +73,11 @@ export async function returnPayment(env: Env, organizationId: string, change: Pa
   return moved;
 }
 
+/** Whether the organization's wallet applied a credit given with this dedupe id (a payment's event id). */
+export async function hasCredit(env: Env, organizationId: string, dedupeId: string): Promise<boolean> {
+  return walletOf(env, organizationId).hasCredit(dedupeId);
+}
+
 /**
  * The organization is closing: its wallet takes no credit from now on (`OrgWallet.close`), or again (`closed` false)
  * when the close was refused after all.

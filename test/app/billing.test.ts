@@ -146,12 +146,20 @@ describe('billing through Stripe', () => {
     const refund = { id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_2', object: 'charge', payment_intent: paymentIntent, amount: 2000, amount_refunded: 2000 } } };
     expect((await deliver(refund)).body.data.note).toContain('taken back already');
     expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
-    expect((await deliver(dispute('charge.dispute.funds_reinstated', 'dp_1', paymentIntent, 2000))).body.data.note).toBe('Dispute won: 2000 cents credited again.');
-    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(3000);
+    // The dispute won: what it took comes back, and the refund told meanwhile takes it, so the payment's credit is gone once.
+    expect((await deliver(dispute('charge.dispute.funds_reinstated', 'dp_1', paymentIntent, 2000))).body.data.note).toBe(
+      "Dispute won: 2000 cents credited again; 2000 cents taken back for the payment's refund.",
+    );
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
+    // Won without a refund: the credit comes back.
+    const won = dispute('charge.dispute.funds_withdrawn', 'dp_2', other, 1000);
+    expect((await deliver(won)).body.data.note).toBe('Payment disputed: 1000 cents taken back.');
+    expect((await deliver(dispute('charge.dispute.funds_reinstated', 'dp_2', other, 1000))).body.data.note).toBe('Dispute won: 1000 cents credited again.');
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
 
     const elsewhere = await deliver({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'charge.refunded', data: { object: { id: 'ch_3', object: 'charge', payment_intent: 'pi_not_a_top_up', amount: 500, amount_refunded: 500 } } });
     expect(elsewhere.body.data.note).toContain('names no organization');
-    expect(other).not.toBe(paymentIntent);
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
   });
 
   it('takes a refund once when its totals arrive at once, and one reported before its checkout when the checkout arrives', async () => {
@@ -167,6 +175,21 @@ describe('billing through Stripe', () => {
     expect((await refundedEarly(early)).body.data.note).toContain('names no organization');
     await topUp(owner, 700, { paymentIntent: early });
     expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1000);
+    // A payment Stripe will not show (a key without the right to read it): the credit stands and the event is recorded.
+    const unreadable = await topUp(owner, 300, { paymentIntent: `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}` });
+    expect(await env.DB.prepare('SELECT 1 AS known FROM stripe_payments WHERE payment_intent = ?').bind(unreadable).first()).toEqual({ known: 1 });
+    expect((await wallet(owner.organizationId)).purchasedBalanceCents).toBe(1300);
+  });
+
+  it('does not refund a top-up credited before its organization closed when Stripe delivers it again after the close', async () => {
+    const owner = await signUp();
+    const paymentIntent = await stripePayment(800);
+    const event = checkoutEvent(owner, { mode: 'payment', amount_total: 800, payment_intent: paymentIntent, metadata: { organizationId: owner.organizationId, kind: 'top_up', cents: '800' } });
+    expect((await deliver(event, { bindings: { DB: dyingBeforeRecording } })).status).toBe(500);
+    expect((await owner.json('DELETE', '/api/me', { currentPassword: 'a long enough passphrase' }, { bindings: STRIPE })).status).toBe(200);
+    expect((await deliver(event)).body.data.note).toBe('Credited 800 cents by an earlier delivery, before the organization closed.');
+    const refunds = ((await (await fetch(`${FAKE_STRIPE.baseUrl}/test/refunds`)).json()) as { payment_intent: string }[]).filter((refund) => refund.payment_intent === paymentIntent);
+    expect(refunds).toEqual([]);
   });
 
   it('credits once when the worker died after crediting and before recording the event, and Stripe delivers it again', async () => {

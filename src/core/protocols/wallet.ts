@@ -63,6 +63,8 @@ export interface OrgWalletProtocol extends Rpc.DurableObjectBranded {
    */
   refunded(payment: string, paidUnits: number, totalUnits: number): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number };
   disputed(dispute: string, payment: string, paidUnits: number, units: number, reinstated: boolean): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number };
+  /** Whether a credit given with this dedupe id was applied (a payment delivered again after its organization closed). */
+  hasCredit(dedupeId: string): boolean;
   /** The organization closes with its last member's account: every credit from now on is refused (`closed` false: no longer). */
   close(closed?: boolean): void;
   /** A gate's batch: its spending and usage rows, returned and drawn lease money, in one transaction. */
