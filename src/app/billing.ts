@@ -185,12 +185,18 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         .bind(subscription, organizationId, replaces)
         .run();
       if (took.meta.changes !== 1) {
-        // Paid for an organization that closed meanwhile, or overtaken by another plan's checkout: neither this
-        // subscription nor the one it replaced is the organization's, so neither may bill.
-        const stray = [...new Set([subscription, replaces])].filter((id): id is string => id !== null);
-        for (const id of stray) await cancelNow(stripe, id, { prorate: true });
-        console.error(JSON.stringify({ level: 'error', note: 'a paid plan checkout was not applied; its subscriptions were cancelled, their unused days credited', organizationId, stray, eventId: event.id }));
-        return { note: `Subscription ${stray.join(' and ')} cancelled at once, unused days credited: the organization closed, or pays by another subscription since this checkout began.` };
+        // Paid for an organization that closed meanwhile, or overtaken by another plan's checkout paid at once: this
+        // subscription never set a plan, so it is cancelled and its payment refunded whole (a credit for unused days
+        // would go to a customer nothing may invoice again). The one it replaced, no longer the organization's, is
+        // cancelled too: prorated while the organization is open (its customer pays on), not once it closed.
+        const closed = await env.DB.prepare('SELECT 1 FROM organizations WHERE id = ? AND closed_at IS NOT NULL').bind(organizationId).first();
+        const refund = subscription ? await refundPlanCheckout(stripe, session, organizationId, event.id) : '';
+        if (subscription) await cancelNow(stripe, subscription, { prorate: false });
+        if (replaces && replaces !== subscription) await cancelNow(stripe, replaces, { prorate: !closed });
+        console.error(JSON.stringify({ level: 'error', note: 'a paid plan checkout was not applied; its subscription was cancelled and refunded', organizationId, subscription, replaces, eventId: event.id }));
+        return {
+          note: `Subscription ${subscription} cancelled at once${refund}: the organization closed, or pays by another subscription since this checkout began.${replaces && replaces !== subscription ? ` The subscription it replaced, ${replaces}, is cancelled too.` : ''}`,
+        };
       }
       // Replacing a paid subscription, whose unused days Stripe credits back: the period's spending carries over, or
       // switching plans (or buying the same one again) would buy its allowance anew for the price of a few days.
@@ -349,6 +355,29 @@ async function refundTopUp(stripe: Stripe, session: Stripe.Checkout.Session, org
     if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded') return logged('A top-up paid after its organization closed was refunded already.');
     throw error;
   }
+}
+
+/**
+ * The payment of a plan checkout that set no plan, refunded whole: what its first invoice was paid with. One refund per
+ * payment and event, however often delivered (Stripe's idempotency key); one refunded already is done. Answers what to
+ * add to the note.
+ */
+async function refundPlanCheckout(stripe: Stripe, session: Stripe.Checkout.Session, organizationId: string, eventId: string): Promise<string> {
+  const invoice = idOf(session.invoice);
+  if (!invoice || !session.amount_total) return '';
+  const payments = await stripe.invoicePayments.list({ invoice, status: 'paid' });
+  let refunded = 0;
+  for (const { payment, amount_paid: paid } of payments.data) {
+    const paymentIntent = idOf(payment.payment_intent);
+    if (!paymentIntent) continue;
+    try {
+      await stripe.refunds.create({ payment_intent: paymentIntent, reason: 'requested_by_customer', metadata: { organizationId, reason: 'plan not set' } }, { idempotencyKey: `refund-${eventId}-${paymentIntent}` });
+    } catch (error) {
+      if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) throw error;
+    }
+    refunded += paid ?? 0;
+  }
+  return refunded > 0 ? `, its payment of ${refunded} cents refunded` : '';
 }
 
 /** Stripe has no such object (a subscription already gone): what a cancellation wanted. */

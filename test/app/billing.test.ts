@@ -342,14 +342,21 @@ describe('billing through Stripe', () => {
     expect(organization).toEqual({ plan: 'business', id: b });
   });
 
-  it('cancels a plan checkout paid after its organization closed with its account', async () => {
+  it('cancels and refunds a plan checkout paid after its organization closed with its account', async () => {
     const owner = await signUp();
     const late = `sub_late_${crypto.randomUUID().slice(0, 8)}`;
     await fetch(`${FAKE_STRIPE.baseUrl}/test/subscriptions`, { method: 'POST', body: JSON.stringify({ id: late }) });
+    const [invoice, paymentIntent] = [`in_${crypto.randomUUID().slice(0, 8)}`, `pi_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`];
+    await fetch(`${FAKE_STRIPE.baseUrl}/test/invoices`, { method: 'POST', body: JSON.stringify({ id: invoice, payment_intent: paymentIntent, amount: PLAN_TABLE.team.priceCents }) });
     expect((await owner.json('DELETE', '/api/me', { currentPassword: 'a long enough passphrase' }, { bindings: STRIPE })).status).toBe(200);
-    const paid = await deliver(checkoutEvent(owner, { subscription: late, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'team' } }));
-    expect(paid.body.data.note).toContain('the organization closed');
-    expect(await subscription(late)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: true, invoice_now: true } });
+    const event = checkoutEvent(owner, { subscription: late, invoice, amount_total: PLAN_TABLE.team.priceCents, metadata: { organizationId: owner.organizationId, kind: 'plan', plan: 'team' } });
+    const paid = await deliver(event);
+    expect(paid.body.data.note).toBe(`Subscription ${late} cancelled at once, its payment of ${PLAN_TABLE.team.priceCents} cents refunded: the organization closed, or pays by another subscription since this checkout began.`);
+    // Its whole payment back, not a credit for unused days to a customer nothing will invoice again; once, however often delivered.
+    expect(await subscription(late)).toMatchObject({ status: 'canceled', cancelled_with: { prorate: false } });
+    await deliver({ ...event, id: `evt_${crypto.randomUUID().replaceAll('-', '')}` });
+    const refunds = ((await (await fetch(`${FAKE_STRIPE.baseUrl}/test/refunds`)).json()) as { payment_intent: string }[]).filter((refund) => refund.payment_intent === paymentIntent);
+    expect(refunds).toHaveLength(1);
     expect(await env.DB.prepare('SELECT plan, stripe_subscription_id AS id FROM organizations WHERE id = ?').bind(owner.organizationId).first()).toEqual({ plan: null, id: null });
   });
 

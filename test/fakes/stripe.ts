@@ -10,6 +10,8 @@
  * once per Idempotency-Key (a key sent again answers the same refund, as Stripe does); GET /test/refunds reads them.
  * Payments a test made with POST /test/payment_intents {id, amount, amount_refunded?} are read at GET
  * /v1/payment_intents/:id, their charge expanded as `latest_charge` when asked; a refund sets the whole amount refunded.
+ * Invoices a test made with POST /test/invoices {id, payment_intent, amount} list their payment at GET
+ * /v1/invoice_payments?invoice=…
  */
 export const FAKE_STRIPE = { secretKey: 'sk_test_fake', webhookSecret: 'whsec_fake_secret', baseUrl: 'https://stripe.fake' };
 
@@ -29,6 +31,8 @@ const subscriptions = new Map<string, FakeSubscription>();
 const refunds = new Map<string, { id: string; object: 'refund'; payment_intent: string; reason: string | null; status: 'succeeded'; metadata: Record<string, string> }>();
 /** Payments a test made (POST /test/payment_intents {id, amount, amount_refunded?}), each with its one charge. */
 const paymentIntents = new Map<string, { id: string; amount: number; amount_refunded: number }>();
+/** Invoices a test made (POST /test/invoices {id, payment_intent, amount}), each paid by that payment. */
+const invoices = new Map<string, { id: string; payment_intent: string; amount: number }>();
 /** A month from when the test made the subscription: when its period ends. */
 const periodEnds = new Map<string, number>();
 
@@ -42,6 +46,12 @@ export async function stripeUpstream(request: Request): Promise<Response> {
     subscriptions.set(id, { id, object: 'subscription', customer, status, cancel_at_period_end: false, cancel_at: null, canceled_at: null });
     periodEnds.set(id, Math.floor(Date.now() / 1000) + 30 * 24 * 3600);
     return Response.json(subscriptions.get(id));
+  }
+  if (url.pathname === '/test/invoices' && request.method === 'POST') {
+    const invoice = (await request.json()) as { id: string; payment_intent: string; amount: number };
+    invoices.set(invoice.id, invoice);
+    paymentIntents.set(invoice.payment_intent, { id: invoice.payment_intent, amount: invoice.amount, amount_refunded: 0 });
+    return Response.json(invoice);
   }
   if (url.pathname === '/test/payment_intents' && request.method === 'POST') {
     const { id, amount, amount_refunded = 0 } = (await request.json()) as { id: string; amount: number; amount_refunded?: number };
@@ -77,6 +87,14 @@ export async function stripeUpstream(request: Request): Promise<Response> {
       }
     }
     return Response.json(subscription);
+  }
+  if (request.method === 'GET' && url.pathname === '/v1/invoice_payments') {
+    const invoice = invoices.get(url.searchParams.get('invoice') ?? '');
+    const paid = invoice && (url.searchParams.get('status') ?? 'paid') === 'paid';
+    const data = paid
+      ? [{ id: `inpay_${invoice.id}`, object: 'invoice_payment', invoice: invoice.id, status: 'paid', amount_paid: invoice.amount, amount_requested: invoice.amount, is_default: true, payment: { type: 'payment_intent', payment_intent: invoice.payment_intent } }]
+      : [];
+    return Response.json({ object: 'list', url: '/v1/invoice_payments', has_more: false, data });
   }
   const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(url.pathname);
   if (intent && request.method === 'GET') {
