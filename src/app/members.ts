@@ -3,6 +3,7 @@ import { lacksRequiredSecondFactorSql, type Organization, planInForceSql, second
 import { ApiError } from '../core/errors';
 import type { Env } from '../core/config';
 import { revokeKey } from '../services/accounts';
+import { revokeGrant } from '../services/oauth/tokens';
 import { isTwoFactorEnabled } from './two-factor';
 
 export const ROLES = ['owner', 'admin', 'member'] as const;
@@ -273,8 +274,8 @@ async function writeIfAllowed(db: D1Database, organizationId: string, actorId: s
 }
 
 /**
- * What a person made for their own use in the organization's workspaces ends with their membership, as their
- * OAuth grants do: MCP tokens (an MCP client of theirs) and sandbox keys (their dry runs). Each is revoked
+ * What a person made for their own use in the organization's workspaces ends with their membership: MCP tokens (an MCP
+ * client of theirs), sandbox keys (their dry runs) and the OAuth grants of the clients they connected. Each is revoked
  * through its workspace's gate first, so the very next call with it is refused; an expired one is refused
  * already, and left as it is. The workspace API keys they made run the organization's programs and keep
  * working; the remove button's confirmation says so.
@@ -288,5 +289,12 @@ export async function revokePersonalCredentials(env: Env, organizationId: string
     .bind(organizationId, userId, nowIso())
     .all<{ id: string }>();
   for (const { id } of results) await revokeKey(env, id);
+  // Their OAuth grants end too, rather than waiting, refreshable, for a membership that may come back.
+  const { results: grants } = await env.DB.prepare(
+    'SELECT g.id FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id WHERE w.organization_id = ? AND g.user_id = ? AND g.revoked_at IS NULL',
+  )
+    .bind(organizationId, userId)
+    .all<{ id: string }>();
+  for (const { id } of grants) await revokeGrant(env.DB, id, 'the person who authorized it left the organization');
   return results.map(({ id }) => id);
 }

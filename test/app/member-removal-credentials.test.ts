@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bearer, call, ops } from '../support/api';
-import { type Person, signUp } from '../support/dashboard';
-import { listTools } from '../mcp-oauth/support';
+import { join, type Person, signUp } from '../support/dashboard';
+import { connect, form, listTools } from '../mcp-oauth/support';
 
 const DAY = 24 * 60 * 60 * 1000;
 const SANDBOX_CALL = '/runtime/data/linkedin/get-company-by-domain?domain=acme.example';
@@ -58,6 +58,23 @@ describe("a person's own credentials end with their membership", () => {
     expect((await listTools('/mcp', owners.mcpToken.key)).status).toBe(200);
     expect((await call(SANDBOX_CALL, bearer(owners.sandboxKey.key))).status).toBe(200);
     expect((await call('/v1/credits', bearer(owners.apiKey.key))).status).toBe(200);
+  });
+
+  it('ends the OAuth grants of the clients they connected: no refresh, and nothing back if they rejoin', async () => {
+    const { owner, member } = await ownerAndMember();
+    const client = await connect(member, { workspaceId: owner.workspaceId });
+    const ownersClient = await connect(owner, { workspaceId: owner.workspaceId });
+    expect((await owner.json('DELETE', `/api/organizations/${owner.organizationId}/members/${member.account.user.id}`)).status).toBe(200);
+
+    const refreshed = await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: client.refresh_token, client_id: client.clientId });
+    expect(refreshed.status).toBe(400);
+    expect((await refreshed.json()) as unknown).toMatchObject({ error: 'invalid_grant' });
+    const grant = await env.DB.prepare('SELECT revoked_reason AS reason FROM oauth_grants WHERE user_id = ? AND workspace_id = ?').bind(member.account.user.id, owner.workspaceId).first('reason');
+    expect(grant).toBe('the person who authorized it left the organization');
+    // Back in the organization, the old client is not: it needs a new consent.
+    await join(member, owner.organizationId, 'member');
+    expect((await listTools('/mcp', client.access_token)).status).toBe(401);
+    expect((await listTools('/mcp', ownersClient.access_token)).status).toBe(200);
   });
 
   it('leaves their credentials alone when the removal is refused (the last owner stays)', async () => {

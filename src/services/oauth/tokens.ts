@@ -133,15 +133,18 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   if (known.revokedAt) throw new OAuthError('invalid_grant', 'This authorization was revoked.');
   if (known.expiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization has expired; authorize again.');
   assertSameResource(form, known);
-  // Neither refreshed nor spent while the person lacks a second factor the organization requires (checkAccessToken).
-  const shutOut = await db
+  // Neither refreshed nor spent while the person is no member, or lacks a second factor the organization requires (checkAccessToken).
+  const standing = await db
     .prepare(
-      `SELECT o.name FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
-        WHERE g.id = ? AND ${lacksRequiredSecondFactorSql('o', 'g.user_id')}`,
+      `SELECT o.name, m.user_id IS NOT NULL AS member, ${lacksRequiredSecondFactorSql('o', 'g.user_id')} AS lacksTwoFactor
+         FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
+         LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = g.user_id
+        WHERE g.id = ?`,
     )
     .bind(known.id)
-    .first<{ name: string }>();
-  if (shutOut) throw new OAuthError('invalid_grant', `${shutOut.name} requires two-factor sign-in; the person who authorized this client has not turned it on.`);
+    .first<{ name: string; member: number; lacksTwoFactor: number }>();
+  if (!standing?.member) throw new OAuthError('invalid_grant', 'The person who authorized this client is no longer a member of the organization.');
+  if (standing.lacksTwoFactor) throw new OAuthError('invalid_grant', `${standing.name} requires two-factor sign-in; the person who authorized this client has not turned it on.`);
 
   // A refresh keeps the grant going for LIFETIMES.grant more, within a year of consent.
   const renewed: GrantRow = { ...known, expiresAt: Math.max(known.expiresAt, Math.min(now + LIFETIMES.grant, Date.parse(known.createdAt) + LIFETIMES.grantAtMost)) };
