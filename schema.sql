@@ -336,7 +336,7 @@ CREATE TABLE data_jobs (
   created_at       TEXT NOT NULL,
   started_at       TEXT,
   finished_at      TEXT
-, connection_id TEXT, into_database_id TEXT, into_table TEXT, results_pruned_at TEXT, budget_key_id TEXT, waiting_since TEXT, waiting_on TEXT CHECK (waiting_on IN ('money', 'plan', 'key_limit')), checked_at TEXT, idempotency_key TEXT, submission_digest TEXT);
+, connection_id TEXT, into_database_id TEXT, into_table TEXT, results_pruned_at TEXT, budget_key_id TEXT, waiting_since TEXT, waiting_on TEXT CHECK (waiting_on IN ('money', 'plan', 'key_limit')), checked_at TEXT, idempotency_key TEXT, submission_digest TEXT, grant_id TEXT);
 
 CREATE INDEX data_jobs_by_workspace ON data_jobs (workspace_id, created_at, id);
 

@@ -71,7 +71,7 @@ describe('job log lines', () => {
     }
     const job = {
       id: 'job_0123456789abcdef01234567', organizationId: 'org_logs', workspaceId: 'ws_logs', operation: 'linkedin/get-company-by-domain', name: null,
-      reason: null, items: 3, succeeded: 2, failed: 1, spentUnits: 20_000, quotedUnits: 30_000, maxCostUnits: null, keyId: null, budgetKeyId: null, connectionId: null, intoDatabaseId: null, intoTable: null,
+      reason: null, items: 3, succeeded: 2, failed: 1, spentUnits: 20_000, quotedUnits: 30_000, maxCostUnits: null, keyId: null, budgetKeyId: null, grantId: null, connectionId: null, intoDatabaseId: null, intoTable: null,
       windowResetAt: 0, windowLimit: 60, windowRemaining: 60, resumeAt: 0, createdAt: '2026-11-24T10:00:00.000Z', startedAt: null, finishedAt: null, resultsPrunedAt: null, waitingSince: null, waitingOn: null,
     };
     await announceJobEnd(env as unknown as Env, { ...job, status: 'succeeded' });

@@ -73,6 +73,8 @@ export interface KeyPrincipal {
    * requires: refused, as the OAuth clients they connected are, until they turn it on. Absent otherwise.
    */
   makerLacksTwoFactor?: true;
+  /** The key id is an OAuth grant's (an MCP client connected by a person), not an API key's. */
+  grant?: true;
 }
 
 /** What a credential whose maker lacks a required second factor is told. */

@@ -2,6 +2,8 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mcpCall } from '../mcp/in-isolate';
 import { credit, ops, provision } from '../support/api';
+import { signUp } from '../support/dashboard';
+import { connect } from '../mcp-oauth/support';
 import { driveJob, jobTime, type JobTime } from './support';
 
 let time: JobTime;
@@ -13,6 +15,25 @@ afterEach(async () => {
 });
 
 describe('data jobs over MCP', () => {
+  it('stops a job an MCP client connected by OAuth submitted once the client is disconnected, the items not run left pending', async () => {
+    const person = await signUp();
+    await ops('PUT', `/organizations/${person.organizationId}/plan`, { plan: 'payg' });
+    // Money for one item: the job then waits, so the disconnection finds it running.
+    await credit(person.organizationId, { purchasedCents: 1 });
+    const client = await connect(person);
+    const submitted = await mcpCall(client.access_token, 'sluice_jobs_submit', { operation: 'linkedin/get-company-by-domain', inputs: [{ domain: 'g1.com' }, { domain: 'g2.com' }, { domain: 'g3.com' }] });
+    const id = submitted.structuredContent.data.id;
+    await driveJob(id, time, (job) => job.status === 'waiting_for_credits' && job.counts.succeeded === 1, { follow: false });
+
+    const grantId = (await env.DB.prepare('SELECT id FROM oauth_grants WHERE user_id = ?').bind(person.account.user.id).first<{ id: string }>())!.id;
+    expect((await person.json('POST', `/api/workspaces/${person.workspaceId}/oauth-clients/${grantId}/revoke`)).status).toBe(200);
+    await credit(person.organizationId, { purchasedCents: 100 });
+    const job = await driveJob(id, time, (view) => view.finishedAt !== null);
+    expect(job).toMatchObject({ status: 'failed', counts: { succeeded: 1, pending: 2 }, spentCents: 1 });
+    expect(job.reason).toContain(`The MCP client that submitted this job (OAuth grant ${grantId}) was disconnected`);
+  });
+
+
   it('submits with sluice_jobs_submit, follows with sluice_jobs_status and collects with sluice_jobs_results; an invalid item is refused naming it', async () => {
     const account = await provision({ plan: 'payg' });
     await credit(account.organizationId, { purchasedCents: 10 });

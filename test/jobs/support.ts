@@ -149,6 +149,7 @@ export async function storedJob(items: number, options: { operation?: string; in
     maxCostUnits: null,
     keyId: null,
     budgetKeyId: null,
+    grantId: null,
     connectionId: null,
     intoDatabaseId: null,
     intoTable: null,

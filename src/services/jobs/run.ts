@@ -6,7 +6,7 @@ import { centsInWords, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
 import { SLICE_ITEMS, type SliceOutcome, type SliceRun, type WaitingOn } from '../../core/protocols/job';
 import { planInForce } from '../../core/protocols/lease';
-import { hasExpired, type KeyPrincipal } from '../../core/records';
+import { hasExpired, type KeyPrincipal, lacksRequiredSecondFactorSql } from '../../core/records';
 import { gateOf } from '../gate';
 import { plansPageUrl } from '../plan-caps';
 import { PLAN_TABLE } from '../../core/plans';
@@ -124,6 +124,9 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
   if (principal === 'revoked') {
     return stopJob(env, jobId, `The API key that submitted this job (${job.budgetKeyId}) was revoked, and the job stopped with it; the items not run stay pending.`);
   }
+  if (typeof principal === 'object' && 'grantEnded' in principal) {
+    return stopJob(env, jobId, `The MCP client that submitted this job (OAuth grant ${job.grantId}) ${principal.grantEnded}, and the job stopped with it; the items not run stay pending.`);
+  }
   if (principal === 'expired') {
     return stopJob(env, jobId, `The API key that submitted this job (${job.budgetKeyId}) expired, and the job stopped with it; the items not run stay pending.`);
   }
@@ -218,7 +221,11 @@ const WINDOW_WAIT = "Pacing: the job has used its share of this minute's request
  * that submitted it, read from D1 at each slice (a limit's change is written there first, and told to the
  * gate, which keeps whichever version is newer).
  */
-async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipal | 'revoked' | 'expired'> {
+async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipal | 'revoked' | 'expired' | { grantEnded: string }> {
+  if (job.grantId) {
+    const ended = await grantEnded(db, job.grantId);
+    if (ended) return { grantEnded: ended };
+  }
   const budget = job.budgetKeyId
     ? await db
         .prepare('SELECT monthly_limit_units AS limitUnits, limit_version AS version, revoked_at AS revokedAt, expires_at AS expiresAt FROM api_keys WHERE id = ?')
@@ -237,6 +244,28 @@ async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipa
     agentId: null,
     ...(job.budgetKeyId && budget ? { budgetKey: { keyId: job.budgetKeyId, monthlyLimit: { limitUnits: budget.limitUnits, version: budget.version } } } : {}),
   };
+}
+
+/**
+ * Why the OAuth grant that submitted a job may no longer act, as `checkAccessToken` would refuse its tokens; null while
+ * it may: revoked (disconnected, or ended as a stolen refresh token), past its life, its person no longer a member, or
+ * lacking a second factor the organization requires.
+ */
+async function grantEnded(db: D1Database, grantId: string): Promise<string | null> {
+  const grant = await db
+    .prepare(
+      `SELECT g.revoked_at AS revokedAt, g.expires_at AS expiresAt, m.user_id IS NOT NULL AS member, ${lacksRequiredSecondFactorSql('o', 'g.user_id')} AS lacksTwoFactor
+         FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
+         LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = g.user_id
+        WHERE g.id = ?`,
+    )
+    .bind(grantId)
+    .first<{ revokedAt: string | null; expiresAt: number; member: number; lacksTwoFactor: number }>();
+  if (!grant || grant.revokedAt) return 'was disconnected';
+  if (grant.expiresAt <= clock.now()) return 'expired';
+  if (!grant.member) return 'belongs to a person no longer a member of the organization';
+  if (grant.lacksTwoFactor) return 'belongs to a person who lacks the two-factor sign-in the organization requires';
+  return null;
 }
 
 /** The most the next item can cost, from its input as it was validated at submission. */

@@ -23,6 +23,8 @@ export interface JobRecord {
   keyId: string | null;
   /** The key that submitted it, whose monthly limit and spend its items count in; null from the dashboard. */
   budgetKeyId: string | null;
+  /** The OAuth grant that submitted it through an MCP client, whose end stops it; null otherwise. */
+  grantId: string | null;
   /** When it began waiting for credits; null while it runs. */
   waitingSince: string | null;
   /** What it waits for while `waiting_for_credits`; null otherwise. */
@@ -70,7 +72,7 @@ export interface JobView {
 }
 
 const COLUMNS = `id, organization_id AS organizationId, workspace_id AS workspaceId, operation, name, status, reason, items,
-  succeeded, failed, spent_units AS spentUnits, quoted_units AS quotedUnits, max_cost_units AS maxCostUnits, key_id AS keyId, budget_key_id AS budgetKeyId,
+  succeeded, failed, spent_units AS spentUnits, quoted_units AS quotedUnits, max_cost_units AS maxCostUnits, key_id AS keyId, budget_key_id AS budgetKeyId, grant_id AS grantId,
   connection_id AS connectionId, into_database_id AS intoDatabaseId, into_table AS intoTable,
   window_reset_at AS windowResetAt, window_limit AS windowLimit, window_remaining AS windowRemaining,
   resume_at AS resumeAt, created_at AS createdAt, started_at AS startedAt, finished_at AS finishedAt,
@@ -141,8 +143,8 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
   const statements = [
     db
       .prepare(
-        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, budget_key_id, connection_id, into_database_id, into_table, created_at, idempotency_key, submission_digest)
-         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17
+        `INSERT INTO data_jobs (id, organization_id, workspace_id, operation, name, status, items, quoted_units, max_cost_units, key_id, budget_key_id, connection_id, into_database_id, into_table, created_at, idempotency_key, submission_digest, grant_id)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?19
           WHERE (SELECT COALESCE(SUM(items - succeeded - failed), 0) FROM data_jobs WHERE workspace_id = ?3 AND status NOT IN (${ended})) + ?7 <= ?18`,
       )
       .bind(
@@ -164,6 +166,7 @@ export async function insertJob(db: D1Database, job: JobRecord, inputs: unknown[
         once?.key ?? null,
         once?.digest ?? null,
         maxUnfinished,
+        job.grantId,
       ),
   ];
   let chunk: string[] = [];

@@ -64,7 +64,7 @@ export const JobSubmission = z
 export type JobSubmission = z.infer<typeof JobSubmission>;
 
 /** Who submits a job: a key of the workspace (REST, MCP), or a member signed in to the dashboard (no key). */
-export type JobSubmitter = Pick<KeyPrincipal, 'organizationId' | 'workspaceId' | 'monthlyLimit'> & { keyId: string | null };
+export type JobSubmitter = Pick<KeyPrincipal, 'organizationId' | 'workspaceId' | 'monthlyLimit' | 'grant'> & { keyId: string | null };
 
 /**
  * Submits a job: every refusal comes before anything is stored or queued. The inputs are validated each
@@ -163,6 +163,8 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
     // Its items count in the submitting API key's monthly limit and spend (the gate's, by this id); an OAuth
     // grant, which has no limit (and no api_keys row), leaves none.
     budgetKeyId: principal.monthlyLimit ? principal.keyId : null,
+    // An OAuth grant's job stops when the grant ends, as an API key's stops when the key is revoked.
+    grantId: principal.grant ? principal.keyId : null,
     connectionId: submission.connectionId ?? null,
     intoDatabaseId: submission.into?.databaseId ?? null,
     intoTable: submission.into?.table ?? null,

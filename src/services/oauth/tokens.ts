@@ -301,6 +301,7 @@ export async function checkAccessToken(db: D1Database, token: string, resource: 
       revoked: false,
       workspaceId: row.workspaceId,
       organizationId: row.organizationId,
+      grant: true,
     },
   };
 }
