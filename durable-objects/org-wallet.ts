@@ -227,8 +227,11 @@ export class OrgWallet extends DurableObject<Env> implements OrgWalletProtocol {
    * the payment bought less what its disputes withdrew. Answers what was asked now and what could be taken of it.
    */
   refunded(payment: string, paidUnits: number, totalUnits: number): Balance & { askedUnits: number; takenUnits: number; givenBackUnits: number } {
-    this.returnsOf(payment);
-    this.sql.exec('UPDATE payment_returns SET refund_told_units = MAX(refund_told_units, ?) WHERE payment = ?', totalUnits, payment);
+    this.sql.exec(
+      'INSERT INTO payment_returns (payment, refund_told_units) VALUES (?, ?) ON CONFLICT (payment) DO UPDATE SET refund_told_units = MAX(refund_told_units, excluded.refund_told_units)',
+      payment,
+      totalUnits,
+    );
     const { asked, taken } = this.applyRefund(payment, paidUnits);
     return { ...this.balance(), askedUnits: asked, takenUnits: taken, givenBackUnits: 0 };
   }

@@ -167,14 +167,15 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
       }
       const plan = session.metadata?.plan;
       if (!isPlan(plan)) return { note: `Checkout for an unknown plan ${String(plan)}; ignored.` };
-      const subscription = typeof session.subscription === 'string' ? session.subscription : (session.subscription?.id ?? null);
+      const subscription = idOf(session.subscription);
       const replaces = session.metadata?.replaces ?? null;
       // Read from Stripe: its end may have been delivered first (Stripe keeps no order, and retries a failed delivery
       // for days), and a plan set for a subscription that no longer pays would run with nothing to end it.
-      const status = subscription ? await statusOf(stripe, subscription) : 'missing';
+      if (!subscription) return { note: 'Subscription (none) is missing, not paying: the plan was not set.' };
+      const status = await statusOf(stripe, subscription);
       if (!PAYING.has(status)) {
-        if (subscription) await cancelNow(stripe, subscription, { prorate: false });
-        return { note: `Subscription ${subscription ?? '(none)'} is ${status}, not paying: the plan was not set.` };
+        await cancelNow(stripe, subscription, { prorate: false });
+        return { note: `Subscription ${subscription} is ${status}, not paying: the plan was not set.` };
       }
       // The organization pays by this subscription only while it is open and pays by none, by this one (a delivery
       // again) or by the one this checkout replaces: one statement, so a close or a newer checkout cannot slip between.
@@ -190,8 +191,8 @@ async function apply(env: Env, stripe: Stripe, event: Stripe.Event, organization
         // would go to a customer nothing may invoice again). The one it replaced, no longer the organization's, is
         // cancelled too: prorated while the organization is open (its customer pays on), not once it closed.
         const closed = await env.DB.prepare('SELECT 1 FROM organizations WHERE id = ? AND closed_at IS NOT NULL').bind(organizationId).first();
-        const refund = subscription ? await refundPlanCheckout(stripe, session, organizationId, event.id) : '';
-        if (subscription) await cancelNow(stripe, subscription, { prorate: false });
+        const refund = await refundPlanCheckout(stripe, session, organizationId, event.id);
+        await cancelNow(stripe, subscription, { prorate: false });
         if (replaces && replaces !== subscription) await cancelNow(stripe, replaces, { prorate: !closed });
         console.error(JSON.stringify({ level: 'error', note: 'a paid plan checkout was not applied; its subscription was cancelled and refunded', organizationId, subscription, replaces, eventId: event.id }));
         return {
@@ -340,19 +341,27 @@ function takenBack(organizationId: string, askedCents: number, takenUnits: numbe
  * retry then reports.
  */
 async function refundTopUp(stripe: Stripe, session: Stripe.Checkout.Session, organizationId: string, eventId: string): Promise<string> {
-  const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
+  const paymentIntent = idOf(session.payment_intent);
   const logged = (note: string, extra: Record<string, unknown> = {}) => {
     console.error(JSON.stringify({ level: 'warn', note, organizationId, paymentIntent, eventId, ...extra }));
     return note;
   };
   // Nothing was taken (a checkout discounted to zero), so there is nothing to give back.
   if (!paymentIntent || !session.amount_total) return logged('A top-up paid after its organization closed took no payment to refund; nothing credited.');
+  const refund = await refundWhole(stripe, paymentIntent, { organizationId, reason: 'organization closed' }, `refund-${eventId}`);
+  if (!refund) return logged('A top-up paid after its organization closed was refunded already.');
+  return logged(`Refunded ${session.amount_total} cents (${refund}): the organization closed before the payment arrived.`, { refund });
+}
+
+/**
+ * Refunds a payment whole, once per idempotency key (a delivery again answers the same refund); null when Stripe says
+ * it was refunded already (a delivery again after Stripe forgot the key, a day on): done either way.
+ */
+async function refundWhole(stripe: Stripe, paymentIntent: string, metadata: Record<string, string>, idempotencyKey: string): Promise<string | null> {
   try {
-    const refund = await stripe.refunds.create({ payment_intent: paymentIntent, reason: 'requested_by_customer', metadata: { organizationId, reason: 'organization closed' } }, { idempotencyKey: `refund-${eventId}` });
-    return logged(`Refunded ${session.amount_total} cents (${refund.id}): the organization closed before the payment arrived.`, { refund: refund.id });
+    return (await stripe.refunds.create({ payment_intent: paymentIntent, reason: 'requested_by_customer', metadata }, { idempotencyKey })).id;
   } catch (error) {
-    // A delivery again after Stripe forgot the idempotency key (a day) finds the payment refunded already: done.
-    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded') return logged('A top-up paid after its organization closed was refunded already.');
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded') return null;
     throw error;
   }
 }
@@ -370,11 +379,7 @@ async function refundPlanCheckout(stripe: Stripe, session: Stripe.Checkout.Sessi
   for (const { payment, amount_paid: paid } of payments.data) {
     const paymentIntent = idOf(payment.payment_intent);
     if (!paymentIntent) continue;
-    try {
-      await stripe.refunds.create({ payment_intent: paymentIntent, reason: 'requested_by_customer', metadata: { organizationId, reason: 'plan not set' } }, { idempotencyKey: `refund-${eventId}-${paymentIntent}` });
-    } catch (error) {
-      if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) throw error;
-    }
+    await refundWhole(stripe, paymentIntent, { organizationId, reason: 'plan not set' }, `refund-${eventId}-${paymentIntent}`);
     refunded += paid ?? 0;
   }
   return refunded > 0 ? `, its payment of ${refunded} cents refunded` : '';

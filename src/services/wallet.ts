@@ -64,12 +64,13 @@ export type PaymentReturn =
  */
 export async function returnPayment(env: Env, organizationId: string, change: PaymentReturn) {
   const wallet = walletOf(env, organizationId);
-  await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).flush()));
+  const leaseholders = await wallet.leaseholders();
+  await Promise.all(leaseholders.map((workspaceId) => gateOf(env, workspaceId).flush()));
   const moved =
     change.kind === 'refund'
       ? await wallet.refunded(change.payment, change.paidUnits, change.totalUnits)
       : await wallet.disputed(change.dispute, change.payment, change.paidUnits, change.units, change.reinstated);
-  await Promise.all((await wallet.leaseholders()).map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
+  await Promise.all(leaseholders.map((workspaceId) => gateOf(env, workspaceId).forgetBalance()));
   return moved;
 }
 

@@ -6,7 +6,8 @@ import { centsInWords, unitsFromCents } from '../../core/money';
 import type { Operation } from '../../core/operation';
 import { SLICE_ITEMS, type SliceOutcome, type SliceRun, type WaitingOn } from '../../core/protocols/job';
 import { planInForce } from '../../core/protocols/lease';
-import { hasExpired, type KeyPrincipal, lacksRequiredSecondFactorSql } from '../../core/records';
+import { hasExpired, type KeyPrincipal } from '../../core/records';
+import { grantStanding } from '../oauth/tokens';
 import { gateOf } from '../gate';
 import { plansPageUrl } from '../plan-caps';
 import { PLAN_TABLE } from '../../core/plans';
@@ -252,15 +253,7 @@ async function jobPrincipal(db: D1Database, job: JobRecord): Promise<KeyPrincipa
  * lacking a second factor the organization requires.
  */
 async function grantEnded(db: D1Database, grantId: string): Promise<string | null> {
-  const grant = await db
-    .prepare(
-      `SELECT g.revoked_at AS revokedAt, g.expires_at AS expiresAt, m.user_id IS NOT NULL AS member, ${lacksRequiredSecondFactorSql('o', 'g.user_id')} AS lacksTwoFactor
-         FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
-         LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = g.user_id
-        WHERE g.id = ?`,
-    )
-    .bind(grantId)
-    .first<{ revokedAt: string | null; expiresAt: number; member: number; lacksTwoFactor: number }>();
+  const grant = await grantStanding(db, grantId);
   if (!grant || grant.revokedAt) return 'was disconnected';
   if (grant.expiresAt <= clock.now()) return 'expired';
   if (!grant.member) return 'belongs to a person no longer a member of the organization';

@@ -134,17 +134,9 @@ async function refresh(db: D1Database, form: URLSearchParams): Promise<Record<st
   if (known.expiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization has expired; authorize again.');
   assertSameResource(form, known);
   // Neither refreshed nor spent while the person is no member, or lacks a second factor the organization requires (checkAccessToken).
-  const standing = await db
-    .prepare(
-      `SELECT o.name, m.user_id IS NOT NULL AS member, ${lacksRequiredSecondFactorSql('o', 'g.user_id')} AS lacksTwoFactor
-         FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
-         LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = g.user_id
-        WHERE g.id = ?`,
-    )
-    .bind(known.id)
-    .first<{ name: string; member: number; lacksTwoFactor: number }>();
+  const standing = await grantStanding(db, known.id);
   if (!standing?.member) throw new OAuthError('invalid_grant', 'The person who authorized this client is no longer a member of the organization.');
-  if (standing.lacksTwoFactor) throw new OAuthError('invalid_grant', `${standing.name} requires two-factor sign-in; the person who authorized this client has not turned it on.`);
+  if (standing.lacksTwoFactor) throw new OAuthError('invalid_grant', `${standing.organizationName} requires two-factor sign-in; the person who authorized this client has not turned it on.`);
 
   // A refresh keeps the grant going for LIFETIMES.grant more, within a year of consent.
   const renewed: GrantRow = { ...known, expiresAt: Math.max(known.expiresAt, Math.min(now + LIFETIMES.grant, Date.parse(known.createdAt) + LIFETIMES.grantAtMost)) };
@@ -247,6 +239,29 @@ export async function revokeGrant(db: D1Database, grantId: string, reason: strin
     db.prepare('UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL').bind(new Date(clock.now()).toISOString(), reason, grantId),
     db.prepare(`DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'access'`).bind(grantId),
   ]);
+}
+
+/** A grant as its person's standing has it: revoked or not, until when, whether they are still a member, with the second factor it may require. */
+export interface GrantStanding {
+  revokedAt: string | null;
+  expiresAt: number;
+  organizationName: string;
+  member: number;
+  lacksTwoFactor: number;
+}
+
+/** A grant's standing (`checkAccessToken` reads the same with the token it checks); null for no such grant. */
+export function grantStanding(db: D1Database, grantId: string): Promise<GrantStanding | null> {
+  return db
+    .prepare(
+      `SELECT g.revoked_at AS revokedAt, g.expires_at AS expiresAt, o.name AS organizationName, m.user_id IS NOT NULL AS member,
+              ${lacksRequiredSecondFactorSql('o', 'g.user_id')} AS lacksTwoFactor
+         FROM oauth_grants g JOIN workspaces w ON w.id = g.workspace_id JOIN organizations o ON o.id = w.organization_id
+         LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = g.user_id
+        WHERE g.id = ?`,
+    )
+    .bind(grantId)
+    .first<GrantStanding>();
 }
 
 export type AccessTokenCheck = { ok: true; principal: KeyPrincipal; resource: string } | { ok: false; description: string };
