@@ -42,6 +42,9 @@ const cents = z.number().int().min(0).max(100_000_000);
 const monthlyLimitCents = cents.nullable();
 const anyJson = jsonContent(z.any(), 'OK');
 
+/** The body of the operator's routes about one person, named by their email address. */
+const PERSON_BY_EMAIL = { body: { content: { 'application/json': { schema: z.strictObject({ email: emailAddress }) } }, required: true } };
+
 const routes = {
   createOrganization: createRoute({
     method: 'post',
@@ -166,7 +169,7 @@ const routes = {
     method: 'post',
     path: '/ops/v1/users/confirm-email',
     hide: true,
-    request: { body: { content: { 'application/json': { schema: z.strictObject({ email: emailAddress }) } }, required: true } },
+    request: PERSON_BY_EMAIL,
     responses: { 200: anyJson },
   }),
   /** A person who lost their authenticator app and their recovery codes: their second factor forgotten, every browser signed out, their address told. */
@@ -174,7 +177,7 @@ const routes = {
     method: 'post',
     path: '/ops/v1/users/two-factor-reset',
     hide: true,
-    request: { body: { content: { 'application/json': { schema: z.strictObject({ email: emailAddress }) } }, required: true } },
+    request: PERSON_BY_EMAIL,
     responses: { 200: anyJson },
   }),
   /** npm start, once workerd is up: data jobs a stopped or killed workerd left unfinished run again (Miniflare does not resume them). */
