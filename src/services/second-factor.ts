@@ -2,12 +2,19 @@ import { publicUrls, type Env } from '../core/config';
 import { ApiError } from '../core/errors';
 import { sendEmailOrLog } from './email';
 
-/** The statements that forget a person's second factor (turning it off, an operator's reset, deleting the account). */
+/**
+ * The statements that forget a person's second factor (turning it off, an operator's reset, deleting the account),
+ * with the counts of codes tried against it (`two-factor:<user>`, per browser `two-factor:<user>:<device>`, and their
+ * `:day`): they guarded a secret that is gone, and left in place a day's worth of someone's wrong guesses would refuse
+ * the codes of the app the person sets up next. The range keeps to the bucket's primary key, where LIKE would not.
+ */
 export function twoFactorErasure(db: D1Database, userId: string): D1PreparedStatement[] {
+  const codes = `two-factor:${userId}`;
   return [
     db.prepare('DELETE FROM two_factor WHERE user_id = ?').bind(userId),
     db.prepare('DELETE FROM two_factor_recovery_codes WHERE user_id = ?').bind(userId),
     db.prepare('DELETE FROM sign_in_challenges WHERE user_id = ?').bind(userId),
+    db.prepare("DELETE FROM auth_throttle WHERE bucket = ?1 OR (bucket > ?1 || ':' AND bucket < ?1 || ';')").bind(codes),
   ];
 }
 
