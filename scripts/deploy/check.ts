@@ -52,6 +52,7 @@ export const LOCAL_ONLY_SETTINGS: Record<string, string> = {
   DEV_OUTBOX: 'keeps the emails in D1 and shows them to anyone at /dev/outbox',
   SCRAPE_ALLOW_PRIVATE_HOSTS: 'lets the scraper fetch private hosts',
   WEBHOOK_ALLOW_PRIVATE_HOSTS: 'lets webhook events go to private hosts',
+  OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS: 'lets the authorization server read client documents from private hosts',
 };
 
 export const isSecretSetting = (description: string | undefined) => description?.startsWith('Secret:') ?? false;

@@ -60,6 +60,7 @@ export const SETTINGS = {
   SCRAPE_DNS_URL: 'DNS-over-HTTPS JSON resolver the built-in web provider checks every host name with before fetching; default https://cloudflare-dns.com/dns-query. When it cannot answer, nothing is fetched.',
   SCRAPE_ALLOW_PRIVATE_HOSTS: 'Comma-separated host:port pairs the built-in web provider may fetch although they are private (an intranet, a local test site); exact matches only; empty by default.',
   WEBHOOK_ALLOW_PRIVATE_HOSTS: 'Comma-separated host:port pairs webhook events may be delivered to although they are private (a receiver on the same network); exact matches only; empty by default. Separate from SCRAPE_ALLOW_PRIVATE_HOSTS, so a scrape allowance never widens where events may go.',
+  OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS: 'Comma-separated host:port pairs the MCP worker may read OAuth client ID metadata documents from although they are private (a client being developed on the same network); exact matches only; empty by default. Separate from SCRAPE_ALLOW_PRIVATE_HOSTS, so a scrape allowance never widens what the authorization server fetches.',
   STRIPE_SECRET_KEY: 'Secret: Stripe secret key; with STRIPE_WEBHOOK_SECRET it turns on paying for plans and top-ups in the dashboard.',
   STRIPE_WEBHOOK_SECRET: 'Secret: signing secret (whsec_...) of the Stripe webhook endpoint <APP_URL>/api/billing/stripe-webhook.',
   STRIPE_BASE_URL: 'Stripe API base URL; default https://api.stripe.com.',

@@ -4,6 +4,9 @@ import { createKey } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
 import { sha256Hex } from '../../src/core/digest';
 import { ACCESS_TOKENS_PER_GRANT, REFRESH_REUSE_GRACE_MS, REFRESH_TOKENS_PER_GRANT } from '../../src/services/oauth/tokens';
+import { findClient } from '../../src/services/oauth/clients';
+import type { OAuthError } from '../../src/services/oauth/errors';
+import type { OAuthEnv } from '../../src/services/oauth/settings';
 import { signUp } from '../support/dashboard';
 import { authorize, authorizeRequest, connect, form, listTools, MCP_ORIGIN, mcp, pkce, REDIRECT_URI, registerClient } from './support';
 
@@ -63,6 +66,23 @@ describe('client ID metadata documents', () => {
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
     expect(await response.text()).toContain(words);
+  });
+});
+
+describe('where client documents may be read from', () => {
+  const privateDocument = 'https://loopback.example.com/oauth/client.json';
+  const read = (settings: Record<string, string>) =>
+    findClient({ ...(env as unknown as OAuthEnv), ...settings }, privateDocument).then(
+      () => 'fetched a client',
+      (error: unknown) => (error as OAuthError).description,
+    );
+
+  it("is not widened by the scraper's allowance: a private document needs OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS", async () => {
+    const scrapeAllowed = await read({ SCRAPE_ALLOW_PRIVATE_HOSTS: 'loopback.example.com:443' });
+    expect(scrapeAllowed).toContain('Only public http(s) addresses are fetched');
+    expect(scrapeAllowed).toContain('OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS');
+    // Allowed, it is fetched: the private host answers an HTML page, which is then refused as no document.
+    expect(await read({ OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS: 'loopback.example.com:443' })).toContain('is not JSON');
   });
 });
 

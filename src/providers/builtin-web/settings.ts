@@ -18,10 +18,11 @@ export const DEFAULT_DNS_URL = 'https://cloudflare-dns.com/dns-query';
 export const CRAWLER_TOKEN = 'SluiceBot';
 
 /**
- * Each purpose has its own allow-list, so a local scrape allowance never widens where events may be sent:
- * the scraper's for pages, webhooks' for event deliveries.
+ * Each purpose has its own allow-list, so a local scrape allowance never widens where events may be sent or
+ * whose documents the authorization server reads: the scraper's for pages, webhooks' for event deliveries, OAuth's
+ * for client ID metadata documents.
  */
-export type PrivateHostsSetting = 'SCRAPE_ALLOW_PRIVATE_HOSTS' | 'WEBHOOK_ALLOW_PRIVATE_HOSTS';
+export type PrivateHostsSetting = 'SCRAPE_ALLOW_PRIVATE_HOSTS' | 'WEBHOOK_ALLOW_PRIVATE_HOSTS' | 'OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS';
 
 export function builtinWebSettings(env: Env, allowanceSetting: PrivateHostsSetting = 'SCRAPE_ALLOW_PRIVATE_HOSTS'): BuiltinWebSettings {
   // Read by name: these settings join the SETTINGS list when the provider is wired in.

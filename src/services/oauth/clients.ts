@@ -212,11 +212,11 @@ const MetadataDocument = z.object({
 
 /**
  * Fetches a client ID metadata document through the built-in web provider's safe fetch (public
- * addresses only, every redirect hop checked, 5 KB at most), validates it and keeps it for as long as
- * its Cache-Control allows, a day at most.
+ * addresses only, or those of OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS, never the scraper's allowance; every redirect hop
+ * checked, 5 KB at most), validates it and keeps it for as long as its Cache-Control allows, a day at most.
  */
 async function fetchMetadataDocument(env: OAuthEnv, clientId: string): Promise<OAuthClient> {
-  const fetcher = new SafeFetcher({ settings: builtinWebSettings(env as unknown as Env), signal: AbortSignal.timeout(5_000) });
+  const fetcher = new SafeFetcher({ settings: builtinWebSettings(env as unknown as Env, 'OAUTH_CLIENT_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(5_000) });
   const refuse = (why: string) => new OAuthError('invalid_client', `The client's metadata document at ${clientId} ${why}.`);
   let fetched;
   try {
