@@ -5,6 +5,7 @@ import { clock } from '../../src/core/clock';
 import { sha256Hex } from '../../src/core/digest';
 import { ACCESS_TOKENS_PER_GRANT, REFRESH_REUSE_GRACE_MS, REFRESH_TOKENS_PER_GRANT } from '../../src/services/oauth/tokens';
 import { findClient } from '../../src/services/oauth/clients';
+import { listConnectedClients } from '../../src/services/oauth/grants';
 import type { OAuthError } from '../../src/services/oauth/errors';
 import type { OAuthEnv } from '../../src/services/oauth/settings';
 import { signUp } from '../support/dashboard';
@@ -110,6 +111,8 @@ describe('authorization and tokens', () => {
     const good = await pkce();
     const goodCode = (await authorize(person, { clientId, challenge: good.challenge })).searchParams.get('code')!;
     expect((await oauthError(await exchange(goodCode, good.verifier, { redirect_uri: 'http://127.0.0.1:53682/other' }))).body.error_description).toContain('redirect_uri');
+    // Each refused exchange spent its code, so its grant will never have a token: none is listed as connected.
+    expect(await listConnectedClients(env.DB, person.workspaceId)).toEqual([]);
   });
 
   it.each(['claudeai', 'mcp offline_access', 'mcp admin'])('grants mcp to a client that asks for scope %j, and says so in the token answer', async (scope) => {

@@ -103,12 +103,19 @@ async function exchangeCode(db: D1Database, form: URLSearchParams): Promise<Reco
     throw new OAuthError('invalid_grant', 'Unknown authorization code.');
   }
   if (grant.revokedAt) throw new OAuthError('invalid_grant', 'This authorization was revoked.');
-  if (grant.codeExpiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization code has expired; codes live one minute.');
-  if (grant.clientId !== clientId) throw new OAuthError('invalid_grant', 'This code was issued to another client.');
-  const redirectUri = form.get('redirect_uri');
-  if (redirectUri !== null && redirectUri !== grant.redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.');
-  if (!(await verifierMatches(verifier, grant.codeChallenge))) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
-  assertSameResource(form, grant);
+  try {
+    if (grant.codeExpiresAt <= now) throw new OAuthError('invalid_grant', 'This authorization code has expired; codes live one minute.');
+    if (grant.clientId !== clientId) throw new OAuthError('invalid_grant', 'This code was issued to another client.');
+    const redirectUri = form.get('redirect_uri');
+    if (redirectUri !== null && redirectUri !== grant.redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.');
+    if (!(await verifierMatches(verifier, grant.codeChallenge))) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
+    assertSameResource(form, grant);
+  } catch (error) {
+    // The code is spent whatever was wrong (one try, so a verifier cannot be guessed), so its grant will never have a
+    // token: it is ended, and no list shows the client connected.
+    if (error instanceof OAuthError) await revokeGrant(db, grant.id, `its code's exchange was refused: ${error.description}`);
+    throw error;
+  }
   return issueTokens(db, grant, now, { family: randomHex(FAMILY_HEX / 2), adopt: true });
 }
 
