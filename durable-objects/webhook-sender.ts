@@ -141,6 +141,8 @@ export class WebhookSender extends DurableObject<Env> implements WebhookSenderPr
    */
   private async attempt(row: DeliveryRow): Promise<void> {
     this.sql.exec('UPDATE deliveries SET next_at = ? WHERE event_id = ?', clock.now() + CLAIM_MS, row.event_id);
+    // The alarm before the request: should the object be reset while it waits (a deploy), the claim's end retries it.
+    this.schedule();
     const started = Date.now();
     const at = clock.now();
     let result: AttemptResult;

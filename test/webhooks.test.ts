@@ -16,6 +16,11 @@ import { webhookEventsUsed } from '../src/services/webhooks/event-cap';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
 import type { WebhookEvent } from '../src/core/webhook-events';
+import type { Env } from '../src/core/config';
+import type { ApiKeyRecord } from '../src/core/records';
+import type { JobRecord } from '../src/services/jobs/store';
+import { announceJobEnd } from '../src/services/jobs/events';
+import { announceKey } from '../src/services/webhooks/announce';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
 import { handToConsumer, keptNightly } from './support/nightly';
 import type { NightlyMessage } from '../src/core/protocols/nightly';
@@ -42,7 +47,7 @@ async function create(account: Provisioned, body: Record<string, unknown>) {
 }
 
 /** A receiver path of its own for each test, so what it received is only this test's. */
-function receiverUrl(behaviour: 'ok' | `fail-${number}`) {
+function receiverUrl(behaviour: 'ok' | `fail-${number}` | `slow-${number}`) {
   return `${FAKE_RECEIVER}/${behaviour}/${crypto.randomUUID()}`;
 }
 
@@ -697,5 +702,70 @@ describe("a webhook endpoint's deliveries", () => {
         { state: 'skipped', n: 200 },
       ]);
     });
+  });
+});
+
+describe('an event no endpoint may lose', () => {
+  /** The bindings as they are, but the sender of `endpointId` unreachable for the next `times` calls. */
+  function unreachableSender(endpointId: string, times = Infinity) {
+    const broken = env.WEBHOOK_SENDER.idFromName(endpointId);
+    let left = times;
+    const namespace = {
+      idFromName: (name: string) => env.WEBHOOK_SENDER.idFromName(name),
+      get: (id: DurableObjectId) =>
+        id.equals(broken) && left-- > 0
+          ? { has: () => Promise.reject(new Error('the sender could not be reached')) }
+          : env.WEBHOOK_SENDER.get(id),
+    };
+    return { ...env, WEBHOOK_SENDER: namespace } as unknown as Env;
+  }
+
+  async function twoEndpoints(events: string[]) {
+    const account = await provision();
+    const urls = [receiverUrl('ok'), receiverUrl('ok')];
+    const ids: string[] = [];
+    for (const url of urls) ids.push((await create(account, { url, events })).body.data.id);
+    return { account, urls, ids };
+  }
+
+  it("reaches every other endpoint when one's sender fails, fails the job's finishing step, and its retry reaches only the one missed", async () => {
+    const { account, urls, ids } = await twoEndpoints(['job.completed']);
+    const job = { id: `job_${crypto.randomUUID().replaceAll('-', '')}`, workspaceId: account.workspaceId, operation: 'get-company-by-domain', name: null, status: 'succeeded', reason: null, items: 1, succeeded: 1, failed: 0, spentUnits: 0, quotedUnits: 0, maxCostUnits: null, connectionId: null, intoDatabaseId: null, intoTable: null, resumeAt: 0, waitingOn: null, createdAt: new Date().toISOString(), startedAt: null, finishedAt: new Date().toISOString(), resultsPrunedAt: null } as unknown as JobRecord;
+
+    await expect(announceJobEnd(unreachableSender(ids[0]!), job)).rejects.toThrow('job.completed reached 1 of 2 endpoints');
+    expect(await eventually(() => received(urls[1]!), (all) => all.length === 1)).toHaveLength(1);
+    expect(await received(urls[0]!)).toEqual([]);
+
+    await announceJobEnd(env as unknown as Env, job);
+    const first = await eventually(() => received(urls[0]!), (all) => all.length === 1);
+    expect(JSON.parse(first[0]!.body)).toMatchObject({ type: 'job.completed', data: { job: { id: job.id } } });
+    expect(first[0]!.headers['webhook-id']).toBe(`evt_${job.id.slice('job_'.length)}`);
+    await eventually(() => deliveries(account.key, ids[0]!), (all) => all.every((delivery) => delivery.state !== 'pending'));
+    expect(await received(urls[1]!)).toHaveLength(1);
+  });
+
+  it('tries a key event again at once, reaching the endpoint the first try missed and the other only once', async () => {
+    const { account, urls, ids } = await twoEndpoints(['key.created']);
+    const key = { id: `key_${crypto.randomUUID()}`, workspaceId: account.workspaceId, name: 'k', scope: 'workspace', hint: 'sluice_live_…abcd', createdAt: new Date().toISOString(), revokedAt: null, expiresAt: null } as unknown as ApiKeyRecord;
+    await announceKey(unreachableSender(ids[0]!, 1), 'key.created', key);
+    for (const url of urls) expect(await eventually(() => received(url), (all) => all.length === 1)).toHaveLength(1);
+    await eventually(() => deliveries(account.key, ids[1]!), (all) => all.length > 0 && all.every((delivery) => delivery.state !== 'pending'));
+    expect((await received(urls[1]!)).map((request) => JSON.parse(request.body).data.key.id)).toEqual([key.id]);
+  });
+});
+
+describe("a delivery's first attempt", () => {
+  it('has its alarm set before the request leaves, so an object reset while the receiver answers still retries it', async () => {
+    const account = await provision();
+    const endpoint = (await create(account, { url: receiverUrl('slow-400'), events: ['key.created'] })).body.data;
+    const ping: WebhookEvent = { id: `evt_slow_${crypto.randomUUID()}`, type: 'ping', timestamp: new Date().toISOString(), data: {} };
+    const alarmWhileWaiting = await runInDurableObject(sender(endpoint.id), async (instance, state) => {
+      const sending = (instance as unknown as { sendNow(endpointId: string, event: WebhookEvent): Promise<unknown> }).sendNow(endpoint.id, ping);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const alarm = await state.storage.getAlarm();
+      await sending;
+      return alarm;
+    });
+    expect(alarmWhileWaiting).not.toBeNull();
   });
 });

@@ -4,6 +4,7 @@
  * in full and nothing in production is loosened for tests. What it answers is in the path:
  *   /ok/...        204
  *   /fail-N/...    503 for the first N requests to that path, then 204
+ *   /slow-MS/...   204 after MS milliseconds
  * Every request it received (headers and the exact body) can be read back at GET /_received?path=<path>.
  */
 export const FAKE_RECEIVER_HOST = 'hooks.example.com';
@@ -27,6 +28,8 @@ export async function webhookReceiver(request: Request): Promise<Response> {
   const earlier = received.filter((entry) => entry.path === url.pathname).length;
   const failures = Number(/^\/fail-(\d+)\//.exec(url.pathname)?.[1] ?? 0);
   const answered = earlier < failures ? 503 : 204;
+  const slow = Number(/^\/slow-(\d+)\//.exec(url.pathname)?.[1] ?? 0);
+  if (slow) await new Promise((resolve) => setTimeout(resolve, slow));
   received.push({ path: url.pathname, headers: Object.fromEntries(request.headers), body: await request.text(), answered });
   return new Response(answered === 204 ? null : 'try again later', { status: answered });
 }
