@@ -12,8 +12,9 @@ import { findUserByEmail, withCurrentPassword } from './users';
 /**
  * A signed-in person changes the address they sign in with. They give their password (a session left open is not
  * enough), and the change waits for the link sent to the new address, so nobody moves an account to an inbox they
- * cannot read. The old address is told once it is done. A device cookie is signed over the address
- * (auth/devices.ts), so browsers known under the old one are known no more.
+ * cannot read. The old address is told when the change is asked for (someone else with the password may have asked
+ * it: a new password, or signing the other browsers out, voids it) and once it is done. A device cookie is signed over
+ * the address (auth/devices.ts), so browsers known under the old one are known no more.
  */
 
 /** A change's link works for a day, as a confirmation link does. */
@@ -43,6 +44,15 @@ export async function requestEmailChange(env: Env, user: SessionUser, email: str
       text: `Hello,\n\nThe Sluice account of ${stored.email} asked to sign in with ${email} from now on. Confirm that this address is yours to make the change:\n\n${publicUrls(env).app}/confirm-email-change?token=${token}\n\nThe link works for 24 hours. If you did not ask for this, ignore this email: nothing changes.`,
     },
     { note: 'email change link not sent', userId: user.id },
+  );
+  await sendEmailOrLog(
+    env,
+    {
+      to: stored.email,
+      subject: 'Your Sluice account asked to change its email address',
+      text: `Hello,\n\nSomeone signed in to the Sluice account of ${stored.email} asked to sign in with ${email} from now on. The change waits for a link sent to that address, for 24 hours.\n\nIf this was you, there is nothing to do here. If it was not, set a new password now (${publicUrls(env).app}/forgot-password): that signs out every browser and voids the change.`,
+    },
+    { note: 'email change notice to the old address not sent', userId: user.id },
   );
   return { sentTo: email, emailed: delivery.sent };
 }

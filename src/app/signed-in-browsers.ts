@@ -42,9 +42,16 @@ export async function signOutBrowser(db: D1Database, userId: string, id: string)
   if (ended.meta.changes === 0) throw ApiError.notFound(`No signed-in browser ${id}.`);
 }
 
-/** Signs out every browser of the person but this one; answers how many. */
+/**
+ * Signs out every browser of the person but this one, and voids a change of address waiting for its link (another
+ * browser may have asked it: someone signing the others out suspects one); answers how many were signed out.
+ */
 export async function signOutOtherBrowsers(db: D1Database, userId: string, currentIdHash: string): Promise<number> {
-  return (await db.prepare('DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?').bind(userId, currentIdHash).run()).meta.changes;
+  const [signedOut] = await db.batch([
+    db.prepare('DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?').bind(userId, currentIdHash),
+    db.prepare('DELETE FROM email_changes WHERE user_id = ?').bind(userId),
+  ]);
+  return signedOut!.meta.changes;
 }
 
 /** Browser families by their User-Agent token, most specific first (Edge and Opera say Chrome too, Chrome says Safari). */

@@ -76,6 +76,9 @@ export async function setPassword(db: D1Database, userId: string, passwordHash: 
       .bind(userId, passwordHash, at, ...(replacing === undefined ? [] : [replacing])),
     db.prepare(`DELETE FROM sessions WHERE user_id = ?1 AND ${inPlace}`).bind(userId, passwordHash),
     db.prepare(`DELETE FROM password_resets WHERE user_id = ?1 AND ${inPlace}`).bind(userId, passwordHash),
+    // A change of address asked for before is void too: whoever had the password may have asked it, and its link would
+    // otherwise move the account to their inbox after the owner had changed the password to shut them out.
+    db.prepare(`DELETE FROM email_changes WHERE user_id = ?1 AND ${inPlace}`).bind(userId, passwordHash),
   ]);
   return updated!.meta.changes === 1;
 }

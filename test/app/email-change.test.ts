@@ -90,6 +90,26 @@ describe('changing the email address one signs in with', () => {
     expect((await person.json('GET', '/api/me')).body.data.user.email).toBe(person.account.user.email);
   });
 
+  it('tells the old address of the ask, and is void once the password is changed or the other browsers are signed out: someone else with the password may have asked it', async () => {
+    const person = await signUp();
+    const old = person.account.user.email;
+    const next = fresh();
+    await askToChange(person, next);
+    expect(await mailTo(old, 'Your Sluice account asked to change')).toContain(next);
+    const link = await changeLink(next);
+    expect((await person.json('POST', '/api/me/password', { currentPassword: PASSWORD, newPassword: 'another long passphrase' })).status).toBe(200);
+    expect((await open(link)).status).toBe(404);
+    expect((await signIn(old, 'another long passphrase')).status).toBe(200);
+
+    const other = await signUp();
+    const elsewhere = fresh();
+    await askToChange(other, elsewhere);
+    const otherLink = await changeLink(elsewhere);
+    expect((await other.json('POST', '/api/me/sessions/sign-out-others')).status).toBe(200);
+    expect((await open(otherLink)).status).toBe(404);
+    expect((await other.json('GET', '/api/me')).body.data.user.email).toBe(other.account.user.email);
+  });
+
   it(`asks at most ${EMAIL_CHANGES_PER_USER.limit} times an hour: each is an email to an address of the person's choosing`, async () => {
     const person = await signUp();
     for (let asked = 0; asked < EMAIL_CHANGES_PER_USER.limit; asked++) expect((await askToChange(person, fresh())).status).toBe(200);

@@ -307,7 +307,7 @@ const SignedInBrowsers: FC<{ browsers: SignedInBrowser[] }> = ({ browsers }) => 
           type="button"
           class="secondary"
           data-api="/api/me/sessions/sign-out-others"
-          data-confirm="Sign out every other browser signed in to your account? This one stays signed in."
+          data-confirm="Sign out every other browser signed in to your account? This one stays signed in; a change of email address still waiting for its link is cancelled."
           data-confirm-label="Sign out the others"
         >
           Sign out every other browser
