@@ -139,6 +139,9 @@ export async function revokeInvitation(db: D1Database, organizationId: string, i
 /** How long an organization marked closing refuses invitations (account-deletion.ts): a deletion that failed and was not asked again lets go. */
 const CLOSING_HOLDS_MS = 10 * 60_000;
 
+/** The invitation's sender is still an owner or admin of its organization (members.ts withdraws theirs when they stop being one). */
+const SENDER_MAY_INVITE = `EXISTS (SELECT 1 FROM memberships sender WHERE sender.organization_id = invitations.organization_id AND sender.user_id = invitations.invited_by AND sender.role IN ('owner', 'admin'))`;
+
 /**
  * Accepts an invitation for the signed-in person: only the invited address may, and only once, while it
  * is pending. Marking it accepted and adding the membership is one batch; the mark is conditional, so two
@@ -161,7 +164,8 @@ export async function acceptInvitation(db: D1Database, token: string, user: { id
     db
       .prepare(
         `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2 WHERE id = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1
-            AND NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = invitations.organization_id AND (o.closed_at IS NOT NULL OR o.closing_at > ?4))`,
+            AND NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = invitations.organization_id AND (o.closed_at IS NOT NULL OR o.closing_at > ?4))
+            AND ${SENDER_MAY_INVITE}`,
       )
       .bind(now, user.id, invitation.id, closingSince),
     db
@@ -170,7 +174,11 @@ export async function acceptInvitation(db: D1Database, token: string, user: { id
   ]);
   if (marked!.meta.changes !== 1) {
     const closing = await db.prepare('SELECT 1 FROM organizations WHERE id = ? AND (closed_at IS NOT NULL OR closing_at > ?)').bind(invitation.organizationId, closingSince).first();
-    throw ApiError.conflict(closing ? `${invitation.organizationName} is closing: its last member is deleting their account. Ask them, or for an invitation elsewhere.` : 'This invitation was used a moment ago; it cannot be used again.');
+    if (closing) throw ApiError.conflict(`${invitation.organizationName} is closing: its last member is deleting their account. Ask them, or for an invitation elsewhere.`);
+    const senderMayInvite = await db.prepare(`SELECT 1 FROM invitations WHERE id = ? AND ${SENDER_MAY_INVITE}`).bind(invitation.id).first();
+    throw ApiError.conflict(
+      senderMayInvite ? 'This invitation was used a moment ago; it cannot be used again.' : `Whoever sent this invitation can no longer invite to ${invitation.organizationName}. Ask one of its owners or admins for a new one.`,
+    );
   }
   return { ...invitation, acceptedAt: now, status: 'accepted' };
 }

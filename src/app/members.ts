@@ -210,9 +210,22 @@ export async function changeMember(db: D1Database, access: OrganizationAccess, a
   const refused = refusal(organization, access.role, members, actorId, userId, change);
   if (refused) throw refused;
   if (await writeIfAllowed(db, organization.id, actorId, userId, change)) {
+    if (change === 'remove' || change.role === 'member') await withdrawInvitationsSentBy(db, organization.id, userId);
     return change === 'remove' ? null : { ...members.find((member) => member.userId === userId)!, role: change.role };
   }
   throw lostRace(organization, await listMembers(db, organization.id), actorId, userId, change);
+}
+
+/**
+ * The invitations a person sent that nobody has accepted end when they can no longer invite (removed, leaving, made a
+ * member): a link they kept would otherwise let them, or whomever they chose, back in afterwards. Acceptance checks
+ * the sender's standing too (invitations.ts), for an invitation accepted while this runs.
+ */
+async function withdrawInvitationsSentBy(db: D1Database, organizationId: string, userId: string): Promise<void> {
+  await db
+    .prepare('UPDATE invitations SET revoked_at = ? WHERE organization_id = ? AND invited_by = ? AND accepted_at IS NULL AND revoked_at IS NULL')
+    .bind(nowIso(), organizationId, userId)
+    .run();
 }
 
 /** Why this change is refused when the organization's members are `members` and the actor's role is `actorRole`; null if it is not. */

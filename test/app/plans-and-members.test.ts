@@ -166,6 +166,43 @@ describe('seats and invitations', () => {
     expect((await invite(owner, `now-room-${crypto.randomUUID()}@example.com`)).status).toBe(201);
   });
 
+  it('ends the invitations of an admin made member or removed, so a link they kept lets nobody in after them', async () => {
+    const owner = await signUp();
+    await setPlan(owner, { plan: 'team' });
+    const inviteAs = async (admin: Person) => {
+      const invitee = await signUp();
+      const sent = await admin.json('POST', `/api/organizations/${owner.organizationId}/invitations`, { email: invitee.account.user.email, role: 'admin' });
+      expect(sent.status).toBe(201);
+      return { invitee, token: sent.body.data.token as string, id: sent.body.data.id as string };
+    };
+    const accept = (invited: { invitee: Person; token: string }) => invited.invitee.json('POST', `/api/invitations/${invited.token}/accept`);
+    const status = async (id: string) =>
+      ((await owner.json('GET', `/api/organizations/${owner.organizationId}/members`)).body.data.invitations as { id: string; status: string }[]).find((invitation) => invitation.id === id)?.status;
+
+    const demoted = await inviteeFor(owner, 'admin');
+    expect((await demoted.invitee.json('POST', `/api/invitations/${demoted.invitation.token}/accept`)).status).toBe(200);
+    const keptByDemoted = await inviteAs(demoted.invitee);
+    expect((await owner.json('PATCH', `/api/organizations/${owner.organizationId}/members/${demoted.invitee.account.user.id}`, { role: 'member' })).status).toBe(200);
+    expect(await status(keptByDemoted.id)).toBe('revoked');
+    expect((await accept(keptByDemoted)).status).toBe(409);
+
+    const removed = await inviteeFor(owner, 'admin');
+    expect((await removed.invitee.json('POST', `/api/invitations/${removed.invitation.token}/accept`)).status).toBe(200);
+    const keptByRemoved = await inviteAs(removed.invitee);
+    expect((await owner.json('DELETE', `/api/organizations/${owner.organizationId}/members/${removed.invitee.account.user.id}`)).status).toBe(200);
+    expect(await status(keptByRemoved.id)).toBe('revoked');
+    expect((await accept(keptByRemoved)).status).toBe(409);
+
+    // Accepted while the sender's role changes: the acceptance itself asks whether the sender may still invite.
+    const racing = await inviteeFor(owner, 'admin');
+    expect((await racing.invitee.json('POST', `/api/invitations/${racing.invitation.token}/accept`)).status).toBe(200);
+    const keptByRacing = await inviteAs(racing.invitee);
+    await env.DB.prepare("UPDATE memberships SET role = 'member' WHERE organization_id = ? AND user_id = ?").bind(owner.organizationId, racing.invitee.account.user.id).run();
+    const refused = await accept(keptByRacing);
+    expect([refused.status, refused.body.error.message]).toEqual([409, expect.stringContaining('can no longer invite')]);
+    expect((await keptByRacing.invitee.json('GET', `/api/workspaces/${owner.workspaceId}/keys`)).status).toBe(404);
+  });
+
   it('refuses the invitation to anyone signed in as another address: 403 INVITATION_EMAIL_MISMATCH', async () => {
     const owner = await signUp();
     await setPlan(owner, { plan: 'team' });

@@ -112,7 +112,7 @@ export const MembersPage: FC<MembersPageProps> = (props) => {
               <ConfirmButton
                 api={`/api/organizations/${organizationId}/members/${member.userId}`}
                 method="DELETE"
-                confirm={`Remove ${member.name} from ${access.organization.name}? They lose access at once, and so do the MCP tokens and sandbox keys they made; the API keys they made keep working until revoked.`}
+                confirm={`Remove ${member.name} from ${access.organization.name}? They lose access at once, and so do the MCP tokens, sandbox keys and connected MCP clients they made, and the invitations they sent; the API keys they made keep working until revoked.`}
                 confirmLabel="Remove member"
               >
                 Remove
