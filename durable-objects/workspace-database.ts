@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../src/core/clock';
 import { DATABASE_LIMITS, screenStatement } from '../src/core/database-limits';
 import type { ObjectBindings } from '../src/core/object-bindings';
-import type { DatabaseOwner, QueryAnswer, QueryRefusal, QueryResult, SqlParam, SqlValue, WorkspaceDatabaseProtocol } from '../src/core/protocols/database';
+import type { DatabaseOwner, QueryAnswer, QueryRefusal, SqlParam, SqlValue, StatementsRun, WorkspaceDatabaseProtocol } from '../src/core/protocols/database';
 
 /** Who a database belongs to, kept in the object's key-value storage (the `_cf_KV` table), out of SQL's reach. */
 class Refused extends Error {
@@ -30,7 +30,8 @@ export class WorkspaceDatabase extends DurableObject<ObjectBindings> implements 
   describe(workspaceId: string): { sizeBytes: number; tables: string[] } | null {
     if (!this.ownedBy(workspaceId)) return null;
     const tables = this.ctx.storage.sql
-      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name")
+      // By prefix, not LIKE, whose `_` matches any character: `acfg` or `sqlite1` are the owner's tables.
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND lower(substr(name, 1, 7)) <> 'sqlite_' AND lower(substr(name, 1, 4)) <> '_cf_' ORDER BY name")
       .toArray()
       .map((row) => row.name);
     return { sizeBytes: this.ctx.storage.sql.databaseSize, tables };
@@ -47,7 +48,7 @@ export class WorkspaceDatabase extends DurableObject<ObjectBindings> implements 
     const started = clock.now();
     const storage = this.ctx.storage;
     try {
-      const result = storage.transactionSync((): QueryResult => {
+      const result = storage.transactionSync((): StatementsRun => {
         const cursor = storage.sql.exec(sql, ...params.map((param) => (typeof param === 'boolean' ? Number(param) : param)));
         const columns = cursor.columnNames;
         const rows: SqlValue[][] = [];
@@ -68,7 +69,7 @@ export class WorkspaceDatabase extends DurableObject<ObjectBindings> implements 
         if (storage.sql.databaseSize > DATABASE_LIMITS.databaseBytes) {
           throw limit('databaseBytes', `The statement would grow the database past its ${megabytes(DATABASE_LIMITS.databaseBytes)} limit; it was rolled back. Delete rows or use another database.`);
         }
-        return { columns, rows, rowsRead: cursor.rowsRead, rowsWritten: cursor.rowsWritten, durationMs: clock.now() - started, sizeBytes: storage.sql.databaseSize };
+        return { columns, rows, rowsRead: cursor.rowsRead, rowsWritten: cursor.rowsWritten, sizeBytes: storage.sql.databaseSize };
       });
       return { kind: 'ok', result };
     } catch (error) {
@@ -98,6 +99,9 @@ function limit(name: keyof typeof DATABASE_LIMITS, message: string): Refused {
  * Between rows and after the last. A statement that computes long before its first row (an aggregate over
  * a cross join) cannot be stopped from here: the DO SQL API has no progress handler or interrupt. The
  * platform stops it (see DATABASE_LIMITS.statementMs) and the caller answers with this same bound.
+ * Deployed, this check never fires: the clock stands still while code runs without I/O, and the statements run
+ * in one synchronous transaction, so there Cloudflare's CPU limit is the bound of every statement. Locally
+ * (workerd's clock moves) it stops a statement that yields rows at the bound.
  */
 function checkTime(started: number): void {
   if (clock.now() - started > DATABASE_LIMITS.statementMs) {

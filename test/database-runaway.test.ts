@@ -50,6 +50,9 @@ describe('recursive common table expressions', () => {
       'WITH c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c',
       'WITH "c"(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM [c] /* LIMIT 5 */) SELECT count(*) FROM c',
       'CREATE TABLE t (x); INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 1 UNION SELECT x+1 FROM c) SELECT x FROM c',
+      // A '...' literal where only a name fits is a name to SQLite.
+      "WITH RECURSIVE 'c'(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c",
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM 'c') SELECT count(*) FROM c",
     ]) {
       const refused = await query(database, sql, sql.includes('?') ? [1000] : []);
       expect(refused.status, sql).toBe(400);
@@ -72,7 +75,7 @@ describe("the object's internals", () => {
   it('refuses ANALYZE, PRAGMA optimize (which runs it) and any mention of sqlite_stat1, which would count the rows of _cf_KV', async () => {
     const database = await databaseOf();
     expect((await query(database, 'CREATE TABLE analyze_log ("analyze" TEXT); CREATE INDEX by_word ON analyze_log ("analyze")')).status).toBe(200);
-    for (const sql of ['ANALYZE', 'analyze main', 'SELECT 1; ANALYZE', 'PRAGMA optimize', 'PRAGMA main.optimize(0x10002)', 'SELECT * FROM sqlite_stat1', 'SELECT * FROM main."sqlite_stat1"', 'DELETE FROM [SQLITE_STAT1]']) {
+    for (const sql of ['ANALYZE', 'analyze main', 'SELECT 1; ANALYZE', 'PRAGMA optimize', 'PRAGMA main.optimize(0x10002)', 'SELECT * FROM sqlite_stat1', 'SELECT * FROM main."sqlite_stat1"', 'DELETE FROM [SQLITE_STAT1]', "SELECT * FROM 'sqlite_stat1'"]) {
       const refused = await query(database, sql);
       expect(refused.status, sql).toBe(400);
       expect(refused.body.error.code, sql).toBe('VALIDATION_ERROR');

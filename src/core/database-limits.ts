@@ -38,6 +38,13 @@ interface Token {
 }
 
 /**
+ * A token SQLite may take for a name: a word, a quoted identifier, or a '...' literal, which SQLite reads as a
+ * name where only a name fits (`WITH 'c'(x) AS ...`, `FROM 'sqlite_stat1'`): a screen that skipped those let both
+ * through.
+ */
+const mayName = (token: Token | undefined) => token !== undefined && (token.kind === 'name' || token.kind === 'quoted' || token.kind === 'string');
+
+/**
  * Refuses, before anything runs, what the bounds checked while a statement runs cannot stop in time or
  * what would tell a user about the object's own storage:
  * - a recursive common table expression without `LIMIT <n>` (n at most `recursiveRows`): without one it
@@ -50,7 +57,8 @@ export function screenStatement(sql: string): ScreenRefusal | null {
   const tokens = tokenize(sql);
   for (let index = 0; index < tokens.length; index++) {
     const token = tokens[index]!;
-    if ((token.kind === 'name' || token.kind === 'quoted') && /^sqlite_stat/i.test(token.text)) {
+    // A literal only when it is the whole name, so a value that merely mentions the table ('ANALYZE sqlite_stat1') is kept.
+    if ((token.kind === 'string' ? /^sqlite_stat\w*$/i : /^sqlite_stat/i).test(token.text) && mayName(token)) {
       return { kind: 'refused', message: `${token.text} is internal to the database and cannot be read or written.` };
     }
     if (token.kind !== 'name') continue;
@@ -77,7 +85,7 @@ function screenCommonTableExpressions(tokens: Token[], at: number): ScreenRefusa
   let index = tokens[at]?.kind === 'name' && tokens[at]!.text.toUpperCase() === 'RECURSIVE' ? at + 1 : at;
   for (;;) {
     const name = tokens[index];
-    if (!name || (name.kind !== 'name' && name.kind !== 'quoted')) return null;
+    if (!name || !mayName(name)) return null;
     index++;
     if (tokens[index]?.text === '(') index = closingParen(tokens, index) + 1;
     if (tokens[index]?.text.toUpperCase() !== 'AS') return null;
@@ -113,7 +121,7 @@ function recursiveBody(body: Token[], name: string): boolean {
   if (union < 0) return false;
   return body.some(
     (token, index) =>
-      index > union && (token.kind === 'name' || token.kind === 'quoted') && token.text.toLowerCase() === name.toLowerCase() && !/^(AS|\.)$/i.test(body[index - 1]!.text),
+      index > union && mayName(token) && token.text.toLowerCase() === name.toLowerCase() && !/^(AS|\.)$/i.test(body[index - 1]!.text),
   );
 }
 

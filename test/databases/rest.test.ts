@@ -29,6 +29,14 @@ describe('workspace databases (/v1/db)', () => {
     expect(selected.status).toBe(200);
     expect(selected.body.data).toMatchObject({ columns: ['name', 'employees', 'data'], rows: [['Acme', 250, { base64: 'AP8=' }]], rowsRead: expect.any(Number) });
     expect(selected.body.data.durationMs).toBeGreaterThanOrEqual(0);
+    // The duration does not come from the object's clock, which deployed stands still while the statements run: a
+    // clock held still here changes nothing of it.
+    const still = realNow();
+    clock.now = () => still;
+    const counted = await query(key, id, 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 300000) SELECT count(*) FROM c');
+    clock.now = realNow;
+    expect(counted.body.data.rows).toEqual([[300000]]);
+    expect(counted.body.data.durationMs).toBeGreaterThan(0);
 
     const listed = await json(await db(key, 'GET', '/databases'));
     expect(listed.data.databases).toEqual([expect.objectContaining({ id, name: 'leads', workspaceId })]);
@@ -64,8 +72,9 @@ describe('workspace databases (/v1/db)', () => {
     expect((await query(key, id, "UPDATE _cf_KV SET value = NULL")).status).toBe(400);
     expect((await query(key, id, "ATTACH DATABASE 'other' AS other")).status).toBe(400);
     expect((await json(await db(key, 'GET', `/databases/${id}`))).data.tables).toEqual([]);
-    // Still the owner's after the attempts.
-    expect((await query(key, id, 'SELECT 1 AS one')).body.data.rows).toEqual([[1]]);
+    // Still the owner's after the attempts, and tables whose names only look like the internal ones are listed.
+    expect((await query(key, id, 'CREATE TABLE acfg (x); CREATE TABLE xcf_events (x); CREATE TABLE sqlite1 (x); SELECT 1 AS one')).body.data.rows).toEqual([[1]]);
+    expect((await json(await db(key, 'GET', `/databases/${id}`))).data.tables).toEqual(['acfg', 'sqlite1', 'xcf_events']);
   });
 
   it("reads another workspace's database as 404 NOT_FOUND, for every route", async () => {

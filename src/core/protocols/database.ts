@@ -21,7 +21,14 @@ export interface QueryResult {
 /** Why a statement was not answered: SQLite refused it, or it went past a bound (and was rolled back). */
 export type QueryRefusal = { kind: 'refused'; message: string } | { kind: 'limit'; limit: keyof typeof DATABASE_LIMITS; message: string };
 
-export type QueryAnswer = { kind: 'ok'; result: QueryResult } | { kind: 'not_found' } | QueryRefusal;
+/**
+ * What the object answers of statements it ran: the result without its duration, which the caller measures. Deployed,
+ * an isolate's clock stands still while its code runs without I/O (Cloudflare's timer rule), so the object, running the
+ * statements in one synchronous transaction, would always read 0.
+ */
+export type StatementsRun = Omit<QueryResult, 'durationMs'>;
+
+export type QueryAnswer = { kind: 'ok'; result: StatementsRun } | { kind: 'not_found' } | QueryRefusal;
 
 /** What the rest of Sluice may ask a workspace database (durable-objects/workspace-database.ts): one per database. */
 export interface WorkspaceDatabaseProtocol extends Rpc.DurableObjectBranded {
