@@ -156,12 +156,18 @@ export async function deployAgent(
 /**
  * Stops an agent: its key is revoked (the workspace's gate first, so the very next /runtime call is
  * 401), then the row, which frees its place under the cap. Stopping a stopped agent changes nothing.
+ * A deployment again that ran meanwhile may have given the row another key since it was read: the
+ * stop answers the key the row has, and that one is revoked too (`withNewKey` writes no key on a
+ * stopped row, so none comes after).
  */
 export async function stopAgent(env: Env, agent: AgentRecord): Promise<Agent> {
   if (agent.keyId) await revokeKey(env, agent.keyId);
-  await env.DB.prepare("UPDATE agents SET status = 'stopped', stopped_at = ? WHERE id = ? AND status = 'deployed'").bind(nowIso(), agent.id).run();
-  const { organizationId: _organization, ...stopped } = (await findAgent(env.DB, agent.id))!;
-  return stopped;
+  const stopped = await env.DB.prepare("UPDATE agents SET status = 'stopped', stopped_at = ? WHERE id = ? AND status = 'deployed' RETURNING key_id AS keyId")
+    .bind(nowIso(), agent.id)
+    .first<{ keyId: string | null }>();
+  if (stopped?.keyId && stopped.keyId !== agent.keyId) await revokeKey(env, stopped.keyId);
+  const { organizationId: _organization, ...now } = (await findAgent(env.DB, agent.id))!;
+  return now;
 }
 
 /**
@@ -205,7 +211,12 @@ async function withNewKey(env: Env, agentId: string, by: string | null, undo: ()
     await undo();
     throw error;
   }
-  await env.DB.prepare('UPDATE agents SET key_id = ? WHERE id = ?').bind(key.id, agentId).run();
+  // Only on a row still deployed: one stopped meanwhile revoked the key it had, and must not be given a live one.
+  const recorded = await env.DB.prepare("UPDATE agents SET key_id = ? WHERE id = ? AND status = 'deployed'").bind(key.id, agentId).run();
+  if (recorded.meta.changes !== 1) {
+    await revokeKey(env, key.id);
+    throw ApiError.conflict(`Agent ${agentId} was stopped while it was being deployed; deploy it again.`);
+  }
   const { organizationId: _organization, ...agent } = (await findAgent(env.DB, agentId))!;
   return { ...agent, key: key.key };
 }

@@ -79,7 +79,8 @@ export async function admitAgentHour(db: D1Database, caller: AgentCaller): Promi
     counted.clear();
     countedHour = hour;
   }
-  const memo = `${caller.agentId} ${hour}`;
+  // By key too: a deployment again is checked against the database once, whatever its agent's earlier key had counted.
+  const memo = `${caller.agentId} ${caller.keyId} ${hour}`;
   if (counted.has(memo)) return 'admitted';
 
   const [from, to] = monthRange(now);

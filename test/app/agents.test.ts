@@ -210,6 +210,20 @@ describe('the runtime surface', () => {
     expect([twice.status, twice.body.error.code]).toEqual([409, 'CONFLICT']);
   });
 
+  it('leaves no live key on an agent stopped while it was being deployed again', async () => {
+    const owner = await onPlan('team');
+    const agent = (await deploy(owner, 'racing')).body.data;
+    for (let round = 0; round < 8; round++) {
+      await owner.json('POST', `/api/agents/${agent.id}/stop`);
+      const [deployed, stopped] = await Promise.all([owner.json('POST', `/api/agents/${agent.id}/deploy`), owner.json('POST', `/api/agents/${agent.id}/stop`)]);
+      expect([200, 409]).toContain(deployed.status);
+      expect(stopped.status).toBe(200);
+      const row = (await env.DB.prepare('SELECT status, key_id AS keyId FROM agents WHERE id = ?').bind(agent.id).first<{ status: string; keyId: string }>())!;
+      const { results } = await env.DB.prepare("SELECT id FROM api_keys WHERE scope = 'agent' AND workspace_id = ? AND revoked_at IS NULL").bind(owner.workspaceId).all<{ id: string }>();
+      expect(results.map((key) => key.id)).toEqual(row.status === 'deployed' ? [row.keyId] : []);
+    }
+  });
+
   it("reads another organization's agent as missing (404), and lets a member stop only agents they deployed", async () => {
     const owner = await onPlan('team');
     const agent = (await deploy(owner, 'private')).body.data;
