@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint; answers its signing secret, this once
-         * @description The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR.
+         * @description The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR. Needs a key made by an owner or admin of the organization (403 otherwise).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -195,11 +195,17 @@ export interface paths {
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete an endpoint; deliveries waiting for a retry are dropped */
+        /**
+         * Delete an endpoint; deliveries waiting for a retry are dropped
+         * @description Needs a key made by an owner or admin of the organization (403 otherwise).
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        /** Change an endpoint's URL, events or credits.low threshold */
+        /**
+         * Change an endpoint's URL, events or credits.low threshold
+         * @description Needs a key made by an owner or admin of the organization (403 otherwise).
+         */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
@@ -231,7 +237,7 @@ export interface paths {
         put?: never;
         /**
          * Send a ping event now and answer how its first attempt went
-         * @description The ping counts against the monthly webhook-event cap: past it this answers 402 PLAN_LIMIT_REACHED and sends nothing.
+         * @description The ping counts against the monthly webhook-event cap: past it this answers 402 PLAN_LIMIT_REACHED and sends nothing. Needs a key made by an owner or admin of the organization (403 otherwise).
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -280,7 +286,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a database and everything in it
-         * @description Cannot be undone; frees a place under the plan's cap. Free, and counted against the workspace's requests-per-minute window like /v1/data calls.
+         * @description Cannot be undone; frees a place under the plan's cap. Needs a key made by an owner or admin of the organization (403 otherwise). Free, and counted against the workspace's requests-per-minute window like /v1/data calls.
          */
         delete: operations["deleteDatabase"];
         options?: never;
@@ -337,7 +343,7 @@ export interface paths {
         put?: never;
         /**
          * Connect the workspace's own account of a vendor
-         * @description The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again. A workspace has at most 50 connections: one more is 409 CONFLICT, before the vendor is asked.
+         * @description The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again. A workspace has at most 50 connections: one more is 409 CONFLICT, before the vendor is asked. Needs a key made by an owner or admin of the organization (403 otherwise).
          */
         post: operations["createConnection"];
         delete?: never;
@@ -357,7 +363,10 @@ export interface paths {
         get: operations["getConnection"];
         put?: never;
         post?: never;
-        /** Remove a connection and its stored credentials */
+        /**
+         * Remove a connection and its stored credentials
+         * @description Needs a key made by an owner or admin of the organization (403 otherwise).
+         */
         delete: operations["deleteConnection"];
         options?: never;
         head?: never;
@@ -3254,6 +3263,7 @@ export interface components {
             } | null))[][];
             rowsRead: number;
             rowsWritten: number;
+            /** @description Milliseconds the request took in the database, measured by the API across its call to it. */
             durationMs: number;
             /** @description Size of the database after the statement. */
             sizeBytes: number;

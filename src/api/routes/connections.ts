@@ -11,6 +11,7 @@ import { connectionFailure, connectionUse, createConnection, credentialsFor, del
 import { admitFreeCall } from '../../services/pipeline';
 import { mcpToolName } from '../../core/operation';
 import { dataPathsOf, handle, inputOf, meteredHeaders, routeOf } from './data';
+import { requireManagingKey } from '../../services/managing-keys';
 
 const TAGS = ['Connections'];
 export const CONNECTION_DATA_PREFIX = '/v1/connections/:connectionId/data/';
@@ -91,7 +92,7 @@ const routes = {
     tags: TAGS,
     summary: "Connect the workspace's own account of a vendor",
     description:
-      `The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again. A workspace has at most ${MAX_CONNECTIONS_PER_WORKSPACE} connections: one more is 409 CONFLICT, before the vendor is asked.`,
+      `The credentials are checked first with the vendor's cheapest authenticated call: refused → 400 VALIDATION_ERROR with the vendor's reason, vendor unreachable → 503 PROVIDER_UNAVAILABLE; nothing is stored either way. Stored encrypted, never answered again. A workspace has at most ${MAX_CONNECTIONS_PER_WORKSPACE} connections: one more is 409 CONFLICT, before the vendor is asked. Needs a key made by an owner or admin of the organization (403 otherwise).`,
     operationId: 'createConnection',
     request: { body: { content: { 'application/json': { schema: CreateConnection, example: { vendor: 'hunter', name: 'Our Hunter account', credentials: { apiKey: 'd3b07384d113edec49eaa6238ad5ff00c86f4f2a' } } } }, required: true } },
     responses: { 201: jsonContent(successEnvelope(Connection), 'The connection.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 409, 429, 503) },
@@ -110,6 +111,7 @@ const routes = {
     path: '/v1/connections/{id}',
     tags: TAGS,
     summary: 'Remove a connection and its stored credentials',
+    description: 'Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'deleteConnection',
     request: { params: idParam },
     responses: { 200: jsonContent(successEnvelope(Connection), 'The connection removed.', example(EXAMPLE)), ...errorResponses(400, 401, 403, 404, 429) },
@@ -156,6 +158,7 @@ export function registerConnections(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(routes.create, async (c) => {
     const headers = await admitted(c);
+    await requireManagingKey(c.env.DB, c.get('principal'), 'connect vendor accounts');
     const body = c.req.valid('json');
     const vendor = connectableVendor(body.vendor)!;
     const credentials = credentialsFor(vendor, body.credentials);
@@ -170,6 +173,7 @@ export function registerConnections(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(routes.remove, async (c) => {
     const headers = await admitted(c);
+    await requireManagingKey(c.env.DB, c.get('principal'), 'remove vendor accounts');
     return c.json(success(await deleteConnection(c.env.DB, c.get('principal').workspaceId, c.req.valid('param').id)), 200, headers);
   });
 

@@ -7,6 +7,7 @@ import { ApiError } from '../../core/errors';
 import { admitFreeCall } from '../../services/pipeline';
 import type { AppEnv } from '../../core/context';
 import { jsonContent, meteredErrorResponses, successEnvelope } from '../../core/schemas';
+import { requireManagingKey } from '../../services/managing-keys';
 
 /** Paths whose handler checks the key in its own gate message (the window's), so the middleware need not. */
 export const DATABASE_PATHS = /^\/v1\/db\/databases(\/db_[0-9a-f]{24}(\/query)?)?$/;
@@ -59,7 +60,7 @@ const routes = {
     path: '/v1/db/databases/{databaseId}',
     tags: ['Databases'],
     summary: 'Delete a database and everything in it',
-    description: `Cannot be undone; frees a place under the plan's cap. ${LIMITED}`,
+    description: `Cannot be undone; frees a place under the plan's cap. Needs a key made by an owner or admin of the organization (403 otherwise). ${LIMITED}`,
     operationId: 'deleteDatabase',
     request: { params: databaseIdParam },
     responses: { 200: jsonContent(successEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), 'Deleted.', { metered: true, example: success({ id: EXAMPLE_DATABASE.id, deleted: true }) }), ...meteredErrorResponses(400, 401, 402, 403, 404, 429) },
@@ -88,6 +89,7 @@ export function registerDatabases(app: OpenAPIHono<AppEnv>) {
   app.openapi(routes.get, (c) => admitted(c, async (principal) => c.json(success(await getDatabase(c.env, principal.workspaceId, c.req.valid('param').databaseId)), 200)));
   app.openapi(routes.remove, (c) =>
     admitted(c, async (principal) => {
+      await requireManagingKey(c.env.DB, principal, 'delete databases');
       const { databaseId } = c.req.valid('param');
       await deleteDatabase(c.env, principal.workspaceId, databaseId);
       return c.json(success({ id: databaseId, deleted: true as const }), 200);

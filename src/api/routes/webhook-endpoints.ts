@@ -7,6 +7,7 @@ import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, list
 import { sendPing } from '../../services/webhooks/ping';
 import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
+import { requireManagingKey } from '../../services/managing-keys';
 
 const TAGS = ['Webhooks'];
 const idParam = z.object({
@@ -55,7 +56,7 @@ const routes = {
     path: '/v1/webhook-endpoints',
     tags: TAGS,
     summary: 'Create a webhook endpoint; answers its signing secret, this once',
-    description: 'The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR.',
+    description: 'The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR. Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'createWebhookEndpoint',
     request: { body: bodyExample(CreateWebhookEndpoint, { url: ENDPOINT_EXAMPLE.url, events: ENDPOINT_EXAMPLE.events, creditsLowThresholdCents: 500 }) },
     responses: { 201: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its secret.', example({ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' })), ...errorResponses(400, 401, 403, 409, 502) },
@@ -74,6 +75,7 @@ const routes = {
     path: '/v1/webhook-endpoints/{id}',
     tags: TAGS,
     summary: "Change an endpoint's URL, events or credits.low threshold",
+    description: 'Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'updateWebhookEndpoint',
     request: { params: idParam, body: bodyExample(UpdateWebhookEndpoint, { events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 200 }) },
     responses: { 200: jsonContent(successEnvelope(WebhookEndpoint), 'The endpoint as it is now.', example({ ...ENDPOINT_EXAMPLE, events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 200 })), ...errorResponses(400, 401, 403, 404, 502) },
@@ -83,6 +85,7 @@ const routes = {
     path: '/v1/webhook-endpoints/{id}',
     tags: TAGS,
     summary: 'Delete an endpoint; deliveries waiting for a retry are dropped',
+    description: 'Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'deleteWebhookEndpoint',
     request: { params: idParam },
     responses: { 200: jsonContent(successEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), 'Deleted.', example({ id: ENDPOINT_EXAMPLE.id, deleted: true as const })), ...errorResponses(400, 401, 403, 404) },
@@ -101,7 +104,7 @@ const routes = {
     path: '/v1/webhook-endpoints/{id}/test',
     tags: TAGS,
     summary: 'Send a ping event now and answer how its first attempt went',
-    description: 'The ping counts against the monthly webhook-event cap: past it this answers 402 PLAN_LIMIT_REACHED and sends nothing.',
+    description: 'The ping counts against the monthly webhook-event cap: past it this answers 402 PLAN_LIMIT_REACHED and sends nothing. Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'testWebhookEndpoint',
     request: { params: idParam },
     responses: { 200: jsonContent(successEnvelope(Delivery), 'The ping delivery with its first attempt (retried like any event if it failed).', example(DELIVERY_EXAMPLE)), ...errorResponses(400, 401, 402, 403, 404) },
@@ -112,13 +115,20 @@ const routes = {
 export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
   app.openapi(routes.list, async (c) => c.json(success({ endpoints: await listEndpoints(c.env.DB, c.get('principal').workspaceId) }), 200));
 
-  app.openapi(routes.create, async (c) => c.json(success(await createEndpoint(c.env, c.get('principal').workspaceId, c.req.valid('json'))), 201));
+  app.openapi(routes.create, async (c) => {
+    await requireManagingKey(c.env.DB, c.get('principal'), 'add webhook endpoints');
+    return c.json(success(await createEndpoint(c.env, c.get('principal').workspaceId, c.req.valid('json'))), 201);
+  });
 
   app.openapi(routes.get, async (c) => c.json(success(await endpointOf(c.env.DB, c.get('principal').workspaceId, c.req.valid('param').id)), 200));
 
-  app.openapi(routes.update, async (c) => c.json(success(await updateEndpoint(c.env, c.get('principal').workspaceId, c.req.valid('param').id, c.req.valid('json'))), 200));
+  app.openapi(routes.update, async (c) => {
+    await requireManagingKey(c.env.DB, c.get('principal'), 'change webhook endpoints');
+    return c.json(success(await updateEndpoint(c.env, c.get('principal').workspaceId, c.req.valid('param').id, c.req.valid('json'))), 200);
+  });
 
   app.openapi(routes.remove, async (c) => {
+    await requireManagingKey(c.env.DB, c.get('principal'), 'remove webhook endpoints');
     const { id } = c.req.valid('param');
     await deleteEndpoint(c.env, c.get('principal').workspaceId, id);
     return c.json(success({ id, deleted: true as const }), 200);
@@ -131,6 +141,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(routes.test, async (c) => {
     const principal = c.get('principal');
+    await requireManagingKey(c.env.DB, principal, 'send test events');
     const endpoint = await endpointOf(c.env.DB, principal.workspaceId, c.req.valid('param').id);
     return c.json(success(await sendPing(c.env, endpoint, principal.organizationId)), 200);
   });

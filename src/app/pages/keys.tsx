@@ -68,6 +68,11 @@ export const KeysPage: FC<KeysPageProps> = (props) => {
           <ExpiresField />
           <button type="submit">Create key</button>
         </ApiForm>
+        {canManage(access.role) ? null : (
+          <p class="muted small">
+            A key you make calls data and reads this workspace's settings; adding or removing its vendor accounts and webhook endpoints, or deleting its databases, takes a key an owner or admin made.
+          </p>
+        )}
       </section>
       <section class="card">
         <h2>Keys</h2>
