@@ -60,6 +60,15 @@ export async function requestEmailChange(env: Env, user: SessionUser, email: str
 export const INVALID_EMAIL_CHANGE_LINK =
   'This link does not change any address: it was used already, has expired (links work for 24 hours), or was replaced by a newer one. Ask again from Settings.';
 
+/** The change a link is for, without making it (its page shows both addresses and asks); null for a link that no longer works. */
+export async function emailChangeFor(db: D1Database, token: string): Promise<{ oldEmail: string; newEmail: string } | null> {
+  const found = await db
+    .prepare('SELECT old_email AS oldEmail, new_email AS newEmail, expires_at AS expiresAt, (SELECT email FROM users WHERE id = email_changes.user_id) AS current FROM email_changes WHERE token_hash = ?')
+    .bind(await sha256Hex(token))
+    .first<{ oldEmail: string; newEmail: string; expiresAt: string; current: string | null }>();
+  return found && linkWorks(found, found.oldEmail, found.current) ? { oldEmail: found.oldEmail, newEmail: found.newEmail } : null;
+}
+
 /**
  * Makes the change a link is for, once: the account must still have the address the change was asked from, and
  * the new one must still be free. The new address counts as confirmed (the link reached it); links sent to the
@@ -74,7 +83,7 @@ export async function confirmEmailChange(db: D1Database, token: string): Promise
     .bind(await sha256Hex(token))
     .first<{ userId: string; oldEmail: string; newEmail: string; expiresAt: string; current: string | null }>();
   if (!found || !linkWorks(found, found.oldEmail, found.current)) {
-    throw new ApiError('VALIDATION_ERROR', INVALID_EMAIL_CHANGE_LINK, { details: [{ field: 'token', location: 'query', message: 'unknown, used or expired' }] });
+    throw new ApiError('VALIDATION_ERROR', INVALID_EMAIL_CHANGE_LINK, { details: [{ field: 'token', location: 'body', message: 'unknown, used or expired' }] });
   }
   try {
     await db.batch([

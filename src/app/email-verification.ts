@@ -45,6 +45,18 @@ export async function sendVerification(env: Env, user: SessionUser): Promise<Ver
   return { sentTo: user.email, emailed: delivery.sent };
 }
 
+/** The address a confirmation link would confirm, without spending it (its page shows it and asks); null for a link that no longer works. */
+export async function confirmationLinkFor(db: D1Database, token: string): Promise<{ email: string } | null> {
+  const found = await db
+    .prepare('SELECT email, expires_at AS expiresAt, (SELECT email FROM users WHERE id = email_verifications.user_id) AS current FROM email_verifications WHERE token_hash = ?')
+    .bind(await sha256Hex(token))
+    .first<{ email: string; expiresAt: string; current: string | null }>();
+  return found && linkWorks(found, found.email, found.current) ? { email: found.email } : null;
+}
+
+export const INVALID_CONFIRMATION_LINK =
+  'This confirmation link is not valid: it was used already, has expired (links work for 24 hours) or was replaced by a newer one. Sign in and send a new one from Plans.';
+
 /**
  * Confirms the address a link was sent to, once: the link is deleted, and a link to an address the person no
  * longer has, or past its day, confirms nothing. Answers whose address it was.
@@ -58,9 +70,7 @@ export async function confirmEmail(db: D1Database, token: string): Promise<{ use
     .bind(await sha256Hex(token))
     .first<{ userId: string; email: string; expiresAt: string; current: string | null }>();
   if (!found || !linkWorks(found, found.email, found.current)) {
-    throw new ApiError('VALIDATION_ERROR', 'This confirmation link is not valid: it was used already, has expired (links work for 24 hours) or was replaced by a newer one. Sign in and send a new one from Plans.', {
-      details: [{ field: 'token', location: 'query', message: 'unknown, used or expired' }],
-    });
+    throw new ApiError('VALIDATION_ERROR', INVALID_CONFIRMATION_LINK, { details: [{ field: 'token', location: 'body', message: 'unknown, used or expired' }] });
   }
   await markEmailConfirmed(db, found.email);
   return { userId: found.userId, email: found.email };

@@ -6,6 +6,7 @@ import { registerAgents } from './api/agents';
 import { recordActivity } from './activity';
 import { registerActivity } from './api/activity';
 import { registerAuth, SECOND_FACTOR_PATH } from './api/auth';
+import { EMAIL_LINK_PATHS, registerEmailLinks } from './api/email-links';
 import { registerDatabases } from './api/databases';
 import { registerBilling, STRIPE_WEBHOOK_PATH } from './api/billing';
 import { registerJobs } from './api/jobs';
@@ -31,7 +32,7 @@ import { registerPages } from './pages/routes';
 import { securityHeaders } from './security-headers';
 
 /** /api routes a person reaches before having a session. */
-const OPEN_API_ROUTES = new Set(['/api/auth/sign-up', '/api/auth/sign-in', SECOND_FACTOR_PATH, '/api/auth/sign-out', ...PASSWORD_RESET_PATHS, '/api/openapi.json', STRIPE_WEBHOOK_PATH]);
+const OPEN_API_ROUTES = new Set(['/api/auth/sign-up', '/api/auth/sign-in', SECOND_FACTOR_PATH, '/api/auth/sign-out', ...PASSWORD_RESET_PATHS, ...EMAIL_LINK_PATHS, '/api/openapi.json', STRIPE_WEBHOOK_PATH]);
 
 /**
  * The dashboard: server-rendered pages over its own JSON API under /api, in the spec's envelope, for
@@ -54,6 +55,7 @@ export function buildDashboardApp() {
   app.get('/health', (c) => c.json(healthBody(c.env.BUILD_ID), 200, { 'Cache-Control': 'no-store' }));
   registerAuth(app);
   registerPassword(app);
+  registerEmailLinks(app);
   registerMe(app);
   registerTwoFactor(app);
   registerOrganizations(app);

@@ -98,7 +98,7 @@ describe('the dashboard in chromium', () => {
     await page.getByRole('button', { name: 'Send a new link' }).click();
     await expect.poll(() => page.getByText('A new link for grace@example.com is in the development outbox').isVisible()).toBe(true);
     await screenshot(page, 'keys-confirm-email');
-    const confirmed = await openConfirmationLink(context, appUrl, 'grace@example.com');
+    const confirmed = await openConfirmationLink(context, appUrl, 'grace@example.com', 'email-confirm');
     expect(await confirmed.getByRole('heading', { name: 'Email address confirmed' }).isVisible()).toBe(true);
     await screenshot(confirmed, 'email-confirmed');
     await confirmed.close();

@@ -123,15 +123,19 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
 
 /**
  * Opens the newest confirmation link the stack's development outbox holds for `email` in a tab of its own, as
- * its recipient would from their inbox, and answers that tab on the page it led to (closed by the caller).
+ * its recipient would from their inbox, presses its Confirm button (opening the link alone spends nothing), and
+ * answers that tab on the page it led to (closed by the caller).
  */
-export async function openConfirmationLink(context: BrowserContext, appUrl: string, email: string): Promise<Page> {
+export async function openConfirmationLink(context: BrowserContext, appUrl: string, email: string, screenshotAs?: string): Promise<Page> {
   const inbox = await context.newPage();
   await inbox.goto(new URL('/dev/outbox', appUrl).href);
   const message = inbox.locator(`[data-message-to="${email}"]`, { hasText: 'Confirm your email address' }).first();
   const link = /https?:\/\/\S+\/verify-email\?token=[0-9a-f]+/.exec((await message.locator('pre').textContent()) ?? '')?.[0];
   if (!link) throw new Error(`no confirmation link for ${email} in the development outbox`);
   await inbox.goto(link);
+  if (screenshotAs) await screenshot(inbox, screenshotAs);
+  await inbox.getByRole('button', { name: `Confirm ${email}` }).click();
+  await inbox.getByRole('heading', { name: 'Email address confirmed' }).waitFor();
   return inbox;
 }
 
