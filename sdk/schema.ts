@@ -6688,9 +6688,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Upstream failed */
-            502: {
+            /** @description Unavailable */
+            503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6698,9 +6699,9 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time.",
-                     *         "retryAfter": 5
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
                      *       }
                      *     }
                      */
@@ -7136,9 +7137,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Upstream failed */
-            502: {
+            /** @description Unavailable */
+            503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7146,9 +7148,9 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "PROVIDER_ERROR",
-                     *         "message": "The provider did not answer in time.",
-                     *         "retryAfter": 5
+                     *         "code": "PROVIDER_UNAVAILABLE",
+                     *         "message": "DataForSEO is not configured on this server: set DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD.",
+                     *         "retryAfter": 60
                      *       }
                      *     }
                      */

@@ -59,7 +59,7 @@ const routes = {
     description: 'The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR. Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'createWebhookEndpoint',
     request: { body: bodyExample(CreateWebhookEndpoint, { url: ENDPOINT_EXAMPLE.url, events: ENDPOINT_EXAMPLE.events, creditsLowThresholdCents: 500 }) },
-    responses: { 201: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its secret.', example({ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' })), ...errorResponses(400, 401, 403, 409, 502) },
+    responses: { 201: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its secret.', example({ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' })), ...errorResponses(400, 401, 403, 409, 503) },
   }),
   get: createRoute({
     method: 'get',
@@ -78,7 +78,7 @@ const routes = {
     description: 'Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'updateWebhookEndpoint',
     request: { params: idParam, body: bodyExample(UpdateWebhookEndpoint, { events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 200 }) },
-    responses: { 200: jsonContent(successEnvelope(WebhookEndpoint), 'The endpoint as it is now.', example({ ...ENDPOINT_EXAMPLE, events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 200 })), ...errorResponses(400, 401, 403, 404, 502) },
+    responses: { 200: jsonContent(successEnvelope(WebhookEndpoint), 'The endpoint as it is now.', example({ ...ENDPOINT_EXAMPLE, events: ['credits.low', 'credits.exhausted'], creditsLowThresholdCents: 200 })), ...errorResponses(400, 401, 403, 404, 503) },
   }),
   remove: createRoute({
     method: 'delete',

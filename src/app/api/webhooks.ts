@@ -32,7 +32,7 @@ const routes = {
     summary: 'Create a webhook endpoint; answers its signing secret, this once (owners and admins)',
     operationId: 'createWebhookEndpoint',
     request: { params: workspaceIdParam, body: jsonBody(CreateWebhookEndpoint) },
-    responses: { 201: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its secret.'), ...errorResponses(400, 401, 403, 404, 409, 502) },
+    responses: { 201: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its secret.'), ...errorResponses(400, 401, 403, 404, 409, 503) },
   }),
   remove: createRoute({
     method: 'delete',

@@ -7,6 +7,7 @@ import { newId } from '../../core/ids';
 import { decryptKey, encryptKey } from '../../core/keys';
 import { parseTarget, SafeFetcher } from '../../providers/builtin-web/safe-fetch';
 import { builtinWebSettings } from '../../providers/builtin-web/settings';
+import { RETRY_ADVICE } from '../../providers/normalize';
 import { EventName, type EventType, ORGANIZATION_EVENTS } from '../../core/webhook-events';
 import { senderOf, type WebhookBindings } from './bindings';
 
@@ -64,10 +65,20 @@ function newSigningSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))}`;
 }
 
-/** Refuses, as the scraper does, any URL that is not a public http(s) address: 400 VALIDATION_ERROR on `url`. */
+/**
+ * Refuses, as the scraper does, any URL that is not a public http(s) address: 400 VALIDATION_ERROR on `url`. A host
+ * name that does not resolve (a typo, most often) is refused the same way, since the URL is what must change; the
+ * scraper answers a page's failing name 502, which a client retries. Our own resolver unreachable stays 503.
+ */
 async function assertDeliverable(env: Env, text: string): Promise<string> {
   const target = parseTarget(text, 'url');
-  await new SafeFetcher({ settings: builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(10_000) }).assertPublic(target, 'url');
+  try {
+    await new SafeFetcher({ settings: builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(10_000) }).assertPublic(target, 'url');
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'PROVIDER_ERROR') throw error;
+    const why = `${target.hostname} could not be resolved (${error.message.replace(` ${RETRY_ADVICE}`, '').replace(/\.$/, '')}): check the URL's host name.`;
+    throw ApiError.validation([{ field: 'url', location: 'body', message: why }], why);
+  }
   return target.href;
 }
 
