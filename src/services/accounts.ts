@@ -91,11 +91,11 @@ const KEY_COLUMNS = `id, workspace_id AS workspaceId, scope, name, key_hint AS h
   monthly_limit_units / ${UNITS_PER_CENT}.0 AS monthlyLimitCents, expires_at AS expiresAt`;
 
 /**
- * The unrevoked keys of one kind a workspace holds at most (API keys, MCP tokens): keys are made by hand or by an
- * installation's own script, and each is listed, and counted on the keys page, for as long as it is kept.
+ * The live keys of one kind a workspace holds at most (API keys, MCP tokens, sandbox keys): keys are made by hand or
+ * by an installation's own script, and each is listed, and counted on the keys page, for as long as it is kept.
  */
 export const MAX_ACTIVE_KEYS_PER_WORKSPACE = 1_000;
-const CAPPED_SCOPES: readonly KeyScope[] = ['workspace', 'workspace_mcp'];
+const CAPPED_SCOPES: readonly KeyScope[] = ['workspace', 'workspace_mcp', 'workspace_dryrun'];
 
 /** Creates a key and answers its plaintext: the only time it leaves the server unasked. */
 export async function createKey(

@@ -1,7 +1,7 @@
 import { clock } from '../core/clock';
 import { ReadBehind } from '../core/read-behind';
 import { ApiError } from '../core/errors';
-import { workspaceIsLive } from './live-workspaces';
+import { isLiveWorkspace, workspaceIsLive } from './live-workspaces';
 import { newId } from '../core/ids';
 import { type CatalogTool, DATA_TOOLS } from '../operations/tools';
 
@@ -73,14 +73,22 @@ export function servedDefault(db: D1Database, workspaceId: string, waitUntil: (p
   return defaults.get(workspaceId, () => defaultServer(db, workspaceId), waitUntil);
 }
 
+/** Servers a workspace holds at most: each is listed whole on the MCP servers page, with up to every tool's name. */
+export const MAX_SERVERS_PER_WORKSPACE = 100;
+
+/** Makes a server, if the workspace is live and has room: the count is in the insert, so two made at once cannot both take the last place. */
 export async function createServer(db: D1Database, input: { workspaceId: string; name: string; tools: string[] }): Promise<CustomServer> {
   const server: CustomServer = { id: newId('mcps'), workspaceId: input.workspaceId, name: input.name, tools: [...new Set(input.tools)], isDefault: false, createdAt: new Date(clock.now()).toISOString() };
   const stored = await db
-    .prepare(`INSERT INTO mcp_servers (id, workspace_id, name, tools, is_default, created_at) SELECT ?1, ?2, ?3, ?4, 0, ?5 WHERE ${workspaceIsLive('?2')}`)
-    .bind(server.id, server.workspaceId, server.name, JSON.stringify(server.tools), server.createdAt)
+    .prepare(
+      `INSERT INTO mcp_servers (id, workspace_id, name, tools, is_default, created_at) SELECT ?1, ?2, ?3, ?4, 0, ?5
+        WHERE ${workspaceIsLive('?2')} AND (SELECT COUNT(*) FROM mcp_servers WHERE workspace_id = ?2) < ?6`,
+    )
+    .bind(server.id, server.workspaceId, server.name, JSON.stringify(server.tools), server.createdAt, MAX_SERVERS_PER_WORKSPACE)
     .run();
-  if (stored.meta.changes !== 1) throw ApiError.notFound(`No workspace ${server.workspaceId}.`);
-  return server;
+  if (stored.meta.changes === 1) return server;
+  if (!(await isLiveWorkspace(db, server.workspaceId))) throw ApiError.notFound(`No workspace ${server.workspaceId}.`);
+  throw ApiError.conflict(`A workspace has at most ${MAX_SERVERS_PER_WORKSPACE} MCP servers; delete one first.`);
 }
 
 /** Marks one server the workspace's default (unmarking the previous one), or none when id is null. */

@@ -5,6 +5,7 @@ import { join, signUp } from '../support/dashboard';
 import { walletOf } from '../../src/services/wallet';
 import { MAX_ACTIVE_KEYS_PER_WORKSPACE } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
+import { KEYS_MADE_PER_USER } from '../../src/app/api/keys';
 
 const KEY = /^sluice_live_[0-9a-f]{32}$/;
 
@@ -312,6 +313,42 @@ describe('a key made to expire', () => {
     for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
     expect((await owner.json('POST', base, { name: "in the expired one's place" })).status).toBe(201);
     expect((await owner.json('POST', base, { name: 'one too many' })).status).toBe(409);
+  });
+
+  it(`lets one person make ${KEYS_MADE_PER_USER.limit} keys, MCP tokens and sandbox keys an hour together, each a row kept and a key.created event counted`, async () => {
+    const owner = await signUp();
+    const other = await signUp();
+    await join(other, owner.organizationId, 'member');
+    const kinds = ['keys', 'mcp-tokens', 'sandbox-keys'];
+    const make = (person: typeof owner, made: number) => person.json('POST', `/api/workspaces/${owner.workspaceId}/${kinds[made % kinds.length]}`, { name: `made ${made}` });
+    for (let made = 0; made < KEYS_MADE_PER_USER.limit; made++) expect((await make(owner, made)).status, `the ${made + 1}th`).toBe(201);
+    const refused = await make(owner, KEYS_MADE_PER_USER.limit);
+    expect([refused.status, refused.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    // Counted per person: someone else in the workspace makes theirs.
+    expect((await make(other, 0)).status).toBe(201);
+    const realNow = clock.now;
+    try {
+      clock.now = () => realNow() + KEYS_MADE_PER_USER.windowMs;
+      expect((await make(owner, 0)).status).toBe(201);
+    } finally {
+      clock.now = realNow;
+    }
+  });
+
+  it(`holds at most ${MAX_ACTIVE_KEYS_PER_WORKSPACE} live sandbox keys in a workspace, as it does API keys`, async () => {
+    const owner = await signUp();
+    const statements = Array.from({ length: MAX_ACTIVE_KEYS_PER_WORKSPACE }, (_, index) =>
+      env.DB.prepare("INSERT INTO api_keys (id, workspace_id, key_hash, key_ciphertext, key_hint, scope, name, created_at, expires_at) VALUES (?, ?, ?, 'x', 'hint', 'workspace_dryrun', 'filler', ?, ?)").bind(
+        `key_dry_${owner.workspaceId}_${index}`,
+        owner.workspaceId,
+        `hash_dry_${owner.workspaceId}_${index}`,
+        new Date().toISOString(),
+        new Date(Date.now() + 86_400_000).toISOString(),
+      ),
+    );
+    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+    const refused = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/sandbox-keys`, { name: 'one too many' });
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'CONFLICT']);
   });
 
   it('lasts a whole number of days from one to a year: anything else is a 400 naming expiresInDays', async () => {

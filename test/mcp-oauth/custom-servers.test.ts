@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/services/accounts';
 import { clock } from '../../src/core/clock';
 import { WORKSPACE_TOOLS } from '../../src/services/workspace-tools';
+import { MAX_SERVERS_PER_WORKSPACE } from '../../src/services/custom-mcp-servers';
 import { signUp, type Person } from '../support/dashboard';
 import { authorize, connect, listTools, MCP_ORIGIN, mcp, pkce, registerClient, toolNames } from './support';
 
@@ -105,5 +106,23 @@ describe('custom MCP servers', () => {
       expect(refused.status).toBe(400);
       expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'tools', location: 'body' })]);
     }
+  });
+
+  it(`holds at most ${MAX_SERVERS_PER_WORKSPACE} servers a workspace: one more is 409, and deleting one makes room`, async () => {
+    const person = await signUp();
+    const rows = Array.from({ length: MAX_SERVERS_PER_WORKSPACE - 1 }, (_, index) =>
+      env.DB.prepare("INSERT INTO mcp_servers (id, workspace_id, name, tools, is_default, created_at) VALUES (?, ?, ?, '[\"data_web_scrape\"]', 0, ?)").bind(
+        `mcps_fill_${person.workspaceId}_${index}`,
+        person.workspaceId,
+        `Filler ${index}`,
+        new Date().toISOString(),
+      ),
+    );
+    await env.DB.batch(rows);
+    const last = await createServer(person, 'The last place', ['data_web_scrape']);
+    const refused = await person.json('POST', `/api/workspaces/${person.workspaceId}/mcp-servers`, { name: 'One too many', tools: ['data_web_scrape'] });
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect((await person.json('DELETE', `/api/workspaces/${person.workspaceId}/mcp-servers/${last.id}`)).status).toBe(200);
+    await createServer(person, 'Room again', ['data_web_scrape']);
   });
 });

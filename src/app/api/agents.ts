@@ -7,6 +7,7 @@ import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
 import { canManage, type WorkspaceAccess, workspaceAccess } from '../members';
 import { jsonBody, workspaceIdParam } from './schemas';
+import { countKeyMade } from './keys';
 
 const TAGS = ['Agents'];
 const agentIdParam = z.object({
@@ -30,7 +31,7 @@ const routes = {
     summary: "Deploy an agent: needs a plan or the free trial (402 DEPLOY_GATE_FAILED) and room under the plan's agents cap (402 PLAN_LIMIT_REACHED); answers its key, this once",
     operationId: 'deployAgent',
     request: { params: workspaceIdParam, body: jsonBody(DeployAgent) },
-    responses: { 201: jsonContent(successEnvelope(AgentWithKey), 'The deployed agent and its key (scope agent), for /runtime/*.'), ...errorResponses(400, 401, 402, 404, 409) },
+    responses: { 201: jsonContent(successEnvelope(AgentWithKey), 'The deployed agent and its key (scope agent), for /runtime/*.'), ...errorResponses(400, 401, 402, 404, 409, 429) },
   }),
   stop: createRoute({
     method: 'post',
@@ -48,7 +49,7 @@ const routes = {
     summary: 'Deploy a stopped agent again, with a new key (the old one stays revoked); answers the key, this once (owners, admins, or whoever deployed it)',
     operationId: 'redeployAgent',
     request: { params: agentIdParam },
-    responses: { 200: jsonContent(successEnvelope(AgentWithKey), 'The deployed agent and its new key.'), ...errorResponses(400, 401, 402, 403, 404, 409) },
+    responses: { 200: jsonContent(successEnvelope(AgentWithKey), 'The deployed agent and its new key.'), ...errorResponses(400, 401, 402, 403, 404, 409, 429) },
   }),
 };
 
@@ -83,6 +84,7 @@ export function registerAgents(app: OpenAPIHono<DashboardEnv>) {
     const userId = c.get('session').user.id;
     const { workspace, organization } = await workspaceAccess(c.env.DB, userId, c.req.valid('param').workspaceId);
     const { name, description } = c.req.valid('json');
+    await countKeyMade(c.env.DB, userId);
     return c.json(success(await deployAgent(c.env, { organizationId: organization.id, workspaceId: workspace.id, name, description, createdBy: userId })), 201);
   });
 
@@ -97,6 +99,7 @@ export function registerAgents(app: OpenAPIHono<DashboardEnv>) {
     const userId = c.get('session').user.id;
     const { agent, access } = await agentAccess(c.env.DB, userId, c.req.valid('param').agentId);
     requireOwnerOrManager(access, agent, userId, 'redeploy');
+    await countKeyMade(c.env.DB, userId);
     return c.json(success(await redeployAgent(c.env, agent, userId)), 200);
   });
 }

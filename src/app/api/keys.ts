@@ -5,10 +5,20 @@ import { expiryIn, getKey, issueKey, listKeys, revealKey, revokeKey, setKeyExpir
 import { type ApiKeyRecord } from '../../core/records';
 import { listKeysWithSpend, lowerKeyLimit } from '../../services/key-spend';
 import { success } from '../../core/envelope';
+import { countAttempt, type ThrottleRule } from '../../core/throttle';
 import { ApiError } from '../../core/errors';
 import type { DashboardEnv } from '../context';
 import { canManage, type WorkspaceAccess, workspaceAccess } from '../members';
 import { jsonBody, Key, KeyExpiryBody, keyIdParam, KeyLimitBody, KeyWithSecret, KeyWithSpend, NewKeyBody, NewTokenBody, tokenIdParam, workspaceIdParam } from './schemas';
+
+/**
+ * Keys, MCP tokens, sandbox keys and agent deployments (each mints a key) one person makes in an hour, together. Each is a row kept for months and a
+ * `key.created` event counted against the organization's monthly webhook events: a loop making them must not use up
+ * either. A person making keys by hand never comes near it; an installation's scripts use the operator API.
+ */
+export const KEYS_MADE_PER_USER: ThrottleRule = { limit: 60, windowMs: 60 * 60_000, what: 'keys, MCP tokens, sandbox keys and agent deployments made by you this hour' };
+
+export const countKeyMade = (db: D1Database, userId: string) => countAttempt(db, `keys-made:${userId}`, KEYS_MADE_PER_USER);
 
 const routes = {
   listKeys: createRoute({
@@ -27,7 +37,7 @@ const routes = {
     summary: 'Create an API key, optionally with a monthly spend limit of its own; the answer carries the secret',
     operationId: 'createKey',
     request: { params: workspaceIdParam, body: jsonBody(NewKeyBody) },
-    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new key, with its secret.'), ...errorResponses(400, 401, 403, 404, 409) },
+    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new key, with its secret.'), ...errorResponses(400, 401, 403, 404, 409, 429) },
   }),
   revealKey: createRoute({
     method: 'post',
@@ -83,7 +93,7 @@ const routes = {
     summary: 'Create an MCP bearer token; the answer carries the secret, shown this once',
     operationId: 'createMcpToken',
     request: { params: workspaceIdParam, body: jsonBody(NewTokenBody) },
-    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new token, with its secret.'), ...errorResponses(400, 401, 403, 404, 409) },
+    responses: { 201: jsonContent(successEnvelope(KeyWithSecret), 'The new token, with its secret.'), ...errorResponses(400, 401, 403, 404, 409, 429) },
   }),
   setTokenExpiry: createRoute({
     method: 'put',
@@ -152,6 +162,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.createKey, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
+    await countKeyMade(c.env.DB, c.get('session').user.id);
     const { name, monthlyLimitCents, expiresInDays } = c.req.valid('json');
     const created = await issueKey(c.env, {
       workspaceId: workspace.id,
@@ -218,6 +229,7 @@ export function registerKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.createToken, async (c) => {
     const { workspace } = await access(c, c.req.valid('param').workspaceId);
+    await countKeyMade(c.env.DB, c.get('session').user.id);
     const { name, expiresInDays } = c.req.valid('json');
     const created = await issueKey(c.env, {
       workspaceId: workspace.id,

@@ -55,7 +55,7 @@ const routes = {
     summary: 'Create an MCP server with a chosen set of tools (owners and admins)',
     operationId: 'createMcpServer',
     request: { params: workspaceIdParam, body: jsonBody(CreateServerBody) },
-    responses: { 201: jsonContent(successEnvelope(McpServer), 'The new server.'), ...errorResponses(400, 401, 403, 404) },
+    responses: { 201: jsonContent(successEnvelope(McpServer), 'The new server.'), ...errorResponses(400, 401, 403, 404, 409) },
   }),
   makeDefault: createRoute({
     method: 'post',

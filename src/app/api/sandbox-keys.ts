@@ -7,6 +7,7 @@ import { listSandboxKeys, mintSandboxKey, revokeSandboxKey, SANDBOX_KEY_DAYS, sa
 import type { DashboardEnv } from '../context';
 import { canManage, workspaceAccess } from '../members';
 import { jsonBody, keyIdParam, NameBody, workspaceIdParam } from './schemas';
+import { countKeyMade } from './keys';
 
 const SandboxKey = z
   .object({
@@ -43,7 +44,7 @@ const routes = {
     summary: `Mint a sandbox key, valid ${SANDBOX_KEY_DAYS} days: on /runtime/data it answers each operation's documented example at no cost; the answer carries the secret, shown this once`,
     operationId: 'createSandboxKey',
     request: { params: workspaceIdParam, body: jsonBody(NameBody) },
-    responses: { 201: jsonContent(successEnvelope(SandboxKeyWithSecret), 'The new sandbox key, with its secret.'), ...errorResponses(400, 401, 403, 404) },
+    responses: { 201: jsonContent(successEnvelope(SandboxKeyWithSecret), 'The new sandbox key, with its secret.'), ...errorResponses(400, 401, 403, 404, 409, 429) },
   }),
   revoke: createRoute({
     method: 'post',
@@ -65,6 +66,7 @@ export function registerSandboxKeys(app: OpenAPIHono<DashboardEnv>) {
 
   app.openapi(routes.mint, async (c) => {
     const { workspace } = await workspaceAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').workspaceId);
+    await countKeyMade(c.env.DB, c.get('session').user.id);
     const created = await mintSandboxKey(c.env, { workspaceId: workspace.id, name: c.req.valid('json').name, createdBy: c.get('session').user.id });
     return c.json(success(created), 201);
   });
