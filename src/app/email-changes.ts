@@ -3,11 +3,12 @@ import { type Env, publicUrls } from '../core/config';
 import { sha256Hex } from '../core/digest';
 import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
-import type { ThrottleRule } from '../core/throttle';
+import { countAttempt, type ThrottleRule } from '../core/throttle';
 import type { SessionUser } from './context';
 import { sendEmailOrLog } from '../services/email';
 import type { VerificationSent } from './email-verification';
 import { findUserByEmail, withCurrentPassword } from './users';
+import { inboxOf } from './trial';
 
 /**
  * A signed-in person changes the address they sign in with. They give their password (a session left open is not
@@ -21,6 +22,8 @@ import { findUserByEmail, withCurrentPassword } from './users';
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** Changes asked for per person: each is an email to an address of their choosing, and a password tried. */
 export const EMAIL_CHANGES_PER_USER: ThrottleRule = { limit: 5, windowMs: 60 * 60_000, what: 'email address changes for this account' };
+/** And per inbox the link goes to, whoever asks: accounts made for it must not aim Sluice's mail at someone's inbox. */
+export const EMAIL_CHANGES_PER_INBOX: ThrottleRule = { limit: 3, windowMs: 24 * 60 * 60_000, what: 'email address changes asked to this address today' };
 
 const TAKEN = 'An account with this email address already exists.';
 
@@ -31,6 +34,7 @@ export async function requestEmailChange(env: Env, user: SessionUser, email: str
     throw new ApiError('VALIDATION_ERROR', 'That is the address you have now.', { details: [{ field: 'email', location: 'body', message: 'Give the new address.' }] });
   }
   if (await findUserByEmail(env.DB, email)) throw ApiError.conflict(TAKEN);
+  await countAttempt(env.DB, `email-change-to:${inboxOf(email)}`, EMAIL_CHANGES_PER_INBOX);
   const { token, tokenHash, expiresAt } = await newEmailLink(EMAIL_CHANGE_LIFETIME_MS);
   await env.DB.batch([
     env.DB.prepare('DELETE FROM email_changes WHERE user_id = ?').bind(user.id),

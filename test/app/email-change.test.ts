@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
-import { EMAIL_CHANGE_LIFETIME_MS, EMAIL_CHANGES_PER_USER } from '../../src/app/email-changes';
+import { EMAIL_CHANGE_LIFETIME_MS, EMAIL_CHANGES_PER_INBOX, EMAIL_CHANGES_PER_USER } from '../../src/app/email-changes';
 import { APP_ORIGIN, dashboard, followEmailLink, type Person, signInFresh, signUp } from '../support/dashboard';
 
 const realNow = clock.now;
@@ -114,6 +114,14 @@ describe('changing the email address one signs in with', () => {
     expect((await other.json('POST', '/api/me/sessions/sign-out-others')).status).toBe(200);
     expect((await open(otherLink)).status).toBe(404);
     expect((await other.json('GET', '/api/me')).body.data.user.email).toBe(other.account.user.email);
+  });
+
+  it(`sends at most ${EMAIL_CHANGES_PER_INBOX.limit} change links a day to one inbox, whichever accounts ask`, async () => {
+    const inbox = fresh();
+    const [name, domain] = inbox.split('@');
+    for (let asked = 0; asked < EMAIL_CHANGES_PER_INBOX.limit; asked++) expect((await askToChange(await signUp(), `${name}+${asked}@${domain}`)).status).toBe(200);
+    const refused = await askToChange(await signUp(), inbox);
+    expect([refused.status, refused.body.error.code]).toEqual([429, 'RATE_LIMITED']);
   });
 
   it(`asks at most ${EMAIL_CHANGES_PER_USER.limit} times an hour: each is an email to an address of the person's choosing`, async () => {
