@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint; answers its signing secret, this once
-         * @description The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR, and so is a host name that does not resolve (503 PROVIDER_UNAVAILABLE when the DNS resolver itself cannot be reached). Needs a key made by an owner or admin of the organization (403 otherwise).
+         * @description The URL must be a public https address (plain http only for a receiver the operator allowed on their own network): private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR, and so is a host name that does not resolve (503 PROVIDER_UNAVAILABLE when the DNS resolver itself cannot be reached). Needs a key made by an owner or admin of the organization (403 otherwise).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;

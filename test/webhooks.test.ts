@@ -121,6 +121,8 @@ describe('/v1/webhook-endpoints', () => {
     ['not http', 'ftp://hooks.example.com/hook'],
     // A typo: the URL is what must change, so not a 502 a client would retry.
     ['a name that does not resolve', 'https://hooks.exmaple.com/hook'],
+    // Public, but in the clear: what events carry would be read on the way.
+    ['plain http', 'http://hooks.example.com/hook'],
   ])('refuses %s with 400 VALIDATION_ERROR on url, at creation and on a change', async (_what, url) => {
     const account = await provision();
     const refused = await create(account, { url, events: ['key.created'] });

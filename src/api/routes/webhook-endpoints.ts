@@ -56,7 +56,7 @@ const routes = {
     path: '/v1/webhook-endpoints',
     tags: TAGS,
     summary: 'Create a webhook endpoint; answers its signing secret, this once',
-    description: 'The URL must be a public http(s) address: private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR, and so is a host name that does not resolve (503 PROVIDER_UNAVAILABLE when the DNS resolver itself cannot be reached). Needs a key made by an owner or admin of the organization (403 otherwise).',
+    description: 'The URL must be a public https address (plain http only for a receiver the operator allowed on their own network): private, loopback, link-local and cloud-metadata addresses are refused with 400 VALIDATION_ERROR, and so is a host name that does not resolve (503 PROVIDER_UNAVAILABLE when the DNS resolver itself cannot be reached). Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'createWebhookEndpoint',
     request: { body: bodyExample(CreateWebhookEndpoint, { url: ENDPOINT_EXAMPLE.url, events: ENDPOINT_EXAMPLE.events, creditsLowThresholdCents: 500 }) },
     responses: { 201: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its secret.', example({ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' })), ...errorResponses(400, 401, 403, 409, 503) },

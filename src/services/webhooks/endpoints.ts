@@ -6,7 +6,7 @@ import { isLiveWorkspace, workspaceIsLive } from '../live-workspaces';
 import { newId } from '../../core/ids';
 import { decryptKey, encryptKey } from '../../core/keys';
 import { parseTarget, SafeFetcher } from '../../providers/builtin-web/safe-fetch';
-import { builtinWebSettings } from '../../providers/builtin-web/settings';
+import { builtinWebSettings, hostPortOf } from '../../providers/builtin-web/settings';
 import { RETRY_ADVICE } from '../../providers/normalize';
 import { EventName, type EventType, ORGANIZATION_EVENTS } from '../../core/webhook-events';
 import { senderOf, type WebhookBindings } from './bindings';
@@ -69,14 +69,21 @@ function newSigningSecret(): string {
  * Refuses, as the scraper does, any URL that is not a public http(s) address: 400 VALIDATION_ERROR on `url`. A host
  * name that does not resolve (a typo, most often) is refused the same way, since the URL is what must change; the
  * scraper answers a page's failing name 502, which a client retries. Our own resolver unreachable stays 503.
+ * And https only, but for a receiver the operator allowed on their own network: events carry balances, key names
+ * and usage, which a signature proves but does not hide, and a delivery seen on the way could be replayed.
  */
 async function assertDeliverable(env: Env, text: string): Promise<string> {
   const target = parseTarget(text, 'url');
+  const settings = builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS');
   try {
-    await new SafeFetcher({ settings: builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(10_000) }).assertPublic(target, 'url');
+    await new SafeFetcher({ settings, signal: AbortSignal.timeout(10_000) }).assertPublic(target, 'url');
   } catch (error) {
     if (!(error instanceof ApiError) || error.code !== 'PROVIDER_ERROR') throw error;
     const why = `${target.hostname} could not be resolved (${error.message.replace(` ${RETRY_ADVICE}`, '').replace(/\.$/, '')}): check the URL's host name.`;
+    throw ApiError.validation([{ field: 'url', location: 'body', message: why }], why);
+  }
+  if (target.protocol !== 'https:' && !settings.allowedPrivateHosts.has(hostPortOf(target))) {
+    const why = `Webhook URLs must be https (${target.href} is not): events carry balances, key names and usage, which a signature does not hide.`;
     throw ApiError.validation([{ field: 'url', location: 'body', message: why }], why);
   }
   return target.href;
