@@ -242,7 +242,7 @@ CREATE TABLE webhook_endpoints (
   secret_ciphertext           TEXT NOT NULL,
   created_at                  TEXT NOT NULL,
   updated_at                  TEXT NOT NULL
-);
+, previous_secret_ciphertext TEXT, previous_secret_expires_at INTEGER);
 
 CREATE INDEX webhook_endpoints_by_workspace ON webhook_endpoints (workspace_id, created_at);
 

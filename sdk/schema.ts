@@ -246,6 +246,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret: a new one, answered this once
+         * @description The replaced secret keeps signing deliveries beside the new one for 24 hours (two space-separated signatures in webhook-signature, either of which a Standard Webhooks verifier accepts), so receivers move over without missing one; rotating again drops it at once. Pending retries are kept. Needs a key made by an owner or admin of the organization (403 otherwise).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/db/databases": {
         parameters: {
             query?: never;
@@ -3139,6 +3159,8 @@ export interface components {
             creditsLowThresholdCents: number;
             createdAt: string;
             updatedAt: string;
+            /** @description After a rotation, until when the secret it replaced still signs deliveries beside the new one; null when only one secret signs. */
+            previousSecretExpiresAt: string | null;
         };
         WebhookEndpointWithSecret: components["schemas"]["WebhookEndpoint"] & {
             /**
@@ -6440,7 +6462,8 @@ export interface operations {
                      *             ],
                      *             "creditsLowThresholdCents": 500,
                      *             "createdAt": "2026-11-22T09:58:01.000Z",
-                     *             "updatedAt": "2026-11-22T09:58:01.000Z"
+                     *             "updatedAt": "2026-11-22T09:58:01.000Z",
+                     *             "previousSecretExpiresAt": null
                      *           }
                      *         ]
                      *       }
@@ -6579,6 +6602,7 @@ export interface operations {
                      *         "creditsLowThresholdCents": 500,
                      *         "createdAt": "2026-11-22T09:58:01.000Z",
                      *         "updatedAt": "2026-11-22T09:58:01.000Z",
+                     *         "previousSecretExpiresAt": null,
                      *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo="
                      *       }
                      *     }
@@ -6740,7 +6764,8 @@ export interface operations {
                      *         ],
                      *         "creditsLowThresholdCents": 500,
                      *         "createdAt": "2026-11-22T09:58:01.000Z",
-                     *         "updatedAt": "2026-11-22T09:58:01.000Z"
+                     *         "updatedAt": "2026-11-22T09:58:01.000Z",
+                     *         "previousSecretExpiresAt": null
                      *       }
                      *     }
                      */
@@ -7029,7 +7054,8 @@ export interface operations {
                      *         ],
                      *         "creditsLowThresholdCents": 200,
                      *         "createdAt": "2026-11-22T09:58:01.000Z",
-                     *         "updatedAt": "2026-11-22T09:58:01.000Z"
+                     *         "updatedAt": "2026-11-22T09:58:01.000Z",
+                     *         "previousSecretExpiresAt": null
                      *       }
                      *     }
                      */
@@ -7452,6 +7478,167 @@ export interface operations {
                      *       "error": {
                      *         "code": "PROVIDER_NOT_FOUND",
                      *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An unexpected error occurred. Retry once with backoff; if it persists, contact support with the x-request-id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "we_4f1c2a9b7d3e4f6a8b0c1d2e",
+                     *         "workspaceId": "ws_0a1b2c3d4e5f6a7b8c9d0e1f",
+                     *         "url": "https://hooks.example.com/sluice",
+                     *         "events": [
+                     *           "credits.low",
+                     *           "key.created"
+                     *         ],
+                     *         "creditsLowThresholdCents": 500,
+                     *         "createdAt": "2026-11-22T09:58:01.000Z",
+                     *         "updatedAt": "2026-11-22T09:58:01.000Z",
+                     *         "previousSecretExpiresAt": "2026-12-02T10:00:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEndpointWithSecret"];
+                    };
+                };
+            };
+            /** @description Validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body field url: Required.",
+                     *         "details": [
+                     *           {
+                     *             "field": "url",
+                     *             "location": "body",
+                     *             "message": "Required."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "Missing Authorization header. Send Authorization: Bearer sluice_live_<32 hex>."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential resolves but is not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "This key is not allowed on the REST API."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PROVIDER_NOT_FOUND",
+                     *         "message": "No source 'myspace'. Valid slugs: web, seo, linkedin."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: for a metered call, the balance covers it but calls in flight hold the money (retry after retryAfter seconds); or its Idempotency-Key names another call, or a first call still running or lost (retry after retryAfter seconds), or a first call that succeeded and was charged but whose answer was not kept (too large, or lost with its server: send a new key) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "CONFLICT",
+                     *         "message": "The balance covers this call, but calls in flight hold the money right now. Retry in 1 s.",
+                     *         "retryAfter": 1
                      *       }
                      *     }
                      */

@@ -29,6 +29,7 @@ describe("a member's key", () => {
       send(membersKey, 'POST', '/v1/webhook-endpoints', hook()),
       send(membersKey, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { events: ['job.failed'] }),
       send(membersKey, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`),
+      send(membersKey, 'POST', `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`),
       send(membersKey, 'DELETE', `/v1/webhook-endpoints/${endpoint.id}`),
       send(membersKey, 'POST', '/v1/connections', { vendor: 'hunter', credentials: { apiKey: 'a'.repeat(40) } }),
       send(membersKey, 'DELETE', '/v1/connections/conn_000000000000000000000000'),

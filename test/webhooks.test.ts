@@ -11,7 +11,7 @@ import { clock } from '../src/core/clock';
 import { gateOf } from '../src/services/gate';
 import { walletOf } from '../src/services/wallet';
 import { sendDailyUsagePage, WORKSPACES_PER_PAGE } from '../src/services/webhooks/daily-usage';
-import { MAX_ENDPOINTS_PER_WORKSPACE } from '../src/services/webhooks/endpoints';
+import { MAX_ENDPOINTS_PER_WORKSPACE, PREVIOUS_SECRET_KEPT_MS } from '../src/services/webhooks/endpoints';
 import { webhookEventsUsed } from '../src/services/webhooks/event-cap';
 import { RETRY_DELAYS_MS } from '../src/services/webhooks/retry-schedule';
 import { FAKE_RECEIVER, type ReceivedRequest } from './fakes/webhook-receiver';
@@ -199,6 +199,46 @@ describe('/v1/webhook-endpoints', () => {
 
     const [listed] = await deliveries(account.key, id);
     expect(listed).toMatchObject({ id: delivery!.headers['webhook-id'], type: 'key.created', state: 'delivered', attempts: [expect.objectContaining({ attempt: 1, status: 204, error: null })] });
+  });
+
+  it('rotates the signing secret: the replaced one signs beside the new one for a day, then only the new one does', async () => {
+    const account = await provision();
+    const url = receiverUrl('ok');
+    const { id, secret: first } = (await create(account, { url, events: ['key.created'] })).body.data;
+    /** Whether the delivery carries the signature `secret` makes of it (the header's signatures are space-separated). */
+    const signedBy = (secret: string, delivery: ReceivedRequest) =>
+      delivery.headers['webhook-signature']!.split(' ').includes(new Webhook(secret).sign(delivery.headers['webhook-id']!, new Date(Number(delivery.headers['webhook-timestamp']) * 1000), delivery.body));
+    const ping = async () => {
+      expect((await hooks(account.key, 'POST', `/${id}/test`)).status).toBe(200);
+      return (await received(url)).at(-1)!;
+    };
+
+    const rotated = await json(await hooks(account.key, 'POST', `/${id}/rotate-secret`));
+    const second = rotated.data.secret as string;
+    expect(second).toMatch(/^whsec_/);
+    expect(second).not.toBe(first);
+    expect(Date.parse(rotated.data.previousSecretExpiresAt) - clock.now()).toBeGreaterThan(PREVIOUS_SECRET_KEPT_MS - 60_000);
+    // Neither secret is shown again.
+    expect((await json(await hooks(account.key, 'GET', `/${id}`))).data).toMatchObject({ previousSecretExpiresAt: rotated.data.previousSecretExpiresAt });
+    expect((await json(await hooks(account.key, 'GET', `/${id}`))).data.secret).toBeUndefined();
+
+    const during = await ping();
+    expect([signedBy(first, during), signedBy(second, during)]).toEqual([true, true]);
+    // A receiver still on the old secret, or already on the new one, accepts it.
+    for (const secret of [first, second]) expect(new Webhook(secret).verify(during.body, during.headers)).toMatchObject({ type: 'ping' });
+
+    clock.now = () => realNow() + PREVIOUS_SECRET_KEPT_MS + 1_000;
+    const after = await ping();
+    expect([signedBy(first, after), signedBy(second, after)]).toEqual([false, true]);
+    expect((await json(await hooks(account.key, 'GET', `/${id}`))).data.previousSecretExpiresAt).toBeNull();
+    clock.now = realNow;
+
+    // Rotating again at once (a leaked secret) drops the one before it: only the two newest sign.
+    const third = (await json(await hooks(account.key, 'POST', `/${id}/rotate-secret`))).data.secret as string;
+    const fourth = (await json(await hooks(account.key, 'POST', `/${id}/rotate-secret`))).data.secret as string;
+    const last = await ping();
+    expect([first, second, third, fourth].map((secret) => signedBy(secret, last))).toEqual([false, false, true, true]);
+    expect((await hooks(account.key, 'POST', '/we_000000000000000000000000/rotate-secret')).status).toBe(404);
   });
 
   it('sends key.revoked from the dashboard, and the test call sends a ping', async () => {
@@ -646,7 +686,8 @@ describe('usage.daily over its queue', () => {
 });
 
 describe('the dashboard Webhooks page and its API', () => {
-  it('adds an endpoint (secret shown once), lists it with its deliveries, sends a test, and removes it', async () => {
+  it('adds an endpoint (secret shown once), lists it with its deliveries, sends a test, rotates its secret, and removes it', async () => {
+    const stranger = () => signUp();
     const owner = await signUp();
     await ops('PUT', `/organizations/${owner.organizationId}/plan`, { plan: 'payg' });
     const base = `/api/workspaces/${owner.workspaceId}/webhook-endpoints`;
@@ -668,11 +709,21 @@ describe('the dashboard Webhooks page and its API', () => {
     expect(html).toContain(url);
     expect(html).toContain(tested.body.data.id);
     expect(html).not.toContain(created.body.data.secret);
+    expect(html).toContain(`${base}/${created.body.data.id}/rotate-secret`);
+
+    // Rotated from the page: the new secret is answered once, and the page says until when the old one signs too.
+    const rotated = await owner.json('POST', `${base}/${created.body.data.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.secret).toMatch(/^whsec_/);
+    const after = await (await owner.request('GET', `/w/${owner.workspaceId}/webhooks`)).text();
+    expect(after).toContain('the replaced secret signs too until');
+    expect(after).not.toContain(rotated.body.data.secret);
+    expect((await (await stranger()).json('POST', `/api/workspaces/${owner.workspaceId}/webhook-endpoints/${created.body.data.id}/rotate-secret`)).status).toBe(404);
 
     const deliveriesAnswer = await owner.json('GET', `${base}/${created.body.data.id}/deliveries`);
     expect(deliveriesAnswer.body.data.deliveries.map((delivery: { id: string }) => delivery.id)).toEqual([tested.body.data.id]);
-    const stranger = await signUp();
-    expect((await stranger.json('GET', `/api/workspaces/${stranger.workspaceId}/webhook-endpoints/${created.body.data.id}/deliveries`)).status).toBe(404);
+    const outsider = await stranger();
+    expect((await outsider.json('GET', `/api/workspaces/${outsider.workspaceId}/webhook-endpoints/${created.body.data.id}/deliveries`)).status).toBe(404);
 
     expect((await owner.json('DELETE', `${base}/${created.body.data.id}`)).status).toBe(200);
     expect((await owner.json('GET', base)).body.data.endpoints).toEqual([]);

@@ -50,6 +50,7 @@ export const AUDITED: Record<string, Audited> = {
   // The host only: some endpoints' URLs are themselves a credential (a chat app's incoming hook).
   'POST /api/workspaces/:workspaceId/webhook-endpoints': { action: 'webhook_endpoint.added', target: 'created', detail: (data) => hostOf(data.url) },
   'DELETE /api/workspaces/:workspaceId/webhook-endpoints/:endpointId': { action: 'webhook_endpoint.removed', target: 'endpointId' },
+  'POST /api/workspaces/:workspaceId/webhook-endpoints/:endpointId/rotate-secret': { action: 'webhook_endpoint.secret_rotated', target: 'endpointId' },
   'POST /api/workspaces/:workspaceId/jobs': { action: 'job.submitted', target: 'created', detail: (data) => `${String(data.operation)}, ${String(data.items)} item${data.items === 1 ? '' : 's'}` },
   'POST /api/workspaces/:workspaceId/jobs/:jobId/cancel': { action: 'job.cancelled', target: 'jobId' },
   'POST /api/workspaces/:workspaceId/databases': { action: 'database.created', target: 'created', detail: named },

@@ -69,9 +69,12 @@ describe("an organization's activity", () => {
     const hook = `${FAKE_RECEIVER}/ok/secret-path-${crypto.randomUUID()}`;
     const endpoint = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/webhook-endpoints`, { url: hook, events: ['key.created'] });
     expect(endpoint.status).toBe(201);
+    const rotated = await owner.json('POST', `/api/workspaces/${owner.workspaceId}/webhook-endpoints/${endpoint.body.data.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
 
     const events = (await activity(owner)).body.data.events.map(({ action, actor, workspace, target, detail }: any) => ({ action, who: actor?.id, workspace: workspace?.id ?? null, target, detail }));
-    expect(events.slice(0, 5)).toEqual([
+    expect(events.slice(0, 6)).toEqual([
+      { action: 'webhook_endpoint.secret_rotated', who: owner.account.user.id, workspace: owner.workspaceId, target: endpoint.body.data.id, detail: null },
       { action: 'webhook_endpoint.added', who: owner.account.user.id, workspace: owner.workspaceId, target: endpoint.body.data.id, detail: new URL(hook).host },
       { action: 'member.joined', who: invitee.account.user.id, workspace: null, target: null, detail: 'member' },
       { action: 'member.invited', who: owner.account.user.id, workspace: null, target: invitation.id, detail: invitee.account.user.email },
@@ -79,7 +82,7 @@ describe("an organization's activity", () => {
       { action: 'agent.deployed', who: owner.account.user.id, workspace: owner.workspaceId, target: agent.id, detail: 'researcher' },
     ]);
     // Neither the invitation's token nor the endpoint's path or secret is anywhere in the activity.
-    for (const secret of [invitation.token, 'secret-path', endpoint.body.data.secret]) expect(JSON.stringify(events)).not.toContain(secret);
+    for (const secret of [invitation.token, 'secret-path', endpoint.body.data.secret, rotated.body.data.secret]) expect(JSON.stringify(events)).not.toContain(secret);
   });
 
   it('records an MCP client given a workspace at the consent page, by its name', async () => {

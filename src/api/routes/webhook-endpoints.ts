@@ -3,7 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { success } from '../../core/envelope';
 import { senderOf } from '../../services/webhooks/bindings';
 import { Delivery } from '../../core/webhook-delivery';
-import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, UpdateWebhookEndpoint, updateEndpoint, WebhookEndpoint, WebhookEndpointWithSecret } from '../../services/webhooks/endpoints';
+import { createEndpoint, CreateWebhookEndpoint, deleteEndpoint, endpointOf, listEndpoints, rotateSecret, updateEndpoint, UpdateWebhookEndpoint, WebhookEndpoint, WebhookEndpointWithSecret } from '../../services/webhooks/endpoints';
 import { sendPing } from '../../services/webhooks/ping';
 import type { AppEnv } from '../../core/context';
 import { errorResponses, jsonContent, NoParameters, successEnvelope } from '../../core/schemas';
@@ -27,6 +27,7 @@ const ENDPOINT_EXAMPLE = {
   creditsLowThresholdCents: 500,
   createdAt: '2026-11-22T09:58:01.000Z',
   updatedAt: '2026-11-22T09:58:01.000Z',
+  previousSecretExpiresAt: null as string | null,
 };
 const DELIVERY_EXAMPLE = {
   id: 'evt_9f8e7d6c5b4a39281706f5e4',
@@ -109,6 +110,16 @@ const routes = {
     request: { params: idParam },
     responses: { 200: jsonContent(successEnvelope(Delivery), 'The ping delivery with its first attempt (retried like any event if it failed).', example(DELIVERY_EXAMPLE)), ...errorResponses(400, 401, 402, 403, 404) },
   }),
+  rotateSecret: createRoute({
+    method: 'post',
+    path: '/v1/webhook-endpoints/{id}/rotate-secret',
+    tags: TAGS,
+    summary: 'Rotate the signing secret: a new one, answered this once',
+    description: 'The replaced secret keeps signing deliveries beside the new one for 24 hours (two space-separated signatures in webhook-signature, either of which a Standard Webhooks verifier accepts), so receivers move over without missing one; rotating again drops it at once. Pending retries are kept. Needs a key made by an owner or admin of the organization (403 otherwise).',
+    operationId: 'rotateWebhookSecret',
+    request: { params: idParam },
+    responses: { 200: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its new secret.', example({ ...ENDPOINT_EXAMPLE, previousSecretExpiresAt: '2026-12-02T10:00:00.000Z', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' })), ...errorResponses(400, 401, 403, 404, 409) },
+  }),
 };
 
 /** `/v1/webhook-endpoints/*`: API key, not rate limited (spec "Request rate"); each endpoint belongs to the key's workspace. */
@@ -144,5 +155,10 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
     await requireManagingKey(c.env.DB, principal, 'send test events');
     const endpoint = await endpointOf(c.env.DB, principal.workspaceId, c.req.valid('param').id);
     return c.json(success(await sendPing(c.env, endpoint, principal.organizationId)), 200);
+  });
+
+  app.openapi(routes.rotateSecret, async (c) => {
+    await requireManagingKey(c.env.DB, c.get('principal'), 'rotate signing secrets');
+    return c.json(success(await rotateSecret(c.env, c.get('principal').workspaceId, c.req.valid('param').id)), 200);
   });
 }

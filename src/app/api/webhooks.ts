@@ -4,7 +4,7 @@ import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas
 import { success } from '../../core/envelope';
 import { senderOf } from '../../services/webhooks/bindings';
 import { Delivery } from '../../core/webhook-delivery';
-import { CreateWebhookEndpoint, createEndpoint, deleteEndpoint, endpointOf, listEndpoints, WebhookEndpoint, WebhookEndpointWithSecret } from '../../services/webhooks/endpoints';
+import { createEndpoint, CreateWebhookEndpoint, deleteEndpoint, endpointOf, listEndpoints, rotateSecret, WebhookEndpoint, WebhookEndpointWithSecret } from '../../services/webhooks/endpoints';
 import { sendPing } from '../../services/webhooks/ping';
 import type { DashboardEnv } from '../context';
 import { requireManager, workspaceAccess } from '../members';
@@ -61,6 +61,15 @@ const routes = {
     request: { params: endpointIdParam },
     responses: { 200: jsonContent(successEnvelope(Delivery), 'The ping and its first attempt.'), ...errorResponses(400, 401, 402, 403, 404) },
   }),
+  rotateSecret: createRoute({
+    method: 'post',
+    path: '/api/workspaces/{workspaceId}/webhook-endpoints/{endpointId}/rotate-secret',
+    tags: TAGS,
+    summary: 'A new signing secret, shown this once; the replaced one signs beside it for a day (owners and admins)',
+    operationId: 'rotateWebhookSecret',
+    request: { params: endpointIdParam },
+    responses: { 200: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its new secret.'), ...errorResponses(400, 401, 403, 404, 409) },
+  }),
 };
 
 /** The same endpoints as /v1/webhook-endpoints, for the dashboard's Webhooks page: members see them, owners and admins change them. */
@@ -101,5 +110,13 @@ export function registerWebhooks(app: OpenAPIHono<DashboardEnv>) {
     const endpoint = await endpointOf(c.env.DB, workspace.workspace.id, endpointId);
     requireManager(workspace, 'send test events');
     return c.json(success(await sendPing(c.env, endpoint, workspace.organization.id)), 200);
+  });
+
+  app.openapi(routes.rotateSecret, async (c) => {
+    const { workspaceId, endpointId } = c.req.valid('param');
+    const workspace = await access(c, workspaceId);
+    await endpointOf(c.env.DB, workspace.workspace.id, endpointId);
+    requireManager(workspace, 'rotate signing secrets');
+    return c.json(success(await rotateSecret(c.env, workspace.workspace.id, endpointId)), 200);
   });
 }

@@ -44,12 +44,31 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
               <p class="muted small">
                 {endpoint.events.join(', ')}
                 {endpoint.events.includes('credits.low') ? ` · credits.low below ${formatCents(endpoint.creditsLowThresholdCents)}` : ''} · added <DateTime iso={endpoint.createdAt} />
+                {endpoint.previousSecretExpiresAt ? (
+                  <>
+                    {' '}
+                    · the replaced secret signs too until <DateTime iso={endpoint.previousSecretExpiresAt} />
+                  </>
+                ) : null}
               </p>
             </div>
             {manager ? (
               <div class="actions">
                 <button type="button" class="secondary small" data-api={`${base}/${endpoint.id}/test`} aria-label={`Send test event to ${endpoint.url}`}>
                   Send test
+                </button>
+                <button
+                  type="button"
+                  class="secondary small"
+                  data-api={`${base}/${endpoint.id}/rotate-secret`}
+                  data-confirm={`Make a new signing secret for ${endpoint.url}? The current one keeps signing beside it for 24 hours, while you move your receiver to the new one.`}
+                  data-confirm-label="Rotate secret"
+                  data-then="secret"
+                  data-secret-title="The endpoint's new signing secret"
+                  data-secret-note="Copy it now: it is shown only this once. Deliveries carry a signature by each secret for the next 24 hours."
+                  aria-label={`Rotate the signing secret of ${endpoint.url}`}
+                >
+                  Rotate secret
                 </button>
                 <ConfirmButton api={`${base}/${endpoint.id}`} method="DELETE" confirm={`Remove ${endpoint.url}? Deliveries waiting for a retry are dropped.`} confirmLabel="Remove endpoint" ariaLabel={`Remove ${endpoint.url}`}>
                   Remove

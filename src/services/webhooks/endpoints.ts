@@ -25,6 +25,10 @@ export const WebhookEndpoint = z
     creditsLowThresholdCents: z.number().int().openapi({ description: 'credits.low is sent when the available balance falls below this.' }),
     createdAt: z.string(),
     updatedAt: z.string(),
+    previousSecretExpiresAt: z
+      .string()
+      .nullable()
+      .openapi({ description: 'After a rotation, until when the secret it replaced still signs deliveries beside the new one; null when only one secret signs.' }),
   })
   .openapi('WebhookEndpoint');
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
@@ -51,13 +55,15 @@ interface EndpointRow {
   creditsLowThresholdCents: number;
   createdAt: string;
   updatedAt: string;
+  previousSecretExpiresAt: number | null;
 }
 
 const COLUMNS = `id, workspace_id AS workspaceId, url, events, credits_low_threshold_cents AS creditsLowThresholdCents,
-  created_at AS createdAt, updated_at AS updatedAt`;
+  created_at AS createdAt, updated_at AS updatedAt, previous_secret_expires_at AS previousSecretExpiresAt`;
 
 function record(row: EndpointRow): WebhookEndpoint {
-  return { ...row, events: JSON.parse(row.events) as EventType[] };
+  const previousUntil = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > clock.now() ? new Date(row.previousSecretExpiresAt).toISOString() : null;
+  return { ...row, events: JSON.parse(row.events) as EventType[], previousSecretExpiresAt: previousUntil };
 }
 
 /** A signing secret as Standard Webhooks spells it: `whsec_` and the base64 of 32 random bytes. */
@@ -106,6 +112,7 @@ export async function createEndpoint(env: Env, workspaceId: string, input: z.inf
     creditsLowThresholdCents: input.creditsLowThresholdCents ?? DEFAULT_CREDITS_LOW_THRESHOLD_CENTS,
     createdAt: now,
     updatedAt: now,
+    previousSecretExpiresAt: null,
   };
   const secret = newSigningSecret();
   // Counted again in the insert: two made at once cannot both take the last place.
@@ -113,7 +120,7 @@ export async function createEndpoint(env: Env, workspaceId: string, input: z.inf
     `INSERT INTO webhook_endpoints (id, workspace_id, url, events, credits_low_threshold_cents, secret_ciphertext, created_at, updated_at)
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE workspace_id = ?2) < ?8 AND ${workspaceIsLive('?2')}`,
   )
-    .bind(endpoint.id, workspaceId, endpoint.url, JSON.stringify(endpoint.events), endpoint.creditsLowThresholdCents, await encryptKey(secret, endpoint.id, env.KEY_ENCRYPTION_KEY), now, MAX_ENDPOINTS_PER_WORKSPACE)
+    .bind(endpoint.id, workspaceId, endpoint.url, JSON.stringify(endpoint.events), endpoint.creditsLowThresholdCents, await encryptKey(secret, sealedAs(endpoint.id, 'current'), env.KEY_ENCRYPTION_KEY), now, MAX_ENDPOINTS_PER_WORKSPACE)
     .run();
   if (stored.meta.changes !== 1) throw (await isLiveWorkspace(env.DB, workspaceId)) ? tooManyEndpoints() : ApiError.notFound(`No workspace ${workspaceId}.`);
   if (hearsOfCredits(endpoint.events)) await audienceChanged(env, workspaceId);
@@ -164,10 +171,59 @@ export async function deleteEndpoint(env: Env, workspaceId: string, id: string):
   if (hearsOfCredits(endpoint.events)) await audienceChanged(env, workspaceId);
 }
 
-/** Where and how a delivery goes right now (a PATCHed URL applies to pending retries too); null once deleted. */
-export async function deliveryTarget(env: { DB: D1Database; KEY_ENCRYPTION_KEY: string }, id: string): Promise<{ url: string; secret: string } | null> {
-  const row = await env.DB.prepare('SELECT url, secret_ciphertext AS ciphertext FROM webhook_endpoints WHERE id = ?').bind(id).first<{ url: string; ciphertext: string }>();
-  return row ? { url: row.url, secret: await decryptKey(row.ciphertext, id, env.KEY_ENCRYPTION_KEY) } : null;
+/** How long the secret a rotation replaced keeps signing beside the new one: a day to move every receiver over. */
+export const PREVIOUS_SECRET_KEPT_MS = 24 * 60 * 60_000;
+
+/** The associated data each secret is sealed under: the endpoint's, and apart for the replaced one, so neither passes for the other. */
+const sealedAs = (id: string, which: 'current' | 'previous') => (which === 'current' ? id : `${id}:previous`);
+
+/**
+ * A new signing secret, answered this once, as at creation. The one it replaces keeps signing beside it for
+ * PREVIOUS_SECRET_KEPT_MS (Standard Webhooks sends both signatures in one header, and a receiver accepts either), so a
+ * receiver can be moved over without a delivery failing; a leaked secret is ended sooner by rotating again, which
+ * drops the one before. Pending retries are kept, unlike a delete and create.
+ */
+export async function rotateSecret(env: Env, workspaceId: string, id: string): Promise<WebhookEndpoint & { secret: string }> {
+  const row = await env.DB.prepare('SELECT secret_ciphertext AS ciphertext, updated_at AS updatedAt FROM webhook_endpoints WHERE id = ? AND workspace_id = ?')
+    .bind(id, workspaceId)
+    .first<{ ciphertext: string; updatedAt: string }>();
+  if (!row) throw ApiError.notFound(`No webhook endpoint ${id} in this workspace.`);
+  const replaced = await decryptKey(row.ciphertext, sealedAs(id, 'current'), env.KEY_ENCRYPTION_KEY);
+  const secret = newSigningSecret();
+  const now = clock.now();
+  // Over the secret read: a rotation beside this one wins, and this one says so rather than dropping its secret.
+  const written = await env.DB.prepare(
+    `UPDATE webhook_endpoints SET secret_ciphertext = ?1, previous_secret_ciphertext = ?2, previous_secret_expires_at = ?3, updated_at = ?4
+      WHERE id = ?5 AND workspace_id = ?6 AND secret_ciphertext = ?7`,
+  )
+    .bind(
+      await encryptKey(secret, sealedAs(id, 'current'), env.KEY_ENCRYPTION_KEY),
+      await encryptKey(replaced, sealedAs(id, 'previous'), env.KEY_ENCRYPTION_KEY),
+      now + PREVIOUS_SECRET_KEPT_MS,
+      new Date(now).toISOString(),
+      id,
+      workspaceId,
+      row.ciphertext,
+    )
+    .run();
+  if (written.meta.changes !== 1) throw ApiError.conflict(`The secret of webhook endpoint ${id} was rotated or the endpoint removed meanwhile; look again.`);
+  return { ...(await endpointOf(env.DB, workspaceId, id)), secret };
+}
+
+/**
+ * Where and how a delivery goes right now (a PATCHed URL applies to pending retries too): its URL and the secrets that
+ * sign it, the current one first, then the one a rotation replaced while it is kept. Null once deleted.
+ */
+export async function deliveryTarget(env: { DB: D1Database; KEY_ENCRYPTION_KEY: string }, id: string): Promise<{ url: string; secrets: string[] } | null> {
+  const row = await env.DB.prepare(
+    'SELECT url, secret_ciphertext AS ciphertext, previous_secret_ciphertext AS previous, previous_secret_expires_at AS previousUntil FROM webhook_endpoints WHERE id = ?',
+  )
+    .bind(id)
+    .first<{ url: string; ciphertext: string; previous: string | null; previousUntil: number | null }>();
+  if (!row) return null;
+  const secrets = [await decryptKey(row.ciphertext, sealedAs(id, 'current'), env.KEY_ENCRYPTION_KEY)];
+  if (row.previous && row.previousUntil !== null && row.previousUntil > clock.now()) secrets.push(await decryptKey(row.previous, sealedAs(id, 'previous'), env.KEY_ENCRYPTION_KEY));
+  return { url: row.url, secrets };
 }
 
 export interface SubscribedEndpoint {

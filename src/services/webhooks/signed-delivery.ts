@@ -13,13 +13,16 @@ export const USER_AGENT = 'Sluice-Webhooks/1.0';
 /** What one attempt came to: the receiver's status, or why there was none. `gone`: the endpoint was deleted. */
 export type AttemptResult = { gone: true } | { gone: false; status: number | null; error: string | null };
 
-/** The three Standard Webhooks headers of one attempt, signed at the attempt's own time. */
-export function signatureHeaders(secret: string, eventId: string, body: string, at: number): Record<string, string> {
+/**
+ * The three Standard Webhooks headers of one attempt, signed at the attempt's own time, with each secret that signs
+ * (after a rotation, the new and the replaced one): the signatures space-separated, of which a receiver accepts any.
+ */
+export function signatureHeaders(secrets: readonly string[], eventId: string, body: string, at: number): Record<string, string> {
   const timestamp = new Date(at);
   return {
     'webhook-id': eventId,
     'webhook-timestamp': String(Math.floor(at / 1000)),
-    'webhook-signature': new Webhook(secret).sign(eventId, timestamp, body),
+    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(eventId, timestamp, body)).join(' '),
   };
 }
 
@@ -31,7 +34,7 @@ export function signatureHeaders(secret: string, eventId: string, body: string, 
 export async function attemptDelivery(env: Env, endpointId: string, eventId: string, body: string): Promise<AttemptResult> {
   const target = await deliveryTarget(env, endpointId);
   if (!target) return { gone: true };
-  const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signatureHeaders(target.secret, eventId, body, clock.now()) };
+  const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signatureHeaders(target.secrets, eventId, body, clock.now()) };
   const fetcher = new SafeFetcher({ settings: builtinWebSettings(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS'), signal: AbortSignal.timeout(ATTEMPT_TIME_LIMIT_MS) });
   try {
     const { status } = await fetcher.post(new URL(target.url), body, headers);
