@@ -5,6 +5,8 @@ import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
 import { disableTwoFactor } from './two-factor';
 import { markEmailConfirmed, revokeKey } from '../services/accounts';
+import { findAgent, stopAgent } from '../services/agents';
+import { deleteEndpoint } from '../services/webhooks/endpoints';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
 import { hashPassword } from './auth/passwords';
 import type { SessionUser } from './context';
@@ -112,7 +114,8 @@ export interface PasswordSet {
  * Opening the link proved the inbox, so the address counts as confirmed, and its sign-in count starts again. An
  * account whose address was not confirmed yet may have been made by someone else with it (whoever signs up first
  * holds the address until it is confirmed): what that account made to use the API (keys, MCP tokens, sandbox keys,
- * OAuth grants) is revoked with the reset, so its new owner inherits no one else's way in.
+ * OAuth grants) is revoked with the reset, and what it set up to send data out (webhook endpoints, vendor
+ * connections, agents) removed, so its new owner inherits no one else's way in or out.
  */
 export async function resetPassword(env: Env, token: string, password: string, beforeSpending?: (userId: string) => Promise<void>): Promise<PasswordSet> {
   // What the account asks beyond the link (its second factor) is asked before the link is spent: a wrong code leaves
@@ -136,6 +139,7 @@ export async function resetPassword(env: Env, token: string, password: string, b
   await setPassword(env.DB, found.userId, passwordHash, nowIso());
   if (before && !before.emailVerifiedAt) {
     await revokeWhatUserMade(env, found.userId, 'password reset of an unconfirmed account');
+    await undoWhatItSetUp(env, found.userId);
     // Whoever signed up with the address cannot keep its owner out by a second factor of their own either (none can be
     // set up before the address is confirmed: this is for one set up otherwise).
     await disableTwoFactor(env.DB, found.userId);
@@ -153,6 +157,32 @@ async function revokeWhatUserMade(env: Env, userId: string, reason: string): Pro
     env.DB.prepare('UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE user_id = ? AND revoked_at IS NULL').bind(nowIso(), reason, userId),
     env.DB.prepare(`DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE user_id = ?)`).bind(userId),
   ]);
+}
+
+/**
+ * What an unconfirmed account set up that carries its organization's data outward, in each organization it alone
+ * belongs to (inviting needs a confirmed address, so nobody else there set anything up): webhook endpoints (events
+ * carry balances, key names and usage, to whoever made the endpoint), vendor connections (calls through one are seen
+ * in that vendor account) and deployed agents. Databases and MCP servers stay: only the organization's own keys,
+ * revoked above, reach them.
+ */
+async function undoWhatItSetUp(env: Env, userId: string): Promise<void> {
+  const { results: workspaces } = await env.DB.prepare(
+    `SELECT w.id FROM memberships m JOIN workspaces w ON w.organization_id = m.organization_id
+      WHERE m.user_id = ?1 AND w.deleted_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM memberships other WHERE other.organization_id = m.organization_id AND other.user_id <> ?1)`,
+  )
+    .bind(userId)
+    .all<{ id: string }>();
+  for (const { id: workspaceId } of workspaces) {
+    const ids = async (sql: string) => (await env.DB.prepare(sql).bind(workspaceId).all<{ id: string }>()).results.map((row) => row.id);
+    for (const id of await ids('SELECT id FROM webhook_endpoints WHERE workspace_id = ?')) await deleteEndpoint(env, workspaceId, id);
+    for (const id of await ids("SELECT id FROM agents WHERE workspace_id = ? AND status = 'deployed'")) {
+      const agent = await findAgent(env.DB, id);
+      if (agent) await stopAgent(env, agent);
+    }
+    await env.DB.prepare('DELETE FROM connections WHERE workspace_id = ?').bind(workspaceId).run();
+  }
 }
 
 /**

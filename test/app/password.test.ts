@@ -3,6 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clock } from '../../src/core/clock';
 import { PASSWORD_CHANGES_PER_USER, RESET_LIFETIME_MS, RESETS_PER_CLIENT, RESETS_PER_EMAIL } from '../../src/app/password-changes';
 import { APP_ORIGIN, dashboard, Person, sessionCookie, setCookies, signUp } from '../support/dashboard';
+import { eventually, ops } from '../support/api';
+import { FAKE_RECEIVER, type ReceivedRequest } from '../fakes/webhook-receiver';
+
+const HUNTER_KEY = (env as unknown as Record<string, string>).HUNTER_API_KEY!;
 
 const realNow = clock.now;
 afterEach(() => {
@@ -181,10 +185,29 @@ describe('a forgotten password, set again by a link sent to the address', () => 
     const page = await (await squatter.request('GET', `/w/${squatter.workspaceId}/members`)).text();
     expect(page).toContain('Confirm your email address to invite people');
     expect(page).not.toContain('Send invitation');
+    // Nor send the organization's data out: its events to a receiver of the squatter's, calls through its vendor account.
+    await ops('PUT', `/organizations/${squatter.organizationId}/plan`, { plan: 'team' });
+    const base = `/api/workspaces/${squatter.workspaceId}`;
+    const agent = await squatter.json('POST', `${base}/agents`, { name: 'listener' });
+    expect(agent.status).toBe(201);
+    const hook = `${FAKE_RECEIVER}/ok/squatter-${crypto.randomUUID()}`;
+    expect((await squatter.json('POST', `${base}/webhook-endpoints`, { url: hook, events: ['key.created'] })).status).toBe(201);
+    const heard = () => eventually(async () => (await (await fetch(`${FAKE_RECEIVER}/_received?path=${encodeURIComponent(new URL(hook).pathname)}`)).json()) as ReceivedRequest[], (all) => all.length > 0);
+    expect((await squatter.json('POST', `${base}/keys`, { name: 'the squatter’s' })).status).toBe(201);
+    expect((await heard()).map((delivery) => JSON.parse(delivery.body).data.key.name)).toEqual(['the squatter’s']);
+    expect((await squatter.json('POST', `${base}/vendor-connections`, { vendor: 'hunter', name: 'mine', login: '', secret: HUNTER_KEY })).status).toBe(201);
+
     await askForReset(email);
-    expect((await useReset(await resetToken(email), 'the real owner chose this')).status).toBe(200);
+    const reset = await useReset(await resetToken(email), 'the real owner chose this');
+    expect(reset.status).toBe(200);
     const left = await env.DB.prepare('SELECT id FROM api_keys WHERE created_by = ? AND revoked_at IS NULL').bind(squatter.account.user.id).all();
     expect(left.results).toEqual([]);
+    const rightful = new Person(sessionCookie(reset)!, squatter.account);
+    expect((await rightful.json('POST', `${base}/keys`, { name: 'the owner’s own' })).status).toBe(201);
+    expect((await rightful.json('GET', `${base}/webhook-endpoints`)).body.data.endpoints).toEqual([]);
+    expect((await heard()).map((delivery) => JSON.parse(delivery.body).data.key.name)).toEqual(['the squatter’s']);
+    expect((await rightful.json('GET', `${base}/vendor-connections`)).body.data.connections).toEqual([]);
+    expect((await rightful.json('GET', `${base}/agents`)).body.data.agents).toEqual([expect.objectContaining({ id: agent.body.data.id, status: 'stopped' })]);
 
     // A confirmed account's reset is a person who forgot: their MCP clients go on working.
     const owner = await signUp();
