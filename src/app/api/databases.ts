@@ -3,11 +3,18 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { errorResponses, jsonContent, successEnvelope } from '../../core/schemas';
 import { CreateDatabase, createDatabase, Database, DatabaseQuery, DatabaseQueryResult, deleteDatabase, listDatabases, queryDatabase } from '../../services/databases';
 import { success } from '../../core/envelope';
+import { countAttempt, type ThrottleRule } from '../../core/throttle';
 import type { DashboardEnv } from '../context';
 import { requireManager, workspaceAccess } from '../members';
 import { jsonBody, workspaceIdParam } from './schemas';
 
 const databaseId = z.string().regex(/^db_[0-9a-f]{24}$/, 'Choose a database.');
+
+/**
+ * The query box is for a person typing: a minute's sixty statements is more than anyone types, and a loop in a
+ * browser's console beyond that is a program, which /v1/db serves through the workspace's window with a key.
+ */
+export const QUERIES_PER_PERSON: ThrottleRule = { limit: 60, windowMs: 60_000, what: 'statements from the query box (60 a minute; a program uses /v1/db with a key)' };
 
 const DashboardQuery = z.strictObject({ databaseId, ...DatabaseQuery.shape }).openapi('DashboardDatabaseQuery');
 
@@ -37,7 +44,7 @@ const routes = {
     summary: 'Run SQL in one of the workspace\'s databases (the query box)',
     operationId: 'queryWorkspaceDatabase',
     request: { params: workspaceIdParam, body: jsonBody(DashboardQuery) },
-    responses: { 200: jsonContent(successEnvelope(DatabaseQueryResult), 'Rows and what the statement did.'), ...errorResponses(400, 401, 404) },
+    responses: { 200: jsonContent(successEnvelope(DatabaseQueryResult), 'Rows and what the statement did.'), ...errorResponses(400, 401, 404, 429) },
   }),
   remove: createRoute({
     method: 'delete',
@@ -52,7 +59,8 @@ const routes = {
 
 /**
  * The databases page's API: the same functions as /v1/db, for a signed-in member of the workspace. A
- * person's own queries here are not counted in the workspace's API window (that window meters programs).
+ * person's own queries here are not counted in the workspace's API window (that window meters programs), but in
+ * a count of their own (`QUERIES_PER_PERSON`).
  */
 export function registerDatabases(app: OpenAPIHono<DashboardEnv>) {
   app.openapi(routes.list, async (c) => {
@@ -66,7 +74,9 @@ export function registerDatabases(app: OpenAPIHono<DashboardEnv>) {
   });
 
   app.openapi(routes.query, async (c) => {
-    const { workspace } = await workspaceAccess(c.env.DB, c.get('session').user.id, c.req.valid('param').workspaceId);
+    const userId = c.get('session').user.id;
+    const { workspace } = await workspaceAccess(c.env.DB, userId, c.req.valid('param').workspaceId);
+    await countAttempt(c.env.DB, `db-query:${userId}`, QUERIES_PER_PERSON);
     const { databaseId: id, ...query } = c.req.valid('json');
     return c.json(success(await queryDatabase(c.env, workspace.id, id, query)), 200);
   });
