@@ -568,3 +568,5 @@ CREATE TABLE stripe_payments (
 );
 
 CREATE INDEX stripe_payments_by_time ON stripe_payments (created_at);
+
+CREATE INDEX agents_stopped ON agents (stopped_at) WHERE status = 'stopped';

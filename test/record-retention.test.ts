@@ -207,6 +207,20 @@ const CASES: Case[] = [
     },
   },
   {
+    kind: 'an agent stopped before the usage rows kept (13 months)',
+    after: NOW - Date.UTC(2026, 10, 15),
+    table: 'agents',
+    seed: (person, id, at) =>
+      sql(
+        "INSERT INTO agents (id, organization_id, workspace_id, name, status, created_at, deployed_at, stopped_at) VALUES (?1, ?2, ?3, 'agent', 'stopped', ?4, ?4, ?5)",
+        id,
+        person.account.organization.id,
+        person.workspaceId,
+        iso(at - DAY),
+        iso(at),
+      ),
+  },
+  {
     kind: "a data job's runtime hour older than 13 months",
     after: NOW - Date.UTC(2026, 10, 15),
     table: 'job_hours',
@@ -333,12 +347,28 @@ describe('account records whose life has ended', () => {
     const longAgo = Date.UTC(2026, 9, 1);
     const [earlier, last] = [`key_earlier_${suffix}`, `key_last_${suffix}`];
     for (const id of [earlier, last]) await storedKey(person.workspaceId, id, { scope: 'agent', createdAt: longAgo, revokedAt: longAgo });
+    // Stopped within the 13 months (its key revoked before: a key is never deleted while an agent names it, whatever the dates).
     await sql(
-      "INSERT INTO agents (id, organization_id, workspace_id, name, status, key_id, created_at, deployed_at, stopped_at) VALUES (?1, ?2, ?3, 'old agent', 'stopped', ?4, ?5, ?5, ?5)",
-      `agt_${suffix}`, person.organizationId, person.workspaceId, last, iso(longAgo),
+      "INSERT INTO agents (id, organization_id, workspace_id, name, status, key_id, created_at, deployed_at, stopped_at) VALUES (?1, ?2, ?3, 'old agent', 'stopped', ?4, ?5, ?5, ?6)",
+      `agt_${suffix}`, person.organizationId, person.workspaceId, last, iso(longAgo), iso(NOW - DAY),
     );
     await pruneEndedRecords(env.DB, NOW);
-    expect([await present('api_keys', earlier), await present('api_keys', last)]).toEqual([false, true]);
+    expect([await present('api_keys', earlier), await present('api_keys', last), await present('agents', `agt_${suffix}`)]).toEqual([false, true, true]);
+  });
+
+  it('deletes an agent stopped 13 months back with its last key the same night, once its runtime hours are gone', async () => {
+    const person = await signUp();
+    const suffix = crypto.randomUUID().slice(0, 8);
+    const longAgo = Date.UTC(2026, 9, 1);
+    const [key, agent] = [`key_last_${suffix}`, `agt_${suffix}`];
+    await storedKey(person.workspaceId, key, { scope: 'agent', createdAt: longAgo, revokedAt: longAgo });
+    await sql(
+      "INSERT INTO agents (id, organization_id, workspace_id, name, status, key_id, created_at, deployed_at, stopped_at) VALUES (?1, ?2, ?3, 'old agent', 'stopped', ?4, ?5, ?5, ?5)",
+      agent, person.organizationId, person.workspaceId, key, iso(longAgo),
+    );
+    await sql('INSERT INTO agent_hours (agent_id, hour, organization_id) VALUES (?, ?, ?)', agent, iso(longAgo), person.organizationId);
+    await pruneEndedRecords(env.DB, NOW);
+    expect([await present('agents', agent), await present('api_keys', key), await present('agent_hours', agent)]).toEqual([false, false, false]);
   });
 
   it('refuses a throttle window longer than its counts are kept', async () => {

@@ -111,6 +111,15 @@ const RULES: Rule[] = [
     where: "scope = 'workspace_dryrun' AND expires_at <= ?",
     bound: (now) => iso(daysBefore(now, ENDED_RECORDS_KEPT_DAYS.sandboxKey)),
   },
+  { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
+  {
+    what: 'agents stopped before the usage rows kept',
+    table: 'agents',
+    // After their runtime hours (above), which name them; before their keys (below), which they name, so the last key
+    // of each goes the same night. `status = 'stopped'` as a literal: the partial index's condition (migrations/0057).
+    where: "status = 'stopped' AND stopped_at < ? AND NOT EXISTS (SELECT 1 FROM agent_hours h WHERE h.agent_id = t.id)",
+    bound: (now) => iso(usageRowsKeptSince(now)),
+  },
   {
     what: "API keys, MCP tokens and agents' keys revoked before the usage rows kept",
     table: 'api_keys',
@@ -135,7 +144,6 @@ const RULES: Rule[] = [
     where: "scope = 'workspace_mcp' AND revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at < ?",
     bound: (now) => iso(usageRowsKeptSince(now)),
   },
-  { what: "agents' runtime hours older than the usage rows", table: 'agent_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "data jobs' runtime hours older than the usage rows", table: 'job_hours', where: 'hour < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: "Stripe's events older than the usage rows", table: 'stripe_events', where: 'received_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
   { what: 'top-ups older than the usage rows (past any refund or dispute)', table: 'stripe_payments', where: 'created_at < ?', bound: (now) => iso(usageRowsKeptSince(now)) },
