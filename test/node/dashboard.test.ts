@@ -710,7 +710,8 @@ describe('the Webhooks page in chromium', () => {
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     const dialog = page.locator('#secret-dialog');
     await expect.poll(() => dialog.isVisible()).toBe(true);
-    expect(await page.locator('#secret-value').textContent()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const first = await page.locator('#secret-value').textContent();
+    expect(first).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     await closeSecretDialog(page);
     const card = page.locator('section', { has: page.getByRole('heading', { name: url }) });
     await expect.poll(() => card.isVisible()).toBe(true);
@@ -722,6 +723,17 @@ describe('the Webhooks page in chromium', () => {
     const row = card.locator('tr[data-delivery-id]');
     expect(await row.textContent()).toMatch(/ping.*pending.*#1 .*no answer/s);
     await screenshot(page, 'webhooks');
+
+    // Rotated: the new secret shown once, and the card says until when the old one signs too.
+    await card.getByRole('button', { name: `Rotate secret of ${url}` }).click();
+    await page.locator('#confirm-dialog').getByRole('button', { name: 'Rotate secret' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    const rotated = await page.locator('#secret-value').textContent();
+    expect(rotated).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(rotated).not.toBe(first);
+    await screenshot(page, 'webhooks-rotated');
+    await closeSecretDialog(page);
+    await expect.poll(() => card.textContent()).toContain('the replaced secret signs too until');
 
     await card.getByRole('button', { name: `Remove ${url}` }).click();
     await page.locator('#confirm-dialog').getByRole('button', { name: 'Remove endpoint' }).click();

@@ -64,9 +64,10 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
                   data-confirm={`Make a new signing secret for ${endpoint.url}? The current one keeps signing beside it for 24 hours, while you move your receiver to the new one.`}
                   data-confirm-label="Rotate secret"
                   data-then="secret"
+                  data-secret-field="secret"
                   data-secret-title="The endpoint's new signing secret"
                   data-secret-note="Copy it now: it is shown only this once. Deliveries carry a signature by each secret for the next 24 hours."
-                  aria-label={`Rotate the signing secret of ${endpoint.url}`}
+                  aria-label={`Rotate secret of ${endpoint.url}`}
                 >
                   Rotate secret
                 </button>
@@ -136,7 +137,7 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
             secretTitle="The endpoint's signing secret"
             secretNote="Copy it now: it is shown this once. Verify each delivery's webhook-signature with it (any Standard Webhooks library)."
           >
-            <Field name="url" label="URL" type="url" placeholder="https://example.com/webhooks/sluice" hint="A public http(s) address." maxlength={2048} />
+            <Field name="url" label="URL" type="url" placeholder="https://example.com/webhooks/sluice" hint="A public https address." maxlength={2048} />
             <fieldset class="tool-group">
               <legend>Events</legend>
               {EVENT_NAMES.map((name) => (
