@@ -56,6 +56,24 @@ export const OutcomePage: FC<{ title: string; heading: string; lede: Child; next
   </CardPage>
 );
 
+/**
+ * The card of a page an emailed link opens: what its one button will do, and the button, which posts the link's token
+ * to `api` and then goes to `then`. Opening the page changes nothing (mail scanners open every link of a message).
+ */
+export const EmailLinkCard: FC<{ title: string; lede: Child; api: string; then: string; token: string; button: Child }> = ({ title, lede, api, then, token, button }) => (
+  <CardPage title={title}>
+    <div class="card">
+      <h1>{title}</h1>
+      <p class="lede">{lede}</p>
+      <form class="stack" data-api={api} data-then={`go:${then}`} novalidate>
+        <p class="form-error" role="alert"></p>
+        <input type="hidden" name="token" value={token} />
+        <button type="submit">{button}</button>
+      </form>
+    </div>
+  </CardPage>
+);
+
 const Icon: FC<{ path: string }> = ({ path }) => (
   <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">
     <path d={path} />

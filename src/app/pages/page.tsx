@@ -95,3 +95,13 @@ export function sitePage<Data extends object>(page: {
 
 /** Pages show one person's account: never stored by a shared cache. */
 export const NO_STORE = { 'cache-control': 'no-store' } as const;
+
+/**
+ * The token of an emailed link's page (`?token=`, 64 hex digits), or null for anything else. The token is in the
+ * page's address, so the page sends no Referer at all.
+ */
+export function emailLinkToken(c: Context<DashboardEnv>): string | null {
+  c.header('Referrer-Policy', 'no-referrer');
+  const token = c.req.query('token') ?? '';
+  return /^[0-9a-f]{64}$/.test(token) ? token : null;
+}

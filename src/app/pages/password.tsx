@@ -4,7 +4,7 @@ import { deliveryRoute } from '../../services/email';
 import { INVALID_RESET_LINK, resetLinkFor } from '../password-changes';
 import { isTwoFactorEnabled } from '../two-factor';
 import { CardPage, Field, OutcomePage } from './layout';
-import { sitePage } from './page';
+import { emailLinkToken, sitePage } from './page';
 
 /** What the forgot-password page says of where its link goes: the installation's, the same for every address. */
 const WhereLinksGo: FC<{ emailed: Delivery['sent'] }> = ({ emailed }) =>
@@ -87,10 +87,9 @@ const ResetPasswordPage: FC<ResetProps> = (props) =>
 export const resetPasswordPage = sitePage({
   path: '/reset-password',
   load: async (c): Promise<ResetProps> => {
-    c.header('Referrer-Policy', 'no-referrer');
-    const token = c.req.query('token') ?? '';
-    const link = /^[0-9a-f]{64}$/.test(token) ? await resetLinkFor(c.env.DB, token) : null;
-    return link ? { token, email: link.email, twoFactor: await isTwoFactorEnabled(c.env.DB, link.userId) } : { refused: INVALID_RESET_LINK };
+    const token = emailLinkToken(c);
+    const link = token ? await resetLinkFor(c.env.DB, token) : null;
+    return token && link ? { token, email: link.email, twoFactor: await isTwoFactorEnabled(c.env.DB, link.userId) } : { refused: INVALID_RESET_LINK };
   },
   view: ResetPasswordPage,
   status: (props) => ('refused' in props ? 404 : 200),

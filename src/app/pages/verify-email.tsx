@@ -1,7 +1,7 @@
 import type { FC } from 'hono/jsx';
 import { confirmationLinkFor, INVALID_CONFIRMATION_LINK } from '../email-verification';
-import { CardPage, OutcomePage } from './layout';
-import { sitePage } from './page';
+import { EmailLinkCard, OutcomePage } from './layout';
+import { emailLinkToken, sitePage } from './page';
 
 type Props = { asked: { token: string; email: string } } | { confirmed: true } | { refused: string };
 
@@ -11,19 +11,18 @@ type Props = { asked: { token: string; email: string } } | { confirmed: true } |
  */
 export const VerifyEmailPage: FC<Props> = (props) =>
   'asked' in props ? (
-    <CardPage title="Confirm your email address">
-      <div class="card">
-        <h1>Confirm your email address</h1>
-        <p class="lede">
+    <EmailLinkCard
+      title="Confirm your email address"
+      lede={
+        <>
           Confirm that <strong>{props.asked.email}</strong> is yours: the free trial waits for it.
-        </p>
-        <form class="stack" data-api="/api/auth/email-confirmation" data-then="go:/verify-email?confirmed=1" novalidate>
-          <p class="form-error" role="alert"></p>
-          <input type="hidden" name="token" value={props.asked.token} />
-          <button type="submit">Confirm {props.asked.email}</button>
-        </form>
-      </div>
-    </CardPage>
+        </>
+      }
+      api="/api/auth/email-confirmation"
+      then="/verify-email?confirmed=1"
+      token={props.asked.token}
+      button={`Confirm ${props.asked.email}`}
+    />
   ) : 'confirmed' in props ? (
     <OutcomePage title="Email address confirmed" heading="Email address confirmed" lede="Your email address is confirmed: the free trial can now be started from the dashboard." />
   ) : (
@@ -34,11 +33,9 @@ export const verifyEmailPage = sitePage({
   path: '/verify-email',
   load: async (c): Promise<Props> => {
     if (c.req.query('confirmed') === '1') return { confirmed: true };
-    // The token is in this page's address: it sends no Referer.
-    c.header('Referrer-Policy', 'no-referrer');
-    const token = c.req.query('token') ?? '';
-    const link = /^[0-9a-f]{64}$/.test(token) ? await confirmationLinkFor(c.env.DB, token) : null;
-    return link ? { asked: { token, email: link.email } } : { refused: INVALID_CONFIRMATION_LINK };
+    const token = emailLinkToken(c);
+    const link = token ? await confirmationLinkFor(c.env.DB, token) : null;
+    return token && link ? { asked: { token, email: link.email } } : { refused: INVALID_CONFIRMATION_LINK };
   },
   view: VerifyEmailPage,
   status: (props) => ('refused' in props ? 404 : 200),
