@@ -570,3 +570,5 @@ CREATE TABLE stripe_payments (
 CREATE INDEX stripe_payments_by_time ON stripe_payments (created_at);
 
 CREATE INDEX agents_stopped ON agents (stopped_at) WHERE status = 'stopped';
+
+CREATE INDEX webhook_endpoints_replaced_secret ON webhook_endpoints (previous_secret_expires_at) WHERE previous_secret_expires_at IS NOT NULL;

@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret: a new one, answered this once
-         * @description The replaced secret keeps signing deliveries beside the new one for 24 hours (two space-separated signatures in webhook-signature, either of which a Standard Webhooks verifier accepts), so receivers move over without missing one; rotating again drops it at once. Pending retries are kept. Needs a key made by an owner or admin of the organization (403 otherwise).
+         * @description The replaced secret keeps signing deliveries beside the new one for 24 hours (two space-separated signatures in webhook-signature, either of which a Standard Webhooks verifier accepts), so receivers move over without missing one; rotating again drops it at once, so a client that lost this answer should read previousSecretExpiresAt before retrying: a retry ends the secret its receiver still uses. Pending retries are kept. 409 when another rotation landed meanwhile. Needs a key made by an owner or admin of the organization (403 otherwise).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;

@@ -24,7 +24,7 @@ import { announceKey } from '../src/services/webhooks/announce';
 import { call, companyByDomain, credit, eventually, json, ops, provision, type Provisioned } from './support/api';
 import { handToConsumer, keptNightly } from './support/nightly';
 import type { NightlyMessage } from '../src/core/protocols/nightly';
-import { signUp } from './support/dashboard';
+import { join, signUp } from './support/dashboard';
 import { objectRowsReadWhile, rowsReadBy } from './support/rows-read';
 import { startAMinute } from './support/held-minute';
 
@@ -231,6 +231,13 @@ describe('/v1/webhook-endpoints', () => {
     const after = await ping();
     expect([signedBy(first, after), signedBy(second, after)]).toEqual([false, true]);
     expect((await json(await hooks(account.key, 'GET', `/${id}`))).data.previousSecretExpiresAt).toBeNull();
+    // The nightly run forgets it: no sealed copy of a secret with no use left stays at rest.
+    const sealed = () => env.DB.prepare('SELECT previous_secret_ciphertext AS previous FROM webhook_endpoints WHERE id = ?').bind(id).first<{ previous: string | null }>();
+    expect((await sealed())!.previous).toEqual(expect.any(String));
+    const context = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: clock.now(), cron: '5 0 * * *' }), keptNightly().bindings, context);
+    await waitOnExecutionContext(context);
+    expect((await sealed())!.previous).toBeNull();
     clock.now = realNow;
 
     // Rotating again at once (a leaked secret) drops the one before it: only the two newest sign.
@@ -719,6 +726,9 @@ describe('the dashboard Webhooks page and its API', () => {
     expect(after).toContain('the replaced secret signs too until');
     expect(after).not.toContain(rotated.body.data.secret);
     expect((await (await stranger()).json('POST', `/api/workspaces/${owner.workspaceId}/webhook-endpoints/${created.body.data.id}/rotate-secret`)).status).toBe(404);
+    const member = await signUp();
+    await join(member, owner.organizationId, 'member');
+    expect((await member.json('POST', `${base}/${created.body.data.id}/rotate-secret`)).status).toBe(403);
 
     const deliveriesAnswer = await owner.json('GET', `${base}/${created.body.data.id}/deliveries`);
     expect(deliveriesAnswer.body.data.deliveries.map((delivery: { id: string }) => delivery.id)).toEqual([tested.body.data.id]);

@@ -9,6 +9,7 @@ import { pruneUsage } from '../services/usage-retention';
 import { finishDeletedWorkspaces } from '../services/workspace-deletion';
 import { hashPlainTrialInboxes } from '../services/trial-inboxes';
 import { announceDailyUsage, sendDailyUsagePage, startDailyUsage } from '../services/webhooks/daily-usage';
+import { forgetReplacedSecrets } from '../services/webhooks/endpoints';
 
 /** Each prune, run within one budget of statements (PruningBudget). */
 const PRUNES: Record<PruneName, (env: Env, budget: PruningBudget) => Promise<unknown>> = {
@@ -28,7 +29,8 @@ const LAST_RETRY_SECONDS = 60 * 60;
  * clients, invitations…) past their retention pruned, each prune that spends its budget carried on by a message
  * to the queue until one ends with statements to spare; data jobs whose runs died, errored or cannot be found ended;
  * deleted workspaces whose sweep was cut short finished (services/workspace-deletion.ts); trial inboxes kept as
- * addresses rewritten as digests (services/trial-inboxes.ts).
+ * addresses rewritten as digests (services/trial-inboxes.ts); webhook secrets replaced by a rotation forgotten once they
+ * no longer sign.
  * So no invocation's work grows with the number of workspaces, nor with what a night has to delete.
  */
 export async function nightly(env: Env): Promise<void> {
@@ -47,6 +49,9 @@ export async function nightly(env: Env): Promise<void> {
     hashPlainTrialInboxes(env.DB).catch((error: unknown) => {
       // Tried again the next night; its failing must not cut the rest of tonight's work short.
       console.error(JSON.stringify({ level: 'error', note: 'trial inboxes not rewritten tonight', error: String(error) }));
+    }),
+    forgetReplacedSecrets(env.DB).catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'error', note: 'replaced webhook secrets not forgotten tonight', error: String(error) }));
     }),
   ]);
 }

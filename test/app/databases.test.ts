@@ -37,7 +37,7 @@ describe('the databases page and its API in the dashboard', () => {
     expect((await stranger.json('POST', `${base}/query`, { databaseId: id, sql: 'SELECT * FROM notes' })).status).toBe(404);
   });
 
-  it(`takes ${QUERIES_PER_PERSON.limit} statements a minute from one person's query box, then 429 until the minute is over`, async () => {
+  it(`takes ${QUERIES_PER_PERSON.limit} queries a minute from one person's query box, then 429 until the minute is over`, async () => {
     const person = await signUp();
     expect((await person.json('POST', `/api/organizations/${person.organizationId}/trial`)).status).toBe(201);
     const base = `/api/workspaces/${person.workspaceId}/databases`;

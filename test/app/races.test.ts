@@ -6,7 +6,7 @@ import { createConnection, recheckConnection } from '../../src/services/connecti
 import { CONNECTABLE_VENDORS } from '../../src/services/connections-vendors';
 import { createDatabase } from '../../src/services/databases';
 import { termsOf } from '../../src/services/plan-caps';
-import { createEndpoint, updateEndpoint } from '../../src/services/webhooks/endpoints';
+import { createEndpoint, deliveryTarget, rotateSecret, updateEndpoint } from '../../src/services/webhooks/endpoints';
 import { FAKE_RECEIVER } from '../fakes/webhook-receiver';
 import { ops, provision } from '../support/api';
 import { signUp } from '../support/dashboard';
@@ -146,6 +146,23 @@ describe('a change whose row was deleted while it was being made answers 404, no
     const endpoint = await createEndpoint(env as never, account.workspaceId, { url: `${FAKE_RECEIVER}/ok/${crypto.randomUUID()}`, events: ['key.created'] });
     const db = deletedBefore('UPDATE webhook_endpoints SET', env.DB.prepare('DELETE FROM webhook_endpoints WHERE id = ?').bind(endpoint.id));
     expect(await refusal(updateEndpoint({ ...env, DB: db } as never, account.workspaceId, endpoint.id, { events: ['key.revoked'] }))).toEqual({ status: 404, code: 'NOT_FOUND' });
+  });
+
+  it("a webhook endpoint's rotation another rotation lands in the middle of: 409, and the other's secret is the one that signs", async () => {
+    const account = await provision();
+    const endpoint = await createEndpoint(env as never, account.workspaceId, { url: `${FAKE_RECEIVER}/ok/${crypto.randomUUID()}`, events: ['key.created'] });
+    let rival: string | undefined;
+    const db = interceptedDb(
+      (query) => query.startsWith('UPDATE webhook_endpoints SET secret_ciphertext'),
+      (bound) => ({
+        run: async () => {
+          rival = (await rotateSecret(env as never, account.workspaceId, endpoint.id)).secret;
+          return bound.run();
+        },
+      }),
+    );
+    expect(await refusal(rotateSecret({ ...env, DB: db } as never, account.workspaceId, endpoint.id))).toEqual({ status: 409, code: 'CONFLICT' });
+    expect((await deliveryTarget(env as never, endpoint.id))!.secrets).toEqual([rival, endpoint.secret]);
   });
 
   it('a connection checked again (its vendor was being asked)', async () => {

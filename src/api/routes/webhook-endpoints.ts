@@ -115,7 +115,7 @@ const routes = {
     path: '/v1/webhook-endpoints/{id}/rotate-secret',
     tags: TAGS,
     summary: 'Rotate the signing secret: a new one, answered this once',
-    description: 'The replaced secret keeps signing deliveries beside the new one for 24 hours (two space-separated signatures in webhook-signature, either of which a Standard Webhooks verifier accepts), so receivers move over without missing one; rotating again drops it at once. Pending retries are kept. Needs a key made by an owner or admin of the organization (403 otherwise).',
+    description: 'The replaced secret keeps signing deliveries beside the new one for 24 hours (two space-separated signatures in webhook-signature, either of which a Standard Webhooks verifier accepts), so receivers move over without missing one; rotating again drops it at once, so a client that lost this answer should read previousSecretExpiresAt before retrying: a retry ends the secret its receiver still uses. Pending retries are kept. 409 when another rotation landed meanwhile. Needs a key made by an owner or admin of the organization (403 otherwise).',
     operationId: 'rotateWebhookSecret',
     request: { params: idParam },
     responses: { 200: jsonContent(successEnvelope(WebhookEndpointWithSecret), 'The endpoint and its new secret.', example({ ...ENDPOINT_EXAMPLE, previousSecretExpiresAt: '2026-12-02T10:00:00.000Z', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' })), ...errorResponses(400, 401, 403, 404, 409) },

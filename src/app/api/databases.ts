@@ -11,10 +11,11 @@ import { jsonBody, workspaceIdParam } from './schemas';
 const databaseId = z.string().regex(/^db_[0-9a-f]{24}$/, 'Choose a database.');
 
 /**
- * The query box is for a person typing: a minute's sixty statements is more than anyone types, and a loop in a
- * browser's console beyond that is a program, which /v1/db serves through the workspace's window with a key.
+ * The query box is for a person typing: sixty runs a minute is more than anyone types, and a loop in a browser's
+ * console beyond that is a program, which /v1/db serves through the workspace's window with a key. A run is one
+ * request, whatever statements its SQL holds (each bounded as on /v1/db).
  */
-export const QUERIES_PER_PERSON: ThrottleRule = { limit: 60, windowMs: 60_000, what: 'statements from the query box (60 a minute; a program uses /v1/db with a key)' };
+export const QUERIES_PER_PERSON: ThrottleRule = { limit: 60, windowMs: 60_000, what: 'queries from the query box (60 a minute; a program uses /v1/db with a key)' };
 
 const DashboardQuery = z.strictObject({ databaseId, ...DatabaseQuery.shape }).openapi('DashboardDatabaseQuery');
 

@@ -61,7 +61,11 @@ export const WebhooksPage: FC<WebhooksPageProps> = (props) => {
                   type="button"
                   class="secondary small"
                   data-api={`${base}/${endpoint.id}/rotate-secret`}
-                  data-confirm={`Make a new signing secret for ${endpoint.url}? The current one keeps signing beside it for 24 hours, while you move your receiver to the new one.`}
+                  data-confirm={
+                    endpoint.previousSecretExpiresAt
+                      ? `Make a new signing secret for ${endpoint.url}? The secret replaced last, which still signs until ${endpoint.previousSecretExpiresAt.slice(0, 16).replace('T', ' ')} UTC, stops at once: only the current one and the new one will sign, for 24 hours. Do this when that secret leaked.`
+                      : `Make a new signing secret for ${endpoint.url}? The current one keeps signing beside it for 24 hours, while you move your receiver to the new one.`
+                  }
                   data-confirm-label="Rotate secret"
                   data-then="secret"
                   data-secret-field="secret"

@@ -211,6 +211,18 @@ export async function rotateSecret(env: Env, workspaceId: string, id: string): P
 }
 
 /**
+ * Forgets the replaced secrets that no longer sign (the nightly run): sealed as they are, they are still secret
+ * material with no use left. Answers how many. The expiry as a bound, through the partial index (migrations/0058).
+ */
+export async function forgetReplacedSecrets(db: D1Database, now = clock.now()): Promise<number> {
+  const forgotten = await db
+    .prepare('UPDATE webhook_endpoints SET previous_secret_ciphertext = NULL, previous_secret_expires_at = NULL WHERE previous_secret_expires_at IS NOT NULL AND previous_secret_expires_at <= ?')
+    .bind(now)
+    .run();
+  return forgotten.meta.changes;
+}
+
+/**
  * Where and how a delivery goes right now (a PATCHed URL applies to pending retries too): its URL and the secrets that
  * sign it, the current one first, then the one a rotation replaced while it is kept. Null once deleted.
  */
