@@ -193,7 +193,9 @@ export async function redeployAgent(env: Env, agent: AgentRecord, by: string | n
   }
   if (updated.meta.changes !== 1) {
     const now = await findAgent(env.DB, agent.id);
-    if (now?.status === 'deployed') throw ApiError.conflict(`Agent ${agent.id} was deployed again meanwhile.`);
+    // Gone meanwhile: the nightly run deletes agents stopped 13 months back (record-retention.ts).
+    if (!now) throw ApiError.notFound(`No agent ${agent.id}.`);
+    if (now.status === 'deployed') throw ApiError.conflict(`Agent ${agent.id} was deployed again meanwhile.`);
     return refuseAgentsCap(env.DB, terms, agent.organizationId);
   }
   return withNewKey(env, agent.id, by, async () => {

@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { invite } from '../../src/app/invitations';
 import { ApiError } from '../../src/core/errors';
+import { findAgent, redeployAgent } from '../../src/services/agents';
 import { createConnection, recheckConnection } from '../../src/services/connections';
 import { CONNECTABLE_VENDORS } from '../../src/services/connections-vendors';
 import { createDatabase } from '../../src/services/databases';
@@ -163,6 +164,17 @@ describe('a change whose row was deleted while it was being made answers 404, no
     );
     expect(await refusal(rotateSecret({ ...env, DB: db } as never, account.workspaceId, endpoint.id))).toEqual({ status: 409, code: 'CONFLICT' });
     expect((await deliveryTarget(env as never, endpoint.id))!.secrets).toEqual([rival, endpoint.secret]);
+  });
+
+  it('a stopped agent deployed again as the nightly run deletes it (stopped 13 months back)', async () => {
+    const account = await provision({ plan: 'payg' });
+    const id = `agt_${crypto.randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    await env.DB.prepare("INSERT INTO agents (id, organization_id, workspace_id, name, status, created_at, deployed_at, stopped_at) VALUES (?1, ?2, ?3, 'old', 'stopped', ?4, ?4, ?4)")
+      .bind(id, account.organizationId, account.workspaceId, '2025-01-01T00:00:00.000Z')
+      .run();
+    const agent = (await findAgent(env.DB, id))!;
+    const db = deletedBefore("UPDATE agents SET status = 'deployed'", env.DB.prepare('DELETE FROM agents WHERE id = ?').bind(id));
+    expect(await refusal(redeployAgent({ ...env, DB: db } as never, agent, null))).toEqual({ status: 404, code: 'NOT_FOUND' });
   });
 
   it('a connection checked again (its vendor was being asked)', async () => {
