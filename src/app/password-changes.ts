@@ -5,8 +5,7 @@ import { ApiError } from '../core/errors';
 import { linkWorks, newEmailLink } from './email-links';
 import { disableTwoFactor } from './two-factor';
 import { markEmailConfirmed, revokeKey } from '../services/accounts';
-import { findAgent, stopAgent } from '../services/agents';
-import { deleteEndpoint } from '../services/webhooks/endpoints';
+import { closeWaysOut } from '../services/workspace-deletion';
 import { clearAttempts, countAttempt, type ThrottleRule } from '../core/throttle';
 import { hashPassword } from './auth/passwords';
 import type { SessionUser } from './context';
@@ -174,15 +173,7 @@ async function undoWhatItSetUp(env: Env, userId: string): Promise<void> {
   )
     .bind(userId)
     .all<{ id: string }>();
-  for (const { id: workspaceId } of workspaces) {
-    const ids = async (sql: string) => (await env.DB.prepare(sql).bind(workspaceId).all<{ id: string }>()).results.map((row) => row.id);
-    for (const id of await ids('SELECT id FROM webhook_endpoints WHERE workspace_id = ?')) await deleteEndpoint(env, workspaceId, id);
-    for (const id of await ids("SELECT id FROM agents WHERE workspace_id = ? AND status = 'deployed'")) {
-      const agent = await findAgent(env.DB, id);
-      if (agent) await stopAgent(env, agent);
-    }
-    await env.DB.prepare('DELETE FROM connections WHERE workspace_id = ?').bind(workspaceId).run();
-  }
+  for (const { id } of workspaces) await closeWaysOut(env, id);
 }
 
 /**

@@ -57,30 +57,43 @@ export async function deleteEveryWorkspaceOf(env: Env, organizationId: string): 
  *   keys, and OAuth grants (whose calls carry the grant's id to the same gate), so no isolate's memory of a key is
  *   served again;
  * - unfinished data jobs are cancelled in one statement (items in flight finish, billed only if they succeed);
- * - agents are stopped, databases' data destroyed, webhook endpoints deleted with their waiting deliveries (each
- *   bounded by the plan's caps);
- * - keys and OAuth grants are marked revoked and the grants' tokens deleted; vendor connections (their encrypted
- *   secrets) and the workspace's MCP servers deleted.
+ * - its ways out closed (`closeWaysOut`: agents stopped, webhook endpoints and vendor connections deleted), and its
+ *   databases' data destroyed (each bounded by the plan's caps);
+ * - keys and OAuth grants are marked revoked and the grants' tokens deleted; the workspace's MCP servers deleted.
  */
 async function letGoOf(env: Env, workspaceId: string): Promise<void> {
   await gateOf(env, workspaceId).revokeAll();
   await cancelWorkspaceJobs(env, workspaceId);
-  const ids = async (sql: string) => (await env.DB.prepare(sql).bind(workspaceId).all<{ id: string }>()).results.map((row) => row.id);
-  for (const id of await ids("SELECT id FROM agents WHERE workspace_id = ? AND status = 'deployed'")) {
-    const agent = await findAgent(env.DB, id);
-    if (agent) await stopAgent(env, agent);
-  }
-  for (const id of await ids('SELECT id FROM workspace_databases WHERE workspace_id = ?')) await deleteDatabase(env, workspaceId, id);
-  for (const id of await ids('SELECT id FROM webhook_endpoints WHERE workspace_id = ?')) await deleteEndpoint(env, workspaceId, id);
+  await closeWaysOut(env, workspaceId);
+  for (const id of await idsIn(env, 'SELECT id FROM workspace_databases WHERE workspace_id = ?', workspaceId)) await deleteDatabase(env, workspaceId, id);
 
   const now = nowIso();
   await env.DB.batch([
     env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND revoked_at IS NULL').bind(now, workspaceId),
     env.DB.prepare("UPDATE oauth_grants SET revoked_at = ?, revoked_reason = 'workspace deleted' WHERE workspace_id = ? AND revoked_at IS NULL").bind(now, workspaceId),
     env.DB.prepare('DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE workspace_id = ?)').bind(workspaceId),
-    env.DB.prepare('DELETE FROM connections WHERE workspace_id = ?').bind(workspaceId),
     env.DB.prepare('DELETE FROM mcp_servers WHERE workspace_id = ?').bind(workspaceId),
   ]);
+}
+
+/**
+ * What carries a workspace's data outward, ended, each part safe to run again: its deployed agents stopped (their
+ * keys revoked), its webhook endpoints deleted with their waiting deliveries, its vendor connections (their
+ * encrypted secrets) deleted. A deleted workspace lets go of them (`letGoOf`); so does the reset of an account whose
+ * address was never confirmed, in the organizations it alone belongs to (app/password-changes.ts).
+ */
+export async function closeWaysOut(env: Env, workspaceId: string): Promise<void> {
+  for (const id of await idsIn(env, "SELECT id FROM agents WHERE workspace_id = ? AND status = 'deployed'", workspaceId)) {
+    const agent = await findAgent(env.DB, id);
+    if (agent) await stopAgent(env, agent);
+  }
+  for (const id of await idsIn(env, 'SELECT id FROM webhook_endpoints WHERE workspace_id = ?', workspaceId)) await deleteEndpoint(env, workspaceId, id);
+  await env.DB.prepare('DELETE FROM connections WHERE workspace_id = ?').bind(workspaceId).run();
+}
+
+/** The ids a query of one workspace answers. */
+async function idsIn(env: Env, sql: string, workspaceId: string): Promise<string[]> {
+  return (await env.DB.prepare(sql).bind(workspaceId).all<{ id: string }>()).results.map((row) => row.id);
 }
 
 /** What a deleted workspace may still hold when its sweep was cut short. */

@@ -61,8 +61,11 @@ interface EndpointRow {
 const COLUMNS = `id, workspace_id AS workspaceId, url, events, credits_low_threshold_cents AS creditsLowThresholdCents,
   created_at AS createdAt, updated_at AS updatedAt, previous_secret_expires_at AS previousSecretExpiresAt`;
 
+/** Whether the secret a rotation replaced still signs, by when it stops (epoch ms; null: none was replaced). */
+const stillSigns = (until: number | null): until is number => until !== null && until > clock.now();
+
 function record(row: EndpointRow): WebhookEndpoint {
-  const previousUntil = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > clock.now() ? new Date(row.previousSecretExpiresAt).toISOString() : null;
+  const previousUntil = stillSigns(row.previousSecretExpiresAt) ? new Date(row.previousSecretExpiresAt).toISOString() : null;
   return { ...row, events: JSON.parse(row.events) as EventType[], previousSecretExpiresAt: previousUntil };
 }
 
@@ -184,9 +187,7 @@ const sealedAs = (id: string, which: 'current' | 'previous') => (which === 'curr
  * drops the one before. Pending retries are kept, unlike a delete and create.
  */
 export async function rotateSecret(env: Env, workspaceId: string, id: string): Promise<WebhookEndpoint & { secret: string }> {
-  const row = await env.DB.prepare('SELECT secret_ciphertext AS ciphertext, updated_at AS updatedAt FROM webhook_endpoints WHERE id = ? AND workspace_id = ?')
-    .bind(id, workspaceId)
-    .first<{ ciphertext: string; updatedAt: string }>();
+  const row = await env.DB.prepare('SELECT secret_ciphertext AS ciphertext FROM webhook_endpoints WHERE id = ? AND workspace_id = ?').bind(id, workspaceId).first<{ ciphertext: string }>();
   if (!row) throw ApiError.notFound(`No webhook endpoint ${id} in this workspace.`);
   const replaced = await decryptKey(row.ciphertext, sealedAs(id, 'current'), env.KEY_ENCRYPTION_KEY);
   const secret = newSigningSecret();
@@ -234,7 +235,7 @@ export async function deliveryTarget(env: { DB: D1Database; KEY_ENCRYPTION_KEY: 
     .first<{ url: string; ciphertext: string; previous: string | null; previousUntil: number | null }>();
   if (!row) return null;
   const secrets = [await decryptKey(row.ciphertext, sealedAs(id, 'current'), env.KEY_ENCRYPTION_KEY)];
-  if (row.previous && row.previousUntil !== null && row.previousUntil > clock.now()) secrets.push(await decryptKey(row.previous, sealedAs(id, 'previous'), env.KEY_ENCRYPTION_KEY));
+  if (row.previous && stillSigns(row.previousUntil)) secrets.push(await decryptKey(row.previous, sealedAs(id, 'previous'), env.KEY_ENCRYPTION_KEY));
   return { url: row.url, secrets };
 }
 
