@@ -35,6 +35,8 @@ const KEY = /^sluice_live_[0-9a-f]{32}$/;
  * sidebar), side by side from 36rem (about 610 px without it), one under another below.
  */
 const WIDTHS = [1440, 1280, 1230, 1220, 1024, 961, 960, 900, 768, 620, 601, 600, 390];
+/** The workspace pages the main navigation offers, in its order: the layout tests lay out each one. */
+const WORKSPACE_PAGES = ['keys', 'mcp', 'servers', 'apps', 'vendor-accounts', 'agents', 'jobs', 'webhooks', 'usage', 'databases', 'members', 'activity', 'plans', 'settings'] as const;
 
 beforeAll(async () => {
   home = tempDir('dashboard');
@@ -401,48 +403,57 @@ describe('the dashboard in chromium', () => {
     await screenshot(page, 'plans');
   });
 
-  it('lays every page out within its cards at every width from a phone to a wide screen, with readable text and no serious accessibility violation, and signs out', async () => {
+  // Each page loaded once and narrowed step by step, as a tablet turned or a window dragged narrower would be,
+  // through both sides of each width where the shell or a table changes its layout. A test per page, each with
+  // the file's time limit: together they took 80-120 s of a loaded CI run, past one test's limit.
+  const layout = { api: '', endpointId: '' };
+  const checkPage = async (path: string) => {
     const { page } = tab;
-    const problems: string[] = [];
-    // Each page loaded once and narrowed step by step, as a tablet turned or a window dragged narrower would be,
-    // through both sides of each width where the shell or a table changes its layout.
-    const checkPage = async (path: string) => {
-      await page.setViewportSize({ width: 1280, height: 860 });
-      await page.goto(path);
-      problems.push(...(await accessibilityProblems(page)).map((problem) => `${path}: ${problem}`));
-      for (const width of WIDTHS) {
-        await page.setViewportSize({ width, height: width < 600 ? 844 : 860 });
-        problems.push(...(await layoutProblems(page)).map((problem) => `${path} at ${width} px: ${problem}`));
-        const name = path.split('/').pop();
-        if (width === 390) await screenshot(page, `${name}-phone`);
-        if (width === 768 || width === 1024) await screenshot(page, `${name}-${width}`);
-      }
-    };
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.goto(path);
+    const problems = (await accessibilityProblems(page)).map((problem) => `${path}: ${problem}`);
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: width < 600 ? 844 : 860 });
+      problems.push(...(await layoutProblems(page)).map((problem) => `${path} at ${width} px: ${problem}`));
+      const name = path.split('/').pop();
+      if (width === 390) await screenshot(page, `${name}-phone`);
+      if (width === 768 || width === 1024) await screenshot(page, `${name}-${width}`);
+    }
+    // Every form sent to the API shows the API's messages beside its fields, never the browser's bubble.
+    if ((await page.locator('form[data-api]:not([novalidate])').count()) > 0) problems.push(`${path}: a form sent to the API leaves its fields to the browser's bubble`);
+    return problems;
+  };
+
+  it('offers every workspace page this file lays out in its navigation, each list with a row', async () => {
+    const { page } = tab;
     // A row in each list the tests before left empty, so no table is laid out without one (a connected app
     // and a vendor account need an MCP client or a vendor this stack cannot stand in for).
-    const api = `/api/workspaces/${workspacePath.split('/').pop()}`;
+    layout.api = `/api/workspaces/${workspacePath.split('/').pop()}`;
     const made = async (path: string, data?: object) => {
-      const response = await page.request.post(`${api}/${path}`, { headers: { origin: appUrl }, data });
+      const response = await page.request.post(`${layout.api}/${path}`, { headers: { origin: appUrl }, data });
       expect(response.status(), path).toBeLessThan(300);
       return (await response.json()).data;
     };
     await made('databases', { name: 'leads' });
     await made('agents', { name: 'lead researcher', description: 'Finds companies every morning.' });
     await made('sandbox-keys', { name: 'CI dry run' });
-    const endpoint = await made('webhook-endpoints', { url: 'https://93.184.215.14/layout', events: ['key.created'] });
-    await made(`webhook-endpoints/${endpoint.id}/test`);
+    layout.endpointId = (await made('webhook-endpoints', { url: 'https://93.184.215.14/layout', events: ['key.created'] })).id;
+    await made(`webhook-endpoints/${layout.endpointId}/test`);
     await page.goto(`${workspacePath}/keys`);
-    // Every page the navigation offers, so a page added to it is checked too.
-    const paths = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').evaluateAll((links: HTMLAnchorElement[]) => links.map((link) => link.pathname));
-    expect(paths.length).toBeGreaterThanOrEqual(11);
-    for (const path of paths) {
-      await checkPage(path);
-      // Every form sent to the API shows the API's messages beside its fields, never the browser's bubble.
-      expect(await page.locator('form[data-api]:not([novalidate])').count()).toBe(0);
-    }
-    // The Webhooks test after this one starts from a workspace without an endpoint.
-    expect((await page.request.delete(`${api}/webhook-endpoints/${endpoint.id}`, { headers: { origin: appUrl } })).status()).toBe(200);
-    // A ?next= that a browser's URL parser turns into another origin (the tab is dropped: //evil.example) is not followed.
+    // Every page the navigation offers is laid out below, so a page added to it fails here until it is listed.
+    const offered = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').evaluateAll((links: HTMLAnchorElement[]) => links.map((link) => link.pathname.split('/').pop()));
+    expect(offered).toEqual([...WORKSPACE_PAGES]);
+  });
+
+  it.each(WORKSPACE_PAGES)('lays the %s page out within its cards at every width from a phone to a wide screen, with readable text and no serious accessibility violation', async (name) => {
+    expect(await checkPage(`${workspacePath}/${name}`)).toEqual([]);
+  });
+
+  it("signs out, and a ?next= that a browser's URL parser turns into another origin is not followed", async () => {
+    const { page } = tab;
+    // The Webhooks test after these starts from a workspace without an endpoint.
+    expect((await page.request.delete(`${layout.api}/webhook-endpoints/${layout.endpointId}`, { headers: { origin: appUrl } })).status()).toBe(200);
+    // The tab is dropped from %2F%09%2Fevil.example: //evil.example.
     await page.setViewportSize({ width: 1280, height: 860 });
     await page.goto(`${workspacePath}/keys?next=%2F%09%2Fevil.example`);
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -450,8 +461,10 @@ describe('the dashboard in chromium', () => {
     expect(new URL(page.url()).origin).toBe(appUrl);
     await page.goto(`${workspacePath}/keys`);
     expect(new URL(page.url()).pathname).toBe('/signin');
-    for (const path of ['/signin', '/signup', '/forgot-password']) await checkPage(path);
-    expect(problems).toEqual([]);
+  });
+
+  it.each(['/signin', '/signup', '/forgot-password'])('lays %s out, signed out, at every width with readable text and no serious accessibility violation', async (path) => {
+    expect(await checkPage(path)).toEqual([]);
   });
 
   it('logged no console error and threw no exception on any page', () => {
