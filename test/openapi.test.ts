@@ -20,6 +20,12 @@ function operationsOf(doc: any): [string, any][] {
   );
 }
 
+/** An operation's answer for a status, its $ref to components.responses followed. */
+function responseOf(doc: any, operation: any, status: string) {
+  const response = operation.responses[status];
+  return response?.$ref ? doc.components.responses[response.$ref.replace('#/components/responses/', '')] : response;
+}
+
 describe('the example of every operation', () => {
   it.each(OPERATIONS.map((operation) => [`${operation.platform}/${operation.name}`, operation] as const))('%s has one whose input and answer pass its own schemas', (key, operation) => {
     const example = exampleOf(operation);
@@ -54,14 +60,14 @@ describe('the documented headers', () => {
       for (const status of ['429', '503']) {
         if (!operation.responses[status]) continue;
         waits++;
-        expect(operation.responses[status].headers?.['Retry-After'], `${name} ${status}`).toEqual({ $ref: '#/components/headers/Retry-After' });
+        expect(responseOf(doc, operation, status).headers?.['Retry-After'], `${name} ${status}`).toEqual({ $ref: '#/components/headers/Retry-After' });
       }
     }
     expect(waits).toBeGreaterThanOrEqual(OPERATIONS.length * 2);
     for (const operation of OPERATIONS) {
       const documented = doc.paths[operation.paths[0]][operation.method.toLowerCase()];
       for (const status of ['200', '429']) {
-        expect(Object.keys(documented.responses[status].headers ?? {}), `${operation.name} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+        expect(Object.keys(responseOf(doc, documented, status).headers ?? {}), `${operation.name} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
       }
     }
   });
@@ -79,11 +85,34 @@ describe('the documented headers', () => {
 });
 
 describe('the documented statuses', () => {
+  it('declare each error answer operations share once, under components.responses, and refer to it', async () => {
+    const doc = await document();
+    const inline = new Map<string, string[]>();
+    let referred = 0;
+    for (const [name, operation] of operationsOf(doc)) {
+      for (const [status, response] of Object.entries<any>(operation.responses)) {
+        if (Number(status) < 400) continue;
+        if (response.$ref) {
+          referred++;
+          expect(responseOf(doc, operation, status), `${name} ${status}: ${response.$ref}`).toMatchObject({ description: expect.any(String) });
+          continue;
+        }
+        const text = JSON.stringify(response);
+        inline.set(text, [...(inline.get(text) ?? []), `${name} ${status}`]);
+      }
+    }
+    expect([...inline.values()].filter((operations) => operations.length > 1)).toEqual([]);
+    expect(referred).toBeGreaterThan(OPERATIONS.length * 5);
+    // One 429 for the metered operations, with the window's headers beside Retry-After, and one for the others.
+    expect(doc.components.responses.RateLimitedMetered.headers).toEqual(expect.objectContaining({ 'Retry-After': expect.anything(), 'RateLimit-Limit': expect.anything() }));
+    expect(Object.keys(doc.components.responses.RateLimited.headers)).toEqual(['Retry-After']);
+  });
+
   it('name 404 on every operation: an upstream 4xx passes through with its status, and a generated client types only the declared ones', async () => {
     const doc = await document();
     for (const operation of OPERATIONS) {
       const documented = doc.paths[operation.paths[0]][operation.method.toLowerCase()];
-      expect(documented.responses['404']?.content['application/json'].schema, `${operation.platform}/${operation.name}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+      expect(responseOf(doc, documented, '404')?.content['application/json'].schema, `${operation.platform}/${operation.name}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
     }
   });
 });

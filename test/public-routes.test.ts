@@ -85,7 +85,7 @@ describe('GET /openapi.json', () => {
       for (const [method, operation] of Object.entries<any>(item)) {
         const errorRefs = Object.entries<any>(operation.responses)
           .filter(([status]) => Number(status) >= 400)
-          .map(([, response]) => response.content['application/json'].schema.$ref);
+          .map(([, response]) => (response.$ref ? document.components.responses[response.$ref.replace('#/components/responses/', '')] : response).content['application/json'].schema.$ref);
         expect(errorRefs.length, `${method} ${path}`).toBeGreaterThan(0);
         for (const ref of errorRefs) expect(ref).toBe('#/components/schemas/ErrorEnvelope');
       }
