@@ -2,7 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyStore, KEPT_BYTES_PER_WORKSPACE } from '../../durable-objects/idempotency-store';
-import { FIRST_RETRY_MS } from '../../durable-objects/lease-book';
+import { FIRST_RETRY_MS, PARKED_RETRY_MS } from '../../durable-objects/lease-book';
 import { OrgWallet } from '../../durable-objects/org-wallet';
 import { losingSettleAnswers } from '../support/lost-answers';
 import { objectRowsReadWhile } from '../support/rows-read';
@@ -382,6 +382,10 @@ describe('Idempotency-Key on metered calls', () => {
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
 
     unreachable?.mockRestore();
+    // Past the gate's wait before it sends its refused message again (at most PARKED_RETRY_MS): the gate's alarm
+    // may try the unreachable wallet once more after the retry above, and on the clock held still the message then
+    // waits past every report here (a CI run of 2026-12-02; running the alarm just before this line fails it).
+    vi.spyOn(clock, 'now').mockReturnValue(clock.now() + PARKED_RETRY_MS);
     await reportAll(account);
     expect(await charges(account.organizationId)).toBe(2);
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(98);
