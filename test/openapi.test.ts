@@ -7,6 +7,7 @@ import { OPERATIONS } from '../src/operations';
 import { mcpToolName } from '../src/core/operation';
 import { call, json } from './support/api';
 import { dashboard } from './support/dashboard';
+import { followed } from './support/openapi';
 
 const document = async (settings: Partial<typeof env> = {}, app = buildApiApp()) =>
   json(await app.fetch(new Request('http://sluice.test/openapi.json'), { ...env, ...settings }, createExecutionContext()));
@@ -18,12 +19,6 @@ function operationsOf(doc: any): [string, any][] {
       .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
       .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, any]),
   );
-}
-
-/** An operation's answer for a status, its $ref to components.responses followed. */
-function responseOf(doc: any, operation: any, status: string) {
-  const response = operation.responses[status];
-  return response?.$ref ? doc.components.responses[response.$ref.replace('#/components/responses/', '')] : response;
 }
 
 describe('the example of every operation', () => {
@@ -44,7 +39,7 @@ describe('the example of every operation', () => {
       expect(Object.values<any>(ok)[0].example, `${name} answer`).toBeDefined();
       if (operation.requestBody) expect(operation.requestBody.content['application/json'].example, `${name} body`).toBeDefined();
       for (const reference of operation.parameters ?? []) {
-        const parameter = reference.$ref ? doc.components.parameters[reference.$ref.split('/').pop()] : reference;
+        const parameter = followed(doc, reference);
         expect(parameter.schema.example ?? parameter.example, `${name} ${parameter.name}`).toBeDefined();
       }
     }
@@ -60,14 +55,14 @@ describe('the documented headers', () => {
       for (const status of ['429', '503']) {
         if (!operation.responses[status]) continue;
         waits++;
-        expect(responseOf(doc, operation, status).headers?.['Retry-After'], `${name} ${status}`).toEqual({ $ref: '#/components/headers/Retry-After' });
+        expect(followed(doc, operation.responses[status]).headers?.['Retry-After'], `${name} ${status}`).toEqual({ $ref: '#/components/headers/Retry-After' });
       }
     }
     expect(waits).toBeGreaterThanOrEqual(OPERATIONS.length * 2);
     for (const operation of OPERATIONS) {
       const documented = doc.paths[operation.paths[0]][operation.method.toLowerCase()];
       for (const status of ['200', '429']) {
-        expect(Object.keys(responseOf(doc, documented, status).headers ?? {}), `${operation.name} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+        expect(Object.keys(followed(doc, documented.responses[status]).headers ?? {}), `${operation.name} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
       }
     }
   });
@@ -98,7 +93,7 @@ describe('the documented statuses', () => {
         if (Number(status) < 400) continue;
         if (response.$ref) {
           referred++;
-          expect(responseOf(doc, operation, status), `${name} ${status}: ${response.$ref}`).toMatchObject({ description: expect.any(String) });
+          expect(followed(doc, operation.responses[status]), `${name} ${status}: ${response.$ref}`).toMatchObject({ description: expect.any(String) });
           continue;
         }
         const text = JSON.stringify(response);
@@ -116,7 +111,7 @@ describe('the documented statuses', () => {
     const doc = await document();
     for (const operation of OPERATIONS) {
       const documented = doc.paths[operation.paths[0]][operation.method.toLowerCase()];
-      expect(responseOf(doc, documented, '404')?.content['application/json'].schema, `${operation.platform}/${operation.name}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+      expect(followed(doc, documented.responses['404'])?.content['application/json'].schema, `${operation.platform}/${operation.name}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
     }
   });
 });
@@ -213,10 +208,7 @@ describe.each([
 ])('%s', (_, load) => {
   it('resolves every $ref inside itself', async () => {
     const doc = await load();
-    const unresolved = refsOf(doc).filter(([, ref]) => {
-      const target = ref.slice(2).split('/').reduce<any>((node, name) => node?.[name.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
-      return !ref.startsWith('#/') || target === undefined;
-    });
+    const unresolved = refsOf(doc).filter(([, ref]) => followed(doc, { $ref: ref }) === undefined);
     expect(unresolved).toEqual([]);
     expect(refsOf(doc).length).toBeGreaterThan(0);
   });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/operations';
 import { call, json } from './support/api';
 import { dashboard } from './support/dashboard';
+import { followed } from './support/openapi';
 
 describe('GET /v1/platforms', () => {
   it('lists every operation of the registry with its per-call price', async () => {
@@ -85,7 +86,7 @@ describe('GET /openapi.json', () => {
       for (const [method, operation] of Object.entries<any>(item)) {
         const errorRefs = Object.entries<any>(operation.responses)
           .filter(([status]) => Number(status) >= 400)
-          .map(([, response]) => (response.$ref ? document.components.responses[response.$ref.replace('#/components/responses/', '')] : response).content['application/json'].schema.$ref);
+          .map(([, response]) => followed(document, response).content['application/json'].schema.$ref);
         expect(errorRefs.length, `${method} ${path}`).toBeGreaterThan(0);
         for (const ref of errorRefs) expect(ref).toBe('#/components/schemas/ErrorEnvelope');
       }
