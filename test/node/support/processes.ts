@@ -16,15 +16,35 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `sluice-${prefix}-`));
 }
 
-/** A port nobody listens on right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/**
+ * A port nobody listens on now, and that nobody else will be handed before the stack binds it, seconds later
+ * (after its bundling and migrations). The OS's own pick (a listen on port 0) comes from the ephemeral range,
+ * the same range every outgoing connection's local port comes from: on a busy run another process's
+ * connection took such a port in that gap, and `npm start` failed on "Address already in use". So the ports
+ * come from below that range (32768 and up on Linux), each vitest worker from its own block of them (vitest's
+ * own process, where the shared stack starts, from the first), and each is checked by binding it first.
+ */
+const BLOCK = 1_500;
+const FIRST_PORT = 20_000;
+const handedOut = new Set<number>();
+export async function freePort(): Promise<number> {
+  const worker = Number(process.env.VITEST_POOL_ID ?? 0);
+  const start = FIRST_PORT + (worker % 8) * BLOCK;
+  const offset = Math.floor(Math.random() * BLOCK);
+  for (let i = 0; i < BLOCK; i++) {
+    const port = start + ((offset + i) % BLOCK);
+    if (handedOut.has(port) || !(await bindable(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`No free port in ${start}-${start + BLOCK - 1}.`);
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolveBindable) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
+    server.once('error', () => resolveBindable(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveBindable(true)));
   });
 }
 
