@@ -4104,6 +4104,85 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The connection. */
+        GetConnectionOk: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
+                 *         "vendor": "hunter",
+                 *         "name": "Our Hunter account",
+                 *         "hint": "…4f2a",
+                 *         "status": "ok",
+                 *         "createdAt": "2026-11-24T09:00:00.000Z",
+                 *         "lastCheckedAt": "2026-11-24T09:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: components["schemas"]["Connection"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataWebScrapeOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "markdown": "# Acme Anvils\n\nThe sturdiest anvils since 1949.\n",
+                 *             "links": [
+                 *               "https://acme.example/anvils/classic",
+                 *               "https://acme.example/anvils/travel"
+                 *             ],
+                 *             "metadata": {
+                 *               "title": "Acme Anvils",
+                 *               "description": "The sturdiest anvils since 1949.",
+                 *               "language": "en",
+                 *               "sourceURL": "https://acme.example/",
+                 *               "url": "https://acme.example/",
+                 *               "statusCode": 200
+                 *             }
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description One element; result[0] holds the page in the requested formats and its metadata. */
+                        result: components["schemas"]["WebScrapedPage"][];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
         /** @description Upstream rejected the call */
         UpstreamRejectedMetered: {
             headers: {
@@ -4170,6 +4249,2047 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataWebSearchOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "web": [
+                 *               {
+                 *                 "url": "https://acme.example/guides/anvil-care",
+                 *                 "title": "Caring for your anvil",
+                 *                 "description": "Oil the face, keep the horn clean.",
+                 *                 "position": 1
+                 *               },
+                 *               {
+                 *                 "url": "https://forge.example/anvils",
+                 *                 "title": "Anvil maintenance basics",
+                 *                 "description": "What a smith checks every week.",
+                 *                 "position": 2
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description One element; result[0] holds the results by source. */
+                        result: components["schemas"]["WebSearchResults"][];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataWebMapOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "links": [
+                 *               {
+                 *                 "url": "https://acme.example/",
+                 *                 "title": "Acme Anvils"
+                 *               },
+                 *               {
+                 *                 "url": "https://acme.example/anvils/classic",
+                 *                 "title": "Classic anvil"
+                 *               },
+                 *               {
+                 *                 "url": "https://acme.example/anvils/travel"
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description One element; result[0] holds the URLs discovered. */
+                        result: components["schemas"]["WebSiteLinks"][];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoGoogleSearchOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "keyword": "running shoes",
+                 *             "check_url": "https://www.google.com/search?q=running+shoes&num=10&hl=en&gl=US",
+                 *             "se_results_count": 1240000000,
+                 *             "item_types": [
+                 *               "organic",
+                 *               "people_also_ask"
+                 *             ],
+                 *             "items_count": 2,
+                 *             "items": [
+                 *               {
+                 *                 "type": "organic",
+                 *                 "rank_group": 1,
+                 *                 "rank_absolute": 1,
+                 *                 "position": "left",
+                 *                 "title": "Running Shoes | Nike",
+                 *                 "url": "https://www.nike.com/w/running-shoes",
+                 *                 "domain": "www.nike.com",
+                 *                 "description": "Find running shoes for road, trail and track."
+                 *               },
+                 *               {
+                 *                 "type": "people_also_ask",
+                 *                 "rank_group": 1,
+                 *                 "rank_absolute": 2,
+                 *                 "position": "left",
+                 *                 "items": [
+                 *                   {
+                 *                     "type": "people_also_ask_element",
+                 *                     "title": "Which running shoes last longest?"
+                 *                   }
+                 *                 ]
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: organic listings (position, title, URL, snippet) and SERP features (featured snippets, people-also-ask, local pack). */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            keyword?: string;
+                            check_url?: string;
+                            se_results_count?: number;
+                            item_types?: string[];
+                            /** @description Organic listings and SERP features, in page order. */
+                            items?: {
+                                /** @description organic, featured_snippet, people_also_ask, local_pack, ... */
+                                type?: string;
+                                rank_group?: number;
+                                rank_absolute?: number;
+                                position?: string;
+                                title?: string;
+                                url?: string;
+                                domain?: string;
+                                /** @description The snippet. */
+                                description?: string;
+                                /** @description Entries of a SERP feature (questions, places, ...). */
+                                items?: {
+                                    [key: string]: unknown;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoKeywordIdeasOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 18230,
+                 *             "items_count": 2,
+                 *             "items": [
+                 *               {
+                 *                 "keyword": "running shoes",
+                 *                 "keyword_info": {
+                 *                   "search_volume": 201000,
+                 *                   "cpc": 1.42,
+                 *                   "competition": 1,
+                 *                   "competition_level": "HIGH",
+                 *                   "monthly_searches": [
+                 *                     {
+                 *                       "year": 2026,
+                 *                       "month": 10,
+                 *                       "search_volume": 201000
+                 *                     },
+                 *                     {
+                 *                       "year": 2026,
+                 *                       "month": 9,
+                 *                       "search_volume": 165000
+                 *                     }
+                 *                   ]
+                 *                 },
+                 *                 "keyword_properties": {
+                 *                   "keyword_difficulty": 78
+                 *                 }
+                 *               },
+                 *               {
+                 *                 "keyword": "trail running shoes",
+                 *                 "keyword_info": {
+                 *                   "search_volume": 60500,
+                 *                   "cpc": 1.05,
+                 *                   "competition": 1,
+                 *                   "competition_level": "HIGH",
+                 *                   "monthly_searches": [
+                 *                     {
+                 *                       "year": 2026,
+                 *                       "month": 10,
+                 *                       "search_volume": 201000
+                 *                     },
+                 *                     {
+                 *                       "year": 2026,
+                 *                       "month": 9,
+                 *                       "search_volume": 165000
+                 *                     }
+                 *                   ]
+                 *                 },
+                 *                 "keyword_properties": {
+                 *                   "keyword_difficulty": 61
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: keyword ideas with keyword_info (search volume, CPC, competition) and keyword_properties.keyword_difficulty. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Keyword ideas, by relevance unless order_by says otherwise. */
+                            items?: {
+                                keyword?: string;
+                                /** @description Search volume, CPC, competition and the monthly trend. */
+                                keyword_info?: {
+                                    search_volume?: number | null;
+                                    cpc?: number | null;
+                                    competition?: number | null;
+                                    competition_level?: string | null;
+                                    monthly_searches?: {
+                                        year?: number;
+                                        month?: number;
+                                        search_volume?: number | null;
+                                    }[] | null;
+                                };
+                                keyword_properties?: {
+                                    keyword_difficulty?: number | null;
+                                };
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoKeywordOverviewOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "keyword": "running shoes",
+                 *                 "keyword_info": {
+                 *                   "search_volume": 201000,
+                 *                   "cpc": 1.42,
+                 *                   "competition": 1,
+                 *                   "competition_level": "HIGH",
+                 *                   "monthly_searches": [
+                 *                     {
+                 *                       "year": 2026,
+                 *                       "month": 10,
+                 *                       "search_volume": 201000
+                 *                     },
+                 *                     {
+                 *                       "year": 2026,
+                 *                       "month": 9,
+                 *                       "search_volume": 165000
+                 *                     }
+                 *                   ]
+                 *                 },
+                 *                 "keyword_properties": {
+                 *                   "keyword_difficulty": 78
+                 *                 },
+                 *                 "serp_info": {
+                 *                   "serp_item_types": [
+                 *                     "organic",
+                 *                     "shopping"
+                 *                   ],
+                 *                   "se_results_count": 1240000000
+                 *                 },
+                 *                 "search_intent_info": {
+                 *                   "main_intent": "commercial"
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: per-keyword volume, CPC, competition, difficulty, trend history (keyword_info.monthly_searches) and SERP characteristics. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description One row per keyword sent. */
+                            items?: {
+                                keyword?: string;
+                                /** @description Search volume, CPC, competition and the monthly trend. */
+                                keyword_info?: {
+                                    search_volume?: number | null;
+                                    cpc?: number | null;
+                                    competition?: number | null;
+                                    competition_level?: string | null;
+                                    monthly_searches?: {
+                                        year?: number;
+                                        month?: number;
+                                        search_volume?: number | null;
+                                    }[] | null;
+                                };
+                                keyword_properties?: {
+                                    keyword_difficulty?: number | null;
+                                };
+                                serp_info?: {
+                                    serp_item_types?: string[];
+                                    se_results_count?: number;
+                                };
+                                search_intent_info?: {
+                                    main_intent?: string;
+                                };
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoKeywordGapOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 48211,
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "keyword_data": {
+                 *                   "keyword": "running shoes",
+                 *                   "keyword_info": {
+                 *                     "search_volume": 201000,
+                 *                     "cpc": 1.42,
+                 *                     "competition": 1,
+                 *                     "competition_level": "HIGH",
+                 *                     "monthly_searches": [
+                 *                       {
+                 *                         "year": 2026,
+                 *                         "month": 10,
+                 *                         "search_volume": 201000
+                 *                       },
+                 *                       {
+                 *                         "year": 2026,
+                 *                         "month": 9,
+                 *                         "search_volume": 165000
+                 *                       }
+                 *                     ]
+                 *                   },
+                 *                   "keyword_properties": {
+                 *                     "keyword_difficulty": 78
+                 *                   }
+                 *                 },
+                 *                 "first_domain_serp_element": {
+                 *                   "type": "organic",
+                 *                   "rank_group": 1,
+                 *                   "rank_absolute": 1,
+                 *                   "url": "https://www.nike.com/w/running-shoes",
+                 *                   "domain": "www.nike.com"
+                 *                 },
+                 *                 "second_domain_serp_element": {
+                 *                   "type": "organic",
+                 *                   "rank_group": 4,
+                 *                   "rank_absolute": 5,
+                 *                   "url": "https://www.adidas.com/us/running-shoes",
+                 *                   "domain": "www.adidas.com"
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: keyword_data, first_domain_serp_element and second_domain_serp_element (rank_absolute, rank_group, url). */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Keywords both domains are measured on. */
+                            items?: {
+                                keyword_data?: {
+                                    keyword?: string;
+                                    /** @description Search volume, CPC, competition and the monthly trend. */
+                                    keyword_info?: {
+                                        search_volume?: number | null;
+                                        cpc?: number | null;
+                                        competition?: number | null;
+                                        competition_level?: string | null;
+                                        monthly_searches?: {
+                                            year?: number;
+                                            month?: number;
+                                            search_volume?: number | null;
+                                        }[] | null;
+                                    };
+                                    keyword_properties?: {
+                                        keyword_difficulty?: number | null;
+                                    };
+                                };
+                                /** @description target1's ranking; absent or null when it does not rank. */
+                                first_domain_serp_element?: {
+                                    type?: string;
+                                    rank_group?: number;
+                                    rank_absolute?: number;
+                                    url?: string;
+                                    domain?: string;
+                                    title?: string;
+                                    etv?: number;
+                                } | null;
+                                /** @description target2's ranking; absent or null when it does not rank. */
+                                second_domain_serp_element?: {
+                                    type?: string;
+                                    rank_group?: number;
+                                    rank_absolute?: number;
+                                    url?: string;
+                                    domain?: string;
+                                    title?: string;
+                                    etv?: number;
+                                } | null;
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoRankedKeywordsOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 1532077,
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "keyword_data": {
+                 *                   "keyword": "nike",
+                 *                   "keyword_info": {
+                 *                     "search_volume": 2740000,
+                 *                     "cpc": 1.42,
+                 *                     "competition": 1,
+                 *                     "competition_level": "HIGH",
+                 *                     "monthly_searches": [
+                 *                       {
+                 *                         "year": 2026,
+                 *                         "month": 10,
+                 *                         "search_volume": 201000
+                 *                       },
+                 *                       {
+                 *                         "year": 2026,
+                 *                         "month": 9,
+                 *                         "search_volume": 165000
+                 *                       }
+                 *                     ]
+                 *                   },
+                 *                   "keyword_properties": {
+                 *                     "keyword_difficulty": 91
+                 *                   }
+                 *                 },
+                 *                 "ranked_serp_element": {
+                 *                   "serp_item": {
+                 *                     "type": "organic",
+                 *                     "rank_group": 1,
+                 *                     "rank_absolute": 1,
+                 *                     "url": "https://www.nike.com/",
+                 *                     "domain": "www.nike.com",
+                 *                     "title": "Nike. Just Do It",
+                 *                     "etv": 2137200
+                 *                   }
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: keyword_data.keyword_info.search_volume, keyword_data.keyword_properties.keyword_difficulty, ranked_serp_element.serp_item.rank_absolute. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Keywords the target ranks for. */
+                            items?: {
+                                keyword_data?: {
+                                    keyword?: string;
+                                    /** @description Search volume, CPC, competition and the monthly trend. */
+                                    keyword_info?: {
+                                        search_volume?: number | null;
+                                        cpc?: number | null;
+                                        competition?: number | null;
+                                        competition_level?: string | null;
+                                        monthly_searches?: {
+                                            year?: number;
+                                            month?: number;
+                                            search_volume?: number | null;
+                                        }[] | null;
+                                    };
+                                    keyword_properties?: {
+                                        keyword_difficulty?: number | null;
+                                    };
+                                };
+                                ranked_serp_element?: {
+                                    serp_item?: {
+                                        type?: string;
+                                        rank_group?: number;
+                                        rank_absolute?: number;
+                                        url?: string;
+                                        domain?: string;
+                                        title?: string;
+                                        etv?: number;
+                                    };
+                                };
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoCompetitorsOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 9403,
+                 *             "items_count": 2,
+                 *             "items": [
+                 *               {
+                 *                 "domain": "nike.com",
+                 *                 "avg_position": 23.4,
+                 *                 "sum_position": 1243210,
+                 *                 "intersections": 53120,
+                 *                 "full_domain_metrics": {
+                 *                   "organic": {
+                 *                     "pos_1": 1210,
+                 *                     "pos_2_3": 2140,
+                 *                     "pos_4_10": 6650,
+                 *                     "pos_11_20": 9880,
+                 *                     "count": 53120,
+                 *                     "etv": 412877.4,
+                 *                     "estimated_paid_traffic_cost": 955311.2
+                 *                   }
+                 *                 }
+                 *               },
+                 *               {
+                 *                 "domain": "adidas.com",
+                 *                 "avg_position": 31.2,
+                 *                 "sum_position": 987320,
+                 *                 "intersections": 21877,
+                 *                 "full_domain_metrics": {
+                 *                   "organic": {
+                 *                     "pos_1": 1210,
+                 *                     "pos_2_3": 2140,
+                 *                     "pos_4_10": 6650,
+                 *                     "pos_11_20": 9880,
+                 *                     "count": 31650,
+                 *                     "etv": 201344.1,
+                 *                     "estimated_paid_traffic_cost": 955311.2
+                 *                   }
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: intersections, visibility and traffic estimates, metrics.organic.count; the first row is the target itself. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Competing domains; the first row is the target itself. */
+                            items?: {
+                                domain?: string;
+                                avg_position?: number;
+                                sum_position?: number;
+                                /** @description Keywords shared with the target. */
+                                intersections?: number;
+                                metrics?: {
+                                    organic?: {
+                                        pos_1?: number;
+                                        pos_2_3?: number;
+                                        pos_4_10?: number;
+                                        pos_11_20?: number;
+                                        pos_21_30?: number;
+                                        pos_31_40?: number;
+                                        pos_41_50?: number;
+                                        pos_51_60?: number;
+                                        pos_61_70?: number;
+                                        pos_71_80?: number;
+                                        pos_81_90?: number;
+                                        pos_91_100?: number;
+                                        /** @description Ranking keywords. */
+                                        count?: number;
+                                        /** @description Estimated monthly organic traffic. */
+                                        etv?: number;
+                                        /** @description What that traffic would cost in ads, USD. */
+                                        estimated_paid_traffic_cost?: number;
+                                    };
+                                    paid?: {
+                                        pos_1?: number;
+                                        pos_2_3?: number;
+                                        pos_4_10?: number;
+                                        pos_11_20?: number;
+                                        pos_21_30?: number;
+                                        pos_31_40?: number;
+                                        pos_41_50?: number;
+                                        pos_51_60?: number;
+                                        pos_61_70?: number;
+                                        pos_71_80?: number;
+                                        pos_81_90?: number;
+                                        pos_91_100?: number;
+                                        /** @description Ranking keywords. */
+                                        count?: number;
+                                        /** @description Estimated monthly organic traffic. */
+                                        etv?: number;
+                                        /** @description What that traffic would cost in ads, USD. */
+                                        estimated_paid_traffic_cost?: number;
+                                    };
+                                };
+                                full_domain_metrics?: {
+                                    organic?: {
+                                        pos_1?: number;
+                                        pos_2_3?: number;
+                                        pos_4_10?: number;
+                                        pos_11_20?: number;
+                                        pos_21_30?: number;
+                                        pos_31_40?: number;
+                                        pos_41_50?: number;
+                                        pos_51_60?: number;
+                                        pos_61_70?: number;
+                                        pos_71_80?: number;
+                                        pos_81_90?: number;
+                                        pos_91_100?: number;
+                                        /** @description Ranking keywords. */
+                                        count?: number;
+                                        /** @description Estimated monthly organic traffic. */
+                                        etv?: number;
+                                        /** @description What that traffic would cost in ads, USD. */
+                                        estimated_paid_traffic_cost?: number;
+                                    };
+                                    paid?: {
+                                        pos_1?: number;
+                                        pos_2_3?: number;
+                                        pos_4_10?: number;
+                                        pos_11_20?: number;
+                                        pos_21_30?: number;
+                                        pos_31_40?: number;
+                                        pos_41_50?: number;
+                                        pos_51_60?: number;
+                                        pos_61_70?: number;
+                                        pos_71_80?: number;
+                                        pos_81_90?: number;
+                                        pos_91_100?: number;
+                                        /** @description Ranking keywords. */
+                                        count?: number;
+                                        /** @description Estimated monthly organic traffic. */
+                                        etv?: number;
+                                        /** @description What that traffic would cost in ads, USD. */
+                                        estimated_paid_traffic_cost?: number;
+                                    };
+                                };
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoReferringDomainsOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 412,
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "type": "backlinks_referring_domain",
+                 *                 "domain": "forge.example",
+                 *                 "rank": 312,
+                 *                 "backlinks": 27,
+                 *                 "first_seen": "2024-03-18 09:12:44 +00:00",
+                 *                 "lost_date": null,
+                 *                 "backlinks_spam_score": 3,
+                 *                 "broken_backlinks": 0,
+                 *                 "referring_domains": 1,
+                 *                 "referring_pages": 14
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: one row per referring domain. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Referring domains: rank, backlinks, first_seen, lost_date (null while still linking) and backlinks_spam_score. */
+                            items?: {
+                                type?: string;
+                                domain?: string;
+                                rank?: number;
+                                backlinks?: number;
+                                first_seen?: string | null;
+                                lost_date?: string | null;
+                                backlinks_spam_score?: number;
+                                broken_backlinks?: number;
+                                referring_domains?: number;
+                                referring_pages?: number;
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoBacklinkGapOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 88,
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "domain_intersection": {
+                 *                   "1": {
+                 *                     "type": "backlinks_domain_intersection",
+                 *                     "target": "competitor-a.com",
+                 *                     "rank": 402,
+                 *                     "backlinks": 12,
+                 *                     "first_seen": "2025-01-04 11:00:00 +00:00",
+                 *                     "lost_date": null,
+                 *                     "backlinks_spam_score": 1
+                 *                   },
+                 *                   "2": {
+                 *                     "type": "backlinks_domain_intersection",
+                 *                     "target": "competitor-b.com",
+                 *                     "rank": 402,
+                 *                     "backlinks": 3,
+                 *                     "first_seen": "2025-06-21 17:30:00 +00:00",
+                 *                     "lost_date": null,
+                 *                     "backlinks_spam_score": 1
+                 *                   }
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items[].domain_intersection, keyed by target index. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Referring domains linking to the targets, by rank descending unless order_by says otherwise. */
+                            items?: {
+                                /** @description Keyed by the 1-based index of targets ("1", "2", ...); rank is the referring domain's own authority (0-1000). */
+                                domain_intersection?: {
+                                    [key: string]: {
+                                        type?: string;
+                                        target?: string;
+                                        rank?: number;
+                                        backlinks?: number;
+                                        first_seen?: string | null;
+                                        lost_date?: string | null;
+                                        backlinks_spam_score?: number;
+                                        broken_backlinks?: number;
+                                        referring_domains?: number;
+                                    };
+                                };
+                                summary?: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoBacklinksSummaryOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "target": "acme.example",
+                 *             "rank": 268,
+                 *             "backlinks": 15342,
+                 *             "backlinks_spam_score": 4,
+                 *             "referring_domains": 412,
+                 *             "referring_main_domains": 377,
+                 *             "broken_backlinks": 21,
+                 *             "broken_pages": 3,
+                 *             "first_seen": "2019-08-02 00:00:00 +00:00",
+                 *             "referring_links_tld": {
+                 *               "com": 9120,
+                 *               "org": 1204
+                 *             },
+                 *             "referring_links_types": {
+                 *               "anchor": 14801,
+                 *               "image": 541
+                 *             },
+                 *             "referring_links_attributes": {
+                 *               "nofollow": 2210
+                 *             }
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0] is the flat summary (no items array). */
+                        result: {
+                            target?: string;
+                            /** @description The target's own authority (not the per-referring-domain rank). */
+                            rank?: number;
+                            backlinks?: number;
+                            backlinks_spam_score?: number;
+                            referring_domains?: number;
+                            referring_main_domains?: number;
+                            broken_backlinks?: number;
+                            broken_pages?: number;
+                            first_seen?: string | null;
+                            /** @description TLD distribution of referring links. */
+                            referring_links_tld?: {
+                                [key: string]: number;
+                            };
+                            referring_links_types?: {
+                                [key: string]: number;
+                            };
+                            /** @description Link attributes (nofollow, ...), anchors in the full upstream answer. */
+                            referring_links_attributes?: {
+                                [key: string]: number;
+                            };
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoDomainOverviewOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "target": "nike.com",
+                 *             "total_count": 1,
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "se_type": "google",
+                 *                 "location_code": 2840,
+                 *                 "language_code": "en",
+                 *                 "metrics": {
+                 *                   "organic": {
+                 *                     "pos_1": 1210,
+                 *                     "pos_2_3": 2140,
+                 *                     "pos_4_10": 6650,
+                 *                     "pos_11_20": 9880,
+                 *                     "count": 53120,
+                 *                     "etv": 412877.4,
+                 *                     "estimated_paid_traffic_cost": 955311.2
+                 *                   }
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: domain rank metrics for the target. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            target?: string;
+                            /** @description Ranking keywords (metrics.organic.count), estimated traffic (etv) and its value, split by position buckets. */
+                            items?: {
+                                se_type?: string;
+                                location_code?: number;
+                                language_code?: string;
+                                metrics?: {
+                                    organic?: {
+                                        pos_1?: number;
+                                        pos_2_3?: number;
+                                        pos_4_10?: number;
+                                        pos_11_20?: number;
+                                        pos_21_30?: number;
+                                        pos_31_40?: number;
+                                        pos_41_50?: number;
+                                        pos_51_60?: number;
+                                        pos_61_70?: number;
+                                        pos_71_80?: number;
+                                        pos_81_90?: number;
+                                        pos_91_100?: number;
+                                        /** @description Ranking keywords. */
+                                        count?: number;
+                                        /** @description Estimated monthly organic traffic. */
+                                        etv?: number;
+                                        /** @description What that traffic would cost in ads, USD. */
+                                        estimated_paid_traffic_cost?: number;
+                                    };
+                                    paid?: {
+                                        pos_1?: number;
+                                        pos_2_3?: number;
+                                        pos_4_10?: number;
+                                        pos_11_20?: number;
+                                        pos_21_30?: number;
+                                        pos_31_40?: number;
+                                        pos_41_50?: number;
+                                        pos_51_60?: number;
+                                        pos_61_70?: number;
+                                        pos_71_80?: number;
+                                        pos_81_90?: number;
+                                        pos_91_100?: number;
+                                        /** @description Ranking keywords. */
+                                        count?: number;
+                                        /** @description Estimated monthly organic traffic. */
+                                        etv?: number;
+                                        /** @description What that traffic would cost in ads, USD. */
+                                        estimated_paid_traffic_cost?: number;
+                                    };
+                                };
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoTechSearchOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 1904223,
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "domain": "acme.example",
+                 *                 "title": "Acme Anvils",
+                 *                 "domain_rank": 268,
+                 *                 "last_visited": "2026-10-30 04:10:12 +00:00",
+                 *                 "country_iso_code": "US",
+                 *                 "language_code": "en",
+                 *                 "technologies": {
+                 *                   "content": {
+                 *                     "cms": [
+                 *                       "WordPress"
+                 *                     ]
+                 *                   }
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].items: domain, domain_rank, country_iso_code, last_visited. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Domains using every technology asked for. */
+                            items?: {
+                                domain?: string;
+                                title?: string;
+                                domain_rank?: number;
+                                last_visited?: string;
+                                country_iso_code?: string;
+                                language_code?: string;
+                                technologies?: {
+                                    [key: string]: {
+                                        [key: string]: string[];
+                                    };
+                                };
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoOnpageAuditOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "crawl_progress": "finished",
+                 *             "items_count": 1,
+                 *             "items": [
+                 *               {
+                 *                 "resource_type": "html",
+                 *                 "status_code": 200,
+                 *                 "url": "https://acme.example/anvils",
+                 *                 "location": null,
+                 *                 "onpage_score": 93.06,
+                 *                 "checks": {
+                 *                   "no_title": false,
+                 *                   "no_description": false,
+                 *                   "no_h1_tag": false,
+                 *                   "no_image_alt": true,
+                 *                   "canonical": true,
+                 *                   "is_https": true,
+                 *                   "high_loading_time": false,
+                 *                   "seo_friendly_url": true
+                 *                 },
+                 *                 "meta": {
+                 *                   "title": "Anvils for every forge | Acme",
+                 *                   "description": "Forged steel anvils from 20 to 150 kg, shipped flat-rate.",
+                 *                   "canonical": "https://acme.example/anvils",
+                 *                   "follow": true,
+                 *                   "htags": {
+                 *                     "h1": [
+                 *                       "Anvils"
+                 *                     ],
+                 *                     "h2": [
+                 *                       "Classic",
+                 *                       "Travel"
+                 *                     ]
+                 *                   },
+                 *                   "internal_links_count": 24,
+                 *                   "external_links_count": 3,
+                 *                   "images_count": 6,
+                 *                   "images_without_alt": [
+                 *                     "https://acme.example/img/travel-anvil.jpg"
+                 *                   ],
+                 *                   "content": {
+                 *                     "plain_text_word_count": 412,
+                 *                     "plain_text_size": 2630
+                 *                   }
+                 *                 },
+                 *                 "page_timing": {
+                 *                   "waiting_time": 180,
+                 *                   "duration_time": 240
+                 *                 },
+                 *                 "total_dom_size": 311,
+                 *                 "size": 18214
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description One element; result[0].items[0] is the audited page. */
+                        result: components["schemas"]["SeoOnPageAudit"][];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoAiVisibilityOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "total_count": 1,
+                 *             "items_count": 1,
+                 *             "aggregated_metrics": {
+                 *               "platform": [
+                 *                 {
+                 *                   "key": "chat_gpt",
+                 *                   "mentions": 131,
+                 *                   "ai_search_volume": 4400
+                 *                 }
+                 *               ],
+                 *               "total": {
+                 *                 "mentions": 131,
+                 *                 "ai_search_volume": 4400
+                 *               }
+                 *             },
+                 *             "items": [
+                 *               {
+                 *                 "domain": "acme.example",
+                 *                 "platform": [
+                 *                   {
+                 *                     "key": "chat_gpt",
+                 *                     "mentions": 42,
+                 *                     "ai_search_volume": 1300
+                 *                   }
+                 *                 ],
+                 *                 "total": {
+                 *                   "mentions": 42,
+                 *                   "ai_search_volume": 1300
+                 *                 }
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].aggregated_metrics, and the most-mentioned domains in result[0].items. */
+                        result: {
+                            total_count?: number;
+                            items_count?: number;
+                            /** @description Mentions and AI search volume by platform, location and language. */
+                            aggregated_metrics?: {
+                                platform?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                location?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                language?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                sources_domain?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                total?: {
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                };
+                            };
+                            /** @description The domains most mentioned with the targets; may legitimately be empty. */
+                            items?: {
+                                platform?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                location?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                language?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                sources_domain?: {
+                                    key?: string;
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                }[];
+                                total?: {
+                                    mentions?: number;
+                                    ai_search_volume?: number;
+                                };
+                                domain?: string;
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoChatgptApiAnswerOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "model_name": "gpt-4o-mini",
+                 *             "input_tokens": 14,
+                 *             "output_tokens": 212,
+                 *             "reasoning_tokens": 0,
+                 *             "web_search": false,
+                 *             "datetime": "2026-11-22 10:00:00 +00:00",
+                 *             "items": [
+                 *               {
+                 *                 "type": "message",
+                 *                 "sections": [
+                 *                   {
+                 *                     "type": "text",
+                 *                     "text": "Shoes with a thick rubber outsole and a durable foam such as...",
+                 *                     "annotations": [
+                 *                       {
+                 *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
+                 *                         "title": "Best Running Shoes 2026"
+                 *                       }
+                 *                     ]
+                 *                   }
+                 *                 ]
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0]: the answer (items[] of type message) and its token counts. */
+                        result: {
+                            model_name?: string;
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            reasoning_tokens?: number;
+                            web_search?: boolean;
+                            datetime?: string;
+                            fan_out_queries?: string[] | null;
+                            /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
+                            items?: {
+                                /** @description message holds the answer (reasoning elements may precede it). */
+                                type?: string;
+                                sections?: {
+                                    type?: string;
+                                    /** @description The answer text. */
+                                    text?: string;
+                                    /** @description Citations; not guaranteed. An answer without sources is valid. */
+                                    annotations?: {
+                                        url?: string;
+                                        title?: string;
+                                    }[] | null;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoPerplexityApiAnswerOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "model_name": "sonar",
+                 *             "input_tokens": 9,
+                 *             "output_tokens": 187,
+                 *             "reasoning_tokens": 0,
+                 *             "web_search": true,
+                 *             "datetime": "2026-11-22 10:00:00 +00:00",
+                 *             "items": [
+                 *               {
+                 *                 "type": "message",
+                 *                 "sections": [
+                 *                   {
+                 *                     "type": "text",
+                 *                     "text": "Durable picks include trainers with carbon rubber outsoles...",
+                 *                     "annotations": [
+                 *                       {
+                 *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
+                 *                         "title": "Best Running Shoes 2026"
+                 *                       }
+                 *                     ]
+                 *                   }
+                 *                 ]
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0]: the answer (items[] of type message) and its token counts. */
+                        result: {
+                            model_name?: string;
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            reasoning_tokens?: number;
+                            web_search?: boolean;
+                            datetime?: string;
+                            fan_out_queries?: string[] | null;
+                            /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
+                            items?: {
+                                /** @description message holds the answer (reasoning elements may precede it). */
+                                type?: string;
+                                sections?: {
+                                    type?: string;
+                                    /** @description The answer text. */
+                                    text?: string;
+                                    /** @description Citations; not guaranteed. An answer without sources is valid. */
+                                    annotations?: {
+                                        url?: string;
+                                        title?: string;
+                                    }[] | null;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoClaudeApiAnswerOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "model_name": "claude-haiku-4-5",
+                 *             "input_tokens": 16,
+                 *             "output_tokens": 240,
+                 *             "reasoning_tokens": 0,
+                 *             "web_search": false,
+                 *             "datetime": "2026-11-22 10:00:00 +00:00",
+                 *             "items": [
+                 *               {
+                 *                 "type": "message",
+                 *                 "sections": [
+                 *                   {
+                 *                     "type": "text",
+                 *                     "text": "Longevity depends mostly on the outsole rubber and the midsole foam...",
+                 *                     "annotations": [
+                 *                       {
+                 *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
+                 *                         "title": "Best Running Shoes 2026"
+                 *                       }
+                 *                     ]
+                 *                   }
+                 *                 ]
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0]: the answer (items[] of type message) and its token counts. */
+                        result: {
+                            model_name?: string;
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            reasoning_tokens?: number;
+                            web_search?: boolean;
+                            datetime?: string;
+                            fan_out_queries?: string[] | null;
+                            /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
+                            items?: {
+                                /** @description message holds the answer (reasoning elements may precede it). */
+                                type?: string;
+                                sections?: {
+                                    type?: string;
+                                    /** @description The answer text. */
+                                    text?: string;
+                                    /** @description Citations; not guaranteed. An answer without sources is valid. */
+                                    annotations?: {
+                                        url?: string;
+                                        title?: string;
+                                    }[] | null;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataSeoChatgptAppAnswerOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "result": [
+                 *           {
+                 *             "keyword": "best running shoes for flat feet",
+                 *             "location_code": 2840,
+                 *             "language_code": "en",
+                 *             "model": "gpt-5",
+                 *             "datetime": "2026-11-22 10:00:00 +00:00",
+                 *             "markdown": "For flat feet, look for stability shoes with a firm medial post...",
+                 *             "sources": [
+                 *               {
+                 *                 "url": "https://www.runnersworld.com/gear/flat-feet/",
+                 *                 "title": "Best Shoes for Flat Feet",
+                 *                 "domain": "www.runnersworld.com",
+                 *                 "snippet": "Stability shoes..."
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        /** @description result[0].markdown and result[0].sources[] (url, title, domain). */
+                        result: {
+                            keyword?: string;
+                            location_code?: number;
+                            language_code?: string;
+                            model?: string;
+                            datetime?: string;
+                            /** @description The answer as Markdown. */
+                            markdown?: string;
+                            /** @description Sources the answer cited; may be empty. */
+                            sources?: {
+                                url?: string;
+                                title?: string;
+                                domain?: string;
+                                snippet?: string;
+                            }[] | null;
+                            search_results?: {
+                                url?: string;
+                                title?: string;
+                                domain?: string;
+                            }[] | null;
+                            fan_out_queries?: string[] | null;
+                        }[];
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataLinkedinGetCompanyOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": "1441",
+                 *         "name": "Google",
+                 *         "universalName": "google",
+                 *         "linkedinUrl": "https://www.linkedin.com/company/google",
+                 *         "website": "https://goo.gle/3m1IN7m",
+                 *         "staffCount": 310421,
+                 *         "industries": [
+                 *           "Technology, Information and Internet"
+                 *         ],
+                 *         "followerCount": 1234567
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    message: string;
+                    data: components["schemas"]["CompanyRecord"];
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataLinkedinGetProfileOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "id": 764196,
+                 *         "username": "adamselipsky",
+                 *         "firstName": "Adam",
+                 *         "lastName": "Selipsky",
+                 *         "headline": "CEO at Amazon Web Services",
+                 *         "geo": {
+                 *           "country": "United States",
+                 *           "city": "Seattle, Washington",
+                 *           "full": "Seattle, Washington, United States"
+                 *         },
+                 *         "position": [
+                 *           {
+                 *             "companyName": "Amazon Web Services (AWS)",
+                 *             "title": "Chief Executive Officer",
+                 *             "start": {
+                 *               "year": 2021,
+                 *               "month": 5
+                 *             }
+                 *           }
+                 *         ],
+                 *         "educations": [
+                 *           {
+                 *             "schoolName": "Harvard University",
+                 *             "degree": "AB",
+                 *             "fieldOfStudy": "Government"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        username: string;
+                        firstName: string;
+                        lastName: string;
+                        headline?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataYoutubeSearchOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "kind": "youtube#searchListResponse",
+                 *         "nextPageToken": "CAUQAA",
+                 *         "pageInfo": {
+                 *           "totalResults": 1000000,
+                 *           "resultsPerPage": 10
+                 *         },
+                 *         "items": [
+                 *           {
+                 *             "kind": "youtube#searchResult",
+                 *             "id": {
+                 *               "kind": "youtube#video",
+                 *               "videoId": "h3P4zv5G6kA"
+                 *             },
+                 *             "snippet": {
+                 *               "publishedAt": "2026-11-01T17:00:00Z",
+                 *               "channelId": "UCuAXFkgsw1L7xaCfnd5JJOw",
+                 *               "title": "Cloudflare Workers in 10 minutes",
+                 *               "channelTitle": "Edge Dev"
+                 *             }
+                 *           }
+                 *         ]
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        kind: string;
+                        items: ({
+                            id?: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        nextPageToken?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
+        /** @description The payload, with what the call cost and the balances after it. */
+        DataXSearchOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "data": {
+                 *         "timeline": [
+                 *           {
+                 *             "tweet_id": "1789391226282107207",
+                 *             "created_at": "Sat Nov 21 15:04:12 +0000 2026",
+                 *             "text": "Workers now start in under 5 ms everywhere.",
+                 *             "lang": "en",
+                 *             "favorites": 431,
+                 *             "retweets": 96,
+                 *             "replies": 27,
+                 *             "views": "52000",
+                 *             "author": {
+                 *               "rest_id": "32373",
+                 *               "name": "Cloudflare",
+                 *               "screen_name": "Cloudflare",
+                 *               "blue_verified": true
+                 *             }
+                 *           }
+                 *         ],
+                 *         "next_cursor": "DAACCgACGUyyLZe__-YKAAMZ"
+                 *       },
+                 *       "meta": {
+                 *         "costCents": 1,
+                 *         "purchasedBalanceCents": 499,
+                 *         "subscriptionRemainingCents": 0,
+                 *         "cached": false,
+                 *         "latencyMs": 212
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: true;
+                    data: {
+                        timeline: ({
+                            tweet_id: string;
+                            text: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        next_cursor?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    meta: components["schemas"]["Meta"];
+                };
+            };
+        };
     };
     parameters: {
         /**
@@ -4178,7 +6298,1013 @@ export interface components {
          */
         IdempotencyKey: components["schemas"]["IdempotencyKey"];
     };
-    requestBodies: never;
+    requestBodies: {
+        DataWebScrape: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://acme.example/",
+                 *       "formats": [
+                 *         "markdown",
+                 *         "links"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description The publicly reachable page to fetch.
+                     * @example https://example.com
+                     */
+                    url: string;
+                    /**
+                     * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
+                     * @default [
+                     *       "markdown"
+                     *     ]
+                     * @example [
+                     *       "markdown",
+                     *       "links"
+                     *     ]
+                     */
+                    formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
+                        /** @enum {string} */
+                        type: "json";
+                        /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
+                        schema?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description What to extract, in words (at most 10,000 characters). */
+                        prompt?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "screenshot";
+                        fullPage?: boolean;
+                        quality?: number;
+                    } | {
+                        /** @enum {string} */
+                        type: "changeTracking";
+                        modes?: ("git-diff" | "json")[];
+                    })[];
+                    /**
+                     * @description Drop headers, navigation and footers.
+                     * @default true
+                     */
+                    onlyMainContent?: boolean;
+                    /** @description HTML tags or CSS selectors to keep. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
+                    includeTags?: string[];
+                    /** @description HTML tags or CSS selectors to drop. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
+                    excludeTags?: string[];
+                    /**
+                     * @description Milliseconds of acceptable cache age; 0 always fetches afresh.
+                     * @default 172800000
+                     */
+                    maxAge?: number;
+                    /**
+                     * @description Milliseconds to wait for the page before reading it.
+                     * @default 0
+                     */
+                    waitFor?: number;
+                    /** @default false */
+                    mobile?: boolean;
+                    /**
+                     * @description Milliseconds before the scrape gives up (not charged).
+                     * @default 60000
+                     */
+                    timeout?: number;
+                    /** @description PDF parsing: ["pdf"] (the default), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. A PDF is read to maxPages (10 unless given), each page past the first billed as a page. */
+                    parsers?: ("pdf" | {
+                        /** @enum {string} */
+                        type: "pdf";
+                        /** @enum {string} */
+                        mode?: "fast" | "auto" | "ocr";
+                        maxPages?: number;
+                    })[];
+                    /**
+                     * @description auto escalates to the enhanced proxy only when the basic one is refused, and costs as enhanced when it does; enhanced forces heavy anti-bot handling and costs more.
+                     * @default auto
+                     * @enum {string}
+                     */
+                    proxy?: "basic" | "enhanced" | "auto";
+                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
+                    location?: {
+                        /**
+                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
+                         * @example US
+                         */
+                        country?: string;
+                        /**
+                         * @description Preferred languages in order, as in Accept-Language.
+                         * @example [
+                         *       "en-US"
+                         *     ]
+                         */
+                        languages?: string[];
+                    };
+                    /** @description Firecrawl's page actions, in order, before the page is read: wait, click, write, press, scroll, screenshot, scrape (and executeJavascript, pdf where the provider runs them). Captures are answered at result[0].actions. */
+                    actions?: ({
+                        /** @enum {string} */
+                        type: "wait";
+                        milliseconds?: number;
+                        /** @description Wait until an element matches, instead of a fixed time. */
+                        selector?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "click";
+                        selector: string;
+                        /** @description Click every match, not only the first. */
+                        all?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "write";
+                        /** @description Typed into the focused element (click it first). */
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "press";
+                        /** @example Enter */
+                        key: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "scroll";
+                        /** @enum {string} */
+                        direction?: "up" | "down";
+                        selector?: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "screenshot";
+                        fullPage?: boolean;
+                        quality?: number;
+                    } | {
+                        /** @enum {string} */
+                        type: "scrape";
+                    } | {
+                        /** @enum {string} */
+                        type: "executeJavascript";
+                        script: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "pdf";
+                        format?: string;
+                        landscape?: boolean;
+                        scale?: number;
+                    })[];
+                    /**
+                     * @description Refuse requests to ad and tracker hosts while rendering.
+                     * @default true
+                     */
+                    blockAds?: boolean;
+                };
+            };
+        };
+        DataWebSearch: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "anvil maintenance",
+                 *       "limit": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What to search for; operators such as site: work. */
+                    query: string;
+                    /**
+                     * @description Results per source.
+                     * @default 10
+                     */
+                    limit?: number;
+                    /**
+                     * @default [
+                     *       "web"
+                     *     ]
+                     */
+                    sources?: (("web" | "news" | "images") | {
+                        /** @enum {string} */
+                        type: "web" | "news" | "images";
+                    })[];
+                    categories?: ("github" | "research" | "pdf")[];
+                    /** @description Time filter, for example qdr:d for the past day. */
+                    tbs?: string;
+                    /** @description Geo-target text, for example "San Francisco,California,United States". */
+                    location?: string;
+                    /** @default US */
+                    country?: string;
+                    /** @description Only results from these hostnames; not with excludeDomains. */
+                    includeDomains?: string[];
+                    /** @description No results from these hostnames; not with includeDomains. */
+                    excludeDomains?: string[];
+                    /** @default 60000 */
+                    timeout?: number;
+                    /** @description When present, every result is also scraped, and billed as a scraped page (a PDF result's first page; the basic proxy, so a site that refuses it answers its refusal page). */
+                    scrapeOptions?: {
+                        /**
+                         * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
+                         * @default [
+                         *       "markdown"
+                         *     ]
+                         * @example [
+                         *       "markdown",
+                         *       "links"
+                         *     ]
+                         */
+                        formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
+                            /** @enum {string} */
+                            type: "json";
+                            /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
+                            schema?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description What to extract, in words (at most 10,000 characters). */
+                            prompt?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "screenshot";
+                            fullPage?: boolean;
+                            quality?: number;
+                        } | {
+                            /** @enum {string} */
+                            type: "changeTracking";
+                            modes?: ("git-diff" | "json")[];
+                        })[];
+                        /** @default true */
+                        onlyMainContent?: boolean;
+                    };
+                };
+            };
+        };
+        DataWebMap: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://acme.example",
+                 *       "limit": 3
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Base URL of the site.
+                     * @example https://example.com
+                     */
+                    url: string;
+                    /** @description Orders the URLs by relevance to this query. */
+                    search?: string;
+                    /**
+                     * @default include
+                     * @enum {string}
+                     */
+                    sitemap?: "skip" | "include" | "only";
+                    /** @default true */
+                    includeSubdomains?: boolean;
+                    /** @default true */
+                    ignoreQueryParameters?: boolean;
+                    /** @default 5000 */
+                    limit?: number;
+                    timeout?: number;
+                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
+                    location?: {
+                        /**
+                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
+                         * @example US
+                         */
+                        country?: string;
+                        /**
+                         * @description Preferred languages in order, as in Accept-Language.
+                         * @example [
+                         *       "en-US"
+                         *     ]
+                         */
+                        languages?: string[];
+                    };
+                };
+            };
+        };
+        DataSeoGoogleSearch: {
+            content: {
+                /**
+                 * @example {
+                 *       "keyword": "running shoes",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "device": "desktop",
+                 *       "depth": 10
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The query, up to 700 characters. Search operators (site:, inurl:, filetype:) work and cost about 5x.
+                     * @example best running shoes
+                     */
+                    keyword: string;
+                    /**
+                     * @description Geo target code; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE, 2250 FR, 2724 ES, 2356 IN, 2076 BR.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @default desktop
+                     * @enum {string}
+                     */
+                    device?: "desktop" | "mobile";
+                    /**
+                     * @description Results to fetch, 10-700 in steps of 10; every 10 bills as one results page.
+                     * @default 10
+                     */
+                    depth?: number;
+                };
+            };
+        };
+        DataSeoKeywordIdeas: {
+            content: {
+                /**
+                 * @example {
+                 *       "keywords": [
+                 *         "running shoes"
+                 *       ],
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 2
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-200 seed keywords.
+                     * @example [
+                     *       "running shoes"
+                     *     ]
+                     */
+                    keywords: string[];
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        DataSeoKeywordOverview: {
+            content: {
+                /**
+                 * @example {
+                 *       "keywords": [
+                 *         "running shoes"
+                 *       ],
+                 *       "location_code": 2840,
+                 *       "language_code": "en"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-700 exact keywords; cost scales with the count.
+                     * @example [
+                     *       "running shoes",
+                     *       "trail shoes"
+                     *     ]
+                     */
+                    keywords: string[];
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                };
+            };
+        };
+        DataSeoKeywordGap: {
+            content: {
+                /**
+                 * @example {
+                 *       "target1": "nike.com",
+                 *       "target2": "adidas.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Your domain, without protocol.
+                     * @example example.com
+                     */
+                    target1: string;
+                    /**
+                     * @description The competitor domain, without protocol.
+                     * @example example.com
+                     */
+                    target2: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Maximum intersecting keywords, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        DataSeoRankedKeywords: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "nike.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A domain without protocol, or a full page URL.
+                     * @example example.com
+                     */
+                    target: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        DataSeoCompetitors: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "nike.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en",
+                 *       "limit": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @example example.com */
+                    target: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        DataSeoReferringDomains: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "acme.example",
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A domain or subdomain without protocol, or a full page URL.
+                     * @example example.com
+                     */
+                    target: string;
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                    /** @default true */
+                    exclude_internal_backlinks?: boolean;
+                };
+            };
+        };
+        DataSeoBacklinkGap: {
+            content: {
+                /**
+                 * @example {
+                 *       "targets": [
+                 *         "competitor-a.com",
+                 *         "competitor-b.com"
+                 *       ],
+                 *       "exclude_targets": [
+                 *         "acme.example"
+                 *       ],
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-20 competitor domains.
+                     * @example [
+                     *       "competitor-a.com",
+                     *       "competitor-b.com"
+                     *     ]
+                     */
+                    targets: string[];
+                    /** @description Up to 10 domains that the referring sites must not already link to (yours). */
+                    exclude_targets?: string[];
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <target index>.<field>,<asc|desc>; the index is 1-based within targets. Default: 1.rank,desc.
+                     * @example [
+                     *       "1.rank,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        DataSeoBacklinksSummary: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "acme.example"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A domain without protocol, or a page with protocol.
+                     * @example example.com
+                     */
+                    target: string;
+                    /** @default true */
+                    include_subdomains?: boolean;
+                    /** @default true */
+                    exclude_internal_backlinks?: boolean;
+                };
+            };
+        };
+        DataSeoDomainOverview: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "nike.com",
+                 *       "location_code": 2840,
+                 *       "language_code": "en"
+                 *     }
+                 */
+                "application/json": {
+                    /** @example example.com */
+                    target: string;
+                    /**
+                     * @description Geo target code; 2840 is the United States.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                };
+            };
+        };
+        DataSeoTechSearch: {
+            content: {
+                /**
+                 * @example {
+                 *       "technologies": [
+                 *         "WordPress"
+                 *       ],
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description 1-10 technology names; several entries intersect (domains using all of them).
+                     * @example [
+                     *       "WordPress"
+                     *     ]
+                     */
+                    technologies: string[];
+                    /**
+                     * @description Rows to return, 1-1000; cost scales with rows returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                    /**
+                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
+                     * @example [
+                     *       [
+                     *         "keyword_info.search_volume",
+                     *         ">",
+                     *         1000
+                     *       ],
+                     *       "and",
+                     *       [
+                     *         "keyword",
+                     *         "like",
+                     *         "%shoes%"
+                     *       ]
+                     *     ]
+                     */
+                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
+                    /**
+                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
+                     * @example [
+                     *       "keyword_info.search_volume,desc"
+                     *     ]
+                     */
+                    order_by?: string[];
+                };
+            };
+        };
+        DataSeoOnpageAudit: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://acme.example/anvils"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The page to audit: a full URL with protocol.
+                     * @example https://example.com/
+                     */
+                    url: string;
+                    /**
+                     * @description Render the page in a browser and audit what its scripts built (slower, and priced higher); without it the page is audited as served.
+                     * @default false
+                     */
+                    enableJavascript?: boolean;
+                };
+            };
+        };
+        DataSeoAiVisibility: {
+            content: {
+                /**
+                 * @example {
+                 *       "targets": [
+                 *         "acme.example"
+                 *       ],
+                 *       "keywords": [
+                 *         "anvil"
+                 *       ],
+                 *       "limit": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Up to 10 domains, without protocol.
+                     * @example [
+                     *       "example.com"
+                     *     ]
+                     */
+                    targets?: string[];
+                    /**
+                     * @description Up to 10 keywords.
+                     * @example [
+                     *       "crm software"
+                     *     ]
+                     */
+                    keywords?: string[];
+                    /**
+                     * @description Most-mentioned domains to list in items, 1-1000. The price is flat per request.
+                     * @default 100
+                     */
+                    limit?: number;
+                };
+            };
+        };
+        DataSeoChatgptApiAnswer: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_prompt": "Which running shoes last longest?",
+                 *       "model_name": "gpt-4o-mini"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question, up to 500 characters.
+                     * @example Which CRM is best for a 10-person sales team?
+                     */
+                    user_prompt: string;
+                    /**
+                     * @default gpt-4o-mini
+                     * @enum {string}
+                     */
+                    model_name?: "gpt-4o-mini" | "gpt-4o" | "gpt-5-mini";
+                    /**
+                     * @description 16-2048; gpt-5-mini (a reasoning model) needs at least 1024. Web search can push the output slightly beyond it.
+                     * @default 1024
+                     */
+                    max_output_tokens?: number;
+                    /**
+                     * @description Let the model search the web and cite sources.
+                     * @default true
+                     */
+                    web_search?: boolean;
+                    /**
+                     * @description Make the model search the web; needs web_search.
+                     * @default false
+                     */
+                    force_web_search?: boolean;
+                    /**
+                     * @description Two-letter country code the web search is made from.
+                     * @example US
+                     */
+                    web_search_country_iso_code?: string;
+                };
+            };
+        };
+        DataSeoPerplexityApiAnswer: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_prompt": "Which running shoes last longest?",
+                 *       "model_name": "sonar"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question, up to 500 characters.
+                     * @example Which CRM is best for a 10-person sales team?
+                     */
+                    user_prompt: string;
+                    /**
+                     * @default sonar
+                     * @enum {string}
+                     */
+                    model_name?: "sonar" | "sonar-pro";
+                    /**
+                     * @description 16-2048. Web search can push the output slightly beyond it.
+                     * @default 1024
+                     */
+                    max_output_tokens?: number;
+                    /**
+                     * @description Two-letter country code the web search is made from.
+                     * @example US
+                     */
+                    web_search_country_iso_code?: string;
+                };
+            };
+        };
+        DataSeoClaudeApiAnswer: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_prompt": "Which running shoes last longest?",
+                 *       "model_name": "claude-haiku-4-5"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question, up to 500 characters.
+                     * @example Which CRM is best for a 10-person sales team?
+                     */
+                    user_prompt: string;
+                    /**
+                     * @default claude-haiku-4-5
+                     * @enum {string}
+                     */
+                    model_name?: "claude-haiku-4-5" | "claude-sonnet-4-5";
+                    /**
+                     * @description 16-2048. Web search can push the output slightly beyond it.
+                     * @default 1024
+                     */
+                    max_output_tokens?: number;
+                    /**
+                     * @description Let the model search the web and cite sources.
+                     * @default true
+                     */
+                    web_search?: boolean;
+                    /**
+                     * @description Make the model search the web; needs web_search.
+                     * @default false
+                     */
+                    force_web_search?: boolean;
+                    /**
+                     * @description Two-letter country code the web search is made from.
+                     * @example US
+                     */
+                    web_search_country_iso_code?: string;
+                };
+            };
+        };
+        DataSeoChatgptAppAnswer: {
+            content: {
+                /**
+                 * @example {
+                 *       "keyword": "best running shoes for flat feet",
+                 *       "location_code": 2840,
+                 *       "language_code": "en"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The question as a user would type it, up to 2000 characters.
+                     * @example best crm for small business
+                     */
+                    keyword: string;
+                    /**
+                     * @description Country the logged-out user asks from; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE.
+                     * @default 2840
+                     */
+                    location_code?: number;
+                    /**
+                     * @description Two-letter language code.
+                     * @default en
+                     */
+                    language_code?: string;
+                };
+            };
+        };
+    };
     headers: {
         /** @description Seconds to wait before retrying; the same value as error.retryAfter. */
         "Retry-After": number;
@@ -7379,33 +10505,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The connection. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
-                     *         "vendor": "hunter",
-                     *         "name": "Our Hunter account",
-                     *         "hint": "…4f2a",
-                     *         "status": "ok",
-                     *         "createdAt": "2026-11-24T09:00:00.000Z",
-                     *         "lastCheckedAt": "2026-11-24T09:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Connection"];
-                    };
-                };
-            };
+            201: components["responses"]["GetConnectionOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -7426,33 +10526,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The connection. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "id": "con_5f1c2a9b7d3e4f6a8b0c1d2e",
-                     *         "vendor": "hunter",
-                     *         "name": "Our Hunter account",
-                     *         "hint": "…4f2a",
-                     *         "status": "ok",
-                     *         "createdAt": "2026-11-24T09:00:00.000Z",
-                     *         "lastCheckedAt": "2026-11-24T09:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Connection"];
-                    };
-                };
-            };
+            200: components["responses"]["GetConnectionOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -7568,217 +10642,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "url": "https://acme.example/",
-                 *       "formats": [
-                 *         "markdown",
-                 *         "links"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * Format: uri
-                     * @description The publicly reachable page to fetch.
-                     * @example https://example.com
-                     */
-                    url: string;
-                    /**
-                     * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
-                     * @default [
-                     *       "markdown"
-                     *     ]
-                     * @example [
-                     *       "markdown",
-                     *       "links"
-                     *     ]
-                     */
-                    formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
-                        /** @enum {string} */
-                        type: "json";
-                        /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
-                        schema?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description What to extract, in words (at most 10,000 characters). */
-                        prompt?: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "screenshot";
-                        fullPage?: boolean;
-                        quality?: number;
-                    } | {
-                        /** @enum {string} */
-                        type: "changeTracking";
-                        modes?: ("git-diff" | "json")[];
-                    })[];
-                    /**
-                     * @description Drop headers, navigation and footers.
-                     * @default true
-                     */
-                    onlyMainContent?: boolean;
-                    /** @description HTML tags or CSS selectors to keep. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
-                    includeTags?: string[];
-                    /** @description HTML tags or CSS selectors to drop. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
-                    excludeTags?: string[];
-                    /**
-                     * @description Milliseconds of acceptable cache age; 0 always fetches afresh.
-                     * @default 172800000
-                     */
-                    maxAge?: number;
-                    /**
-                     * @description Milliseconds to wait for the page before reading it.
-                     * @default 0
-                     */
-                    waitFor?: number;
-                    /** @default false */
-                    mobile?: boolean;
-                    /**
-                     * @description Milliseconds before the scrape gives up (not charged).
-                     * @default 60000
-                     */
-                    timeout?: number;
-                    /** @description PDF parsing: ["pdf"] (the default), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. A PDF is read to maxPages (10 unless given), each page past the first billed as a page. */
-                    parsers?: ("pdf" | {
-                        /** @enum {string} */
-                        type: "pdf";
-                        /** @enum {string} */
-                        mode?: "fast" | "auto" | "ocr";
-                        maxPages?: number;
-                    })[];
-                    /**
-                     * @description auto escalates to the enhanced proxy only when the basic one is refused, and costs as enhanced when it does; enhanced forces heavy anti-bot handling and costs more.
-                     * @default auto
-                     * @enum {string}
-                     */
-                    proxy?: "basic" | "enhanced" | "auto";
-                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
-                    location?: {
-                        /**
-                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
-                         * @example US
-                         */
-                        country?: string;
-                        /**
-                         * @description Preferred languages in order, as in Accept-Language.
-                         * @example [
-                         *       "en-US"
-                         *     ]
-                         */
-                        languages?: string[];
-                    };
-                    /** @description Firecrawl's page actions, in order, before the page is read: wait, click, write, press, scroll, screenshot, scrape (and executeJavascript, pdf where the provider runs them). Captures are answered at result[0].actions. */
-                    actions?: ({
-                        /** @enum {string} */
-                        type: "wait";
-                        milliseconds?: number;
-                        /** @description Wait until an element matches, instead of a fixed time. */
-                        selector?: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "click";
-                        selector: string;
-                        /** @description Click every match, not only the first. */
-                        all?: boolean;
-                    } | {
-                        /** @enum {string} */
-                        type: "write";
-                        /** @description Typed into the focused element (click it first). */
-                        text: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "press";
-                        /** @example Enter */
-                        key: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "scroll";
-                        /** @enum {string} */
-                        direction?: "up" | "down";
-                        selector?: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "screenshot";
-                        fullPage?: boolean;
-                        quality?: number;
-                    } | {
-                        /** @enum {string} */
-                        type: "scrape";
-                    } | {
-                        /** @enum {string} */
-                        type: "executeJavascript";
-                        script: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "pdf";
-                        format?: string;
-                        landscape?: boolean;
-                        scale?: number;
-                    })[];
-                    /**
-                     * @description Refuse requests to ad and tracker hosts while rendering.
-                     * @default true
-                     */
-                    blockAds?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataWebScrape"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "markdown": "# Acme Anvils\n\nThe sturdiest anvils since 1949.\n",
-                     *             "links": [
-                     *               "https://acme.example/anvils/classic",
-                     *               "https://acme.example/anvils/travel"
-                     *             ],
-                     *             "metadata": {
-                     *               "title": "Acme Anvils",
-                     *               "description": "The sturdiest anvils since 1949.",
-                     *               "language": "en",
-                     *               "sourceURL": "https://acme.example/",
-                     *               "url": "https://acme.example/",
-                     *               "statusCode": 200
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0] holds the page in the requested formats and its metadata. */
-                            result: components["schemas"]["WebScrapedPage"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataWebScrapeOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -7807,135 +10673,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "query": "anvil maintenance",
-                 *       "limit": 2
-                 *     }
-                 */
-                "application/json": {
-                    /** @description What to search for; operators such as site: work. */
-                    query: string;
-                    /**
-                     * @description Results per source.
-                     * @default 10
-                     */
-                    limit?: number;
-                    /**
-                     * @default [
-                     *       "web"
-                     *     ]
-                     */
-                    sources?: (("web" | "news" | "images") | {
-                        /** @enum {string} */
-                        type: "web" | "news" | "images";
-                    })[];
-                    categories?: ("github" | "research" | "pdf")[];
-                    /** @description Time filter, for example qdr:d for the past day. */
-                    tbs?: string;
-                    /** @description Geo-target text, for example "San Francisco,California,United States". */
-                    location?: string;
-                    /** @default US */
-                    country?: string;
-                    /** @description Only results from these hostnames; not with excludeDomains. */
-                    includeDomains?: string[];
-                    /** @description No results from these hostnames; not with includeDomains. */
-                    excludeDomains?: string[];
-                    /** @default 60000 */
-                    timeout?: number;
-                    /** @description When present, every result is also scraped, and billed as a scraped page (a PDF result's first page; the basic proxy, so a site that refuses it answers its refusal page). */
-                    scrapeOptions?: {
-                        /**
-                         * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
-                         * @default [
-                         *       "markdown"
-                         *     ]
-                         * @example [
-                         *       "markdown",
-                         *       "links"
-                         *     ]
-                         */
-                        formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
-                            /** @enum {string} */
-                            type: "json";
-                            /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
-                            schema?: {
-                                [key: string]: unknown;
-                            };
-                            /** @description What to extract, in words (at most 10,000 characters). */
-                            prompt?: string;
-                        } | {
-                            /** @enum {string} */
-                            type: "screenshot";
-                            fullPage?: boolean;
-                            quality?: number;
-                        } | {
-                            /** @enum {string} */
-                            type: "changeTracking";
-                            modes?: ("git-diff" | "json")[];
-                        })[];
-                        /** @default true */
-                        onlyMainContent?: boolean;
-                    };
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataWebSearch"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "web": [
-                     *               {
-                     *                 "url": "https://acme.example/guides/anvil-care",
-                     *                 "title": "Caring for your anvil",
-                     *                 "description": "Oil the face, keep the horn clean.",
-                     *                 "position": 1
-                     *               },
-                     *               {
-                     *                 "url": "https://forge.example/anvils",
-                     *                 "title": "Anvil maintenance basics",
-                     *                 "description": "What a smith checks every week.",
-                     *                 "position": 2
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0] holds the results by source. */
-                            result: components["schemas"]["WebSearchResults"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataWebSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -7964,106 +10704,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "url": "https://acme.example",
-                 *       "limit": 3
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * Format: uri
-                     * @description Base URL of the site.
-                     * @example https://example.com
-                     */
-                    url: string;
-                    /** @description Orders the URLs by relevance to this query. */
-                    search?: string;
-                    /**
-                     * @default include
-                     * @enum {string}
-                     */
-                    sitemap?: "skip" | "include" | "only";
-                    /** @default true */
-                    includeSubdomains?: boolean;
-                    /** @default true */
-                    ignoreQueryParameters?: boolean;
-                    /** @default 5000 */
-                    limit?: number;
-                    timeout?: number;
-                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
-                    location?: {
-                        /**
-                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
-                         * @example US
-                         */
-                        country?: string;
-                        /**
-                         * @description Preferred languages in order, as in Accept-Language.
-                         * @example [
-                         *       "en-US"
-                         *     ]
-                         */
-                        languages?: string[];
-                    };
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataWebMap"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "links": [
-                     *               {
-                     *                 "url": "https://acme.example/",
-                     *                 "title": "Acme Anvils"
-                     *               },
-                     *               {
-                     *                 "url": "https://acme.example/anvils/classic",
-                     *                 "title": "Classic anvil"
-                     *               },
-                     *               {
-                     *                 "url": "https://acme.example/anvils/travel"
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0] holds the URLs discovered. */
-                            result: components["schemas"]["WebSiteLinks"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataWebMapOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -8092,142 +10735,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keyword": "running shoes",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "device": "desktop",
-                 *       "depth": 10
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The query, up to 700 characters. Search operators (site:, inurl:, filetype:) work and cost about 5x.
-                     * @example best running shoes
-                     */
-                    keyword: string;
-                    /**
-                     * @description Geo target code; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE, 2250 FR, 2724 ES, 2356 IN, 2076 BR.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @default desktop
-                     * @enum {string}
-                     */
-                    device?: "desktop" | "mobile";
-                    /**
-                     * @description Results to fetch, 10-700 in steps of 10; every 10 bills as one results page.
-                     * @default 10
-                     */
-                    depth?: number;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoGoogleSearch"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "keyword": "running shoes",
-                     *             "check_url": "https://www.google.com/search?q=running+shoes&num=10&hl=en&gl=US",
-                     *             "se_results_count": 1240000000,
-                     *             "item_types": [
-                     *               "organic",
-                     *               "people_also_ask"
-                     *             ],
-                     *             "items_count": 2,
-                     *             "items": [
-                     *               {
-                     *                 "type": "organic",
-                     *                 "rank_group": 1,
-                     *                 "rank_absolute": 1,
-                     *                 "position": "left",
-                     *                 "title": "Running Shoes | Nike",
-                     *                 "url": "https://www.nike.com/w/running-shoes",
-                     *                 "domain": "www.nike.com",
-                     *                 "description": "Find running shoes for road, trail and track."
-                     *               },
-                     *               {
-                     *                 "type": "people_also_ask",
-                     *                 "rank_group": 1,
-                     *                 "rank_absolute": 2,
-                     *                 "position": "left",
-                     *                 "items": [
-                     *                   {
-                     *                     "type": "people_also_ask_element",
-                     *                     "title": "Which running shoes last longest?"
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: organic listings (position, title, URL, snippet) and SERP features (featured snippets, people-also-ask, local pack). */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                keyword?: string;
-                                check_url?: string;
-                                se_results_count?: number;
-                                item_types?: string[];
-                                /** @description Organic listings and SERP features, in page order. */
-                                items?: {
-                                    /** @description organic, featured_snippet, people_also_ask, local_pack, ... */
-                                    type?: string;
-                                    rank_group?: number;
-                                    rank_absolute?: number;
-                                    position?: string;
-                                    title?: string;
-                                    url?: string;
-                                    domain?: string;
-                                    /** @description The snippet. */
-                                    description?: string;
-                                    /** @description Entries of a SERP feature (questions, places, ...). */
-                                    items?: {
-                                        [key: string]: unknown;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoGoogleSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -8256,184 +10766,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keywords": [
-                 *         "running shoes"
-                 *       ],
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 2
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-200 seed keywords.
-                     * @example [
-                     *       "running shoes"
-                     *     ]
-                     */
-                    keywords: string[];
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoKeywordIdeas"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 18230,
-                     *             "items_count": 2,
-                     *             "items": [
-                     *               {
-                     *                 "keyword": "running shoes",
-                     *                 "keyword_info": {
-                     *                   "search_volume": 201000,
-                     *                   "cpc": 1.42,
-                     *                   "competition": 1,
-                     *                   "competition_level": "HIGH",
-                     *                   "monthly_searches": [
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 10,
-                     *                       "search_volume": 201000
-                     *                     },
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 9,
-                     *                       "search_volume": 165000
-                     *                     }
-                     *                   ]
-                     *                 },
-                     *                 "keyword_properties": {
-                     *                   "keyword_difficulty": 78
-                     *                 }
-                     *               },
-                     *               {
-                     *                 "keyword": "trail running shoes",
-                     *                 "keyword_info": {
-                     *                   "search_volume": 60500,
-                     *                   "cpc": 1.05,
-                     *                   "competition": 1,
-                     *                   "competition_level": "HIGH",
-                     *                   "monthly_searches": [
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 10,
-                     *                       "search_volume": 201000
-                     *                     },
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 9,
-                     *                       "search_volume": 165000
-                     *                     }
-                     *                   ]
-                     *                 },
-                     *                 "keyword_properties": {
-                     *                   "keyword_difficulty": 61
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: keyword ideas with keyword_info (search volume, CPC, competition) and keyword_properties.keyword_difficulty. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Keyword ideas, by relevance unless order_by says otherwise. */
-                                items?: {
-                                    keyword?: string;
-                                    /** @description Search volume, CPC, competition and the monthly trend. */
-                                    keyword_info?: {
-                                        search_volume?: number | null;
-                                        cpc?: number | null;
-                                        competition?: number | null;
-                                        competition_level?: string | null;
-                                        monthly_searches?: {
-                                            year?: number;
-                                            month?: number;
-                                            search_volume?: number | null;
-                                        }[] | null;
-                                    };
-                                    keyword_properties?: {
-                                        keyword_difficulty?: number | null;
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoKeywordIdeasOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -8462,145 +10797,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keywords": [
-                 *         "running shoes"
-                 *       ],
-                 *       "location_code": 2840,
-                 *       "language_code": "en"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-700 exact keywords; cost scales with the count.
-                     * @example [
-                     *       "running shoes",
-                     *       "trail shoes"
-                     *     ]
-                     */
-                    keywords: string[];
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoKeywordOverview"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "keyword": "running shoes",
-                     *                 "keyword_info": {
-                     *                   "search_volume": 201000,
-                     *                   "cpc": 1.42,
-                     *                   "competition": 1,
-                     *                   "competition_level": "HIGH",
-                     *                   "monthly_searches": [
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 10,
-                     *                       "search_volume": 201000
-                     *                     },
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 9,
-                     *                       "search_volume": 165000
-                     *                     }
-                     *                   ]
-                     *                 },
-                     *                 "keyword_properties": {
-                     *                   "keyword_difficulty": 78
-                     *                 },
-                     *                 "serp_info": {
-                     *                   "serp_item_types": [
-                     *                     "organic",
-                     *                     "shopping"
-                     *                   ],
-                     *                   "se_results_count": 1240000000
-                     *                 },
-                     *                 "search_intent_info": {
-                     *                   "main_intent": "commercial"
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: per-keyword volume, CPC, competition, difficulty, trend history (keyword_info.monthly_searches) and SERP characteristics. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description One row per keyword sent. */
-                                items?: {
-                                    keyword?: string;
-                                    /** @description Search volume, CPC, competition and the monthly trend. */
-                                    keyword_info?: {
-                                        search_volume?: number | null;
-                                        cpc?: number | null;
-                                        competition?: number | null;
-                                        competition_level?: string | null;
-                                        monthly_searches?: {
-                                            year?: number;
-                                            month?: number;
-                                            search_volume?: number | null;
-                                        }[] | null;
-                                    };
-                                    keyword_properties?: {
-                                        keyword_difficulty?: number | null;
-                                    };
-                                    serp_info?: {
-                                        serp_item_types?: string[];
-                                        se_results_count?: number;
-                                    };
-                                    search_intent_info?: {
-                                        main_intent?: string;
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoKeywordOverviewOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -8629,200 +10828,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target1": "nike.com",
-                 *       "target2": "adidas.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Your domain, without protocol.
-                     * @example example.com
-                     */
-                    target1: string;
-                    /**
-                     * @description The competitor domain, without protocol.
-                     * @example example.com
-                     */
-                    target2: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Maximum intersecting keywords, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoKeywordGap"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 48211,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "keyword_data": {
-                     *                   "keyword": "running shoes",
-                     *                   "keyword_info": {
-                     *                     "search_volume": 201000,
-                     *                     "cpc": 1.42,
-                     *                     "competition": 1,
-                     *                     "competition_level": "HIGH",
-                     *                     "monthly_searches": [
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 10,
-                     *                         "search_volume": 201000
-                     *                       },
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 9,
-                     *                         "search_volume": 165000
-                     *                       }
-                     *                     ]
-                     *                   },
-                     *                   "keyword_properties": {
-                     *                     "keyword_difficulty": 78
-                     *                   }
-                     *                 },
-                     *                 "first_domain_serp_element": {
-                     *                   "type": "organic",
-                     *                   "rank_group": 1,
-                     *                   "rank_absolute": 1,
-                     *                   "url": "https://www.nike.com/w/running-shoes",
-                     *                   "domain": "www.nike.com"
-                     *                 },
-                     *                 "second_domain_serp_element": {
-                     *                   "type": "organic",
-                     *                   "rank_group": 4,
-                     *                   "rank_absolute": 5,
-                     *                   "url": "https://www.adidas.com/us/running-shoes",
-                     *                   "domain": "www.adidas.com"
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: keyword_data, first_domain_serp_element and second_domain_serp_element (rank_absolute, rank_group, url). */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Keywords both domains are measured on. */
-                                items?: {
-                                    keyword_data?: {
-                                        keyword?: string;
-                                        /** @description Search volume, CPC, competition and the monthly trend. */
-                                        keyword_info?: {
-                                            search_volume?: number | null;
-                                            cpc?: number | null;
-                                            competition?: number | null;
-                                            competition_level?: string | null;
-                                            monthly_searches?: {
-                                                year?: number;
-                                                month?: number;
-                                                search_volume?: number | null;
-                                            }[] | null;
-                                        };
-                                        keyword_properties?: {
-                                            keyword_difficulty?: number | null;
-                                        };
-                                    };
-                                    /** @description target1's ranking; absent or null when it does not rank. */
-                                    first_domain_serp_element?: {
-                                        type?: string;
-                                        rank_group?: number;
-                                        rank_absolute?: number;
-                                        url?: string;
-                                        domain?: string;
-                                        title?: string;
-                                        etv?: number;
-                                    } | null;
-                                    /** @description target2's ranking; absent or null when it does not rank. */
-                                    second_domain_serp_element?: {
-                                        type?: string;
-                                        rank_group?: number;
-                                        rank_absolute?: number;
-                                        url?: string;
-                                        domain?: string;
-                                        title?: string;
-                                        etv?: number;
-                                    } | null;
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoKeywordGapOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -8851,182 +10859,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "nike.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description A domain without protocol, or a full page URL.
-                     * @example example.com
-                     */
-                    target: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoRankedKeywords"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 1532077,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "keyword_data": {
-                     *                   "keyword": "nike",
-                     *                   "keyword_info": {
-                     *                     "search_volume": 2740000,
-                     *                     "cpc": 1.42,
-                     *                     "competition": 1,
-                     *                     "competition_level": "HIGH",
-                     *                     "monthly_searches": [
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 10,
-                     *                         "search_volume": 201000
-                     *                       },
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 9,
-                     *                         "search_volume": 165000
-                     *                       }
-                     *                     ]
-                     *                   },
-                     *                   "keyword_properties": {
-                     *                     "keyword_difficulty": 91
-                     *                   }
-                     *                 },
-                     *                 "ranked_serp_element": {
-                     *                   "serp_item": {
-                     *                     "type": "organic",
-                     *                     "rank_group": 1,
-                     *                     "rank_absolute": 1,
-                     *                     "url": "https://www.nike.com/",
-                     *                     "domain": "www.nike.com",
-                     *                     "title": "Nike. Just Do It",
-                     *                     "etv": 2137200
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: keyword_data.keyword_info.search_volume, keyword_data.keyword_properties.keyword_difficulty, ranked_serp_element.serp_item.rank_absolute. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Keywords the target ranks for. */
-                                items?: {
-                                    keyword_data?: {
-                                        keyword?: string;
-                                        /** @description Search volume, CPC, competition and the monthly trend. */
-                                        keyword_info?: {
-                                            search_volume?: number | null;
-                                            cpc?: number | null;
-                                            competition?: number | null;
-                                            competition_level?: string | null;
-                                            monthly_searches?: {
-                                                year?: number;
-                                                month?: number;
-                                                search_volume?: number | null;
-                                            }[] | null;
-                                        };
-                                        keyword_properties?: {
-                                            keyword_difficulty?: number | null;
-                                        };
-                                    };
-                                    ranked_serp_element?: {
-                                        serp_item?: {
-                                            type?: string;
-                                            rank_group?: number;
-                                            rank_absolute?: number;
-                                            url?: string;
-                                            domain?: string;
-                                            title?: string;
-                                            etv?: number;
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoRankedKeywordsOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -9055,234 +10890,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "nike.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 2
-                 *     }
-                 */
-                "application/json": {
-                    /** @example example.com */
-                    target: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoCompetitors"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 9403,
-                     *             "items_count": 2,
-                     *             "items": [
-                     *               {
-                     *                 "domain": "nike.com",
-                     *                 "avg_position": 23.4,
-                     *                 "sum_position": 1243210,
-                     *                 "intersections": 53120,
-                     *                 "full_domain_metrics": {
-                     *                   "organic": {
-                     *                     "pos_1": 1210,
-                     *                     "pos_2_3": 2140,
-                     *                     "pos_4_10": 6650,
-                     *                     "pos_11_20": 9880,
-                     *                     "count": 53120,
-                     *                     "etv": 412877.4,
-                     *                     "estimated_paid_traffic_cost": 955311.2
-                     *                   }
-                     *                 }
-                     *               },
-                     *               {
-                     *                 "domain": "adidas.com",
-                     *                 "avg_position": 31.2,
-                     *                 "sum_position": 987320,
-                     *                 "intersections": 21877,
-                     *                 "full_domain_metrics": {
-                     *                   "organic": {
-                     *                     "pos_1": 1210,
-                     *                     "pos_2_3": 2140,
-                     *                     "pos_4_10": 6650,
-                     *                     "pos_11_20": 9880,
-                     *                     "count": 31650,
-                     *                     "etv": 201344.1,
-                     *                     "estimated_paid_traffic_cost": 955311.2
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: intersections, visibility and traffic estimates, metrics.organic.count; the first row is the target itself. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Competing domains; the first row is the target itself. */
-                                items?: {
-                                    domain?: string;
-                                    avg_position?: number;
-                                    sum_position?: number;
-                                    /** @description Keywords shared with the target. */
-                                    intersections?: number;
-                                    metrics?: {
-                                        organic?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                        paid?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                    };
-                                    full_domain_metrics?: {
-                                        organic?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                        paid?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoCompetitorsOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -9311,128 +10921,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "acme.example",
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description A domain or subdomain without protocol, or a full page URL.
-                     * @example example.com
-                     */
-                    target: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                    /** @default true */
-                    exclude_internal_backlinks?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoReferringDomains"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 412,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "type": "backlinks_referring_domain",
-                     *                 "domain": "forge.example",
-                     *                 "rank": 312,
-                     *                 "backlinks": 27,
-                     *                 "first_seen": "2024-03-18 09:12:44 +00:00",
-                     *                 "lost_date": null,
-                     *                 "backlinks_spam_score": 3,
-                     *                 "broken_backlinks": 0,
-                     *                 "referring_domains": 1,
-                     *                 "referring_pages": 14
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: one row per referring domain. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Referring domains: rank, backlinks, first_seen, lost_date (null while still linking) and backlinks_spam_score. */
-                                items?: {
-                                    type?: string;
-                                    domain?: string;
-                                    rank?: number;
-                                    backlinks?: number;
-                                    first_seen?: string | null;
-                                    lost_date?: string | null;
-                                    backlinks_spam_score?: number;
-                                    broken_backlinks?: number;
-                                    referring_domains?: number;
-                                    referring_pages?: number;
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoReferringDomainsOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -9461,154 +10952,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "targets": [
-                 *         "competitor-a.com",
-                 *         "competitor-b.com"
-                 *       ],
-                 *       "exclude_targets": [
-                 *         "acme.example"
-                 *       ],
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-20 competitor domains.
-                     * @example [
-                     *       "competitor-a.com",
-                     *       "competitor-b.com"
-                     *     ]
-                     */
-                    targets: string[];
-                    /** @description Up to 10 domains that the referring sites must not already link to (yours). */
-                    exclude_targets?: string[];
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <target index>.<field>,<asc|desc>; the index is 1-based within targets. Default: 1.rank,desc.
-                     * @example [
-                     *       "1.rank,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoBacklinkGap"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 88,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "domain_intersection": {
-                     *                   "1": {
-                     *                     "type": "backlinks_domain_intersection",
-                     *                     "target": "competitor-a.com",
-                     *                     "rank": 402,
-                     *                     "backlinks": 12,
-                     *                     "first_seen": "2025-01-04 11:00:00 +00:00",
-                     *                     "lost_date": null,
-                     *                     "backlinks_spam_score": 1
-                     *                   },
-                     *                   "2": {
-                     *                     "type": "backlinks_domain_intersection",
-                     *                     "target": "competitor-b.com",
-                     *                     "rank": 402,
-                     *                     "backlinks": 3,
-                     *                     "first_seen": "2025-06-21 17:30:00 +00:00",
-                     *                     "lost_date": null,
-                     *                     "backlinks_spam_score": 1
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items[].domain_intersection, keyed by target index. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Referring domains linking to the targets, by rank descending unless order_by says otherwise. */
-                                items?: {
-                                    /** @description Keyed by the 1-based index of targets ("1", "2", ...); rank is the referring domain's own authority (0-1000). */
-                                    domain_intersection?: {
-                                        [key: string]: {
-                                            type?: string;
-                                            target?: string;
-                                            rank?: number;
-                                            backlinks?: number;
-                                            first_seen?: string | null;
-                                            lost_date?: string | null;
-                                            backlinks_spam_score?: number;
-                                            broken_backlinks?: number;
-                                            referring_domains?: number;
-                                        };
-                                    };
-                                    summary?: {
-                                        [key: string]: unknown;
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoBacklinkGapOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -9637,108 +10983,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "acme.example"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description A domain without protocol, or a page with protocol.
-                     * @example example.com
-                     */
-                    target: string;
-                    /** @default true */
-                    include_subdomains?: boolean;
-                    /** @default true */
-                    exclude_internal_backlinks?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoBacklinksSummary"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "target": "acme.example",
-                     *             "rank": 268,
-                     *             "backlinks": 15342,
-                     *             "backlinks_spam_score": 4,
-                     *             "referring_domains": 412,
-                     *             "referring_main_domains": 377,
-                     *             "broken_backlinks": 21,
-                     *             "broken_pages": 3,
-                     *             "first_seen": "2019-08-02 00:00:00 +00:00",
-                     *             "referring_links_tld": {
-                     *               "com": 9120,
-                     *               "org": 1204
-                     *             },
-                     *             "referring_links_types": {
-                     *               "anchor": 14801,
-                     *               "image": 541
-                     *             },
-                     *             "referring_links_attributes": {
-                     *               "nofollow": 2210
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0] is the flat summary (no items array). */
-                            result: {
-                                target?: string;
-                                /** @description The target's own authority (not the per-referring-domain rank). */
-                                rank?: number;
-                                backlinks?: number;
-                                backlinks_spam_score?: number;
-                                referring_domains?: number;
-                                referring_main_domains?: number;
-                                broken_backlinks?: number;
-                                broken_pages?: number;
-                                first_seen?: string | null;
-                                /** @description TLD distribution of referring links. */
-                                referring_links_tld?: {
-                                    [key: string]: number;
-                                };
-                                referring_links_types?: {
-                                    [key: string]: number;
-                                };
-                                /** @description Link attributes (nofollow, ...), anchors in the full upstream answer. */
-                                referring_links_attributes?: {
-                                    [key: string]: number;
-                                };
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoBacklinksSummaryOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -9767,144 +11014,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "nike.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en"
-                 *     }
-                 */
-                "application/json": {
-                    /** @example example.com */
-                    target: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoDomainOverview"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "target": "nike.com",
-                     *             "total_count": 1,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "se_type": "google",
-                     *                 "location_code": 2840,
-                     *                 "language_code": "en",
-                     *                 "metrics": {
-                     *                   "organic": {
-                     *                     "pos_1": 1210,
-                     *                     "pos_2_3": 2140,
-                     *                     "pos_4_10": 6650,
-                     *                     "pos_11_20": 9880,
-                     *                     "count": 53120,
-                     *                     "etv": 412877.4,
-                     *                     "estimated_paid_traffic_cost": 955311.2
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: domain rank metrics for the target. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                target?: string;
-                                /** @description Ranking keywords (metrics.organic.count), estimated traffic (etv) and its value, split by position buckets. */
-                                items?: {
-                                    se_type?: string;
-                                    location_code?: number;
-                                    language_code?: string;
-                                    metrics?: {
-                                        organic?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                        paid?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoDomainOverviewOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -9933,134 +11045,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "technologies": [
-                 *         "WordPress"
-                 *       ],
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-10 technology names; several entries intersect (domains using all of them).
-                     * @example [
-                     *       "WordPress"
-                     *     ]
-                     */
-                    technologies: string[];
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoTechSearch"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 1904223,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "domain": "acme.example",
-                     *                 "title": "Acme Anvils",
-                     *                 "domain_rank": 268,
-                     *                 "last_visited": "2026-10-30 04:10:12 +00:00",
-                     *                 "country_iso_code": "US",
-                     *                 "language_code": "en",
-                     *                 "technologies": {
-                     *                   "content": {
-                     *                     "cms": [
-                     *                       "WordPress"
-                     *                     ]
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: domain, domain_rank, country_iso_code, last_visited. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Domains using every technology asked for. */
-                                items?: {
-                                    domain?: string;
-                                    title?: string;
-                                    domain_rank?: number;
-                                    last_visited?: string;
-                                    country_iso_code?: string;
-                                    language_code?: string;
-                                    technologies?: {
-                                        [key: string]: {
-                                            [key: string]: string[];
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoTechSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -10089,119 +11076,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "url": "https://acme.example/anvils"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The page to audit: a full URL with protocol.
-                     * @example https://example.com/
-                     */
-                    url: string;
-                    /**
-                     * @description Render the page in a browser and audit what its scripts built (slower, and priced higher); without it the page is audited as served.
-                     * @default false
-                     */
-                    enableJavascript?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoOnpageAudit"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "crawl_progress": "finished",
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "resource_type": "html",
-                     *                 "status_code": 200,
-                     *                 "url": "https://acme.example/anvils",
-                     *                 "location": null,
-                     *                 "onpage_score": 93.06,
-                     *                 "checks": {
-                     *                   "no_title": false,
-                     *                   "no_description": false,
-                     *                   "no_h1_tag": false,
-                     *                   "no_image_alt": true,
-                     *                   "canonical": true,
-                     *                   "is_https": true,
-                     *                   "high_loading_time": false,
-                     *                   "seo_friendly_url": true
-                     *                 },
-                     *                 "meta": {
-                     *                   "title": "Anvils for every forge | Acme",
-                     *                   "description": "Forged steel anvils from 20 to 150 kg, shipped flat-rate.",
-                     *                   "canonical": "https://acme.example/anvils",
-                     *                   "follow": true,
-                     *                   "htags": {
-                     *                     "h1": [
-                     *                       "Anvils"
-                     *                     ],
-                     *                     "h2": [
-                     *                       "Classic",
-                     *                       "Travel"
-                     *                     ]
-                     *                   },
-                     *                   "internal_links_count": 24,
-                     *                   "external_links_count": 3,
-                     *                   "images_count": 6,
-                     *                   "images_without_alt": [
-                     *                     "https://acme.example/img/travel-anvil.jpg"
-                     *                   ],
-                     *                   "content": {
-                     *                     "plain_text_word_count": 412,
-                     *                     "plain_text_size": 2630
-                     *                   }
-                     *                 },
-                     *                 "page_timing": {
-                     *                   "waiting_time": 180,
-                     *                   "duration_time": 240
-                     *                 },
-                     *                 "total_dom_size": 311,
-                     *                 "size": 18214
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0].items[0] is the audited page. */
-                            result: components["schemas"]["SeoOnPageAudit"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoOnpageAuditOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -10230,171 +11107,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "targets": [
-                 *         "acme.example"
-                 *       ],
-                 *       "keywords": [
-                 *         "anvil"
-                 *       ],
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Up to 10 domains, without protocol.
-                     * @example [
-                     *       "example.com"
-                     *     ]
-                     */
-                    targets?: string[];
-                    /**
-                     * @description Up to 10 keywords.
-                     * @example [
-                     *       "crm software"
-                     *     ]
-                     */
-                    keywords?: string[];
-                    /**
-                     * @description Most-mentioned domains to list in items, 1-1000. The price is flat per request.
-                     * @default 100
-                     */
-                    limit?: number;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoAiVisibility"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 1,
-                     *             "items_count": 1,
-                     *             "aggregated_metrics": {
-                     *               "platform": [
-                     *                 {
-                     *                   "key": "chat_gpt",
-                     *                   "mentions": 131,
-                     *                   "ai_search_volume": 4400
-                     *                 }
-                     *               ],
-                     *               "total": {
-                     *                 "mentions": 131,
-                     *                 "ai_search_volume": 4400
-                     *               }
-                     *             },
-                     *             "items": [
-                     *               {
-                     *                 "domain": "acme.example",
-                     *                 "platform": [
-                     *                   {
-                     *                     "key": "chat_gpt",
-                     *                     "mentions": 42,
-                     *                     "ai_search_volume": 1300
-                     *                   }
-                     *                 ],
-                     *                 "total": {
-                     *                   "mentions": 42,
-                     *                   "ai_search_volume": 1300
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].aggregated_metrics, and the most-mentioned domains in result[0].items. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Mentions and AI search volume by platform, location and language. */
-                                aggregated_metrics?: {
-                                    platform?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    location?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    language?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    sources_domain?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    total?: {
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    };
-                                };
-                                /** @description The domains most mentioned with the targets; may legitimately be empty. */
-                                items?: {
-                                    platform?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    location?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    language?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    sources_domain?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    total?: {
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    };
-                                    domain?: string;
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoAiVisibilityOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -10423,134 +11138,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "user_prompt": "Which running shoes last longest?",
-                 *       "model_name": "gpt-4o-mini"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question, up to 500 characters.
-                     * @example Which CRM is best for a 10-person sales team?
-                     */
-                    user_prompt: string;
-                    /**
-                     * @default gpt-4o-mini
-                     * @enum {string}
-                     */
-                    model_name?: "gpt-4o-mini" | "gpt-4o" | "gpt-5-mini";
-                    /**
-                     * @description 16-2048; gpt-5-mini (a reasoning model) needs at least 1024. Web search can push the output slightly beyond it.
-                     * @default 1024
-                     */
-                    max_output_tokens?: number;
-                    /**
-                     * @description Let the model search the web and cite sources.
-                     * @default true
-                     */
-                    web_search?: boolean;
-                    /**
-                     * @description Make the model search the web; needs web_search.
-                     * @default false
-                     */
-                    force_web_search?: boolean;
-                    /**
-                     * @description Two-letter country code the web search is made from.
-                     * @example US
-                     */
-                    web_search_country_iso_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoChatgptApiAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "model_name": "gpt-4o-mini",
-                     *             "input_tokens": 14,
-                     *             "output_tokens": 212,
-                     *             "reasoning_tokens": 0,
-                     *             "web_search": false,
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "items": [
-                     *               {
-                     *                 "type": "message",
-                     *                 "sections": [
-                     *                   {
-                     *                     "type": "text",
-                     *                     "text": "Shoes with a thick rubber outsole and a durable foam such as...",
-                     *                     "annotations": [
-                     *                       {
-                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
-                     *                         "title": "Best Running Shoes 2026"
-                     *                       }
-                     *                     ]
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
-                            result: {
-                                model_name?: string;
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                reasoning_tokens?: number;
-                                web_search?: boolean;
-                                datetime?: string;
-                                fan_out_queries?: string[] | null;
-                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
-                                items?: {
-                                    /** @description message holds the answer (reasoning elements may precede it). */
-                                    type?: string;
-                                    sections?: {
-                                        type?: string;
-                                        /** @description The answer text. */
-                                        text?: string;
-                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
-                                        annotations?: {
-                                            url?: string;
-                                            title?: string;
-                                        }[] | null;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoChatgptApiAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -10579,124 +11169,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "user_prompt": "Which running shoes last longest?",
-                 *       "model_name": "sonar"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question, up to 500 characters.
-                     * @example Which CRM is best for a 10-person sales team?
-                     */
-                    user_prompt: string;
-                    /**
-                     * @default sonar
-                     * @enum {string}
-                     */
-                    model_name?: "sonar" | "sonar-pro";
-                    /**
-                     * @description 16-2048. Web search can push the output slightly beyond it.
-                     * @default 1024
-                     */
-                    max_output_tokens?: number;
-                    /**
-                     * @description Two-letter country code the web search is made from.
-                     * @example US
-                     */
-                    web_search_country_iso_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoPerplexityApiAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "model_name": "sonar",
-                     *             "input_tokens": 9,
-                     *             "output_tokens": 187,
-                     *             "reasoning_tokens": 0,
-                     *             "web_search": true,
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "items": [
-                     *               {
-                     *                 "type": "message",
-                     *                 "sections": [
-                     *                   {
-                     *                     "type": "text",
-                     *                     "text": "Durable picks include trainers with carbon rubber outsoles...",
-                     *                     "annotations": [
-                     *                       {
-                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
-                     *                         "title": "Best Running Shoes 2026"
-                     *                       }
-                     *                     ]
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
-                            result: {
-                                model_name?: string;
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                reasoning_tokens?: number;
-                                web_search?: boolean;
-                                datetime?: string;
-                                fan_out_queries?: string[] | null;
-                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
-                                items?: {
-                                    /** @description message holds the answer (reasoning elements may precede it). */
-                                    type?: string;
-                                    sections?: {
-                                        type?: string;
-                                        /** @description The answer text. */
-                                        text?: string;
-                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
-                                        annotations?: {
-                                            url?: string;
-                                            title?: string;
-                                        }[] | null;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoPerplexityApiAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -10725,134 +11200,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "user_prompt": "Which running shoes last longest?",
-                 *       "model_name": "claude-haiku-4-5"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question, up to 500 characters.
-                     * @example Which CRM is best for a 10-person sales team?
-                     */
-                    user_prompt: string;
-                    /**
-                     * @default claude-haiku-4-5
-                     * @enum {string}
-                     */
-                    model_name?: "claude-haiku-4-5" | "claude-sonnet-4-5";
-                    /**
-                     * @description 16-2048. Web search can push the output slightly beyond it.
-                     * @default 1024
-                     */
-                    max_output_tokens?: number;
-                    /**
-                     * @description Let the model search the web and cite sources.
-                     * @default true
-                     */
-                    web_search?: boolean;
-                    /**
-                     * @description Make the model search the web; needs web_search.
-                     * @default false
-                     */
-                    force_web_search?: boolean;
-                    /**
-                     * @description Two-letter country code the web search is made from.
-                     * @example US
-                     */
-                    web_search_country_iso_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoClaudeApiAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "model_name": "claude-haiku-4-5",
-                     *             "input_tokens": 16,
-                     *             "output_tokens": 240,
-                     *             "reasoning_tokens": 0,
-                     *             "web_search": false,
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "items": [
-                     *               {
-                     *                 "type": "message",
-                     *                 "sections": [
-                     *                   {
-                     *                     "type": "text",
-                     *                     "text": "Longevity depends mostly on the outsole rubber and the midsole foam...",
-                     *                     "annotations": [
-                     *                       {
-                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
-                     *                         "title": "Best Running Shoes 2026"
-                     *                       }
-                     *                     ]
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
-                            result: {
-                                model_name?: string;
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                reasoning_tokens?: number;
-                                web_search?: boolean;
-                                datetime?: string;
-                                fan_out_queries?: string[] | null;
-                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
-                                items?: {
-                                    /** @description message holds the answer (reasoning elements may precede it). */
-                                    type?: string;
-                                    sections?: {
-                                        type?: string;
-                                        /** @description The answer text. */
-                                        text?: string;
-                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
-                                        annotations?: {
-                                            url?: string;
-                                            title?: string;
-                                        }[] | null;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoClaudeApiAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -10881,109 +11231,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keyword": "best running shoes for flat feet",
-                 *       "location_code": 2840,
-                 *       "language_code": "en"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question as a user would type it, up to 2000 characters.
-                     * @example best crm for small business
-                     */
-                    keyword: string;
-                    /**
-                     * @description Country the logged-out user asks from; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoChatgptAppAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "keyword": "best running shoes for flat feet",
-                     *             "location_code": 2840,
-                     *             "language_code": "en",
-                     *             "model": "gpt-5",
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "markdown": "For flat feet, look for stability shoes with a firm medial post...",
-                     *             "sources": [
-                     *               {
-                     *                 "url": "https://www.runnersworld.com/gear/flat-feet/",
-                     *                 "title": "Best Shoes for Flat Feet",
-                     *                 "domain": "www.runnersworld.com",
-                     *                 "snippet": "Stability shoes..."
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].markdown and result[0].sources[] (url, title, domain). */
-                            result: {
-                                keyword?: string;
-                                location_code?: number;
-                                language_code?: string;
-                                model?: string;
-                                datetime?: string;
-                                /** @description The answer as Markdown. */
-                                markdown?: string;
-                                /** @description Sources the answer cited; may be empty. */
-                                sources?: {
-                                    url?: string;
-                                    title?: string;
-                                    domain?: string;
-                                    snippet?: string;
-                                }[] | null;
-                                search_results?: {
-                                    url?: string;
-                                    title?: string;
-                                    domain?: string;
-                                }[] | null;
-                                fan_out_queries?: string[] | null;
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoChatgptAppAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -11354,217 +11604,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "url": "https://acme.example/",
-                 *       "formats": [
-                 *         "markdown",
-                 *         "links"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * Format: uri
-                     * @description The publicly reachable page to fetch.
-                     * @example https://example.com
-                     */
-                    url: string;
-                    /**
-                     * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
-                     * @default [
-                     *       "markdown"
-                     *     ]
-                     * @example [
-                     *       "markdown",
-                     *       "links"
-                     *     ]
-                     */
-                    formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
-                        /** @enum {string} */
-                        type: "json";
-                        /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
-                        schema?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description What to extract, in words (at most 10,000 characters). */
-                        prompt?: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "screenshot";
-                        fullPage?: boolean;
-                        quality?: number;
-                    } | {
-                        /** @enum {string} */
-                        type: "changeTracking";
-                        modes?: ("git-diff" | "json")[];
-                    })[];
-                    /**
-                     * @description Drop headers, navigation and footers.
-                     * @default true
-                     */
-                    onlyMainContent?: boolean;
-                    /** @description HTML tags or CSS selectors to keep. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
-                    includeTags?: string[];
-                    /** @description HTML tags or CSS selectors to drop. At most 20 selectors of 200 characters, each with at most one descendant (space) or ~ combinator, 5 such in a list, and no :has(). */
-                    excludeTags?: string[];
-                    /**
-                     * @description Milliseconds of acceptable cache age; 0 always fetches afresh.
-                     * @default 172800000
-                     */
-                    maxAge?: number;
-                    /**
-                     * @description Milliseconds to wait for the page before reading it.
-                     * @default 0
-                     */
-                    waitFor?: number;
-                    /** @default false */
-                    mobile?: boolean;
-                    /**
-                     * @description Milliseconds before the scrape gives up (not charged).
-                     * @default 60000
-                     */
-                    timeout?: number;
-                    /** @description PDF parsing: ["pdf"] (the default), [{type: "pdf", mode?: fast|auto|ocr, maxPages?}], or [] for the file as base64. A PDF is read to maxPages (10 unless given), each page past the first billed as a page. */
-                    parsers?: ("pdf" | {
-                        /** @enum {string} */
-                        type: "pdf";
-                        /** @enum {string} */
-                        mode?: "fast" | "auto" | "ocr";
-                        maxPages?: number;
-                    })[];
-                    /**
-                     * @description auto escalates to the enhanced proxy only when the basic one is refused, and costs as enhanced when it does; enhanced forces heavy anti-bot handling and costs more.
-                     * @default auto
-                     * @enum {string}
-                     */
-                    proxy?: "basic" | "enhanced" | "auto";
-                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
-                    location?: {
-                        /**
-                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
-                         * @example US
-                         */
-                        country?: string;
-                        /**
-                         * @description Preferred languages in order, as in Accept-Language.
-                         * @example [
-                         *       "en-US"
-                         *     ]
-                         */
-                        languages?: string[];
-                    };
-                    /** @description Firecrawl's page actions, in order, before the page is read: wait, click, write, press, scroll, screenshot, scrape (and executeJavascript, pdf where the provider runs them). Captures are answered at result[0].actions. */
-                    actions?: ({
-                        /** @enum {string} */
-                        type: "wait";
-                        milliseconds?: number;
-                        /** @description Wait until an element matches, instead of a fixed time. */
-                        selector?: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "click";
-                        selector: string;
-                        /** @description Click every match, not only the first. */
-                        all?: boolean;
-                    } | {
-                        /** @enum {string} */
-                        type: "write";
-                        /** @description Typed into the focused element (click it first). */
-                        text: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "press";
-                        /** @example Enter */
-                        key: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "scroll";
-                        /** @enum {string} */
-                        direction?: "up" | "down";
-                        selector?: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "screenshot";
-                        fullPage?: boolean;
-                        quality?: number;
-                    } | {
-                        /** @enum {string} */
-                        type: "scrape";
-                    } | {
-                        /** @enum {string} */
-                        type: "executeJavascript";
-                        script: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "pdf";
-                        format?: string;
-                        landscape?: boolean;
-                        scale?: number;
-                    })[];
-                    /**
-                     * @description Refuse requests to ad and tracker hosts while rendering.
-                     * @default true
-                     */
-                    blockAds?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataWebScrape"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "markdown": "# Acme Anvils\n\nThe sturdiest anvils since 1949.\n",
-                     *             "links": [
-                     *               "https://acme.example/anvils/classic",
-                     *               "https://acme.example/anvils/travel"
-                     *             ],
-                     *             "metadata": {
-                     *               "title": "Acme Anvils",
-                     *               "description": "The sturdiest anvils since 1949.",
-                     *               "language": "en",
-                     *               "sourceURL": "https://acme.example/",
-                     *               "url": "https://acme.example/",
-                     *               "statusCode": 200
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0] holds the page in the requested formats and its metadata. */
-                            result: components["schemas"]["WebScrapedPage"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataWebScrapeOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -11591,135 +11633,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "query": "anvil maintenance",
-                 *       "limit": 2
-                 *     }
-                 */
-                "application/json": {
-                    /** @description What to search for; operators such as site: work. */
-                    query: string;
-                    /**
-                     * @description Results per source.
-                     * @default 10
-                     */
-                    limit?: number;
-                    /**
-                     * @default [
-                     *       "web"
-                     *     ]
-                     */
-                    sources?: (("web" | "news" | "images") | {
-                        /** @enum {string} */
-                        type: "web" | "news" | "images";
-                    })[];
-                    categories?: ("github" | "research" | "pdf")[];
-                    /** @description Time filter, for example qdr:d for the past day. */
-                    tbs?: string;
-                    /** @description Geo-target text, for example "San Francisco,California,United States". */
-                    location?: string;
-                    /** @default US */
-                    country?: string;
-                    /** @description Only results from these hostnames; not with excludeDomains. */
-                    includeDomains?: string[];
-                    /** @description No results from these hostnames; not with includeDomains. */
-                    excludeDomains?: string[];
-                    /** @default 60000 */
-                    timeout?: number;
-                    /** @description When present, every result is also scraped, and billed as a scraped page (a PDF result's first page; the basic proxy, so a site that refuses it answers its refusal page). */
-                    scrapeOptions?: {
-                        /**
-                         * @description String presets, or objects: {type: "json", schema?, prompt?} (LLM extraction, costs more), {type: "screenshot", fullPage?, quality?}, {type: "changeTracking", modes?} (compares the page Markdown with that of the previous scrape; Markdown is computed for it even when not asked for).
-                         * @default [
-                         *       "markdown"
-                         *     ]
-                         * @example [
-                         *       "markdown",
-                         *       "links"
-                         *     ]
-                         */
-                        formats?: (("markdown" | "summary" | "html" | "rawHtml" | "links" | "images") | {
-                            /** @enum {string} */
-                            type: "json";
-                            /** @description JSON Schema of the object to extract (type "object"; at most 16,384 characters of JSON). */
-                            schema?: {
-                                [key: string]: unknown;
-                            };
-                            /** @description What to extract, in words (at most 10,000 characters). */
-                            prompt?: string;
-                        } | {
-                            /** @enum {string} */
-                            type: "screenshot";
-                            fullPage?: boolean;
-                            quality?: number;
-                        } | {
-                            /** @enum {string} */
-                            type: "changeTracking";
-                            modes?: ("git-diff" | "json")[];
-                        })[];
-                        /** @default true */
-                        onlyMainContent?: boolean;
-                    };
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataWebSearch"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "web": [
-                     *               {
-                     *                 "url": "https://acme.example/guides/anvil-care",
-                     *                 "title": "Caring for your anvil",
-                     *                 "description": "Oil the face, keep the horn clean.",
-                     *                 "position": 1
-                     *               },
-                     *               {
-                     *                 "url": "https://forge.example/anvils",
-                     *                 "title": "Anvil maintenance basics",
-                     *                 "description": "What a smith checks every week.",
-                     *                 "position": 2
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0] holds the results by source. */
-                            result: components["schemas"]["WebSearchResults"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataWebSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -11746,106 +11662,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "url": "https://acme.example",
-                 *       "limit": 3
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * Format: uri
-                     * @description Base URL of the site.
-                     * @example https://example.com
-                     */
-                    url: string;
-                    /** @description Orders the URLs by relevance to this query. */
-                    search?: string;
-                    /**
-                     * @default include
-                     * @enum {string}
-                     */
-                    sitemap?: "skip" | "include" | "only";
-                    /** @default true */
-                    includeSubdomains?: boolean;
-                    /** @default true */
-                    ignoreQueryParameters?: boolean;
-                    /** @default 5000 */
-                    limit?: number;
-                    timeout?: number;
-                    /** @description Where the page is fetched from: a proxy in that country, with its languages and time zone. */
-                    location?: {
-                        /**
-                         * @description The country to fetch the page from, where the provider has a proxy there; absent, the provider chooses (Firecrawl: US).
-                         * @example US
-                         */
-                        country?: string;
-                        /**
-                         * @description Preferred languages in order, as in Accept-Language.
-                         * @example [
-                         *       "en-US"
-                         *     ]
-                         */
-                        languages?: string[];
-                    };
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataWebMap"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "links": [
-                     *               {
-                     *                 "url": "https://acme.example/",
-                     *                 "title": "Acme Anvils"
-                     *               },
-                     *               {
-                     *                 "url": "https://acme.example/anvils/classic",
-                     *                 "title": "Classic anvil"
-                     *               },
-                     *               {
-                     *                 "url": "https://acme.example/anvils/travel"
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0] holds the URLs discovered. */
-                            result: components["schemas"]["WebSiteLinks"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataWebMapOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -11872,142 +11691,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keyword": "running shoes",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "device": "desktop",
-                 *       "depth": 10
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The query, up to 700 characters. Search operators (site:, inurl:, filetype:) work and cost about 5x.
-                     * @example best running shoes
-                     */
-                    keyword: string;
-                    /**
-                     * @description Geo target code; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE, 2250 FR, 2724 ES, 2356 IN, 2076 BR.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @default desktop
-                     * @enum {string}
-                     */
-                    device?: "desktop" | "mobile";
-                    /**
-                     * @description Results to fetch, 10-700 in steps of 10; every 10 bills as one results page.
-                     * @default 10
-                     */
-                    depth?: number;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoGoogleSearch"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "keyword": "running shoes",
-                     *             "check_url": "https://www.google.com/search?q=running+shoes&num=10&hl=en&gl=US",
-                     *             "se_results_count": 1240000000,
-                     *             "item_types": [
-                     *               "organic",
-                     *               "people_also_ask"
-                     *             ],
-                     *             "items_count": 2,
-                     *             "items": [
-                     *               {
-                     *                 "type": "organic",
-                     *                 "rank_group": 1,
-                     *                 "rank_absolute": 1,
-                     *                 "position": "left",
-                     *                 "title": "Running Shoes | Nike",
-                     *                 "url": "https://www.nike.com/w/running-shoes",
-                     *                 "domain": "www.nike.com",
-                     *                 "description": "Find running shoes for road, trail and track."
-                     *               },
-                     *               {
-                     *                 "type": "people_also_ask",
-                     *                 "rank_group": 1,
-                     *                 "rank_absolute": 2,
-                     *                 "position": "left",
-                     *                 "items": [
-                     *                   {
-                     *                     "type": "people_also_ask_element",
-                     *                     "title": "Which running shoes last longest?"
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: organic listings (position, title, URL, snippet) and SERP features (featured snippets, people-also-ask, local pack). */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                keyword?: string;
-                                check_url?: string;
-                                se_results_count?: number;
-                                item_types?: string[];
-                                /** @description Organic listings and SERP features, in page order. */
-                                items?: {
-                                    /** @description organic, featured_snippet, people_also_ask, local_pack, ... */
-                                    type?: string;
-                                    rank_group?: number;
-                                    rank_absolute?: number;
-                                    position?: string;
-                                    title?: string;
-                                    url?: string;
-                                    domain?: string;
-                                    /** @description The snippet. */
-                                    description?: string;
-                                    /** @description Entries of a SERP feature (questions, places, ...). */
-                                    items?: {
-                                        [key: string]: unknown;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoGoogleSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -12034,184 +11720,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keywords": [
-                 *         "running shoes"
-                 *       ],
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 2
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-200 seed keywords.
-                     * @example [
-                     *       "running shoes"
-                     *     ]
-                     */
-                    keywords: string[];
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoKeywordIdeas"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 18230,
-                     *             "items_count": 2,
-                     *             "items": [
-                     *               {
-                     *                 "keyword": "running shoes",
-                     *                 "keyword_info": {
-                     *                   "search_volume": 201000,
-                     *                   "cpc": 1.42,
-                     *                   "competition": 1,
-                     *                   "competition_level": "HIGH",
-                     *                   "monthly_searches": [
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 10,
-                     *                       "search_volume": 201000
-                     *                     },
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 9,
-                     *                       "search_volume": 165000
-                     *                     }
-                     *                   ]
-                     *                 },
-                     *                 "keyword_properties": {
-                     *                   "keyword_difficulty": 78
-                     *                 }
-                     *               },
-                     *               {
-                     *                 "keyword": "trail running shoes",
-                     *                 "keyword_info": {
-                     *                   "search_volume": 60500,
-                     *                   "cpc": 1.05,
-                     *                   "competition": 1,
-                     *                   "competition_level": "HIGH",
-                     *                   "monthly_searches": [
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 10,
-                     *                       "search_volume": 201000
-                     *                     },
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 9,
-                     *                       "search_volume": 165000
-                     *                     }
-                     *                   ]
-                     *                 },
-                     *                 "keyword_properties": {
-                     *                   "keyword_difficulty": 61
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: keyword ideas with keyword_info (search volume, CPC, competition) and keyword_properties.keyword_difficulty. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Keyword ideas, by relevance unless order_by says otherwise. */
-                                items?: {
-                                    keyword?: string;
-                                    /** @description Search volume, CPC, competition and the monthly trend. */
-                                    keyword_info?: {
-                                        search_volume?: number | null;
-                                        cpc?: number | null;
-                                        competition?: number | null;
-                                        competition_level?: string | null;
-                                        monthly_searches?: {
-                                            year?: number;
-                                            month?: number;
-                                            search_volume?: number | null;
-                                        }[] | null;
-                                    };
-                                    keyword_properties?: {
-                                        keyword_difficulty?: number | null;
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoKeywordIdeasOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -12238,145 +11749,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keywords": [
-                 *         "running shoes"
-                 *       ],
-                 *       "location_code": 2840,
-                 *       "language_code": "en"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-700 exact keywords; cost scales with the count.
-                     * @example [
-                     *       "running shoes",
-                     *       "trail shoes"
-                     *     ]
-                     */
-                    keywords: string[];
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoKeywordOverview"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "keyword": "running shoes",
-                     *                 "keyword_info": {
-                     *                   "search_volume": 201000,
-                     *                   "cpc": 1.42,
-                     *                   "competition": 1,
-                     *                   "competition_level": "HIGH",
-                     *                   "monthly_searches": [
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 10,
-                     *                       "search_volume": 201000
-                     *                     },
-                     *                     {
-                     *                       "year": 2026,
-                     *                       "month": 9,
-                     *                       "search_volume": 165000
-                     *                     }
-                     *                   ]
-                     *                 },
-                     *                 "keyword_properties": {
-                     *                   "keyword_difficulty": 78
-                     *                 },
-                     *                 "serp_info": {
-                     *                   "serp_item_types": [
-                     *                     "organic",
-                     *                     "shopping"
-                     *                   ],
-                     *                   "se_results_count": 1240000000
-                     *                 },
-                     *                 "search_intent_info": {
-                     *                   "main_intent": "commercial"
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: per-keyword volume, CPC, competition, difficulty, trend history (keyword_info.monthly_searches) and SERP characteristics. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description One row per keyword sent. */
-                                items?: {
-                                    keyword?: string;
-                                    /** @description Search volume, CPC, competition and the monthly trend. */
-                                    keyword_info?: {
-                                        search_volume?: number | null;
-                                        cpc?: number | null;
-                                        competition?: number | null;
-                                        competition_level?: string | null;
-                                        monthly_searches?: {
-                                            year?: number;
-                                            month?: number;
-                                            search_volume?: number | null;
-                                        }[] | null;
-                                    };
-                                    keyword_properties?: {
-                                        keyword_difficulty?: number | null;
-                                    };
-                                    serp_info?: {
-                                        serp_item_types?: string[];
-                                        se_results_count?: number;
-                                    };
-                                    search_intent_info?: {
-                                        main_intent?: string;
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoKeywordOverviewOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -12403,200 +11778,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target1": "nike.com",
-                 *       "target2": "adidas.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Your domain, without protocol.
-                     * @example example.com
-                     */
-                    target1: string;
-                    /**
-                     * @description The competitor domain, without protocol.
-                     * @example example.com
-                     */
-                    target2: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Maximum intersecting keywords, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoKeywordGap"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 48211,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "keyword_data": {
-                     *                   "keyword": "running shoes",
-                     *                   "keyword_info": {
-                     *                     "search_volume": 201000,
-                     *                     "cpc": 1.42,
-                     *                     "competition": 1,
-                     *                     "competition_level": "HIGH",
-                     *                     "monthly_searches": [
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 10,
-                     *                         "search_volume": 201000
-                     *                       },
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 9,
-                     *                         "search_volume": 165000
-                     *                       }
-                     *                     ]
-                     *                   },
-                     *                   "keyword_properties": {
-                     *                     "keyword_difficulty": 78
-                     *                   }
-                     *                 },
-                     *                 "first_domain_serp_element": {
-                     *                   "type": "organic",
-                     *                   "rank_group": 1,
-                     *                   "rank_absolute": 1,
-                     *                   "url": "https://www.nike.com/w/running-shoes",
-                     *                   "domain": "www.nike.com"
-                     *                 },
-                     *                 "second_domain_serp_element": {
-                     *                   "type": "organic",
-                     *                   "rank_group": 4,
-                     *                   "rank_absolute": 5,
-                     *                   "url": "https://www.adidas.com/us/running-shoes",
-                     *                   "domain": "www.adidas.com"
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: keyword_data, first_domain_serp_element and second_domain_serp_element (rank_absolute, rank_group, url). */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Keywords both domains are measured on. */
-                                items?: {
-                                    keyword_data?: {
-                                        keyword?: string;
-                                        /** @description Search volume, CPC, competition and the monthly trend. */
-                                        keyword_info?: {
-                                            search_volume?: number | null;
-                                            cpc?: number | null;
-                                            competition?: number | null;
-                                            competition_level?: string | null;
-                                            monthly_searches?: {
-                                                year?: number;
-                                                month?: number;
-                                                search_volume?: number | null;
-                                            }[] | null;
-                                        };
-                                        keyword_properties?: {
-                                            keyword_difficulty?: number | null;
-                                        };
-                                    };
-                                    /** @description target1's ranking; absent or null when it does not rank. */
-                                    first_domain_serp_element?: {
-                                        type?: string;
-                                        rank_group?: number;
-                                        rank_absolute?: number;
-                                        url?: string;
-                                        domain?: string;
-                                        title?: string;
-                                        etv?: number;
-                                    } | null;
-                                    /** @description target2's ranking; absent or null when it does not rank. */
-                                    second_domain_serp_element?: {
-                                        type?: string;
-                                        rank_group?: number;
-                                        rank_absolute?: number;
-                                        url?: string;
-                                        domain?: string;
-                                        title?: string;
-                                        etv?: number;
-                                    } | null;
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoKeywordGapOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -12623,182 +11807,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "nike.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description A domain without protocol, or a full page URL.
-                     * @example example.com
-                     */
-                    target: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoRankedKeywords"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 1532077,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "keyword_data": {
-                     *                   "keyword": "nike",
-                     *                   "keyword_info": {
-                     *                     "search_volume": 2740000,
-                     *                     "cpc": 1.42,
-                     *                     "competition": 1,
-                     *                     "competition_level": "HIGH",
-                     *                     "monthly_searches": [
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 10,
-                     *                         "search_volume": 201000
-                     *                       },
-                     *                       {
-                     *                         "year": 2026,
-                     *                         "month": 9,
-                     *                         "search_volume": 165000
-                     *                       }
-                     *                     ]
-                     *                   },
-                     *                   "keyword_properties": {
-                     *                     "keyword_difficulty": 91
-                     *                   }
-                     *                 },
-                     *                 "ranked_serp_element": {
-                     *                   "serp_item": {
-                     *                     "type": "organic",
-                     *                     "rank_group": 1,
-                     *                     "rank_absolute": 1,
-                     *                     "url": "https://www.nike.com/",
-                     *                     "domain": "www.nike.com",
-                     *                     "title": "Nike. Just Do It",
-                     *                     "etv": 2137200
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: keyword_data.keyword_info.search_volume, keyword_data.keyword_properties.keyword_difficulty, ranked_serp_element.serp_item.rank_absolute. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Keywords the target ranks for. */
-                                items?: {
-                                    keyword_data?: {
-                                        keyword?: string;
-                                        /** @description Search volume, CPC, competition and the monthly trend. */
-                                        keyword_info?: {
-                                            search_volume?: number | null;
-                                            cpc?: number | null;
-                                            competition?: number | null;
-                                            competition_level?: string | null;
-                                            monthly_searches?: {
-                                                year?: number;
-                                                month?: number;
-                                                search_volume?: number | null;
-                                            }[] | null;
-                                        };
-                                        keyword_properties?: {
-                                            keyword_difficulty?: number | null;
-                                        };
-                                    };
-                                    ranked_serp_element?: {
-                                        serp_item?: {
-                                            type?: string;
-                                            rank_group?: number;
-                                            rank_absolute?: number;
-                                            url?: string;
-                                            domain?: string;
-                                            title?: string;
-                                            etv?: number;
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoRankedKeywordsOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -12825,234 +11836,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "nike.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en",
-                 *       "limit": 2
-                 *     }
-                 */
-                "application/json": {
-                    /** @example example.com */
-                    target: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoCompetitors"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 9403,
-                     *             "items_count": 2,
-                     *             "items": [
-                     *               {
-                     *                 "domain": "nike.com",
-                     *                 "avg_position": 23.4,
-                     *                 "sum_position": 1243210,
-                     *                 "intersections": 53120,
-                     *                 "full_domain_metrics": {
-                     *                   "organic": {
-                     *                     "pos_1": 1210,
-                     *                     "pos_2_3": 2140,
-                     *                     "pos_4_10": 6650,
-                     *                     "pos_11_20": 9880,
-                     *                     "count": 53120,
-                     *                     "etv": 412877.4,
-                     *                     "estimated_paid_traffic_cost": 955311.2
-                     *                   }
-                     *                 }
-                     *               },
-                     *               {
-                     *                 "domain": "adidas.com",
-                     *                 "avg_position": 31.2,
-                     *                 "sum_position": 987320,
-                     *                 "intersections": 21877,
-                     *                 "full_domain_metrics": {
-                     *                   "organic": {
-                     *                     "pos_1": 1210,
-                     *                     "pos_2_3": 2140,
-                     *                     "pos_4_10": 6650,
-                     *                     "pos_11_20": 9880,
-                     *                     "count": 31650,
-                     *                     "etv": 201344.1,
-                     *                     "estimated_paid_traffic_cost": 955311.2
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: intersections, visibility and traffic estimates, metrics.organic.count; the first row is the target itself. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Competing domains; the first row is the target itself. */
-                                items?: {
-                                    domain?: string;
-                                    avg_position?: number;
-                                    sum_position?: number;
-                                    /** @description Keywords shared with the target. */
-                                    intersections?: number;
-                                    metrics?: {
-                                        organic?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                        paid?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                    };
-                                    full_domain_metrics?: {
-                                        organic?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                        paid?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoCompetitorsOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -13079,128 +11865,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "acme.example",
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description A domain or subdomain without protocol, or a full page URL.
-                     * @example example.com
-                     */
-                    target: string;
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                    /** @default true */
-                    exclude_internal_backlinks?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoReferringDomains"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 412,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "type": "backlinks_referring_domain",
-                     *                 "domain": "forge.example",
-                     *                 "rank": 312,
-                     *                 "backlinks": 27,
-                     *                 "first_seen": "2024-03-18 09:12:44 +00:00",
-                     *                 "lost_date": null,
-                     *                 "backlinks_spam_score": 3,
-                     *                 "broken_backlinks": 0,
-                     *                 "referring_domains": 1,
-                     *                 "referring_pages": 14
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: one row per referring domain. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Referring domains: rank, backlinks, first_seen, lost_date (null while still linking) and backlinks_spam_score. */
-                                items?: {
-                                    type?: string;
-                                    domain?: string;
-                                    rank?: number;
-                                    backlinks?: number;
-                                    first_seen?: string | null;
-                                    lost_date?: string | null;
-                                    backlinks_spam_score?: number;
-                                    broken_backlinks?: number;
-                                    referring_domains?: number;
-                                    referring_pages?: number;
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoReferringDomainsOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -13227,154 +11894,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "targets": [
-                 *         "competitor-a.com",
-                 *         "competitor-b.com"
-                 *       ],
-                 *       "exclude_targets": [
-                 *         "acme.example"
-                 *       ],
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-20 competitor domains.
-                     * @example [
-                     *       "competitor-a.com",
-                     *       "competitor-b.com"
-                     *     ]
-                     */
-                    targets: string[];
-                    /** @description Up to 10 domains that the referring sites must not already link to (yours). */
-                    exclude_targets?: string[];
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <target index>.<field>,<asc|desc>; the index is 1-based within targets. Default: 1.rank,desc.
-                     * @example [
-                     *       "1.rank,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoBacklinkGap"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 88,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "domain_intersection": {
-                     *                   "1": {
-                     *                     "type": "backlinks_domain_intersection",
-                     *                     "target": "competitor-a.com",
-                     *                     "rank": 402,
-                     *                     "backlinks": 12,
-                     *                     "first_seen": "2025-01-04 11:00:00 +00:00",
-                     *                     "lost_date": null,
-                     *                     "backlinks_spam_score": 1
-                     *                   },
-                     *                   "2": {
-                     *                     "type": "backlinks_domain_intersection",
-                     *                     "target": "competitor-b.com",
-                     *                     "rank": 402,
-                     *                     "backlinks": 3,
-                     *                     "first_seen": "2025-06-21 17:30:00 +00:00",
-                     *                     "lost_date": null,
-                     *                     "backlinks_spam_score": 1
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items[].domain_intersection, keyed by target index. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Referring domains linking to the targets, by rank descending unless order_by says otherwise. */
-                                items?: {
-                                    /** @description Keyed by the 1-based index of targets ("1", "2", ...); rank is the referring domain's own authority (0-1000). */
-                                    domain_intersection?: {
-                                        [key: string]: {
-                                            type?: string;
-                                            target?: string;
-                                            rank?: number;
-                                            backlinks?: number;
-                                            first_seen?: string | null;
-                                            lost_date?: string | null;
-                                            backlinks_spam_score?: number;
-                                            broken_backlinks?: number;
-                                            referring_domains?: number;
-                                        };
-                                    };
-                                    summary?: {
-                                        [key: string]: unknown;
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoBacklinkGapOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -13401,108 +11923,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "acme.example"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description A domain without protocol, or a page with protocol.
-                     * @example example.com
-                     */
-                    target: string;
-                    /** @default true */
-                    include_subdomains?: boolean;
-                    /** @default true */
-                    exclude_internal_backlinks?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoBacklinksSummary"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "target": "acme.example",
-                     *             "rank": 268,
-                     *             "backlinks": 15342,
-                     *             "backlinks_spam_score": 4,
-                     *             "referring_domains": 412,
-                     *             "referring_main_domains": 377,
-                     *             "broken_backlinks": 21,
-                     *             "broken_pages": 3,
-                     *             "first_seen": "2019-08-02 00:00:00 +00:00",
-                     *             "referring_links_tld": {
-                     *               "com": 9120,
-                     *               "org": 1204
-                     *             },
-                     *             "referring_links_types": {
-                     *               "anchor": 14801,
-                     *               "image": 541
-                     *             },
-                     *             "referring_links_attributes": {
-                     *               "nofollow": 2210
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0] is the flat summary (no items array). */
-                            result: {
-                                target?: string;
-                                /** @description The target's own authority (not the per-referring-domain rank). */
-                                rank?: number;
-                                backlinks?: number;
-                                backlinks_spam_score?: number;
-                                referring_domains?: number;
-                                referring_main_domains?: number;
-                                broken_backlinks?: number;
-                                broken_pages?: number;
-                                first_seen?: string | null;
-                                /** @description TLD distribution of referring links. */
-                                referring_links_tld?: {
-                                    [key: string]: number;
-                                };
-                                referring_links_types?: {
-                                    [key: string]: number;
-                                };
-                                /** @description Link attributes (nofollow, ...), anchors in the full upstream answer. */
-                                referring_links_attributes?: {
-                                    [key: string]: number;
-                                };
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoBacklinksSummaryOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -13529,144 +11952,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target": "nike.com",
-                 *       "location_code": 2840,
-                 *       "language_code": "en"
-                 *     }
-                 */
-                "application/json": {
-                    /** @example example.com */
-                    target: string;
-                    /**
-                     * @description Geo target code; 2840 is the United States.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoDomainOverview"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "target": "nike.com",
-                     *             "total_count": 1,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "se_type": "google",
-                     *                 "location_code": 2840,
-                     *                 "language_code": "en",
-                     *                 "metrics": {
-                     *                   "organic": {
-                     *                     "pos_1": 1210,
-                     *                     "pos_2_3": 2140,
-                     *                     "pos_4_10": 6650,
-                     *                     "pos_11_20": 9880,
-                     *                     "count": 53120,
-                     *                     "etv": 412877.4,
-                     *                     "estimated_paid_traffic_cost": 955311.2
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: domain rank metrics for the target. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                target?: string;
-                                /** @description Ranking keywords (metrics.organic.count), estimated traffic (etv) and its value, split by position buckets. */
-                                items?: {
-                                    se_type?: string;
-                                    location_code?: number;
-                                    language_code?: string;
-                                    metrics?: {
-                                        organic?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                        paid?: {
-                                            pos_1?: number;
-                                            pos_2_3?: number;
-                                            pos_4_10?: number;
-                                            pos_11_20?: number;
-                                            pos_21_30?: number;
-                                            pos_31_40?: number;
-                                            pos_41_50?: number;
-                                            pos_51_60?: number;
-                                            pos_61_70?: number;
-                                            pos_71_80?: number;
-                                            pos_81_90?: number;
-                                            pos_91_100?: number;
-                                            /** @description Ranking keywords. */
-                                            count?: number;
-                                            /** @description Estimated monthly organic traffic. */
-                                            etv?: number;
-                                            /** @description What that traffic would cost in ads, USD. */
-                                            estimated_paid_traffic_cost?: number;
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoDomainOverviewOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -13693,134 +11981,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "technologies": [
-                 *         "WordPress"
-                 *       ],
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description 1-10 technology names; several entries intersect (domains using all of them).
-                     * @example [
-                     *       "WordPress"
-                     *     ]
-                     */
-                    technologies: string[];
-                    /**
-                     * @description Rows to return, 1-1000; cost scales with rows returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /** @description Rows to skip. */
-                    offset?: number;
-                    /**
-                     * @description Up to 8 [field, operator, value] triples joined by "and" / "or", e.g. [["keyword_info.search_volume", ">", 1000], "and", ["keyword", "like", "%shoes%"]]. Operators: =, <>, <, <=, >, >=, in, not_in (array values), like, not_like (string values, % wildcard).
-                     * @example [
-                     *       [
-                     *         "keyword_info.search_volume",
-                     *         ">",
-                     *         1000
-                     *       ],
-                     *       "and",
-                     *       [
-                     *         "keyword",
-                     *         "like",
-                     *         "%shoes%"
-                     *       ]
-                     *     ]
-                     */
-                    filters?: ((string | ("=" | "<>" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "not_like") | (string | number | boolean | (string | number)[]))[] | ("and" | "or"))[];
-                    /**
-                     * @description Up to 3 sort rules, each <field>,<asc|desc>.
-                     * @example [
-                     *       "keyword_info.search_volume,desc"
-                     *     ]
-                     */
-                    order_by?: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoTechSearch"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 1904223,
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "domain": "acme.example",
-                     *                 "title": "Acme Anvils",
-                     *                 "domain_rank": 268,
-                     *                 "last_visited": "2026-10-30 04:10:12 +00:00",
-                     *                 "country_iso_code": "US",
-                     *                 "language_code": "en",
-                     *                 "technologies": {
-                     *                   "content": {
-                     *                     "cms": [
-                     *                       "WordPress"
-                     *                     ]
-                     *                   }
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].items: domain, domain_rank, country_iso_code, last_visited. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Domains using every technology asked for. */
-                                items?: {
-                                    domain?: string;
-                                    title?: string;
-                                    domain_rank?: number;
-                                    last_visited?: string;
-                                    country_iso_code?: string;
-                                    language_code?: string;
-                                    technologies?: {
-                                        [key: string]: {
-                                            [key: string]: string[];
-                                        };
-                                    };
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoTechSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -13847,119 +12010,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "url": "https://acme.example/anvils"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The page to audit: a full URL with protocol.
-                     * @example https://example.com/
-                     */
-                    url: string;
-                    /**
-                     * @description Render the page in a browser and audit what its scripts built (slower, and priced higher); without it the page is audited as served.
-                     * @default false
-                     */
-                    enableJavascript?: boolean;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoOnpageAudit"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "crawl_progress": "finished",
-                     *             "items_count": 1,
-                     *             "items": [
-                     *               {
-                     *                 "resource_type": "html",
-                     *                 "status_code": 200,
-                     *                 "url": "https://acme.example/anvils",
-                     *                 "location": null,
-                     *                 "onpage_score": 93.06,
-                     *                 "checks": {
-                     *                   "no_title": false,
-                     *                   "no_description": false,
-                     *                   "no_h1_tag": false,
-                     *                   "no_image_alt": true,
-                     *                   "canonical": true,
-                     *                   "is_https": true,
-                     *                   "high_loading_time": false,
-                     *                   "seo_friendly_url": true
-                     *                 },
-                     *                 "meta": {
-                     *                   "title": "Anvils for every forge | Acme",
-                     *                   "description": "Forged steel anvils from 20 to 150 kg, shipped flat-rate.",
-                     *                   "canonical": "https://acme.example/anvils",
-                     *                   "follow": true,
-                     *                   "htags": {
-                     *                     "h1": [
-                     *                       "Anvils"
-                     *                     ],
-                     *                     "h2": [
-                     *                       "Classic",
-                     *                       "Travel"
-                     *                     ]
-                     *                   },
-                     *                   "internal_links_count": 24,
-                     *                   "external_links_count": 3,
-                     *                   "images_count": 6,
-                     *                   "images_without_alt": [
-                     *                     "https://acme.example/img/travel-anvil.jpg"
-                     *                   ],
-                     *                   "content": {
-                     *                     "plain_text_word_count": 412,
-                     *                     "plain_text_size": 2630
-                     *                   }
-                     *                 },
-                     *                 "page_timing": {
-                     *                   "waiting_time": 180,
-                     *                   "duration_time": 240
-                     *                 },
-                     *                 "total_dom_size": 311,
-                     *                 "size": 18214
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description One element; result[0].items[0] is the audited page. */
-                            result: components["schemas"]["SeoOnPageAudit"][];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoOnpageAuditOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -13986,171 +12039,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "targets": [
-                 *         "acme.example"
-                 *       ],
-                 *       "keywords": [
-                 *         "anvil"
-                 *       ],
-                 *       "limit": 1
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Up to 10 domains, without protocol.
-                     * @example [
-                     *       "example.com"
-                     *     ]
-                     */
-                    targets?: string[];
-                    /**
-                     * @description Up to 10 keywords.
-                     * @example [
-                     *       "crm software"
-                     *     ]
-                     */
-                    keywords?: string[];
-                    /**
-                     * @description Most-mentioned domains to list in items, 1-1000. The price is flat per request.
-                     * @default 100
-                     */
-                    limit?: number;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoAiVisibility"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "total_count": 1,
-                     *             "items_count": 1,
-                     *             "aggregated_metrics": {
-                     *               "platform": [
-                     *                 {
-                     *                   "key": "chat_gpt",
-                     *                   "mentions": 131,
-                     *                   "ai_search_volume": 4400
-                     *                 }
-                     *               ],
-                     *               "total": {
-                     *                 "mentions": 131,
-                     *                 "ai_search_volume": 4400
-                     *               }
-                     *             },
-                     *             "items": [
-                     *               {
-                     *                 "domain": "acme.example",
-                     *                 "platform": [
-                     *                   {
-                     *                     "key": "chat_gpt",
-                     *                     "mentions": 42,
-                     *                     "ai_search_volume": 1300
-                     *                   }
-                     *                 ],
-                     *                 "total": {
-                     *                   "mentions": 42,
-                     *                   "ai_search_volume": 1300
-                     *                 }
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].aggregated_metrics, and the most-mentioned domains in result[0].items. */
-                            result: {
-                                total_count?: number;
-                                items_count?: number;
-                                /** @description Mentions and AI search volume by platform, location and language. */
-                                aggregated_metrics?: {
-                                    platform?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    location?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    language?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    sources_domain?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    total?: {
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    };
-                                };
-                                /** @description The domains most mentioned with the targets; may legitimately be empty. */
-                                items?: {
-                                    platform?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    location?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    language?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    sources_domain?: {
-                                        key?: string;
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    }[];
-                                    total?: {
-                                        mentions?: number;
-                                        ai_search_volume?: number;
-                                    };
-                                    domain?: string;
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoAiVisibilityOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -14177,134 +12068,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "user_prompt": "Which running shoes last longest?",
-                 *       "model_name": "gpt-4o-mini"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question, up to 500 characters.
-                     * @example Which CRM is best for a 10-person sales team?
-                     */
-                    user_prompt: string;
-                    /**
-                     * @default gpt-4o-mini
-                     * @enum {string}
-                     */
-                    model_name?: "gpt-4o-mini" | "gpt-4o" | "gpt-5-mini";
-                    /**
-                     * @description 16-2048; gpt-5-mini (a reasoning model) needs at least 1024. Web search can push the output slightly beyond it.
-                     * @default 1024
-                     */
-                    max_output_tokens?: number;
-                    /**
-                     * @description Let the model search the web and cite sources.
-                     * @default true
-                     */
-                    web_search?: boolean;
-                    /**
-                     * @description Make the model search the web; needs web_search.
-                     * @default false
-                     */
-                    force_web_search?: boolean;
-                    /**
-                     * @description Two-letter country code the web search is made from.
-                     * @example US
-                     */
-                    web_search_country_iso_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoChatgptApiAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "model_name": "gpt-4o-mini",
-                     *             "input_tokens": 14,
-                     *             "output_tokens": 212,
-                     *             "reasoning_tokens": 0,
-                     *             "web_search": false,
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "items": [
-                     *               {
-                     *                 "type": "message",
-                     *                 "sections": [
-                     *                   {
-                     *                     "type": "text",
-                     *                     "text": "Shoes with a thick rubber outsole and a durable foam such as...",
-                     *                     "annotations": [
-                     *                       {
-                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
-                     *                         "title": "Best Running Shoes 2026"
-                     *                       }
-                     *                     ]
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
-                            result: {
-                                model_name?: string;
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                reasoning_tokens?: number;
-                                web_search?: boolean;
-                                datetime?: string;
-                                fan_out_queries?: string[] | null;
-                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
-                                items?: {
-                                    /** @description message holds the answer (reasoning elements may precede it). */
-                                    type?: string;
-                                    sections?: {
-                                        type?: string;
-                                        /** @description The answer text. */
-                                        text?: string;
-                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
-                                        annotations?: {
-                                            url?: string;
-                                            title?: string;
-                                        }[] | null;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoChatgptApiAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -14331,124 +12097,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "user_prompt": "Which running shoes last longest?",
-                 *       "model_name": "sonar"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question, up to 500 characters.
-                     * @example Which CRM is best for a 10-person sales team?
-                     */
-                    user_prompt: string;
-                    /**
-                     * @default sonar
-                     * @enum {string}
-                     */
-                    model_name?: "sonar" | "sonar-pro";
-                    /**
-                     * @description 16-2048. Web search can push the output slightly beyond it.
-                     * @default 1024
-                     */
-                    max_output_tokens?: number;
-                    /**
-                     * @description Two-letter country code the web search is made from.
-                     * @example US
-                     */
-                    web_search_country_iso_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoPerplexityApiAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "model_name": "sonar",
-                     *             "input_tokens": 9,
-                     *             "output_tokens": 187,
-                     *             "reasoning_tokens": 0,
-                     *             "web_search": true,
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "items": [
-                     *               {
-                     *                 "type": "message",
-                     *                 "sections": [
-                     *                   {
-                     *                     "type": "text",
-                     *                     "text": "Durable picks include trainers with carbon rubber outsoles...",
-                     *                     "annotations": [
-                     *                       {
-                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
-                     *                         "title": "Best Running Shoes 2026"
-                     *                       }
-                     *                     ]
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
-                            result: {
-                                model_name?: string;
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                reasoning_tokens?: number;
-                                web_search?: boolean;
-                                datetime?: string;
-                                fan_out_queries?: string[] | null;
-                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
-                                items?: {
-                                    /** @description message holds the answer (reasoning elements may precede it). */
-                                    type?: string;
-                                    sections?: {
-                                        type?: string;
-                                        /** @description The answer text. */
-                                        text?: string;
-                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
-                                        annotations?: {
-                                            url?: string;
-                                            title?: string;
-                                        }[] | null;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoPerplexityApiAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -14475,134 +12126,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "user_prompt": "Which running shoes last longest?",
-                 *       "model_name": "claude-haiku-4-5"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question, up to 500 characters.
-                     * @example Which CRM is best for a 10-person sales team?
-                     */
-                    user_prompt: string;
-                    /**
-                     * @default claude-haiku-4-5
-                     * @enum {string}
-                     */
-                    model_name?: "claude-haiku-4-5" | "claude-sonnet-4-5";
-                    /**
-                     * @description 16-2048. Web search can push the output slightly beyond it.
-                     * @default 1024
-                     */
-                    max_output_tokens?: number;
-                    /**
-                     * @description Let the model search the web and cite sources.
-                     * @default true
-                     */
-                    web_search?: boolean;
-                    /**
-                     * @description Make the model search the web; needs web_search.
-                     * @default false
-                     */
-                    force_web_search?: boolean;
-                    /**
-                     * @description Two-letter country code the web search is made from.
-                     * @example US
-                     */
-                    web_search_country_iso_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoClaudeApiAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "model_name": "claude-haiku-4-5",
-                     *             "input_tokens": 16,
-                     *             "output_tokens": 240,
-                     *             "reasoning_tokens": 0,
-                     *             "web_search": false,
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "items": [
-                     *               {
-                     *                 "type": "message",
-                     *                 "sections": [
-                     *                   {
-                     *                     "type": "text",
-                     *                     "text": "Longevity depends mostly on the outsole rubber and the midsole foam...",
-                     *                     "annotations": [
-                     *                       {
-                     *                         "url": "https://www.runnersworld.com/gear/a20865766/best-running-shoes/",
-                     *                         "title": "Best Running Shoes 2026"
-                     *                       }
-                     *                     ]
-                     *                   }
-                     *                 ]
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0]: the answer (items[] of type message) and its token counts. */
-                            result: {
-                                model_name?: string;
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                reasoning_tokens?: number;
-                                web_search?: boolean;
-                                datetime?: string;
-                                fan_out_queries?: string[] | null;
-                                /** @description The element with type message carries the answer in sections[].text and citations in sections[].annotations[]. */
-                                items?: {
-                                    /** @description message holds the answer (reasoning elements may precede it). */
-                                    type?: string;
-                                    sections?: {
-                                        type?: string;
-                                        /** @description The answer text. */
-                                        text?: string;
-                                        /** @description Citations; not guaranteed. An answer without sources is valid. */
-                                        annotations?: {
-                                            url?: string;
-                                            title?: string;
-                                        }[] | null;
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoClaudeApiAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -14629,109 +12155,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "keyword": "best running shoes for flat feet",
-                 *       "location_code": 2840,
-                 *       "language_code": "en"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The question as a user would type it, up to 2000 characters.
-                     * @example best crm for small business
-                     */
-                    keyword: string;
-                    /**
-                     * @description Country the logged-out user asks from; common: 2840 US, 2826 UK, 2124 CA, 2036 AU, 2276 DE.
-                     * @default 2840
-                     */
-                    location_code?: number;
-                    /**
-                     * @description Two-letter language code.
-                     * @default en
-                     */
-                    language_code?: string;
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["DataSeoChatgptAppAnswer"];
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "result": [
-                     *           {
-                     *             "keyword": "best running shoes for flat feet",
-                     *             "location_code": 2840,
-                     *             "language_code": "en",
-                     *             "model": "gpt-5",
-                     *             "datetime": "2026-11-22 10:00:00 +00:00",
-                     *             "markdown": "For flat feet, look for stability shoes with a firm medial post...",
-                     *             "sources": [
-                     *               {
-                     *                 "url": "https://www.runnersworld.com/gear/flat-feet/",
-                     *                 "title": "Best Shoes for Flat Feet",
-                     *                 "domain": "www.runnersworld.com",
-                     *                 "snippet": "Stability shoes..."
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description result[0].markdown and result[0].sources[] (url, title, domain). */
-                            result: {
-                                keyword?: string;
-                                location_code?: number;
-                                language_code?: string;
-                                model?: string;
-                                datetime?: string;
-                                /** @description The answer as Markdown. */
-                                markdown?: string;
-                                /** @description Sources the answer cited; may be empty. */
-                                sources?: {
-                                    url?: string;
-                                    title?: string;
-                                    domain?: string;
-                                    snippet?: string;
-                                }[] | null;
-                                search_results?: {
-                                    url?: string;
-                                    title?: string;
-                                    domain?: string;
-                                }[] | null;
-                                fan_out_queries?: string[] | null;
-                            }[];
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataSeoChatgptAppAnswerOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -14849,50 +12275,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "message": "ok",
-                     *       "data": {
-                     *         "id": "1441",
-                     *         "name": "Google",
-                     *         "universalName": "google",
-                     *         "linkedinUrl": "https://www.linkedin.com/company/google",
-                     *         "website": "https://goo.gle/3m1IN7m",
-                     *         "staffCount": 310421,
-                     *         "industries": [
-                     *           "Technology, Information and Internet"
-                     *         ],
-                     *         "followerCount": 1234567
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        message: string;
-                        data: components["schemas"]["CompanyRecord"];
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataLinkedinGetCompanyOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -14923,50 +12306,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "message": "ok",
-                     *       "data": {
-                     *         "id": "1441",
-                     *         "name": "Google",
-                     *         "universalName": "google",
-                     *         "linkedinUrl": "https://www.linkedin.com/company/google",
-                     *         "website": "https://goo.gle/3m1IN7m",
-                     *         "staffCount": 310421,
-                     *         "industries": [
-                     *           "Technology, Information and Internet"
-                     *         ],
-                     *         "followerCount": 1234567
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        message: string;
-                        data: components["schemas"]["CompanyRecord"];
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataLinkedinGetCompanyOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -14997,72 +12337,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "id": 764196,
-                     *         "username": "adamselipsky",
-                     *         "firstName": "Adam",
-                     *         "lastName": "Selipsky",
-                     *         "headline": "CEO at Amazon Web Services",
-                     *         "geo": {
-                     *           "country": "United States",
-                     *           "city": "Seattle, Washington",
-                     *           "full": "Seattle, Washington, United States"
-                     *         },
-                     *         "position": [
-                     *           {
-                     *             "companyName": "Amazon Web Services (AWS)",
-                     *             "title": "Chief Executive Officer",
-                     *             "start": {
-                     *               "year": 2021,
-                     *               "month": 5
-                     *             }
-                     *           }
-                     *         ],
-                     *         "educations": [
-                     *           {
-                     *             "schoolName": "Harvard University",
-                     *             "degree": "AB",
-                     *             "fieldOfStudy": "Government"
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            username: string;
-                            firstName: string;
-                            lastName: string;
-                            headline?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataLinkedinGetProfileOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -15093,72 +12368,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "id": 764196,
-                     *         "username": "adamselipsky",
-                     *         "firstName": "Adam",
-                     *         "lastName": "Selipsky",
-                     *         "headline": "CEO at Amazon Web Services",
-                     *         "geo": {
-                     *           "country": "United States",
-                     *           "city": "Seattle, Washington",
-                     *           "full": "Seattle, Washington, United States"
-                     *         },
-                     *         "position": [
-                     *           {
-                     *             "companyName": "Amazon Web Services (AWS)",
-                     *             "title": "Chief Executive Officer",
-                     *             "start": {
-                     *               "year": 2021,
-                     *               "month": 5
-                     *             }
-                     *           }
-                     *         ],
-                     *         "educations": [
-                     *           {
-                     *             "schoolName": "Harvard University",
-                     *             "degree": "AB",
-                     *             "fieldOfStudy": "Government"
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            username: string;
-                            firstName: string;
-                            lastName: string;
-                            headline?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataLinkedinGetProfileOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -16048,69 +13258,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "kind": "youtube#searchListResponse",
-                     *         "nextPageToken": "CAUQAA",
-                     *         "pageInfo": {
-                     *           "totalResults": 1000000,
-                     *           "resultsPerPage": 10
-                     *         },
-                     *         "items": [
-                     *           {
-                     *             "kind": "youtube#searchResult",
-                     *             "id": {
-                     *               "kind": "youtube#video",
-                     *               "videoId": "h3P4zv5G6kA"
-                     *             },
-                     *             "snippet": {
-                     *               "publishedAt": "2026-11-01T17:00:00Z",
-                     *               "channelId": "UCuAXFkgsw1L7xaCfnd5JJOw",
-                     *               "title": "Cloudflare Workers in 10 minutes",
-                     *               "channelTitle": "Edge Dev"
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            kind: string;
-                            items: ({
-                                id?: unknown;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            nextPageToken?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataYoutubeSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -16148,69 +13296,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "kind": "youtube#searchListResponse",
-                     *         "nextPageToken": "CAUQAA",
-                     *         "pageInfo": {
-                     *           "totalResults": 1000000,
-                     *           "resultsPerPage": 10
-                     *         },
-                     *         "items": [
-                     *           {
-                     *             "kind": "youtube#searchResult",
-                     *             "id": {
-                     *               "kind": "youtube#video",
-                     *               "videoId": "h3P4zv5G6kA"
-                     *             },
-                     *             "snippet": {
-                     *               "publishedAt": "2026-11-01T17:00:00Z",
-                     *               "channelId": "UCuAXFkgsw1L7xaCfnd5JJOw",
-                     *               "title": "Cloudflare Workers in 10 minutes",
-                     *               "channelTitle": "Edge Dev"
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            kind: string;
-                            items: ({
-                                id?: unknown;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            nextPageToken?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataYoutubeSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -17328,67 +14414,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "timeline": [
-                     *           {
-                     *             "tweet_id": "1789391226282107207",
-                     *             "created_at": "Sat Nov 21 15:04:12 +0000 2026",
-                     *             "text": "Workers now start in under 5 ms everywhere.",
-                     *             "lang": "en",
-                     *             "favorites": 431,
-                     *             "retweets": 96,
-                     *             "replies": 27,
-                     *             "views": "52000",
-                     *             "author": {
-                     *               "rest_id": "32373",
-                     *               "name": "Cloudflare",
-                     *               "screen_name": "Cloudflare",
-                     *               "blue_verified": true
-                     *             }
-                     *           }
-                     *         ],
-                     *         "next_cursor": "DAACCgACGUyyLZe__-YKAAMZ"
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            timeline: ({
-                                tweet_id: string;
-                                text: string;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            next_cursor?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataXSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];
@@ -17422,67 +14448,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payload, with what the call cost and the balances after it. */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "timeline": [
-                     *           {
-                     *             "tweet_id": "1789391226282107207",
-                     *             "created_at": "Sat Nov 21 15:04:12 +0000 2026",
-                     *             "text": "Workers now start in under 5 ms everywhere.",
-                     *             "lang": "en",
-                     *             "favorites": 431,
-                     *             "retweets": 96,
-                     *             "replies": 27,
-                     *             "views": "52000",
-                     *             "author": {
-                     *               "rest_id": "32373",
-                     *               "name": "Cloudflare",
-                     *               "screen_name": "Cloudflare",
-                     *               "blue_verified": true
-                     *             }
-                     *           }
-                     *         ],
-                     *         "next_cursor": "DAACCgACGUyyLZe__-YKAAMZ"
-                     *       },
-                     *       "meta": {
-                     *         "costCents": 1,
-                     *         "purchasedBalanceCents": 499,
-                     *         "subscriptionRemainingCents": 0,
-                     *         "cached": false,
-                     *         "latencyMs": 212
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            timeline: ({
-                                tweet_id: string;
-                                text: string;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            next_cursor?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            200: components["responses"]["DataXSearchOk"];
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequiredMetered"];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, json, OPS_TOKEN, provision } from './support/api';
 import { APP_ORIGIN, dashboard, signUp } from './support/dashboard';
+import { followed } from './support/openapi';
 
 /**
  * A body that is not JSON is a 400 VALIDATION_ERROR saying to send `content-type: application/json`, on
@@ -30,12 +31,12 @@ function exampleOf(parameter: Parameter): string | undefined {
   return id ? `${id[1]}${'0'.repeat(Number(id[2]))}` : undefined;
 }
 
-type Document = { paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content?: Record<string, unknown> } }>> };
+type Document = { paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content?: Record<string, unknown> } | { $ref: string } }>> };
 
 function routesTakingJson(document: Document): Route[] {
   return Object.entries(document.paths).flatMap(([path, item]) =>
     Object.entries(item)
-      .filter(([, operation]) => operation.requestBody?.content?.['application/json'])
+      .filter(([, operation]) => followed(document, operation.requestBody)?.content?.['application/json'])
       .map(([method, operation]) => {
         const examples = new Map((operation.parameters ?? []).filter((parameter) => parameter.in === 'path').map((parameter) => [parameter.name, exampleOf(parameter)]));
         const example = path.replace(/\{(\w+)\}/g, (_, name: string) => {

@@ -35,9 +35,9 @@ describe('the example of every operation', () => {
   it('is shown in the document: a request (body or parameters) and a success answer (200, 201 for a creation, 202 for a job queued) for every operation', async () => {
     const doc = await document();
     for (const [name, operation] of operationsOf(doc)) {
-      const ok = (operation.responses['200'] ?? operation.responses['201'] ?? operation.responses['202']).content;
+      const ok = followed(doc, operation.responses['200'] ?? operation.responses['201'] ?? operation.responses['202']).content;
       expect(Object.values<any>(ok)[0].example, `${name} answer`).toBeDefined();
-      if (operation.requestBody) expect(operation.requestBody.content['application/json'].example, `${name} body`).toBeDefined();
+      if (operation.requestBody) expect(followed(doc, operation.requestBody).content['application/json'].example, `${name} body`).toBeDefined();
       for (const reference of operation.parameters ?? []) {
         const parameter = followed(doc, reference);
         expect(parameter.schema.example ?? parameter.example, `${name} ${parameter.name}`).toBeDefined();
@@ -74,34 +74,45 @@ describe('the documented headers', () => {
     for (const operation of OPERATIONS) {
       const documented = doc.paths[operation.paths[0]][operation.method.toLowerCase()];
       expect(documented.parameters, operation.name).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
-      expect(documented.responses['200'].headers['Idempotent-Replayed'], operation.name).toEqual({ $ref: '#/components/headers/Idempotent-Replayed' });
+      expect(followed(doc, documented.responses['200']).headers['Idempotent-Replayed'], operation.name).toEqual({ $ref: '#/components/headers/Idempotent-Replayed' });
     }
   });
 });
 
 describe('the documented statuses', () => {
-  it('declare each error answer operations share once, under components.responses, and refer to it', async () => {
+  it('declare each answer and request body operations share once, under components, and refer to it', async () => {
     // The second document an app builds (another set of public URLs), so a first one that changed the routes'
     // own answers while moving them would leave this one referring to nothing.
     const app = buildApiApp();
     await document({}, app);
     const doc = await document({ BASE_URL: 'https://again.example.com' }, app);
     const inline = new Map<string, string[]>();
-    let referred = 0;
-    for (const [name, operation] of operationsOf(doc)) {
-      for (const [status, response] of Object.entries<any>(operation.responses)) {
-        if (Number(status) < 400) continue;
-        if (response.$ref) {
-          referred++;
-          expect(followed(doc, operation.responses[status]), `${name} ${status}: ${response.$ref}`).toMatchObject({ description: expect.any(String) });
-          continue;
-        }
-        const text = JSON.stringify(response);
-        inline.set(text, [...(inline.get(text) ?? []), `${name} ${status}`]);
+    const referred = { errors: 0, successes: 0, bodies: 0 };
+    const place = (node: any, where: string, kind: keyof typeof referred) => {
+      if (node.$ref) {
+        referred[kind]++;
+        expect(followed(doc, node), `${where}: ${node.$ref}`).toMatchObject(kind === 'bodies' ? { content: expect.any(Object) } : { description: expect.any(String) });
+        return;
       }
+      const text = JSON.stringify(node);
+      inline.set(text, [...(inline.get(text) ?? []), where]);
+    };
+    for (const [name, operation] of operationsOf(doc)) {
+      for (const [status, response] of Object.entries<any>(operation.responses)) place(response, `${name} ${status}`, Number(status) < 400 ? 'successes' : 'errors');
+      if (operation.requestBody) place(operation.requestBody, `${name} body`, 'bodies');
     }
     expect([...inline.values()].filter((operations) => operations.length > 1)).toEqual([]);
-    expect(referred).toBeGreaterThan(OPERATIONS.length * 5);
+    expect(referred.errors).toBeGreaterThan(OPERATIONS.length * 5);
+    // Each root tool's body and answer, documented again at its path through a connection, are declared once: every
+    // such body and success answer is referred to twice.
+    const throughConnections = operationsOf(doc).filter(([name]) => name.includes(' /v1/connections/{connectionId}/'));
+    expect(throughConnections.length).toBeGreaterThan(10);
+    expect(referred.successes).toBeGreaterThanOrEqual(throughConnections.length * 2);
+    expect(referred.bodies).toBeGreaterThanOrEqual(throughConnections.filter(([, operation]) => operation.requestBody).length * 2);
+    const scrape = doc.paths['/v1/connections/{connectionId}/scrape'].post;
+    expect(scrape.requestBody).toEqual(doc.paths['/scrape'].post.requestBody);
+    expect(scrape.requestBody).toEqual({ $ref: '#/components/requestBodies/DataWebScrape' });
+    expect(scrape.responses['200']).toEqual({ $ref: '#/components/responses/DataWebScrapeOk' });
     // One 429 for the metered operations, with the window's headers beside Retry-After, and one for the others.
     expect(doc.components.responses.RateLimitedMetered.headers).toEqual(expect.objectContaining({ 'Retry-After': expect.anything(), 'RateLimit-Limit': expect.anything() }));
     expect(Object.keys(doc.components.responses.RateLimited.headers)).toEqual(['Retry-After']);
@@ -162,7 +173,7 @@ describe('data.result', () => {
     const doc = await document();
     let payloads = 0;
     for (const operation of OPERATIONS) {
-      const schema = doc.paths[operation.paths[0]][operation.method.toLowerCase()].responses['200'].content['application/json'].schema;
+      const schema = followed(doc, doc.paths[operation.paths[0]][operation.method.toLowerCase()].responses['200']).content['application/json'].schema;
       const data = schema.properties.data;
       if (!data.properties?.result) continue;
       payloads++;

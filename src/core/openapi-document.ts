@@ -6,8 +6,8 @@ type DocumentConfig = Parameters<OpenAPIHono['getOpenAPIDocument']>[0];
 
 /**
  * What every OpenAPI document Sluice publishes shares (the api worker's /openapi.json, the dashboard's
- * /api/openapi.json): the response headers and error answers their routes refer to, the license, and 3.0's
- * rule that `nullable` needs a type. Both are held to `redocly lint --extends recommended-strict`.
+ * /api/openapi.json): the response headers their routes refer to, the answers and request bodies operations
+ * share declared once, the license, and 3.0's rule that `nullable` needs a type. Both are held to `redocly lint --extends recommended-strict`.
  */
 
 /** Response headers, declared once under components.headers and referred to by the responses. */
@@ -27,7 +27,7 @@ export const headerRef = (name: ResponseHeaderName) => ({ $ref: `#/components/he
 
 /**
  * The document of an app's routes as published: licensed under the terms at APP_URL, with the response
- * headers its routes refer to (and only those) under components.headers.
+ * headers its routes refer to (and only those) under components.headers, and what operations share declared once.
  */
 export function publishedDocument<E extends Env>(app: OpenAPIHono<E>, config: DocumentConfig, appUrl: string): Document {
   const document = withoutUntypedNullable(
@@ -36,8 +36,7 @@ export function publishedDocument<E extends Env>(app: OpenAPIHono<E>, config: Do
   const text = JSON.stringify(document);
   const headers = Object.entries(RESPONSE_HEADERS).filter(([name]) => text.includes(JSON.stringify(headerRef(name as ResponseHeaderName))));
   if (headers.length > 0) document.components = { ...document.components, headers: Object.fromEntries(headers) };
-  const responses = sharedErrorResponses(document);
-  if (Object.keys(responses).length > 0) document.components = { ...document.components, responses: { ...document.components?.responses, ...responses } };
+  declareShared(document);
   return document;
 }
 
@@ -57,39 +56,78 @@ const ERROR_RESPONSE_NAMES: Record<string, string> = {
   503: 'Unavailable',
 };
 
+/** The word a shared success answer's name ends in, by status. */
+const SUCCESS_RESPONSE_WORDS: Record<string, string> = { 200: 'Ok', 201: 'Created', 202: 'Accepted', 204: 'NoContent' };
+
 /**
- * Moves each error answer (status 400 and above) that two or more operations give alike to components.responses
- * and refers to it from each. Every route declares its errors from one table (schemas.ts), so the api worker's
- * 148 operations repeated 17 answers over half of its document: 1.2 MB, now 0.56 (the dashboard's 246 KB, now
- * 131; the typed client's sdk/schema.ts 2.3 MB, now 1.0). Answers only one operation gives stay where they are.
- * Names follow the status, in the order the paths come; another answer of the same name is numbered.
+ * Moves each answer and request body that two or more operations have alike to components (responses,
+ * requestBodies) and refers to it from each. Every route declares its errors from one table (schemas.ts), and each
+ * root tool is documented again at its path through a connection with the same body and answer, so the api
+ * worker's 148 operations repeated 17 error answers over half of its document (1.2 MB, 0.56 once they were declared
+ * once) and 45 bodies and success answers over another seventh (0.48 MB once those were too). Only what one
+ * operation has stays where it is. An error answer is named after its status (`RateLimitedMetered` for the 429
+ * that carries RateLimit-*); a body or a success answer after the operation with the shortest id that has it (the
+ * root tool rather than its path through a connection), `Ok`/`Created`/`Accepted` ending a success's name.
+ * Another of the same name is numbered.
  */
-function sharedErrorResponses(document: Document): Record<string, ResponseObject> {
-  const answers = Object.values(document.paths ?? {}).flatMap((item: PathItem) =>
-    OPERATION_METHODS.flatMap((method) => {
-      const responses = item[method]?.responses ?? {};
-      return Object.entries(responses).flatMap(([status, response]) =>
-        Number(status) >= 400 && !('$ref' in response) ? [{ responses, status, response, text: JSON.stringify(response) }] : [],
-      );
-    }),
+function declareShared(document: Document): void {
+  const operations = Object.values(document.paths ?? {}).flatMap((item: PathItem) => OPERATION_METHODS.flatMap((method) => (item[method] ? [item[method]] : [])));
+  const answers = operations.flatMap((operation) =>
+    Object.entries(operation.responses ?? {}).flatMap(([status, response]) =>
+      '$ref' in response ? [] : [{ holder: operation.responses as Record<string, unknown>, at: status, node: response, name: () => answerName(status, response, operation.operationId) }],
+    ),
   );
-  const uses = new Map<string, number>();
-  for (const { text } of answers) uses.set(text, (uses.get(text) ?? 0) + 1);
-  const names = new Map<string, string>();
-  const declared: Record<string, ResponseObject> = {};
-  for (const { responses, status, response, text } of answers) {
-    if (uses.get(text)! < 2) continue;
-    let name = names.get(text);
-    if (name === undefined) {
-      const base = `${ERROR_RESPONSE_NAMES[status] ?? `Status${status}`}${response.headers && 'RateLimit-Limit' in response.headers ? 'Metered' : ''}`;
-      name = base;
-      for (let index = 2; name in declared; index++) name = `${base}${index}`;
-      names.set(text, name);
-      declared[name] = response;
-    }
-    responses[status] = { $ref: `#/components/responses/${name}` };
+  const bodies = operations.flatMap((operation) =>
+    operation.requestBody && !('$ref' in operation.requestBody)
+      ? [{ holder: operation as unknown as Record<string, unknown>, at: 'requestBody', node: operation.requestBody, name: () => pascalCase(operation.operationId ?? 'Body') }]
+      : [],
+  );
+  const responses = declaredOnce(answers, 'responses');
+  const requestBodies = declaredOnce(bodies, 'requestBodies');
+  if (Object.keys(responses).length > 0) document.components = { ...document.components, responses: { ...document.components?.responses, ...responses } };
+  if (Object.keys(requestBodies).length > 0) document.components = { ...document.components, requestBodies: { ...document.components?.requestBodies, ...requestBodies } };
+}
+
+interface Shareable<T> {
+  holder: Record<string, unknown>;
+  at: string;
+  node: T;
+  /** The name it would be declared under, were it the first of its kind to be. */
+  name(): string;
+}
+
+/** Each node two or more places have alike, named once (by the place with the shortest name) and referred to from each. */
+function declaredOnce<T>(places: Shareable<T>[], section: 'responses' | 'requestBodies'): Record<string, T> {
+  const alike = new Map<string, Shareable<T>[]>();
+  for (const place of places) {
+    const text = JSON.stringify(place.node);
+    alike.set(text, [...(alike.get(text) ?? []), place]);
+  }
+  const declared: Record<string, T> = {};
+  for (const sharing of alike.values()) {
+    const [first] = sharing;
+    if (!first || sharing.length < 2) continue;
+    const base = sharing.map((place) => place.name()).reduce((shortest, name) => (name.length < shortest.length ? name : shortest));
+    let name = base;
+    for (let index = 2; name in declared; index++) name = `${base}${index}`;
+    declared[name] = first.node;
+    for (const place of sharing) place.holder[place.at] = { $ref: `#/components/${section}/${name}` };
   }
   return declared;
+}
+
+function answerName(status: string, response: ResponseObject, operationId: string | undefined): string {
+  if (Number(status) >= 400) return `${ERROR_RESPONSE_NAMES[status] ?? `Status${status}`}${response.headers && 'RateLimit-Limit' in response.headers ? 'Metered' : ''}`;
+  return `${pascalCase(operationId ?? 'Operation')}${SUCCESS_RESPONSE_WORDS[status] ?? status}`;
+}
+
+/** `data_web_scrape` and `listWebhookEndpoints` as `DataWebScrape` and `ListWebhookEndpoints`. */
+function pascalCase(id: string): string {
+  return id
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
 }
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

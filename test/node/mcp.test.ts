@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { beforeAll, describe, expect, it } from 'vitest';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
 import { toolErrorOf } from '../mcp/tool-error';
+import { followed } from '../support/openapi';
 import { type SharedStack, sharedStack } from './support/shared-stack';
 
 /**
@@ -129,7 +130,7 @@ describe('MCP tools', () => {
       const restFields =
         operation.method === 'GET'
           ? { names: query.map((parameter: { name: string }) => parameter.name), required: query.filter((parameter: { required?: boolean }) => parameter.required).map((parameter: { name: string }) => parameter.name) }
-          : { names: Object.keys(rest.requestBody.content['application/json'].schema.properties), required: rest.requestBody.content['application/json'].schema.required ?? [] };
+          : { names: Object.keys(followed(document, rest.requestBody).content['application/json'].schema.properties), required: followed(document, rest.requestBody).content['application/json'].schema.required ?? [] };
       // Beside them, a tool a connectable vendor serves takes an optional `connection` (a workspace's own vendor account).
       const properties = { ...(tool!.inputSchema.properties as Record<string, { description?: string }> | undefined) };
       if (properties.connection) expect(properties.connection.description, tool!.name).toMatch(/^Optional: the id of one of the workspace's connections/);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, json } from '../support/api';
+import { followed } from '../support/openapi';
 
 const SEO_TOOLS = [
   ['serp', 'data_seo_google_search'],
@@ -54,22 +55,22 @@ describe('the OpenAPI document', () => {
       const operation = document.paths[`/${name}`]?.post;
       expect(operation, name).toBeDefined();
       expect(operation['x-aliases'], name).toEqual([`/v1/data/seo/${name}`]);
-      expect(operation.requestBody.content['application/json'].schema.additionalProperties, name).toBe(false);
+      expect(followed(document, operation.requestBody).content['application/json'].schema.additionalProperties, name).toBe(false);
     }
-    const serp = document.paths['/serp'].post.requestBody.content['application/json'].schema.properties;
+    const serp = followed(document, document.paths['/serp'].post.requestBody).content['application/json'].schema.properties;
     expect(serp.depth).toMatchObject({ minimum: 10, maximum: 700, multipleOf: 10, default: 10 });
     expect(serp.keyword).toMatchObject({ maxLength: 700 });
     expect(serp.device).toMatchObject({ enum: ['desktop', 'mobile'], default: 'desktop' });
-    const answer = document.paths['/chatgpt-api-answer'].post.requestBody.content['application/json'].schema.properties;
+    const answer = followed(document, document.paths['/chatgpt-api-answer'].post.requestBody).content['application/json'].schema.properties;
     expect(answer.model_name).toMatchObject({ enum: ['gpt-4o-mini', 'gpt-4o', 'gpt-5-mini'], default: 'gpt-4o-mini' });
     expect(answer.max_output_tokens).toMatchObject({ minimum: 16, maximum: 2048, default: 1024 });
-    const perplexity = document.paths['/perplexity-api-answer'].post.requestBody.content['application/json'].schema.properties;
+    const perplexity = followed(document, document.paths['/perplexity-api-answer'].post.requestBody).content['application/json'].schema.properties;
     expect(Object.keys(perplexity)).not.toContain('web_search');
   });
 
   it('names the payload paths the spec names in each success schema', async () => {
     const document = await json(await call('/openapi.json'));
-    const payload = (name: string) => JSON.stringify(document.paths[`/${name}`].post.responses['200'].content['application/json'].schema);
+    const payload = (name: string) => JSON.stringify(followed(document, document.paths[`/${name}`].post.responses['200']).content['application/json'].schema);
     expect(payload('keyword-ideas')).toContain('keyword_difficulty');
     expect(payload('ranked-keywords')).toContain('ranked_serp_element');
     expect(payload('keyword-gap')).toContain('second_domain_serp_element');

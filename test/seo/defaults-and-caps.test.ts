@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { receivedBy } from '../fakes/dataforseo';
 import { listTools } from '../mcp-oauth/support';
 import { call, funded, json, ops, provision, tool } from '../support/api';
+import { followed } from '../support/openapi';
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -17,7 +18,7 @@ async function sentUpstream(path: string, marker: string): Promise<Record<string
 describe('POST /ai-visibility: no parameter is schema-required', () => {
   it('its OpenAPI request schema lists no required field', async () => {
     const document = await json(await call('/openapi.json'));
-    const schema = document.paths['/ai-visibility'].post.requestBody.content['application/json'].schema;
+    const schema = followed(document, document.paths['/ai-visibility'].post.requestBody).content['application/json'].schema;
     expect(Object.keys(schema.properties).sort()).toEqual(['keywords', 'limit', 'targets']);
     expect(schema.required ?? []).toEqual([]);
   });

@@ -20,7 +20,7 @@ const SCALAR_CONFIGURATION = {
   agent: { disabled: true },
   mcp: { disabled: true },
   showDeveloperTools: 'never',
-  // The whole reference in the sidebar, so one glance shows what exists. Its 148 operations (0.56 MB of document)
+  // The whole reference in the sidebar, so one glance shows what exists. Its 148 operations (0.48 MB of document)
   // make the page heavy: first text after 4-6 s in this project's 2-core chromium, the rest rendered behind it
   // (86k elements, ~40 CPU-s). With tags closed the first text came no sooner (parsing the document is most of
   // it), so they stay open (measured 2026-12-02).
