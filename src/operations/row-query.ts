@@ -24,9 +24,9 @@ const triple = z
     }
   });
 
+/** An empty list is no filter, as its absence is (the spec's default is none); the provider sends neither upstream. */
 export const filters = z
   .array(z.union([triple, z.enum(['and', 'or'])]))
-  .min(1)
   .max(15, 'At most 8 conditions (15 entries with "and" / "or" between them), the upstream\'s limit.')
   .superRefine((items, context) => {
     items.forEach((item, index) => {
@@ -39,7 +39,7 @@ export const filters = z
         });
       }
     });
-    if (items.length % 2 === 0) context.addIssue({ code: 'custom', path: [items.length - 1], message: 'filters must end with a triple.' });
+    if (items.length > 0 && items.length % 2 === 0) context.addIssue({ code: 'custom', path: [items.length - 1], message: 'filters must end with a triple.' });
   })
   .openapi({
     description:
@@ -47,16 +47,18 @@ export const filters = z
     example: [['keyword_info.search_volume', '>', 1000], 'and', ['keyword', 'like', '%shoes%']],
   });
 
+/** An empty list is the endpoint's own order, as its absence is. */
 export const orderBy = z
   .array(z.string().regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*,(asc|desc)$/, 'Each entry is <field>,<asc|desc>.'))
-  .min(1)
   .max(3, "At most 3 sort rules, the upstream's limit.")
   .openapi({ description: 'Up to 3 sort rules, each <field>,<asc|desc>.', example: ['keyword_info.search_volume,desc'] });
 
 export const locationCode = z.number().int().min(1).default(2840).openapi({ description: 'Geo target code; 2840 is the United States.' });
+/** Either case, as the country codes are; sent upstream (and cached) in lower case. */
 export const languageCode = z
   .string()
-  .regex(/^[a-z]{2}$/, 'A two-letter language code such as en.')
+  .regex(/^[A-Za-z]{2}$/, 'A two-letter language code such as en.')
+  .toLowerCase()
   .default('en')
   .openapi({ description: 'Two-letter language code.' });
 export const limit = z.number().int().min(1).max(1000).default(100).openapi({ description: 'Rows to return, 1-1000; cost scales with rows returned.' });

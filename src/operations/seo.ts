@@ -127,7 +127,6 @@ const BacklinkGapInput = z
     filters: filters.optional(),
     order_by: z
       .array(z.string().regex(targetOrderRule, 'Each entry is <target index>.<field>,<asc|desc>, e.g. 1.rank,desc.'))
-      .min(1)
       .max(3, "At most 3 sort rules, the upstream's limit.")
       .optional()
       .openapi({ description: 'Up to 3 sort rules, each <target index>.<field>,<asc|desc>; the index is 1-based within targets. Default: 1.rank,desc.', example: ['1.rank,desc'] }),
@@ -359,7 +358,7 @@ export const seoOperations: Operation[] = [
     call: dataforseoLive('/v3/backlinks/domain_intersection/live', ({ targets, order_by, ...rest }) => ({
       // The upstream keys targets by their 1-based position, as the payload does.
       targets: Object.fromEntries(targets.map((target, index) => [String(index + 1), target])),
-      order_by: order_by ?? ['1.rank,desc'],
+      order_by: order_by?.length ? order_by : ['1.rank,desc'],
       ...rest,
     })),
     timeoutMs: 60_000,

@@ -86,8 +86,11 @@ export function escapeKeyword(keyword: string): string {
 }
 
 /** Optional inputs left out stay out of the task, so the vendor's own defaults apply. */
+/** The task without what says nothing: an absent field, and an empty `filters` or `order_by` (none, as their absence is). */
 function withoutUndefined(task: DataForSeoTask): DataForSeoTask {
-  return Object.fromEntries(Object.entries(task).filter(([, value]) => value !== undefined));
+  return Object.fromEntries(
+    Object.entries(task).filter(([name, value]) => value !== undefined && !((name === 'filters' || name === 'order_by') && Array.isArray(value) && value.length === 0)),
+  );
 }
 
 /** HTTP Basic credentials as DataForSEO reads them: login and password in UTF-8, base64-encoded, so any text goes. */

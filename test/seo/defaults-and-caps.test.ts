@@ -96,3 +96,37 @@ describe('row queries take at most 8 filter conditions and 3 sort rules (the ups
     expect(await sentUpstream(upstream, marker)).toMatchObject({ filters: conditions(8), order_by: rules(3) });
   });
 });
+
+describe('an empty filters or order_by is none, as its absence is', () => {
+  it.each(ROW_ENDPOINTS)('%s answers 200 and sends neither upstream', async (path, bodyOf, upstream) => {
+    const account = await funded(100, 'payg');
+    const marker = unique();
+    const response = await tool(account.key, path, { ...bodyOf(marker), filters: [], order_by: [] });
+    expect(response.status, JSON.stringify(await response.clone().json())).toBe(200);
+    const sent = await sentUpstream(upstream, marker);
+    expect(sent).not.toHaveProperty('filters');
+    // backlink-gap's own default order stands in for none.
+    if (path === '/backlink-gap') expect(sent.order_by).toEqual(['1.rank,desc']);
+    else expect(sent).not.toHaveProperty('order_by');
+  });
+
+  it('a filter that ends with "and" is refused naming its last entry, and only that', async () => {
+    const account = await funded(100, 'payg');
+    const response = await tool(account.key, '/keyword-ideas', { keywords: [unique()], filters: [['keyword', '=', 'a'], 'and'] });
+    expect(response.status).toBe(400);
+    expect((await json(response)).error.details).toEqual([{ field: 'filters[1]', location: 'body', message: 'filters must end with a triple.' }]);
+  });
+});
+
+describe('language_code takes either case, as the country codes do', () => {
+  it.each([
+    ['/serp', (marker: string) => ({ keyword: marker }), '/v3/serp/google/organic/live/advanced'],
+    ['/keyword-ideas', (marker: string) => ({ keywords: [marker] }), `${LABS}/keyword_ideas/live`],
+  ])('%s sends EN upstream as en', async (path, bodyOf, upstream) => {
+    const account = await funded(100, 'payg');
+    const marker = unique();
+    const response = await tool(account.key, path, { ...bodyOf(marker), language_code: 'EN' });
+    expect(response.status).toBe(200);
+    expect((await sentUpstream(upstream, marker)).language_code).toBe('en');
+  });
+});
