@@ -297,9 +297,11 @@ export class WorkspaceGate extends DurableObject<Env> implements WorkspaceGatePr
   /**
    * Records the usage row of a call refused before it reached `meter` (validation), and answers whether
    * its key may be served: a revoked key is told so rather than how to fix its input, and not recorded.
+   * The key's use is noted (the spec stamps `last_used_at` on every authenticated request); the row's report carries it.
    */
   record(usage: UsageRow): boolean {
     if (this.revoked.has(usage.keyId)) return false;
+    this.book.noteKeyUse(usage.keyId, clock.now());
     this.book.bind(usage);
     this.book.record(usage);
     this.reportSoon();

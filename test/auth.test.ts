@@ -99,6 +99,20 @@ describe('REST authentication', () => {
     expect(Date.parse(stamped!)).toBeGreaterThanOrEqual(started - 1000);
   });
 
+  it.each([
+    ['refused for its input (400 from the pipeline)', (key: string) => call('/v1/data/linkedin/get-company-by-domain?domain=', bearer(key))],
+    ['whose body is not JSON (400 before the pipeline)', (key: string) => call('/scrape', { method: 'POST', headers: { ...bearer(key).headers, 'content-type': 'application/json' }, body: '{"url":' })],
+  ])('stamps last_used_at on a request %s: it was authenticated', async (_, send) => {
+    const fresh = await provision();
+    const started = Date.now();
+    expect((await send(fresh.key)).status).toBe(400);
+    await gateOf(env, fresh.workspaceId).flush();
+    await runInDurableObject(walletOf(env, fresh.organizationId), (wallet) => (wallet as unknown as OrgWallet).alarm());
+    const stamped = (await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').bind(fresh.keyId).first<{ last_used_at: string | null }>())?.last_used_at;
+    expect(stamped).toBeTruthy();
+    expect(Date.parse(stamped!)).toBeGreaterThanOrEqual(started - 1000);
+  });
+
   it('keeps last_used_at exact to the second: a use three seconds after the first is the one stamped', async () => {
     const fresh = await provision();
     const first = Date.parse('2026-11-24T09:00:00.000Z');

@@ -75,11 +75,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   // The call's id (its usage row's and its hold's): a retry that takes over a dead call's idempotency claim uses that call's.
   let usageId = newCallId();
   const usage: UsageOf = (status, errorCode, costUnits, cached = false) => usageRow(call, operation, usageId, { status, errorCode, costUnits, cached }, started);
-  /** Records a refused call's row in one gate message, which also says whether the key may still be served. */
-  const refuse = async (error: ApiError): Promise<never> => {
-    const valid = await gate.record(usage(error.status, error.code, 0)).catch((reason: unknown) => logFailure('usage row not recorded', call, reason));
-    throw valid === false ? revokedKeyError(env) : error;
-  };
+  const refuse = (error: ApiError) => refused(call, gate, usage(error.status, error.code, 0), error);
 
   const parsed = operation.input.safeParse(rawInput);
   const sentKey = call.idempotencyKey && readIdempotencyKey(call.idempotencyKey);
@@ -132,6 +128,24 @@ export async function execute(operation: Operation, rawInput: unknown, location:
     .keep({ data: outcome.data, ...(outcome.message !== undefined ? { message: outcome.message } : {}), meta: outcome.meta })
     .catch((reason: unknown) => logFailure('idempotent answer not kept', call, reason));
   return outcome;
+}
+
+/**
+ * Records a refused call's row in one gate message, which also stamps its key's use and says whether the key may
+ * still be served: a key revoked since this isolate read it is told so (401) rather than what else was wrong.
+ */
+async function refused(call: Pick<Call, 'env' | 'requestId'>, gate: Gate, row: UsageRow, error: ApiError): Promise<never> {
+  const valid = await gate.record(row).catch((reason: unknown) => logFailure('usage row not recorded', call, reason));
+  throw valid === false ? revokedKeyError(call.env) : error;
+}
+
+/**
+ * A call refused before `execute` could read it (its source switched off, its body not JSON, a query where a body
+ * belongs), refused as `execute` refuses: its row recorded, its key's use stamped, 401 for a key revoked meanwhile.
+ */
+export function refusedBeforeExecute(operation: Operation, call: Pick<Call, 'env' | 'principal' | 'requestId' | 'connection'>, error: ApiError): Promise<never> {
+  const row = usageRow(call, operation, newCallId(), { status: error.status, errorCode: error.code, costUnits: 0, cached: false }, Date.now());
+  return refused(call, gateOf(call.env, call.principal.workspaceId), row, error);
 }
 
 /** Everything after validation: the gate's `meter`, the upstream (or the cache), the gate's `settle`. */
@@ -361,7 +375,7 @@ function metaOf(costUnits: number, balance: Balance | null, latencyMs: number, c
 }
 
 function usageRow(
-  call: Call,
+  call: Pick<Call, 'principal' | 'requestId' | 'connection'>,
   operation: Operation,
   id: string,
   outcome: Pick<UsageRow, 'status' | 'errorCode' | 'costUnits' | 'cached'>,
@@ -383,6 +397,6 @@ function usageRow(
   };
 }
 
-function logFailure(note: string, call: Call, reason: unknown): void {
+function logFailure(note: string, call: Pick<Call, 'requestId'>, reason: unknown): void {
   console.error(JSON.stringify({ level: 'error', note, requestId: call.requestId, error: String(reason) }));
 }

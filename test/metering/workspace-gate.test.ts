@@ -931,6 +931,8 @@ describe('the workspace gate on the hot path', () => {
     ['a metered GET', (key: string) => companyByDomain(key, 'stripe.com')],
     ['a metered POST at a root path', (key: string) => tool(key, '/scrape', { url: 'https://example.com' })],
     ['a metered call with an invalid input', (key: string) => companyByDomain(key, '')],
+    ['a metered POST whose body is not JSON', (key: string) => call('/scrape', { method: 'POST', headers: { ...bearer(key).headers, 'content-type': 'application/json' }, body: '{"url":' })],
+    ['a metered POST with a query string', (key: string) => tool(key, '/scrape?x=1', { url: 'https://example.com' })],
     ['a metered path with the wrong method', (key: string) => call('/scrape', bearer(key))],
     ['an unknown /v1 path', (key: string) => call('/v1/nothing-here', bearer(key))],
   ])('refuses a remembered key on %s from the very next request after its revocation', async (_, send) => {
@@ -942,5 +944,23 @@ describe('the workspace gate on the hot path', () => {
     const refused = await send(account.key);
     expect(refused.status).toBe(401);
     expect((await json(refused)).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/revoked/) });
+  });
+
+  it('refuses a remembered key with 401, not 503, on a source switched off after its revocation', async () => {
+    const account = await provision();
+    await credit(account.organizationId, { purchasedCents: 10 });
+    expect((await tool(account.key, '/scrape', { url: 'https://example.com' })).status).not.toBe(401);
+    expect((await ops('POST', `/keys/${account.keyId}/revoke`)).status).toBe(200);
+    try {
+      expect((await ops('POST', '/platforms/web/disable')).status).toBe(200);
+      const refused = await tool(account.key, '/scrape', { url: 'https://example.com' });
+      expect(refused.status).toBe(401);
+      expect((await json(refused)).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/revoked/) });
+      // A key that may be served is still told the source is off.
+      const other = await provision();
+      expect((await tool(other.key, '/scrape', { url: 'https://example.com' })).status).toBe(503);
+    } finally {
+      await ops('POST', '/platforms/web/enable');
+    }
   });
 });

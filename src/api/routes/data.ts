@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { success } from '../../core/envelope';
 import { ApiError } from '../../core/errors';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyFromHeader } from '../../services/idempotency';
-import { type Call, execute } from '../../services/pipeline';
+import { type Call, execute, refusedBeforeExecute } from '../../services/pipeline';
 import { unreadableJsonBody } from '../../core/request-body';
 import { refuseQueryOfBodyOperation, refuseRepeatedQueryParameters } from '../../core/validation';
 import { ensureServing } from '../../services/platform-switches';
@@ -83,13 +83,19 @@ export async function handle(
     throw new ApiError('ENDPOINT_NOT_FOUND', `HEAD is not served at ${c.req.path}: it would run the call, and charge it, without its answer. Send GET.`, { headers: { Allow: 'GET' } });
   }
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-  await ensureServing(c.env.DB, operation.platform, waitUntil);
+  const call = { env: c.env, principal: c.get('principal'), requestId: c.get('requestId'), ...(surface.connection ? { connection: surface.connection } : {}) };
+  let input = read;
+  try {
+    await ensureServing(c.env.DB, operation.platform, waitUntil);
+    input ??= await inputOf(c, operation);
+  } catch (error) {
+    // The key was only remembered (a metered route's gate is asked by the pipeline): a revoked one is told so here too.
+    if (error instanceof ApiError) await refusedBeforeExecute(operation, call, error);
+    throw error;
+  }
   const isQuery = operation.method === 'GET';
-  const input = read ?? (await inputOf(c, operation));
   const outcome = await execute(operation, input, isQuery ? 'query' : 'body', {
-    env: c.env,
-    principal: c.get('principal'),
-    requestId: c.get('requestId'),
+    ...call,
     waitUntil,
     signal: c.req.raw.signal,
     idempotencyKey: idempotencyKeyFromHeader(c.req.header(IDEMPOTENCY_KEY_HEADER)),
