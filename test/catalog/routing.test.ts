@@ -22,7 +22,26 @@ describe('routing errors under /v1/data', () => {
     expect(response.status).toBe(404);
     const { error } = await json(response);
     expect(error.code).toBe('PROVIDER_NOT_FOUND');
-    for (const slug of ['linkedin', 'youtube', 'tiktok', 'x', 'instagram', 'facebook', 'leads', 'web', 'seo']) expect(error.message).toContain(slug);
+    // Every source GET /v1/platforms lists, Sluice's own (agnt) too, as GET /v1/platforms/<unknown> names them.
+    const listed: string[] = (await json(await call('/v1/platforms'))).data.platforms.map((platform: { slug: string }) => platform.slug);
+    expect(listed).toEqual(expect.arrayContaining(['agnt', 'linkedin', 'web', 'seo']));
+    expect(error.message).toMatch(new RegExp(`Valid slugs: ${listed.join(', ')}\\.$`));
+    expect((await json(await call('/v1/platforms/myspace'))).error.message).toBe(error.message);
+  });
+
+  it('answers an unknown path of the agnt source (data jobs) with 404 ENDPOINT_NOT_FOUND naming its routes, and serves its own', async () => {
+    const account = await funded(10);
+    const response = await call('/v1/data/agnt/get-everything', bearer(account.key));
+    expect(response.status).toBe(404);
+    const { error } = await json(response);
+    expect(error.code).toBe('ENDPOINT_NOT_FOUND');
+    expect(error.message).toContain('/v1/data/agnt/jobs/{id}/results');
+    // Its real routes are untouched: a job that is not there is NOT_FOUND, a wrong method ENDPOINT_NOT_FOUND with Allow.
+    expect((await json(await call('/v1/data/agnt/jobs/job_000000000000000000000000', bearer(account.key)))).error.code).toBe('NOT_FOUND');
+    expect((await call('/v1/data/agnt/jobs', bearer(account.key))).status).toBe(200);
+    const wrongMethod = await call('/v1/data/agnt/jobs/job_000000000000000000000000/cancel', bearer(account.key));
+    expect(wrongMethod.status).toBe(404);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
   });
 
   it('answers a known slug with an unknown operation with 404 ENDPOINT_NOT_FOUND naming its operations', async () => {

@@ -9,7 +9,8 @@ import { unreadableJsonBody } from '../../core/request-body';
 import { refuseQueryOfBodyOperation, refuseRepeatedQueryParameters } from '../../core/validation';
 import { ensureServing } from '../../services/platform-switches';
 import { OPERATIONS } from '../../operations';
-import { CATALOG } from '../../operations/catalog';
+import { CATALOG, SOURCES } from '../../operations/catalog';
+import { JOBS_PATH } from '../../core/protocols/job';
 import { mcpToolName, type Operation } from '../../core/operation';
 import type { AppEnv } from '../../core/context';
 import { exampleOf } from '../examples';
@@ -50,20 +51,28 @@ export function meteredHeaders(app: OpenAPIHono<AppEnv>): z.ZodObject {
  */
 export function knownSourceAndOperation(prefix: string): MiddlewareHandler<AppEnv> {
   const paths = new Set(OPERATIONS.flatMap((operation) => dataPathsOf(operation, prefix)));
-  const slugs = CATALOG.map((platform) => platform.slug);
+  // Sluice's own source (data jobs, routes/jobs.ts) is served under /v1/data only.
+  const jobs = prefix === DATA_PREFIX;
+  const slugs = (jobs ? SOURCES : CATALOG).map((platform) => platform.slug);
   return async (c, next) => {
     if (paths.has(c.req.path)) return next();
     // A known path with a trailing slash is no route: the app's not-found handler says which one was meant.
     if (c.req.path.endsWith('/') && paths.has(c.req.path.replace(/\/+$/, ''))) return next();
     const [slug = '', name = ''] = c.req.path.slice(prefix.length).split('/');
-    // Sluice's own source (data jobs, routes/jobs.ts) is no registry row: its unknown paths are plain 404s.
-    if (slug === AGNT_SLUG && prefix === DATA_PREFIX) return next();
+    if (jobs && slug === AGNT_SLUG) {
+      if (JOB_ROUTE.test(c.req.path.replace(/\/+$/, ''))) return next();
+      throw new ApiError('ENDPOINT_NOT_FOUND', `The source '${AGNT_SLUG}' has no route ${c.req.path}. Its routes: ${JOB_ROUTES}. See GET /v1/platforms/${AGNT_SLUG}.`);
+    }
     const platform = CATALOG.find((entry) => entry.slug === slug);
     if (!platform) throw new ApiError('PROVIDER_NOT_FOUND', `No source '${slug}'. Valid slugs: ${slugs.join(', ')}.`);
     const names = platform.operations.map((operation) => operation.name).join(', ');
     throw new ApiError('ENDPOINT_NOT_FOUND', `The source '${slug}' has no operation '${name}'. Its operations: ${names}. See GET /v1/platforms/${slug}.`);
   };
 }
+
+/** The data jobs' routes (routes/jobs.ts), which the app's router serves under the agnt source. */
+const JOB_ROUTE = new RegExp(`^${JOBS_PATH}(/[^/]+(/results|/cancel)?)?$`);
+const JOB_ROUTES = `POST and GET ${JOBS_PATH}, GET ${JOBS_PATH}/{id}, GET ${JOBS_PATH}/{id}/results, POST ${JOBS_PATH}/{id}/cancel`;
 
 /** An operation's paths under /v1/data/, as served under another prefix (/runtime/data/ for deployed agents). */
 export function dataPathsOf(operation: Operation, prefix = DATA_PREFIX): string[] {
