@@ -58,18 +58,36 @@ function repeatedQueryParameters(url: string): Set<string> {
  * Refuses a query that names a parameter more than once, before it is read as one value: a data GET would
  * otherwise call (and charge) with whichever came first.
  */
-export function refuseRepeatedQueryParameters(url: string): void {
+export function refuseRepeatedQueryParameters(url: string, schema: z.ZodType, query: unknown): void {
   const repeated = repeatedQueryParameters(url);
-  if (repeated.size > 0) throw ApiError.validation([...repeated].map((field) => ({ field, location: 'query', message: SENT_MORE_THAN_ONCE })));
+  if (repeated.size > 0) throw withTheRest([...repeated].map((field) => ({ field, location: 'query', message: SENT_MORE_THAN_ONCE })), schema, query, 'query');
 }
 
 /**
  * Refuses any query on an operation that takes its input as a JSON body: `POST /scrape?formats=html` would
  * otherwise run without what the caller thought they asked for.
  */
-export function refuseQueryOfBodyOperation(url: string): void {
+export async function refuseQueryOfBodyOperation(url: string, schema: z.ZodType, body: () => Promise<unknown>): Promise<void> {
   const names = new Set(queryNames(url));
-  if (names.size > 0) throw ApiError.validation([...names].map((field) => ({ field, location: 'query', message: 'Not read: this operation takes its input in the JSON body.' })));
+  if (names.size === 0) return;
+  const early: ErrorDetail[] = [...names].map((field) => ({ field, location: 'query', message: 'Not read: this operation takes its input in the JSON body.' }));
+  // A body that is not JSON has nothing more to say: the query alone is refused, and the body's own refusal follows a fixed retry.
+  const read = await body().then(
+    (value) => ({ value }),
+    () => null,
+  );
+  throw read ? withTheRest(early, schema, read.value, 'body') : ApiError.validation(early);
+}
+
+/**
+ * An early check's refusal with what the operation's schema refuses of the rest of the input, so one answer names
+ * every offending field (the spec's "one entry per offending field") rather than one fix and resend at a time.
+ */
+function withTheRest(early: ErrorDetail[], schema: z.ZodType, input: unknown, location: ErrorLocation): ApiError {
+  const named = new Set(early.map((detail) => `${detail.location} ${detail.field}`));
+  const parsed = schema.safeParse(input);
+  const rest = parsed.success ? [] : detailsFromZod(parsed.error, location).filter((detail) => !named.has(`${detail.location} ${detail.field}`));
+  return ApiError.validation([...early, ...rest]);
 }
 
 /**

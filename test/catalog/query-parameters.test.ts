@@ -24,6 +24,26 @@ describe('a query parameter sent more than once', () => {
   });
 });
 
+describe('an early refusal names every offending field, the schema\'s own beside it', () => {
+  it('a repeated parameter and an unknown one, in one answer', async () => {
+    const account = await funded(10, 'payg');
+    const response = await call('/v1/data/linkedin/get-company-by-domain?domain=a.com&domain=b.com&x=1', bearer(account.key));
+    expect(response.status).toBe(400);
+    expect((await json(response)).error.details).toEqual([
+      { field: 'domain', location: 'query', message: 'Sent more than once: send it once.' },
+      { field: 'x', location: 'query', message: 'Unknown field.' },
+    ]);
+  });
+
+  it('a query on a body operation, and the body\'s own faults', async () => {
+    const account = await funded(10, 'payg');
+    const response = await tool(account.key, '/scrape?formats=html', { timeout: 5 });
+    expect(response.status).toBe(400);
+    const { details } = (await json(response)).error;
+    expect(details.map((detail: { location: string; field: string }) => `${detail.location} ${detail.field}`).sort()).toEqual(['body timeout', 'body url', 'query formats']);
+  });
+});
+
 describe('a query on an operation that takes a JSON body', () => {
   it('is refused with VALIDATION_ERROR naming each parameter, nothing run or charged', async () => {
     const account = await funded(10, 'payg');

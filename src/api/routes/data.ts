@@ -117,11 +117,12 @@ export async function handle(
 /** The call's input as sent: a GET's query, another method's JSON body (a body that is not JSON is refused here). */
 export async function inputOf(c: Context<AppEnv>, operation: Operation): Promise<unknown> {
   if (operation.method !== 'GET') {
-    refuseQueryOfBodyOperation(c.req.url);
+    await refuseQueryOfBodyOperation(c.req.url, operation.input, () => readJsonBody(c));
     return readJsonBody(c);
   }
-  refuseRepeatedQueryParameters(c.req.url);
-  return c.req.query();
+  const query = c.req.query();
+  refuseRepeatedQueryParameters(c.req.url, operation.input, query);
+  return query;
 }
 
 /** An empty body reads as `{}`, so the answer names the missing fields rather than the body. */
