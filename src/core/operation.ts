@@ -34,8 +34,11 @@ export type PriceDisplay = z.infer<typeof PriceDisplay>;
 
 export interface Price<Input> {
   display: PriceDisplay;
-  /** The most the call can cost: held before the upstream call. In units (1/10,000 cent). */
-  quote(input: Input): number;
+  /**
+   * The most the call can cost: held before the upstream call. In units (1/10,000 cent). `env`, the settings the
+   * call runs under, narrows it where they decide what can be charged (the built-in scraper has no enhanced proxy).
+   */
+  quote(input: Input, env?: Env): number;
   /** What the call actually costs, from the upstream result; never more than the quote. */
   settle(input: Input, result: ProviderResult): number;
 }

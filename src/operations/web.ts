@@ -50,8 +50,15 @@ const scrapePrice: Price<ScrapeInput> = {
     note: `one page; a PDF's pages past the first 0.1 cents each (up to parsers' maxPages, ${DEFAULT_PDF_PAGES} unless given); plus 0.4 cents with a json format or json-mode changeTracking (LLM extraction); plus 0.4 cents through the enhanced proxy (proxy enhanced, or auto when it escalates); plus 2.9 cents for an x.com or twitter.com page through Firecrawl (its X postprocessing); quoted at the most, charged on what the page was`,
   },
   // The most: every page the PDF bound allows, the enhanced proxy unless basic was asked for, an X page's postprocessing.
-  quote: (input) =>
-    scrapedPageUnits(input.formats, input.proxy !== 'basic') + Math.max(0, (pdfPagesOf(input.parsers) ?? 1) - 1) * PDF_PAGE + (isXPage(input.url) ? X_PAGE : 0),
+  // The built-in provider has neither of the last two (it refuses proxy: enhanced), so a scrape it serves holds neither.
+  quote: (input, env) => {
+    const firecrawl = env === undefined || pageProviderOf(env) === 'firecrawl';
+    return (
+      scrapedPageUnits(input.formats, firecrawl && input.proxy !== 'basic') +
+      Math.max(0, (pdfPagesOf(input.parsers) ?? 1) - 1) * PDF_PAGE +
+      (firecrawl && isXPage(input.url) ? X_PAGE : 0)
+    );
+  },
   settle: (input, result) => {
     const { numPages, proxyUsed } = pageMetadataOf(result);
     const pages = typeof numPages === 'number' && numPages > 1 ? Math.min(numPages, pdfPagesOf(input.parsers) ?? 1) : 1;

@@ -160,7 +160,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     const known = knownExhausted(principal.workspaceId);
     if (known) throw rateLimited(known);
 
-    const quote = call.connection ? call.connection.feeUnits : operation.price.quote(input);
+    const quote = call.connection ? call.connection.feeUnits : operation.price.quote(input, env);
     const timeLimit = timeLimitOf(operation, input);
     // Begun before the gate is asked and read once it has held the money: deployed, two hops at once.
     const lookup = lookUpAnswer(

@@ -29,7 +29,7 @@ export function sandboxAnswer(env: Env, principal: KeyPrincipal, operation: Oper
         cached: false,
         latencyMs: Date.now() - started,
         sandbox: true,
-        quotedCents: centsFromUnits(operation.price.quote(input)),
+        quotedCents: centsFromUnits(operation.price.quote(input, env)),
       },
       headers,
     };

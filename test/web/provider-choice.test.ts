@@ -47,6 +47,18 @@ describe('which provider serves the web tools', () => {
     expect(body.meta.costCents).toBe(0.1);
   });
 
+  it('a default /scrape the built-in provider serves holds no enhanced proxy, which it has not: 1 cent covers it', async () => {
+    // Held at the most it can cost: 10 PDF pages (1.0 cent), without Firecrawl's 0.4-cent proxy surcharge.
+    const account = await funded(1, 'payg');
+    const served = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, '/scrape', { url: ARTICLE });
+    expect(served.status).toBe(200);
+    expect((await json(served)).meta).toMatchObject({ costCents: 0.1, purchasedBalanceCents: 0.9 });
+    // Through Firecrawl the same call holds the surcharge too, and 0.9 cents left cannot cover it.
+    const refused = await callWith({}, account.key, '/scrape', { url: ARTICLE });
+    expect(refused.status).toBe(402);
+    expect((await json(refused)).error.message).toContain('needs 1.4 cents');
+  });
+
   it('/map is served by the built-in provider when no Firecrawl key is set', async () => {
     const account = await funded(10, 'payg');
     const response = await callWith({ FIRECRAWL_API_KEY: undefined }, account.key, '/map', { url: 'https://www.map.example.com/' });

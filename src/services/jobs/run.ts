@@ -131,7 +131,7 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
   if (principal === 'expired') {
     return stopJob(env, jobId, `The API key that submitted this job (${job.budgetKeyId}) expired, and the job stopped with it; the items not run stay pending.`);
   }
-  const nextUnits = through ? through.use.feeUnits : quoteOf(operation, ready[0]!.input);
+  const nextUnits = through ? through.use.feeUnits : quoteOf(operation, ready[0]!.input, env);
   const overLimit = await pastKeyLimit(env, principal, nextUnits);
   if (overLimit) {
     const at = clock.now();
@@ -262,9 +262,9 @@ async function grantEnded(db: D1Database, grantId: string): Promise<string | nul
 }
 
 /** The most the next item can cost, from its input as it was validated at submission. */
-function quoteOf(operation: Operation, input: string): number {
+function quoteOf(operation: Operation, input: string, env: Env): number {
   const parsed = operation.input.safeParse(JSON.parse(input));
-  return parsed.success ? operation.price.quote(parsed.data) : 0;
+  return parsed.success ? operation.price.quote(parsed.data, env) : 0;
 }
 
 /**

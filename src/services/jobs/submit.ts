@@ -111,7 +111,7 @@ export async function submitJob(env: Env, principal: JobSubmitter, submission: J
       for (const detail of refused) if (details.length < MAX_DETAILS) details.push({ ...detail, field: `inputs[${index}].${detail.field}`, location: 'body' });
       return;
     }
-    const quote = through ? through.use.feeUnits : operation.price.quote(parsed.data);
+    const quote = through ? through.use.feeUnits : operation.price.quote(parsed.data, env);
     quotedUnits += quote;
     cheapestUnits = Math.min(cheapestUnits, quote);
   });
