@@ -57,11 +57,17 @@ registerOAuth(app);
 
 const docsUrl = (env: McpEnv) => `${env.BASE_URL ?? mcpOrigin(env)}/agent-setup/prompt.md`;
 
-/** RFC 9728 protected-resource metadata, one document per resource, `resource` being its exact URL. */
+/**
+ * RFC 9728 protected-resource metadata, one document per resource, `resource` being its exact URL. At the root
+ * (`/.well-known/oauth-protected-resource`, where a client that did not get a 401's `resource_metadata` may look),
+ * the whole catalog's endpoint, /mcp.
+ */
 app.get('/.well-known/oauth-protected-resource/*', async (c) => {
-  const path = c.req.path.slice('/.well-known/oauth-protected-resource'.length);
+  const path = c.req.path.slice('/.well-known/oauth-protected-resource'.length).replace(/^\/$/, '') || '/mcp';
   const resource = resourceOfPath(path);
-  if (!resource || (resource.kind === 'server' && !(await findServer(c.env.DB, resource.serverId)))) return rpcError(c, 404, -32002, `No MCP server ${path}.`);
+  if (!resource || (resource.kind === 'server' && !(await findServer(c.env.DB, resource.serverId)))) {
+    return rpcError(c, 404, -32002, `No MCP endpoint at ${path}: the endpoints are /mcp, /mcp/<group> and /mcp/s/<server id>, each with its metadata at /.well-known/oauth-protected-resource<endpoint>.`);
+  }
   return c.json(protectedResourceMetadata(mcpOrigin(c.env), resource, docsUrl(c.env)));
 });
 

@@ -122,7 +122,12 @@ const INVALID_JSON = Symbol('invalid JSON');
 const ToolCallParams = z.looseObject({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() });
 
 /** The requests whose params the SDK checks against its own schema, each with the shape to name when they fail it. */
+const LIST_PARAMS = { schema: z.object({ params: z.looseObject({ cursor: z.string().optional() }).optional() }), takes: '{"cursor"?: string}' };
 const CHECKED_REQUESTS: Record<string, { schema: { safeParse(value: unknown): { success: boolean } }; takes: string }> = {
+  'tools/list': LIST_PARAMS,
+  'resources/list': LIST_PARAMS,
+  'resources/templates/list': LIST_PARAMS,
+  'prompts/list': LIST_PARAMS,
   'tools/call': { schema: z.object({ params: ToolCallParams }), takes: '{"name": string, "arguments"?: object}' },
   'resources/read': { schema: ReadResourceRequestSchema, takes: '{"uri": string}' },
   'prompts/get': { schema: GetPromptRequestSchema, takes: '{"name": string, "arguments"?: {string: string}}' },
@@ -156,8 +161,37 @@ function unservedJobOperation(args: Record<string, unknown> | undefined, enabled
   };
 }
 
+/**
+ * A successful call: its JSON as text and as `structuredContent`, and each picture it holds (a screenshot, a video's
+ * frame: `data:image/...;base64,` URLs) as an MCP image block, so the model sees the image rather than reading
+ * hundreds of thousands of characters of base64 twice over (a client with a token cap refused such results). In the
+ * JSON the picture's place says which block it is.
+ */
 function toolResult(structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  const images: ImageContent[] = [];
+  const shown = withImagesApart(structured, images) as Record<string, unknown>;
+  return { content: [{ type: 'text', text: JSON.stringify(shown) }, ...images], structuredContent: shown };
+}
+
+interface ImageContent {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+const IMAGE_DATA_URL = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=]+)$/;
+
+/** `value` with each image data: URL in it moved to `images` and replaced by where it went; the rest as it was. */
+function withImagesApart(value: unknown, images: ImageContent[]): unknown {
+  if (typeof value === 'string') {
+    const image = value.startsWith('data:image/') ? IMAGE_DATA_URL.exec(value) : null;
+    if (!image) return value;
+    images.push({ type: 'image', data: image[2]!, mimeType: image[1]! });
+    return `(${image[1]} image: content block ${images.length + 1} of this result)`;
+  }
+  if (Array.isArray(value)) return value.map((entry) => withImagesApart(entry, images));
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, withImagesApart(entry, images)]));
+  return value;
 }
 
 /**

@@ -46,6 +46,17 @@ describe('discovery', () => {
     const metadata = (await (await mcp(`/.well-known/oauth-protected-resource${path}`)).json()) as Record<string, unknown>;
     expect(metadata).toMatchObject({ resource: `${MCP_ORIGIN}${path}`, authorization_servers: [MCP_ORIGIN] });
   });
+
+  it("answers at the root (RFC 9728's fallback) with /mcp's metadata, and an unknown endpoint's with a 404 naming the real ones", async () => {
+    for (const root of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/']) {
+      expect(await (await mcp(root)).json(), root).toMatchObject({ resource: `${MCP_ORIGIN}/mcp`, authorization_servers: [MCP_ORIGIN] });
+    }
+    const unknown = await mcp('/.well-known/oauth-protected-resource/api');
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toBe(
+      'No MCP endpoint at /api: the endpoints are /mcp, /mcp/<group> and /mcp/s/<server id>, each with its metadata at /.well-known/oauth-protected-resource<endpoint>.',
+    );
+  });
 });
 
 describe('client ID metadata documents', () => {

@@ -50,6 +50,10 @@ describe('tools/list as clients read it', async () => {
       ['prompts/get', { arguments: {} }],
       ['completion/complete', { ref: { type: 'ref/prompt' } }],
       ['initialize', { protocolVersion: 7 }],
+      ['tools/list', { cursor: 5 }],
+      ['resources/list', { cursor: {} }],
+      ['resources/templates/list', { cursor: [] }],
+      ['prompts/list', { cursor: true }],
     ];
     for (const [method, params] of cases) {
       const { error } = await rpc(token, method, params);

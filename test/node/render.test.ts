@@ -13,6 +13,7 @@ import { type SharedStack, sharedStack } from './support/shared-stack';
 
 let stack: SharedStack;
 let apiKey: string;
+let mcpToken: string;
 let site: string;
 
 interface Answer {
@@ -53,6 +54,7 @@ beforeAll(async () => {
   await ops.call('POST', `/ops/v1/organizations/${organizationId}/wallet/credit`, { purchasedCents: 100 });
   const workspaceId = (await ops.call<{ id: string }>('POST', '/ops/v1/workspaces', { organizationId, name: 'Render test' })).id;
   apiKey = (await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId })).key;
+  mcpToken = (await ops.call<{ key: string }>('POST', '/ops/v1/keys', { workspaceId, scope: 'workspace_mcp' })).key;
 }, 180_000);
 
 describe('pages rendered in the browser', () => {
@@ -74,6 +76,24 @@ describe('pages rendered in the browser', () => {
     expect(pngSize(full.screenshot as string)).toEqual({ width: 1280, height: TALL_PAGE_HEIGHT });
     const mobile = page(await scrape({ url: `${site}/tall`, mobile: true, formats: [{ type: 'screenshot' }] }));
     expect(pngSize(mobile.screenshot as string)).toEqual({ width: 390, height: 844 });
+  });
+
+  it('hands an MCP client a screenshot as an image block, not as base64 text in the JSON', async () => {
+    const response = await fetch(`${stack.urls.mcp}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mcpToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'data_web_scrape', arguments: { url: `${site}/tall`, maxAge: 0, formats: ['markdown', { type: 'screenshot' }] } } }),
+    });
+    const { result } = (await response.json()) as { result: { isError?: boolean; content: { type: string; text?: string; data?: string; mimeType?: string }[]; structuredContent: { data: { result: Record<string, unknown>[] } } } };
+    expect(result.isError, JSON.stringify(result).slice(0, 500)).toBeUndefined();
+    const [text, image, ...rest] = result.content;
+    expect(rest).toEqual([]);
+    expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect(pngSize(`data:image/png;base64,${image!.data}`)).toEqual({ width: 1280, height: 800 });
+    // The JSON says where the picture went, and holds no base64 of it.
+    expect(result.structuredContent.data.result[0]!.screenshot).toBe('(image/png image: content block 2 of this result)');
+    expect(text!.text).not.toContain('base64');
+    expect(result.structuredContent.data.result[0]!.markdown).toEqual(expect.any(String));
   });
 
   it('performs actions: a click shows what the button reveals, and scrape captures it', async () => {
