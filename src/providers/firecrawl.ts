@@ -162,7 +162,8 @@ async function post(path: string, body: object, { env, signal }: ProviderContext
     body: JSON.stringify(body),
     signal,
   });
-  if (!response.ok) throw await normalizeUpstream.fromStatus(PROVIDER, response, OUT_OF_CREDITS);
+  // Its 401 is a refused key; its 403 a site it does not scrape ("This website is no longer supported"), not the key.
+  if (!response.ok) throw await normalizeUpstream.fromStatus(PROVIDER, response, { quotaHint: OUT_OF_CREDITS, credentialStatuses: [401] });
 
   const answer = await normalizeUpstream.json(PROVIDER, response, signal);
   if (typeof answer !== 'object' || answer === null) throw normalizeUpstream.failed(PROVIDER, 'answered with a body that is not an object');

@@ -52,15 +52,17 @@ export const normalizeUpstream = {
 
   /**
    * Classifies a non-2xx upstream response. A 429 is a throttle unless its body speaks of quota or
-   * credits (`quotaHint`, per vendor); "Rate limit exceeded" is a throttle, not an empty wallet.
+   * credits (`quotaHint`, per vendor); "Rate limit exceeded" is a throttle, not an empty wallet. 401 and 403
+   * are our credential refused unless the vendor says otherwise (`credentialStatuses`: Firecrawl's 403 is a site
+   * it will not scrape, whose own message passes through).
    */
-  async fromStatus(provider: string, response: Response, quotaHint = /quota|credits?/i): Promise<ApiError> {
+  async fromStatus(provider: string, response: Response, { quotaHint = /quota|credits?/i, credentialStatuses = [401, 403] }: { quotaHint?: RegExp; credentialStatuses?: number[] } = {}): Promise<ApiError> {
     const text = await response.text().catch(() => '');
     const status = response.status;
     if (status === 402 || (status === 429 && quotaHint.test(text))) return normalizeUpstream.creditsExhausted(provider, status);
     // 408 is the upstream's own time limit passing: a timeout (rule 3), not the caller's mistake.
     if (status === 408) return normalizeUpstream.failed(provider, 'timed out (HTTP 408)');
-    if (status === 401 || status === 403) {
+    if (credentialStatuses.includes(status)) {
       console.error(JSON.stringify({ level: 'error', provider, upstreamStatus: status, body: text.slice(0, 500), note: 'our upstream credential was refused' }));
       return normalizeUpstream.credentialsRefused(provider, status);
     }

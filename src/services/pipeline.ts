@@ -86,7 +86,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   const input = parsed.data;
   if (operation.check) {
     try {
-      operation.check(input, env);
+      operation.check(input, call.connection?.env ?? env);
     } catch (error) {
       if (error instanceof ApiError) return refuse(error);
       throw error;

@@ -355,6 +355,28 @@ describe('connections: the root web and SEO tools through them', () => {
     expect((await wallet(account.organizationId)).purchasedBalanceCents).toBe(before.purchasedBalanceCents);
   });
 
+  it("a scrape through a Firecrawl connection is checked by Firecrawl's rules, not the built-in scraper's, wherever the installation scrapes", async () => {
+    const firecrawl = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'firecrawl')!;
+    const { account, connection } = await connected(firecrawl);
+    // A script action the built-in scraper does not run; Firecrawl does.
+    const input = { url: `https://acme.example/${connection.id}`, actions: [{ type: 'executeJavascript', script: 'document.title' }] };
+    const builtin = { WEB_PROVIDER: 'builtin' };
+    const refused = await send('POST', '/scrape', account.key, input, builtin);
+    expect(refused.status).toBe(400);
+    const through = await send('POST', `/v1/connections/${connection.id}/scrape`, account.key, input, builtin);
+    expect(through.status, JSON.stringify(through.body)).toBe(200);
+    expect(through.body.meta).toMatchObject({ connectionId: connection.id });
+  });
+
+  it("Firecrawl's 403 for a site it does not scrape passes through as the site's refusal, and leaves the connection ok", async () => {
+    const firecrawl = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'firecrawl')!;
+    const { account, connection } = await connected(firecrawl);
+    const refused = await send('POST', `/v1/connections/${connection.id}/scrape`, account.key, { url: `https://fail-403.example/${connection.id}` });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'PROVIDER_ERROR', message: expect.stringContaining('This website is no longer supported') });
+    expect((await send('GET', `/v1/connections/${connection.id}`, account.key)).body.data.status).toBe('ok');
+  });
+
   it('validates like the root tool: bad input is 400 naming the field, never a charge', async () => {
     const dataforseo = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'dataforseo')!;
     const { account, connection } = await connected(dataforseo);

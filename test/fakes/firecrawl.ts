@@ -7,7 +7,7 @@ export const FAKE_FIRECRAWL = { key: 'fc-fake-key', baseUrl: 'https://firecrawl.
 /**
  * A fake of Firecrawl v2 speaking its wire format: POST /v2/scrape, /v2/search and /v2/map with a bearer key.
  * The subject of a call (the `url` of a scrape or map, the `query` of a search) chooses the outcome: one
- * containing `fail-400`, `fail-402`, `fail-408`, `fail-429`, `fail-500`, `success-false`, `not-json` or
+ * containing `fail-400`, `fail-402`, `fail-403` (a site it does not scrape), `fail-408`, `fail-429`, `fail-500`, `success-false`, `not-json` or
  * `network` provokes that class of answer; `no-results` makes a search or map find nothing; `slow` answers
  * 2 s late. A scrape of a URL with `pdf-<n>-pages` is a PDF of n pages, read up to its pdf parser's maxPages
  * (every page without parsers, Firecrawl's default `["pdf"]`; `metadata.numPages` the pages read, `totalPages`
@@ -85,6 +85,12 @@ const FAILURES: Record<string, () => Response> = {
     Response.json(
       { success: false, error: 'Payment Required: Insufficient credits to perform this request. For more credits, you can upgrade your plan at https://firecrawl.dev/pricing.' },
       { status: 402 },
+    ),
+  // What Firecrawl answers for a site it blocks (YouTube, some social networks): the key is fine.
+  'fail-403': () =>
+    Response.json(
+      { success: false, error: 'This website is no longer supported, please reach out to help@firecrawl.com for more info on how to activate it on your account.' },
+      { status: 403 },
     ),
   'fail-408': () => Response.json({ success: false, code: 'SCRAPE_TIMEOUT', error: 'Request timed out' }, { status: 408 }),
   'fail-429': () =>

@@ -17,6 +17,7 @@ type Path = keyof typeof ENDPOINTS;
 const FAILURES = [
   ['a 400 refusal of the request', 'fail-400', 400, 'PROVIDER_ERROR', /rejected the request \(HTTP 400\): Bad Request/],
   ['a 402 for our exhausted Firecrawl credits', 'fail-402', 503, 'UPSTREAM_CREDITS_EXHAUSTED', /quota of this service is exhausted/],
+  ['a 403 for a site it does not scrape (not our key)', 'fail-403', 403, 'PROVIDER_ERROR', /rejected the request \(HTTP 403\): This website is no longer supported/],
   ['a 408 for its own time limit', 'fail-408', 502, 'PROVIDER_ERROR', /timed out \(HTTP 408\)/],
   ['a 429 rate limit', 'fail-429', 429, 'PROVIDER_ERROR', /HTTP 429\): Rate limit exceeded/],
   ['a 500', 'fail-500', 502, 'PROVIDER_ERROR', /HTTP 500/],
