@@ -82,9 +82,11 @@ export async function claimIdempotencyKey(
   input: unknown,
   timeLimitMs: number,
   callId: string,
+  connectionId?: string,
 ): Promise<Claim> {
   const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(owner.workspaceId));
-  const digest = await sha256Hex(`${operationId(operation)}\n${JSON.stringify(canonicalize(input))}`);
+  // Through a connection it is another call (another account, another price): the key names it with its connection.
+  const digest = await sha256Hex(`${operationId(operation)}${connectionId ? `@${connectionId}` : ''}\n${JSON.stringify(canonicalize(input))}`);
   const answer: ClaimAnswer = await store.claim(key, digest, timeLimitMs + HOLD_GRACE_MS, callId);
   switch (answer.kind) {
     case 'replay':

@@ -105,7 +105,7 @@ export async function execute(operation: Operation, rawInput: unknown, location:
   }
   if (!sentKey) return meteredCall(operation, input, call, gate, usage, started);
 
-  const claim = await claimIdempotencyKey(env, principal, sentKey.key, operation, input, timeLimitOf(operation, input), usageId);
+  const claim = await claimIdempotencyKey(env, principal, sentKey.key, operation, input, timeLimitOf(operation, input), usageId, call.connection?.id);
   if (claim.kind === 'refused') return refuse(claim.error);
   if (claim.kind === 'replay') {
     // Not charged and not counted in the window; recorded (cost 0, no upstream call) with the key checked.

@@ -377,6 +377,29 @@ describe('connections: the root web and SEO tools through them', () => {
     expect((await send('GET', `/v1/connections/${connection.id}`, account.key)).body.data.status).toBe('ok');
   });
 
+  it('an Idempotency-Key used through a connection names that call: sent again on the root tool it is 409, not a replay of the other account\'s answer', async () => {
+    const dataforseo = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'dataforseo')!;
+    const { account, connection } = await connected(dataforseo);
+    const serp = OPERATIONS.find((operation) => operation.paths.includes('/serp'))!;
+    const input = { ...exampleOf(serp)!.input, keyword: `boots ${connection.id.slice(-8)}` };
+    const withKey = (path: string) =>
+      worker.fetch(
+        new Request(`http://sluice.test${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', 'idempotency-key': `key-${connection.id}` },
+          body: JSON.stringify(input),
+        }),
+        env,
+        createExecutionContext(),
+      );
+    expect((await withKey(`/v1/connections/${connection.id}/serp`)).status).toBe(200);
+    const replayed = await withKey(`/v1/connections/${connection.id}/serp`);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    const direct = await withKey('/serp');
+    expect(direct.status).toBe(409);
+    expect((await json(direct)).error.code).toBe('CONFLICT');
+  });
+
   it('validates like the root tool: bad input is 400 naming the field, never a charge', async () => {
     const dataforseo = CONNECTABLE_VENDORS.find((vendor) => vendor.slug === 'dataforseo')!;
     const { account, connection } = await connected(dataforseo);

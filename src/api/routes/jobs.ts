@@ -53,7 +53,7 @@ const submitRoute = createRoute({
   summary: 'Submit a data job: one operation over 1 to 10,000 inputs, run in the background',
   description:
     "Validates every input against the operation's own schema (a refusal's details name the item: `inputs[17].domain`), quotes the job, and queues it; " +
-    'nothing is queued when it is refused. Its items spend the submitting key\'s monthly limit: past it the job waits for credits, saying so, until the limit is raised or the month turns; a job that would take the items waiting in the workspace past 100,000 with 409. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; ' +
+    'nothing is queued when it is refused. Its items spend the submitting key\'s monthly limit: past it the job waits for credits, saying so, until the limit is raised or the month turns; a job that would take the items waiting in the workspace past 100,000 is refused with 409 CONFLICT. Each item then runs through the same pipeline as a /v1/data call (window, wallet, usage), billed only if it succeeds; ' +
     'the job paces itself to the workspace\'s window and leaves a fifth of it to other calls. Bodies up to 10 MB. ' +
     "`connectionId` runs every item through one of the workspace's connections (its own vendor credentials, the plan's fee per success instead of the price; the quote uses the fee). " +
     '`into` writes each success as a row of a workspace database table, created if missing (columns job_id, item_index, input, data as JSON text, written_at), so the results can be queried with SQL. ' +
