@@ -176,3 +176,19 @@ describe("a job's run", () => {
     expect(steps).toEqual(['slice 0', 'slice 1', 'slice 2', 'finish']);
   });
 });
+
+describe("a job's item the vendor throttles", () => {
+  it("is tried again no sooner than the vendor's Retry-After, when it is longer than the backoff", async () => {
+    const account = await funded(100);
+    // Firecrawl's 429 for this page says retry-after 7 (test/fakes/firecrawl.ts); the first backoff is 1 s.
+    const job = await storedJob(1, { operation: 'web/scrape', inputs: [{ url: `https://fail-429.example/${crypto.randomUUID()}` }], account });
+    const key = await createKey(env.DB, env.KEY_ENCRYPTION_KEY, { workspaceId: job.workspaceId, scope: 'data_job', name: `data job ${job.id}` });
+    await env.DB.prepare('UPDATE data_jobs SET key_id = ? WHERE id = ?').bind(key.id, job.id).run();
+    const started = Date.now();
+    await runSlice(env, job.id);
+    const item = await env.DB.prepare('SELECT status, attempts, retry_at AS retryAt FROM data_job_items WHERE job_id = ?').bind(job.id).first<{ status: string; attempts: number; retryAt: number }>();
+    expect(item).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(item!.retryAt - started).toBeGreaterThanOrEqual(7_000);
+    expect(item!.retryAt - Date.now()).toBeLessThanOrEqual(7_000);
+  });
+});

@@ -387,7 +387,9 @@ function classify(error: ApiError, idx: number, attempts: number, pacer: Pacer, 
     return { kind: 'written', write: { idx, status: 'succeeded', data: null, costUnits: error.answerGone.costUnits, attempts, goneBytes: error.answerGone.answerBytes } };
   }
   if (isTransient(error) && attempts <= RETRY_BACKOFF_MS.length) {
-    return { kind: 'written', write: { idx, status: 'pending', attempts, retryAt: now + RETRY_BACKOFF_MS[attempts - 1]! } };
+    // No sooner than the vendor (or the spec's 502) said to wait: its Retry-After, when longer than the backoff.
+    const wait = Math.max(RETRY_BACKOFF_MS[attempts - 1]!, (error.retryAfter ?? 0) * 1000);
+    return { kind: 'written', write: { idx, status: 'pending', attempts, retryAt: now + wait } };
   }
   return { kind: 'written', write: { idx, status: 'failed', code: error.code, message: error.message, attempts } };
 }
