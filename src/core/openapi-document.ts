@@ -7,7 +7,8 @@ type DocumentConfig = Parameters<OpenAPIHono['getOpenAPIDocument']>[0];
 /**
  * What every OpenAPI document Sluice publishes shares (the api worker's /openapi.json, the dashboard's
  * /api/openapi.json): the response headers their routes refer to, the answers and request bodies operations
- * share declared once, the license, and 3.0's rule that `nullable` needs a type. Both are held to `redocly lint --extends recommended-strict`.
+ * share declared once, the license, and 3.0's rule that `nullable` needs a type. Both are held to
+ * `redocly lint --extends recommended-strict`.
  */
 
 /** Response headers, declared once under components.headers and referred to by the responses. */

@@ -71,7 +71,7 @@ export async function refuseQueryOfBodyOperation(url: string, schema: z.ZodType,
   const names = new Set(queryNames(url));
   if (names.size === 0) return;
   const early: ErrorDetail[] = [...names].map((field) => ({ field, location: 'query', message: 'Not read: this operation takes its input in the JSON body.' }));
-  // A body that is not JSON has nothing more to say: the query alone is refused, and the body's own refusal follows a fixed retry.
+  // A body that is not JSON adds nothing: the query alone is refused, and the body's own refusal comes once it is gone.
   const read = await body().then(
     (value) => ({ value }),
     () => null,
