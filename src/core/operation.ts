@@ -112,3 +112,8 @@ export function mcpToolName(operation: Pick<Operation, 'platform' | 'name' | 'mc
 export function operationId(operation: Pick<Operation, 'platform' | 'name'>): string {
   return `${operation.platform}.${operation.name}`;
 }
+
+/** The operation as one call made it: through a connection it is another call (another account, another price). */
+export function operationIdThrough(operation: Pick<Operation, 'platform' | 'name'>, connectionId: string | undefined): string {
+  return connectionId ? `${operationId(operation)}@${connectionId}` : operationId(operation);
+}

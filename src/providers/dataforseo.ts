@@ -85,8 +85,10 @@ export function escapeKeyword(keyword: string): string {
   return keyword.replaceAll('%', '%25').replaceAll('+', '%2B');
 }
 
-/** Optional inputs left out stay out of the task, so the vendor's own defaults apply. */
-/** The task without what says nothing: an absent field, and an empty `filters` or `order_by` (none, as their absence is). */
+/**
+ * The task without what says nothing, so the vendor's own defaults apply: an optional input left out, and an empty
+ * `filters` or `order_by` (none, as their absence is).
+ */
 function withoutUndefined(task: DataForSeoTask): DataForSeoTask {
   return Object.fromEntries(
     Object.entries(task).filter(([name, value]) => value !== undefined && !((name === 'filters' || name === 'order_by') && Array.isArray(value) && value.length === 0)),

@@ -1,6 +1,6 @@
 import { HOLD_GRACE_MS } from '../core/protocols/gate';
 import type { ClaimAnswer } from '../core/protocols/idempotency';
-import { operationId, type Operation } from '../core/operation';
+import { operationIdThrough, type Operation } from '../core/operation';
 import type { Env } from '../core/config';
 import { canonicalize, sha256Hex } from '../core/digest';
 import type { Meta } from '../core/envelope';
@@ -85,8 +85,7 @@ export async function claimIdempotencyKey(
   connectionId?: string,
 ): Promise<Claim> {
   const store = env.IDEMPOTENCY_STORE.get(env.IDEMPOTENCY_STORE.idFromName(owner.workspaceId));
-  // Through a connection it is another call (another account, another price): the key names it with its connection.
-  const digest = await sha256Hex(`${operationId(operation)}${connectionId ? `@${connectionId}` : ''}\n${JSON.stringify(canonicalize(input))}`);
+  const digest = await sha256Hex(`${operationIdThrough(operation, connectionId)}\n${JSON.stringify(canonicalize(input))}`);
   const answer: ClaimAnswer = await store.claim(key, digest, timeLimitMs + HOLD_GRACE_MS, callId);
   switch (answer.kind) {
     case 'replay':

@@ -1,6 +1,6 @@
 import type { Balance } from '../core/protocols/lease';
 import type { Admission, SettleAnswer, Shortfall } from '../core/protocols/gate';
-import { freshnessOf, operationId, timeLimitOf, type Operation } from '../core/operation';
+import { freshnessOf, operationId, operationIdThrough, timeLimitOf, type Operation } from '../core/operation';
 import type { KeyPrincipal } from '../core/records';
 import { clock } from '../core/clock';
 import { revokedKeyError } from './auth';
@@ -164,7 +164,7 @@ async function meteredCall(operation: Operation, input: Record<string, unknown>,
     const timeLimit = timeLimitOf(operation, input);
     // Begun before the gate is asked and read once it has held the money: deployed, two hops at once.
     const lookup = lookUpAnswer(
-      { organizationId: principal.organizationId, operation: operationId(operation) + (call.connection ? `@${call.connection.id}` : ''), input: operation.cacheKeyOf?.(input) ?? input },
+      { organizationId: principal.organizationId, operation: operationIdThrough(operation, call.connection?.id), input: operation.cacheKeyOf?.(input) ?? input },
       freshnessOf(operation, input),
     );
     const metered = await gate.meter({
