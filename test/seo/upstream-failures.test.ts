@@ -1,9 +1,14 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApiApp } from '../../src/api';
 import { FAKE_DATAFORSEO } from '../fakes/dataforseo';
 import { funded, json, tool, wallet, expectReleasedUncharged } from '../support/api';
+import { watchCacheStores } from '../support/cache';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -83,9 +88,11 @@ describe('DataForSEO failures are normalized, billed zero and their hold release
     const account = await funded(100, 'payg');
     const marker = `flaky-${unique()}`;
     // The fake fails the first call of a flaky task and answers the ones after.
+    const stores = watchCacheStores();
     expect((await tool(account.key, '/keyword-ideas', { keywords: [marker] })).status).toBe(502);
     const retried = await json(await tool(account.key, '/keyword-ideas', { keywords: [marker] }));
     expect([retried.success, retried.meta.cached]).toEqual([true, false]);
+    await stores.stored(1);
     expect((await json(await tool(account.key, '/keyword-ideas', { keywords: [marker] }))).meta.cached).toBe(true);
     const received = await json(await fetch(`${FAKE_DATAFORSEO.baseUrl}/__received?path=${encodeURIComponent('/v3/dataforseo_labs/google/keyword_ideas/live')}&marker=${marker}`));
     expect(received.count).toBe(2);

@@ -7,5 +7,11 @@ import { expect, vi } from 'vitest';
  */
 export function watchCacheStores(): { stored(count: number): Promise<void> } {
   const put = vi.spyOn(caches.default, 'put');
-  return { stored: (count) => vi.waitFor(() => expect(put).toHaveBeenCalledTimes(count)) };
+  return {
+    stored: async (count) => {
+      await vi.waitFor(() => expect(put).toHaveBeenCalledTimes(count));
+      // Called is not stored: a lookup made before a put settles finds nothing.
+      await Promise.all(put.mock.results.map((result) => result.value));
+    },
+  };
 }
