@@ -68,6 +68,9 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 120_000,
           hookTimeout: 180_000,
+          // What a page shows after a click, polled for up to 10 s rather than Vitest's 1 s: on a loaded CI run a
+          // database created through the dashboard took longer than a second to be listed (2026-12-02).
+          expect: { poll: { timeout: 10_000 } },
           // One stack for the files that need the same one, started when the first asks.
           globalSetup: ['./test/node/support/shared-stack.ts'],
           setupFiles: ['./test/node/support/fresh-connections.ts'],
