@@ -134,7 +134,7 @@ function p99(values: number[]): number {
 describe('a hostile page being scraped does not stall the api worker', () => {
   const ROUNDS = 60;
 
-  /** Scrapes the probes must overlap: without them a fast machine's rounds would all fall inside the first few. */
+  /** Hostile answers that must come back while the probes run: on a fast machine, 60 rounds can end before the second. */
   const SCRAPES = ROUNDS / 10;
   /** Rounds at most, for a machine that scrapes slowly (the prober's 50 dollars cover both probes'). */
   const MOST_ROUNDS = 2_000;
@@ -149,10 +149,10 @@ describe('a hostile page being scraped does not stall the api worker', () => {
 
   /**
    * /health and a metered call, one of each at a time, ROUNDS times and until the scrapers have had SCRAPES
-   * answers, while two clients of another organization scrape `page` without pause (each answer starts the
-   * next scrape). The metered call asks for the same record every time: answered from the response cache it
-   * is still metered (window, hold, capture, usage row) but never waits on the fake upstream, which shares a
-   * Node process with the page server; what is measured is the worker.
+   * answers, while two clients of another organization scrape `page` one scrape after another (each answer
+   * starts the next a millisecond later). The metered call asks for the same record every time: answered from
+   * the response cache it is still metered (window, hold, capture, usage row) but never waits on the fake
+   * upstream, which shares a Node process with the page server; what is measured is the worker.
    */
   async function probeWhileScraping(probeKey: string, scraperKey: string, page: string) {
     let scraping = true;
