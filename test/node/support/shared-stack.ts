@@ -81,7 +81,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const server = createServer((_request, response) => {
     (started ??= start()).then(
       ({ shared }) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(shared)),
-      (error: unknown) => response.writeHead(500).end(error instanceof Error ? error.message : String(error)),
+      // The stack, not only the message: a bare `assert` inside Miniflare says no more than "false == true".
+      (error: unknown) => response.writeHead(500).end(error instanceof Error ? (error.stack ?? error.message) : String(error)),
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
