@@ -58,6 +58,21 @@ describe('request bodies are capped at 1 MB and read with a bounded reader', () 
     await expectCapRefusal(response);
   });
 
+  it('checks the credential before the size: without a key, or with an unknown one, a body over the cap is the 401 any keyless call gets', async () => {
+    const oversized = JSON.stringify({ url: 'https://acme.example/', padding: 'x'.repeat(MAX_REQUEST_BODY_BYTES) });
+    const keyless = await call('/scrape', { method: 'POST', headers: { 'content-type': 'application/json' }, body: oversized });
+    const unknown = await tool(`sluice_live_${'0'.repeat(32)}`, '/scrape', oversized);
+    for (const response of [keyless, unknown]) {
+      expect(response.status).toBe(401);
+      const body = await json(response);
+      expect(body.error.code).toBe('UNAUTHORIZED');
+      expect(body.error.how_to_get_access).toBeDefined();
+    }
+    // With a key, the same body is refused for its size and not as the malformed JSON Hono's validator reports for any failed read.
+    const account = await funded(10, 'payg');
+    await expectCapRefusal(await tool(account.key, '/scrape', oversized));
+  });
+
   it('reads a body just under the cap as usual: validation answers about its fields', async () => {
     const account = await funded(10, 'payg');
     const body = { url: 'https://acme.example/', padding: 'x'.repeat(MAX_REQUEST_BODY_BYTES - 100) };

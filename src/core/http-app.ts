@@ -12,6 +12,9 @@ import type { AppEnv } from './context';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/** Each request's body refused for its size, kept for the answer: Hono's JSON validator says any failed read is malformed JSON. */
+const refusedBodies = new WeakMap<Request, ApiError>();
+
 /** What every app made here has: the installation's bindings and a request id. */
 export interface BaseEnv {
   Bindings: Env;
@@ -40,10 +43,23 @@ export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {
   app.use(requestIdAndSecurityHeaders() as unknown as MiddlewareHandler<E>);
 
   // Every body is read here, through a capped reader, before any route or validator sees it; they read the copy.
+  // A body over the cap is refused when a route reads it, not here: the credential is checked first, so a request
+  // without a key is the spec's 401 whatever it carries, and a route that reads no body answers as it would. It is
+  // read (or drained) now all the same: a client still writing it must not meet a reset connection.
   app.use(async (c, next) => {
-    const body = await readRequestBody(c.req.raw, options.maxBodyBytes?.(c.req.method, c.req.path));
+    const read = await readRequestBody(c.req.raw, options.maxBodyBytes?.(c.req.method, c.req.path)).then(
+      (body) => ({ body }),
+      (refusal: unknown) => ({ refusal }),
+    );
     // Hono keeps body promises in bodyCache (its type says values); text() and json() read from this one.
-    if (body) (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(body.buffer as ArrayBuffer);
+    const cache = c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> };
+    if ('refusal' in read) {
+      if (read.refusal instanceof ApiError) refusedBodies.set(c.req.raw, read.refusal);
+      cache.arrayBuffer = Promise.reject(read.refusal);
+      cache.arrayBuffer.catch(() => {}); // refused where a route reads it; unread, it is no error
+    } else if (read.body) {
+      cache.arrayBuffer = Promise.resolve(read.body.buffer as ArrayBuffer);
+    }
     await next();
   });
 
@@ -89,7 +105,7 @@ function buildRouteTable<E extends BaseEnv>(app: OpenAPIHono<E>): PatternRouter<
 function toApiError(error: unknown, c: Context<BaseEnv>): ApiError {
   if (error instanceof ApiError) return error;
   // Hono's validators throw 400 for a body that is not the JSON it claims to be, 415 for a body that is not declared JSON.
-  if (error instanceof HTTPException && (error.status === 400 || error.status === 415)) return unreadableJsonBody(c.req.header('content-type'));
+  if (error instanceof HTTPException && (error.status === 400 || error.status === 415)) return refusedBodies.get(c.req.raw) ?? unreadableJsonBody(c.req.header('content-type'));
   console.error(JSON.stringify({ level: 'error', requestId: c.get('requestId'), path: c.req.path, error: String(error), stack: error instanceof Error ? error.stack : undefined }));
   return ApiError.internal();
 }
