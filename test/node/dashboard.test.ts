@@ -6,7 +6,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessibilityProblems, launchChromium, layoutProblems, openConfirmationLink, screenshot, signUpInBrowser, watchedPage, type WatchedPage } from './support/browser';
+import { accessibilityProblems, launchChromium, layoutProblems, openConfirmationLink, RETRY_RESET, screenshot, signUpInBrowser, watchedPage, type WatchedPage } from './support/browser';
 import { strictLintProblems } from './support/openapi-lint';
 import { ROOT, tempDir } from './support/processes';
 import { type SharedStack, sharedStack } from './support/shared-stack';
@@ -107,7 +107,7 @@ describe('the dashboard in chromium', () => {
     await page.reload();
 
     // No operator anywhere: the newcomer starts the organization's free trial from the page.
-    const organizationId = (await (await page.request.get('/api/me')).json()).data.organizations[0].id;
+    const organizationId = (await (await page.request.get('/api/me', RETRY_RESET)).json()).data.organizations[0].id;
     await page.getByRole('button', { name: 'Start free trial' }).click();
     await expect.poll(() => page.getByText('Free trial', { exact: true }).isVisible()).toBe(true);
     expect(await page.getByRole('heading', { name: 'Get started in a minute' }).isVisible()).toBe(true);
@@ -430,7 +430,7 @@ describe('the dashboard in chromium', () => {
     // and a vendor account need an MCP client or a vendor this stack cannot stand in for).
     layout.api = `/api/workspaces/${workspacePath.split('/').pop()}`;
     const made = async (path: string, data?: object) => {
-      const response = await page.request.post(`${layout.api}/${path}`, { headers: { origin: appUrl }, data });
+      const response = await page.request.post(`${layout.api}/${path}`, { ...RETRY_RESET, headers: { origin: appUrl }, data });
       expect(response.status(), path).toBeLessThan(300);
       return (await response.json()).data;
     };
@@ -452,7 +452,7 @@ describe('the dashboard in chromium', () => {
   it("signs out, and a ?next= that a browser's URL parser turns into another origin is not followed", async () => {
     const { page } = tab;
     // The Webhooks test after these starts from a workspace without an endpoint.
-    expect((await page.request.delete(`${layout.api}/webhook-endpoints/${layout.endpointId}`, { headers: { origin: appUrl } })).status()).toBe(200);
+    expect((await page.request.delete(`${layout.api}/webhook-endpoints/${layout.endpointId}`, { ...RETRY_RESET, headers: { origin: appUrl } })).status()).toBe(200);
     // The tab is dropped from %2F%09%2Fevil.example: //evil.example.
     await page.setViewportSize({ width: 1280, height: 860 });
     await page.goto(`${workspacePath}/keys?next=%2F%09%2Fevil.example`);
@@ -760,11 +760,11 @@ describe('the databases page in chromium (issue 15)', () => {
     const own = await browser.newContext({ baseURL: appUrl, viewport: { width: 1280, height: 860 } });
     const { page, problems } = await watchedPage(own);
     const codd = `databases-${Date.now()}@example.com`;
-    const signedUp = await page.request.post('/api/auth/sign-up', { headers: { origin: appUrl }, data: { email: codd, password: 'a long enough passphrase', name: 'Edgar Codd' } });
+    const signedUp = await page.request.post('/api/auth/sign-up', { ...RETRY_RESET, headers: { origin: appUrl }, data: { email: codd, password: 'a long enough passphrase', name: 'Edgar Codd' } });
     expect(signedUp.status()).toBe(201);
     await (await openConfirmationLink(own, appUrl, codd)).close();
     const { workspace, organization } = (await signedUp.json()).data;
-    expect((await page.request.post(`/api/organizations/${organization.id}/trial`, { headers: { origin: appUrl } })).status()).toBe(201);
+    expect((await page.request.post(`/api/organizations/${organization.id}/trial`, { ...RETRY_RESET, headers: { origin: appUrl } })).status()).toBe(201);
 
     await page.goto(`/w/${workspace.id}/databases`);
     await expect.poll(() => page.getByText('No database yet.').isVisible()).toBe(true);
@@ -805,7 +805,7 @@ describe('the Agents page in chromium (issue 12)', () => {
     await own.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: appUrl });
     const { page, problems } = await watchedPage(own);
     const turing = `agents-${Date.now()}@example.com`;
-    const signedUp = await page.request.post('/api/auth/sign-up', { headers: { origin: appUrl }, data: { email: turing, password: 'a long enough passphrase', name: 'Alan Turing' } });
+    const signedUp = await page.request.post('/api/auth/sign-up', { ...RETRY_RESET, headers: { origin: appUrl }, data: { email: turing, password: 'a long enough passphrase', name: 'Alan Turing' } });
     expect(signedUp.status()).toBe(201);
     await (await openConfirmationLink(own, appUrl, turing)).close();
     const { workspace, organization } = (await signedUp.json()).data;
@@ -815,7 +815,7 @@ describe('the Agents page in chromium (issue 12)', () => {
     expect(await page.getByText('Deploying an agent needs a plan or the free trial.').isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Start free trial' }).click();
     await expect.poll(() => page.getByText('No plan yet.').count()).toBe(0);
-    expect((await (await page.request.get('/api/me')).json()).data.organizations[0]).toMatchObject({ id: organization.id, plan: 'toolkit' });
+    expect((await (await page.request.get('/api/me', RETRY_RESET)).json()).data.organizations[0]).toMatchObject({ id: organization.id, plan: 'toolkit' });
 
     await page.getByLabel('Agent name').fill('lead researcher');
     await page.getByLabel('What it does (optional)').fill('Finds companies every morning.');

@@ -8,7 +8,7 @@ import * as oauth from 'oauth4webapi';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opsClient, type OpsClient } from '../../scripts/lib/ops-client';
-import { launchChromium, openConfirmationLink, screenshot, watchedPage, type WatchedPage } from './support/browser';
+import { launchChromium, openConfirmationLink, RETRY_RESET, screenshot, watchedPage, type WatchedPage } from './support/browser';
 import { type SharedStack, sharedStack } from './support/shared-stack';
 
 /**
@@ -334,7 +334,7 @@ describe("the MCP SDK's own OAuth client", () => {
 describe('the dashboard pages of connected apps and MCP servers', () => {
   it('disconnects an app in the page, refusing its token from the next request', async () => {
     const { page } = tab;
-    const workspaceId = (await (await page.request.get(`${stack.urls.app}/api/me`)).json()).data.organizations[0].workspaces[0].id;
+    const workspaceId = (await (await page.request.get(`${stack.urls.app}/api/me`, RETRY_RESET)).json()).data.organizations[0].workspaces[0].id;
     await page.goto(`${stack.urls.app}/w/${workspaceId}/apps`);
     const row = page.locator('tr', { hasText: 'MCP SDK test' });
     await expect.poll(() => row.isVisible()).toBe(true);

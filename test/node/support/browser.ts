@@ -11,6 +11,13 @@ import { ROOT } from './processes';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
 
+/**
+ * Options for every `page.request` call: one retry of a reset connection. workerd closes a connection idle for 5 s,
+ * and Playwright's client, which keeps connections for reuse, loses a request sent on one at that instant
+ * (`socket hang up`, a clean-clone run of 2026-12-02). Playwright's `maxRetries` retries ECONNRESET alone.
+ */
+export const RETRY_RESET = { maxRetries: 1 } as const;
+
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`No chromium at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does), or set CHROMIUM_PATH.`);
   mkdirSync(SCREENSHOTS, { recursive: true });
