@@ -90,7 +90,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const server = createServer((_request, response) => {
     (started ??= startOnceMore()).then(
       ({ shared }) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(shared)),
-      // The stack, not only the message: a bare `assert` inside Miniflare says no more than "false == true".
+      // The stack, not only the message: a bare `assert` says no more than "false == true".
       (error: unknown) => response.writeHead(500).end(error instanceof Error ? (error.stack ?? error.message) : String(error)),
     );
   });
