@@ -47,18 +47,16 @@ export function createApp<E extends BaseEnv = AppEnv>(options: AppOptions<E> = {
   // without a key is the spec's 401 whatever it carries, and a route that reads no body answers as it would. It is
   // read (or drained) now all the same: a client still writing it must not meet a reset connection.
   app.use(async (c, next) => {
-    const read = await readRequestBody(c.req.raw, options.maxBodyBytes?.(c.req.method, c.req.path)).then(
-      (body) => ({ body }),
-      (refusal: unknown) => ({ refusal }),
-    );
     // Hono keeps body promises in bodyCache (its type says values); text() and json() read from this one.
     const cache = c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> };
-    if ('refusal' in read) {
-      if (read.refusal instanceof ApiError) refusedBodies.set(c.req.raw, read.refusal);
-      cache.arrayBuffer = Promise.reject(read.refusal);
+    try {
+      const body = await readRequestBody(c.req.raw, options.maxBodyBytes?.(c.req.method, c.req.path));
+      if (body) cache.arrayBuffer = Promise.resolve(body.buffer as ArrayBuffer);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      refusedBodies.set(c.req.raw, error);
+      cache.arrayBuffer = Promise.reject(error);
       cache.arrayBuffer.catch(() => {}); // refused where a route reads it; unread, it is no error
-    } else if (read.body) {
-      cache.arrayBuffer = Promise.resolve(read.body.buffer as ArrayBuffer);
     }
     await next();
   });
