@@ -84,14 +84,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // it. A second failure fails them. `npm start` itself is tested without a second try (start.test.ts).
   const startOnceMore = () =>
     start().catch((error: unknown) => {
-      console.error(`The shared stack did not start; trying once more. What failed:\n${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      console.error(`The shared stack did not start; trying once more. What failed:\n${whatFailed(error)}`);
       return start();
     });
   const server = createServer((_request, response) => {
     (started ??= startOnceMore()).then(
       ({ shared }) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(shared)),
-      // The stack, not only the message: a bare `assert` says no more than "false == true".
-      (error: unknown) => response.writeHead(500).end(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+      (error: unknown) => response.writeHead(500).end(whatFailed(error)),
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -100,6 +99,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     server.close();
     await (await started?.catch(() => undefined))?.stop();
   };
+}
+
+/** A failed start said with its stack, not only its message: a bare `assert` says no more than "false == true". */
+function whatFailed(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 /** The shared stack, started by the first file that asks: ask in beforeAll, whose timeout allows for the start. */
