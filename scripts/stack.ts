@@ -572,6 +572,32 @@ function collectDatabases(workers: BuiltWorker[]): Database[] {
   return [...byId.values()];
 }
 
+/**
+ * The throwaway worker that applies migrations, inside workerd: it is sent a database's migrations in one request
+ * and applies, each in one batch with its record, those its table does not list yet. Not through Miniflare's D1
+ * proxy from Node: the proxy's synchronous calls (`prepare`) lost their answer in a CI run (an assert in Miniflare's
+ * `SynchronousFetcher`, 2026-12-02), and the stack did not start.
+ */
+const MIGRATIONS_WORKER = `export default {
+  async fetch(request, env) {
+    const { binding, table, migrations } = await request.json();
+    const db = env[binding];
+    await db.exec("CREATE TABLE IF NOT EXISTS " + table + "(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL);");
+    const applied = new Set((await db.prepare("SELECT name FROM " + table).all()).results.map((row) => row.name));
+    const done = [];
+    for (const { name, statements } of migrations) {
+      if (applied.has(name)) continue;
+      try {
+        await db.batch([...statements.map((sql) => db.prepare(sql)), db.prepare("INSERT INTO " + table + " (name) VALUES (?)").bind(name)]);
+      } catch (error) {
+        return Response.json({ applied: done, failed: name, error: String(error) }, { status: 500 });
+      }
+      done.push(name);
+    }
+    return Response.json({ applied: done });
+  },
+};`;
+
 async function migrate(databases: Database[], persistence: { cf: false; defaultPersistRoot: string; log: Log }, log: (line: string) => void) {
   const { unstable_splitSqlQuery } = await loadWrangler();
   const miniflare = new Miniflare({
@@ -580,26 +606,26 @@ async function migrate(databases: Database[], persistence: { cf: false; defaultP
     port: 0,
     name: 'sluice-migrations',
     modules: true,
-    script: 'export default { fetch() { return new Response(null, { status: 404 }); } };',
+    script: MIGRATIONS_WORKER,
     compatibilityDate: databases[0]!.compatibilityDate,
     d1Databases: Object.fromEntries(databases.map((database) => [database.binding, database.id])),
   });
   try {
     for (const database of databases) {
       if (!existsSync(database.migrationsDir)) continue;
-      const db = await miniflare.getD1Database(database.binding);
-      const table = database.migrationsTable;
-      await db.exec(`CREATE TABLE IF NOT EXISTS ${table}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL);`);
-      const applied = new Set((await db.prepare(`SELECT name FROM ${table} ORDER BY id`).all<{ name: string }>()).results.map((row) => row.name));
-      const pending = readdirSync(database.migrationsDir)
-        .filter((file) => file.endsWith('.sql') && !applied.has(file))
-        .sort();
-      for (const file of pending) {
-        const statements = unstable_splitSqlQuery(readFileSync(join(database.migrationsDir, file), 'utf8'));
-        // One batch is one transaction: a migration applies whole, and is recorded with it, or not at all.
-        await db.batch([...statements.map((sql) => db.prepare(sql)), db.prepare(`INSERT INTO ${table} (name) VALUES (?)`).bind(file)]);
-        log(`Applied migration ${file}`);
-      }
+      // In the order wrangler applies them: by file name. One batch each is one transaction: a migration applies
+      // whole, and is recorded with it, or not at all.
+      const migrations = readdirSync(database.migrationsDir)
+        .filter((file) => file.endsWith('.sql'))
+        .sort()
+        .map((name) => ({ name, statements: unstable_splitSqlQuery(readFileSync(join(database.migrationsDir, name), 'utf8')) }));
+      const response = await miniflare.dispatchFetch('http://migrations.local/', {
+        method: 'POST',
+        body: JSON.stringify({ binding: database.binding, table: database.migrationsTable, migrations }),
+      });
+      const result = (await response.json()) as { applied: string[]; failed?: string; error?: string };
+      for (const name of result.applied) log(`Applied migration ${name}`);
+      if (!response.ok) throw new Error(`Migration ${result.failed} failed: ${result.error}`);
     }
   } finally {
     await miniflare.dispose();
