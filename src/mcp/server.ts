@@ -29,6 +29,7 @@ import { mcpToolName } from '../core/operation';
 import { protocolError } from './protocol-error';
 import { detailsFromZod } from '../core/validation';
 import { NoParameters } from '../core/schemas';
+import { progressTokenOf, withProgress } from './progress';
 
 /** What one MCP endpoint serves: its name and its tools (its prompts follow from them). */
 export interface Toolset {
@@ -37,10 +38,12 @@ export interface Toolset {
 }
 
 /**
- * One MCP server and transport per request (stateless, JSON responses): tools, resources (read on
- * demand, no subscriptions), prompts, and completion of their arguments. Tool arguments are not
- * validated here: they go as sent to the pipeline, whose refusal comes back as a tool error carrying
- * the same VALIDATION_ERROR and details as REST.
+ * One MCP server and transport per request (stateless): tools, resources (read on demand, no subscriptions),
+ * prompts, and completion of their arguments. Answers are JSON, except a tool call whose client asked for
+ * progress (`_meta.progressToken`): that one is answered as an event stream, which carries progress
+ * notifications while the call runs and then its result (./progress.ts). Tool arguments are not validated
+ * here: they go as sent to the pipeline, whose refusal comes back as a tool error carrying the same
+ * VALIDATION_ERROR and details as REST.
  */
 export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrincipal, toolset: Toolset, requestId: string): Promise<Response> {
   const enabledTools = toolset.tools;
@@ -72,7 +75,8 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
     return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra): Promise<CallToolResult> => {
+    const whileRunning = <T>(work: Promise<T>) => withProgress(params._meta?.progressToken, extra.sendNotification, work);
     if (params.name === 'sluice_tools_search') {
       const parsed = SearchInput.safeParse(params.arguments ?? {});
       if (!parsed.success) {
@@ -97,12 +101,12 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
       // of another group, a custom server without it) does not run it as a job either.
       const unserved = params.name === 'sluice_jobs_submit' ? unservedJobOperation(params.arguments, enabled) : undefined;
       if (unserved) return toolError(unserved);
-      const outcome = (await env.API.callWorkspaceTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as WorkspaceToolOutcome;
+      const outcome = (await whileRunning(env.API.callWorkspaceTool(principal, params.name, params.arguments ?? {}, requestId, params._meta))) as WorkspaceToolOutcome;
       return outcome.ok ? toolResult({ data: outcome.data }) : toolError(outcome.error);
     }
     // An unknown tool is a protocol error (MCP: -32602), not a tool result the model should read as data.
     if (!enabled.has(params.name)) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${params.name} is not served here. Find tools with sluice_tools_search.`);
-    const outcome = (await env.API.callTool(principal, params.name, params.arguments ?? {}, requestId, params._meta)) as ToolOutcome;
+    const outcome = (await whileRunning(env.API.callTool(principal, params.name, params.arguments ?? {}, requestId, params._meta))) as ToolOutcome;
     if (!outcome.ok) return toolError(outcome.error);
     const { ok: _ok, ...payload } = outcome;
     return toolResult(payload);
@@ -111,7 +115,7 @@ export async function serveMcp(request: Request, env: McpEnv, principal: KeyPrin
   const body = await request.clone().json().catch(() => INVALID_JSON);
   const malformed = malformedRequest(body);
   if (malformed) return malformed;
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: progressTokenOf(body) === undefined });
   await server.connect(transport);
   // A body that is not JSON goes to the transport as sent, which answers the JSON-RPC parse error.
   return body === INVALID_JSON ? transport.handleRequest(request) : transport.handleRequest(request, { parsedBody: body });

@@ -12,7 +12,8 @@ import { manyAttributesPage, nestedPage } from './web-sites.ts';
  * paragraphs) and for hostile pages (/nested/<depth>: that many nested <div>s; /attributes/<count>: one
  * element carrying that many attributes), as fast as Node serves
  * them. It runs in its own process
- * so the load generator's event loop cannot slow it down.
+ * so the load generator's event loop cannot slow it down. A domain `slow-<ms>.` is answered that many
+ * milliseconds late, as a vendor that takes its time.
  */
 export async function startFakeLinkedin(): Promise<{ url: string; stop: () => void }> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -59,7 +60,11 @@ function serve() {
       response.writeHead(404).end();
       return;
     }
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    const answer = () => response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    // A vendor that takes its time: a domain `slow-<ms>.<anything>` is answered after that many milliseconds.
+    const slow = /[?&]domain=slow-(\d+)\./.exec(request.url ?? '');
+    if (slow) setTimeout(answer, Number(slow[1]));
+    else answer();
   });
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () => {

@@ -167,6 +167,21 @@ describe('MCP tools', () => {
     await client.close();
   });
 
+  it('keeps a client that resets its timeout on progress waiting for a vendor slower than that timeout, and hands it the result', async () => {
+    const client = await connect();
+    const heard: number[] = [];
+    // The vendor answers after 8 s, the client gives up after 6 s of silence: the progress at 5 s buys it another 6.
+    const result = await client.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: `slow-8000.${Date.now()}.example.com` } }, undefined, {
+      timeout: 6_000,
+      resetTimeoutOnProgress: true,
+      onprogress: ({ progress }) => heard.push(progress),
+    });
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    expect((result.structuredContent as { data: { name: string } }).data.name).toBe('Stripe');
+    expect(heard).toEqual([5]);
+    await client.close();
+  });
+
   it('answers invalid arguments with a tool error the SDK client shows: VALIDATION_ERROR, its message and details, uncharged', async () => {
     const client = await connectListed();
     const before = await purchased();
