@@ -44,6 +44,12 @@ export function creditRecheckMs(waitingSince: string | null, now: number): numbe
 /** How often a job past the plan's runtime hours looks again (an upgrade is seen within this). */
 export const HOURS_RECHECK_MS = 10 * 60_000;
 /**
+ * How often a job whose connection's vendor account is out of credits tries its next item again: only a call tells
+ * (no vendor answers its balance the same way), and each try leaves a usage row, uncharged, so it is seldom: a
+ * top-up with the vendor is seen within this, and a day's wait is 96 tries.
+ */
+export const VENDOR_CREDITS_RECHECK_MS = 15 * 60_000;
+/**
  * How often a job past its submitting key's monthly limit looks again when nothing wakes it (a raised limit
  * does: services/jobs/wake.ts): it asks the gate only, so the wait costs no runtime hour, request or usage
  * row, and a month of it is about 2,900 looks, 5,800 of the Workflow's 10,000 steps.
@@ -356,6 +362,12 @@ async function runItem(
     const error = through ? await connectionFailure(env.DB, through.connection, through.vendor, caught) : caught;
     const apiError = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'The call failed unexpectedly.');
     pacer.observe(apiError.headers, clock.now());
+    // The workspace's own vendor account is out of credits: every item would fail the same way until its owner tops it
+    // up, so the job waits for that, as it waits for Sluice's credit, rather than failing its items one by one.
+    if (through && apiError.code === 'PROVIDER_ERROR' && apiError.status === 402) {
+      const minutes = VENDOR_CREDITS_RECHECK_MS / 60_000;
+      return { kind: 'pause', status: 'running', reason: `${apiError.message} The job goes on by itself once that account has credit again: it tries its next item every ${minutes} minutes.`, ms: VENDOR_CREDITS_RECHECK_MS };
+    }
     return classify(apiError, item.idx, attempts, pacer, job.waitingSince);
   }
 }
