@@ -3575,7 +3575,7 @@ export interface components {
                 databaseId: string;
                 table: string;
             } | null;
-            /** @description While the job waits (the window, a retry, money, runtime hours, its connection's vendor account out of credits): when it looks again. */
+            /** @description While the job waits (the window, a retry, money, runtime hours): when it looks again. */
             resumesAt: string | null;
             /**
              * @description While waiting_for_credits, what ends the wait: money (a top-up, or a plan with an allowance), plan (a plan in force) or key_limit (the submitting key's monthly limit raised, or its reset); null otherwise.

@@ -1,7 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { exampleOf } from '../../src/api/examples';
-import { clock } from '../../src/core/clock';
 import { centsFromUnits, unitsFromCents } from '../../src/core/money';
 import { type Plan, PLAN_TABLE } from '../../src/core/plans';
 import { CONNECTABLE_VENDORS } from '../../src/services/connections-vendors';
@@ -9,7 +8,6 @@ import { writeInto } from '../../src/services/jobs/into';
 import { OPERATIONS } from '../../src/operations';
 import { call, credit, eventually, funded, json, ops, provision, type Provisioned } from '../support/api';
 import { FAKE_VENDORS_ORIGIN } from '../fakes/vendor-wire';
-import { VENDOR_CREDITS_RECHECK_MS } from '../../src/services/jobs/run';
 import { driveJob, jobKeyId, jobTime, type JobTime, ndjsonResults, submit } from './support';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -94,32 +92,30 @@ describe('a data job through a connection', () => {
     expect(job.reason).toContain("the connection's fee is now 1 cent an item");
   });
 
-  it("waits while the connection's vendor account is out of credits, saying so, and goes on once it has credit again: no item failed, nothing charged meanwhile", async () => {
+  it("stops at the first item its connection's vendor account is out of credits for: the vendor asked once, nothing failed or charged, the rest pending and the reason saying what to do", async () => {
     const { account, connectionId } = await connected();
     const input = exampleOf(hunterOperation)!.input;
-    // Hunter's answer for an account past its monthly usage (its API docs: 429 with this error), until the owner tops up.
-    let outOfCredits = true;
+    // Hunter's answer for an account past its monthly usage (its API docs: 429 with this error).
     let refusals = 0;
     const realFetch = globalThis.fetch;
     vi.spyOn(globalThis, 'fetch').mockImplementation(async (target, init) => {
       const request = new Request(target, init);
-      if (!outOfCredits || !request.url.startsWith(`${FAKE_VENDORS_ORIGIN}/hunter/`)) return realFetch(request);
+      if (!request.url.startsWith(`${FAKE_VENDORS_ORIGIN}/hunter/`)) return realFetch(request);
       refusals += 1;
       return Response.json({ errors: [{ id: 'too_many_requests', code: 429, details: "You've reached your usage limit for this month. Upgrade your plan." }] }, { status: 429 });
     });
-    const submitted = await submit(account.key, { operation: HUNTER_JOB, inputs: [input, input, input], connectionId });
+    const submitted = await submit(account.key, { operation: HUNTER_JOB, inputs: Array.from({ length: 20 }, () => input), connectionId });
     const id = submitted.body.data.id;
-    const waiting = await driveJob(id, time, (job) => job.resumesAt !== null, { follow: false });
-    expect(waiting).toMatchObject({ status: 'running', waitingOn: null, counts: { succeeded: 0, failed: 0, pending: 3 }, spentCents: 0 });
-    expect(waiting.reason).toContain(`connection ${connectionId}`);
-    expect(waiting.reason).toContain('out of credits');
-    expect(waiting.reason).toContain(`every ${VENDOR_CREDITS_RECHECK_MS / 60_000} minutes`);
-    expect(Date.parse(waiting.resumesAt!) - clock.now()).toBeGreaterThan(VENDOR_CREDITS_RECHECK_MS - 60_000);
-    // The test's Workflow skips its sleeps, so the job looks again and again meanwhile: however many looks, no item failed.
-    outOfCredits = false;
     const job = await driveJob(id, time, (view) => view.finishedAt !== null);
-    expect(refusals).toBeGreaterThan(0);
-    expect(job).toMatchObject({ status: 'succeeded', counts: { succeeded: 3, failed: 0 }, spentCents: centsFromUnits(3 * unitsFromCents(PLAN_TABLE.payg.connectionFeeCents)) });
+    expect(job).toMatchObject({ status: 'failed', counts: { succeeded: 0, failed: 0, pending: 20 }, spentCents: 0 });
+    expect(job.reason).toContain(`connection ${connectionId}`);
+    expect(job.reason).toContain('out of credits');
+    expect(job.reason).toContain(`/v1/data/agnt/jobs/${id}/results?status=pending`);
+    // The job's first call runs alone (it does not know the window yet) and stops it: the vendor is asked once.
+    expect(refusals).toBe(1);
+    const pending = await send('GET', `/v1/data/agnt/jobs/${id}/results?status=pending`, account.key);
+    expect(pending.body.data.items).toHaveLength(20);
+    expect(pending.body.data.items[0]).toMatchObject({ status: 'pending', input });
   });
 
   it("refuses before queueing: a connection the workspace does not have (404), an operation its vendor does not serve (404 ENDPOINT_NOT_FOUND naming the vendors that do)", async () => {

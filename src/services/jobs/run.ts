@@ -44,12 +44,6 @@ export function creditRecheckMs(waitingSince: string | null, now: number): numbe
 /** How often a job past the plan's runtime hours looks again (an upgrade is seen within this). */
 export const HOURS_RECHECK_MS = 10 * 60_000;
 /**
- * How often a job whose connection's vendor account is out of credits tries its next item again: only a call tells
- * (no vendor answers its balance the same way), and each try leaves a usage row, uncharged, so it is seldom: a
- * top-up with the vendor is seen within this, and a day's wait is 96 tries.
- */
-export const VENDOR_CREDITS_RECHECK_MS = 15 * 60_000;
-/**
  * How often a job past its submitting key's monthly limit looks again when nothing wakes it (a raised limit
  * does: services/jobs/wake.ts): it asks the gate only, so the wait costs no runtime hour, request or usage
  * row, and a month of it is about 2,900 looks, 5,800 of the Workflow's 10,000 steps.
@@ -71,7 +65,9 @@ type ItemOutcome =
   /** The window or the money stopped it before anything was spent: it stays pending as it was. */
   | { kind: 'pause'; status: 'running' | 'waiting_for_credits'; reason: string; ms: number; on?: WaitingOn }
   /** The job's key is refused: the job was cancelled or has ended. */
-  | { kind: 'ended' };
+  | { kind: 'ended' }
+  /** Nothing more can succeed until its owner acts (its connection's vendor account is out of credits): the job stops, saying why. */
+  | { kind: 'stop'; reason: string };
 
 /**
  * One step of a job's Workflow: up to SLICE_ITEMS pending items, CONCURRENCY at a time, each through the
@@ -197,8 +193,9 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
   const at = clock.now();
   const pause = stop?.kind === 'pause' ? stop : null;
   // Stopped by the window: the job's share of it is spent, it looks again when the window resets.
+  const stopped = sinkFailure ?? (stop?.kind === 'stop' ? stop.reason : null);
   const outcome: SliceOutcome =
-    stop?.kind === 'ended' || sinkFailure !== null
+    stop?.kind === 'ended' || stopped !== null
       ? { kind: 'done' }
       : pause
         ? { kind: 'wait', ms: pause.ms, why: pause.reason, ...(pause.status === 'waiting_for_credits' ? { wakeable: true as const } : {}) }
@@ -207,7 +204,7 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
           : { kind: 'more' };
   // A refusal for money may have been the key's limit (the gate checks it first, and both answer 402): asked, not guessed.
   const waitingOn = pause?.on === 'money' && (await pastKeyLimit(env, principal, nextUnits)) ? 'key_limit' : (pause?.on ?? null);
-  const reason = sinkFailure ?? (outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null);
+  const reason = stopped ?? (outcome.kind === 'wait' && outcome.why !== 'retry backoff' ? outcome.why : null);
   const resumeAt = outcome.kind === 'wait' ? at + outcome.ms : 0;
   await env.DB.batch(await sliceWrites(env, jobId, writes, { window: pacer.window, resumeAt, status: pause?.status ?? 'running', reason, waitingOn }));
   return outcome;
@@ -363,10 +360,10 @@ async function runItem(
     const apiError = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'The call failed unexpectedly.');
     pacer.observe(apiError.headers, clock.now());
     // The workspace's own vendor account is out of credits: every item would fail the same way until its owner tops it
-    // up, so the job waits for that, as it waits for Sluice's credit, rather than failing its items one by one.
+    // up with the vendor, so the job stops here with the rest pending, as it does when the connection is rejected.
     if (through && apiError.code === 'PROVIDER_ERROR' && apiError.status === 402) {
-      const minutes = VENDOR_CREDITS_RECHECK_MS / 60_000;
-      return { kind: 'pause', status: 'running', reason: `${apiError.message} The job goes on by itself once that account has credit again: it tries its next item every ${minutes} minutes.`, ms: VENDOR_CREDITS_RECHECK_MS };
+      const pending = `GET /v1/data/agnt/jobs/${job.id}/results?status=pending`;
+      return { kind: 'stop', reason: `${apiError.message} The job stopped there, its items not run left pending: top the account up with ${through.vendor.label} and submit them again (${pending} lists them).` };
     }
     return classify(apiError, item.idx, attempts, pacer, job.waitingSince);
   }

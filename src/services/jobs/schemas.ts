@@ -19,7 +19,7 @@ export const Job = z
       .object({ databaseId: z.string(), table: z.string() })
       .nullable()
       .openapi({ description: 'The workspace database table each success is written into as a row; null: none.', example: null }),
-    resumesAt: z.string().nullable().openapi({ description: "While the job waits (the window, a retry, money, runtime hours, its connection's vendor account out of credits): when it looks again." }),
+    resumesAt: z.string().nullable().openapi({ description: 'While the job waits (the window, a retry, money, runtime hours): when it looks again.' }),
     waitingOn: z
       .enum(WAITING_ON)
       .nullable()
