@@ -168,7 +168,7 @@ describe('MCP tools', () => {
   });
 
   it('keeps a client that resets its timeout on progress waiting for a vendor slower than that timeout, and hands it the result', async () => {
-    const client = await connect();
+    const client = await connectListed();
     const heard: number[] = [];
     // The vendor answers after 8 s, the client gives up after 6 s of silence: the progress at 5 s buys it another 6.
     const result = await client.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: `slow-8000.${Date.now()}.example.com` } }, undefined, {
@@ -179,6 +179,10 @@ describe('MCP tools', () => {
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     expect((result.structuredContent as { data: { name: string } }).data.name).toBe('Stripe');
     expect(heard).toEqual([5]);
+    // A refusal asked the same way reaches the client on the stream as the tool error it reads over JSON.
+    const refused = await client.callTool({ name: 'data_linkedin_get_company_by_domain', arguments: { domain: 'https://stripe.com/about' } }, undefined, { onprogress: () => {} });
+    expect(refused.isError).toBe(true);
+    expect(toolErrorOf(refused).code).toBe('VALIDATION_ERROR');
     await client.close();
   });
 

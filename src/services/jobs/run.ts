@@ -192,8 +192,8 @@ async function sliceOf(env: Env, jobId: string, calls: SubrequestBudget[]): Prom
 
   const at = clock.now();
   const pause = stop?.kind === 'pause' ? stop : null;
-  // Stopped by the window: the job's share of it is spent, it looks again when the window resets.
   const stopped = sinkFailure ?? (stop?.kind === 'stop' ? stop.reason : null);
+  // Stopped by the window: the job's share of it is spent, it looks again when the window resets.
   const outcome: SliceOutcome =
     stop?.kind === 'ended' || stopped !== null
       ? { kind: 'done' }
